@@ -1,0 +1,41 @@
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
+import { defineConfig } from "vitest/config";
+
+// Tests run inside workerd with the Worker's real bindings (D1, Durable Objects), plus test-only secrets.
+export default defineConfig(async () => {
+  const migrations = await readD1Migrations("migrations");
+  return {
+    plugins: [
+      cloudflareTest({
+        wrangler: { configPath: "./wrangler.toml" },
+        miniflare: {
+          bindings: {
+            TEST_MIGRATIONS: migrations,
+            LAUNCH_TOKEN_KEYS: JSON.stringify({
+              current: "k2",
+              keys: {
+                k1: "dGVzdC1sYXVuY2gta2V5LW9uZS0wMTIzNDU2Nzg5YWJjZGVm",
+                k2: "dGVzdC1sYXVuY2gta2V5LXR3by0wMTIzNDU2Nzg5YWJjZGVm",
+              },
+            }),
+            VISITOR_TOKEN_KEY: "dGVzdC12aXNpdG9yLWtleS0wMTIzNDU2Nzg5YWJjZGVmZ2g",
+            DO_NAME_KEY: "dGVzdC1kby1uYW1lLWtleS0wMTIzNDU2Nzg5YWJjZGVmZ2g",
+            API_KEY_PEPPER: "dGVzdC1hcGkta2V5LXBlcHBlci0wMTIzNDU2Nzg5YWJjZGVm",
+            SECRETS_KEY: "dGVzdC1zZWNyZXRzLWtleS0wMTIzNDU2Nzg5YWJjZGVmZ2g",
+            OPERATOR_TOKEN: "test-operator-token-0123456789abcdef",
+          },
+        },
+      }),
+    ],
+    test: {
+      include: ["test/unit/**/*.test.ts", "test/integration/**/*.test.ts"],
+      setupFiles: ["./test/helpers/setup.ts"],
+      testTimeout: 20_000,
+      hookTimeout: 60_000,
+      teardownTimeout: 60_000,
+      reporters: process.env.CI
+        ? ["default", ["json", { outputFile: "test-results/vitest.json" }]]
+        : ["default"],
+    },
+  };
+});
