@@ -4,7 +4,7 @@ import type { D1Migration } from "cloudflare:test";
 declare global {
   namespace Cloudflare {
     interface Env {
-      TEST_MIGRATIONS: D1Migration[];
+      TEST_MIGRATIONS?: D1Migration[];
     }
   }
 }

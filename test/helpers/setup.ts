@@ -2,5 +2,5 @@
 import { applyD1Migrations } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 
-await applyD1Migrations(env.DB, env.TEST_MIGRATIONS);
+await applyD1Migrations(env.DB, env.TEST_MIGRATIONS ?? []);
 await exports.default.fetch("http://warmup.test/v1/health");

@@ -1,0 +1,94 @@
+// The agent artifact: what a version pins. Strict zod schema (unknown keys refused), schemaVersion 1.
+import { z } from "zod";
+
+export const ARTIFACT_SCHEMA_VERSIONS = [1] as const;
+
+export const MODEL_PROVIDERS = ["local", "workers-ai", "openai-compatible", "anthropic"] as const;
+
+const secretAlias = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, "must be a secret alias: lowercase letters, digits, '-' or '_'");
+
+export const localModelOptionsSchema = z.strictObject({
+  chunks: z.number().int().min(1).max(10_000).optional(),
+  chunkDelayMs: z.number().int().min(0).max(60_000).optional(),
+  failAfterChunks: z.number().int().min(0).max(10_000).optional(),
+  hangAfterChunks: z.number().int().min(0).max(10_000).optional(),
+  toolCall: z
+    .strictObject({ name: z.string().min(1).max(64), input: z.record(z.string(), z.unknown()) })
+    .optional(),
+});
+
+export const modelSchema = z
+  .strictObject({
+    provider: z.enum(MODEL_PROVIDERS),
+    model: z.string().min(1).max(200),
+    temperature: z.number().min(0).max(2).optional(),
+    maxOutputTokens: z.number().int().min(1).max(200_000).optional(),
+    baseUrl: z
+      .url({ protocol: /^https?$/ })
+      .max(2048)
+      .optional(),
+    apiKeySecret: secretAlias.optional(),
+    local: localModelOptionsSchema.optional(),
+  })
+  .superRefine((model, ctx) => {
+    if (model.local !== undefined && model.provider !== "local") {
+      ctx.addIssue({ code: "custom", path: ["local"], message: "only allowed with provider 'local'" });
+    }
+    if (model.provider === "openai-compatible" && model.baseUrl === undefined) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["baseUrl"],
+        message: "required for provider 'openai-compatible'",
+      });
+    }
+  });
+
+export const toolSchema = z.strictObject({
+  name: z.string().regex(/^[a-zA-Z][a-zA-Z0-9_-]{0,63}$/),
+  description: z.string().min(1).max(2000),
+  url: z.url({ protocol: /^https$/ }).max(2048),
+  inputSchema: z.record(z.string(), z.unknown()).optional(),
+  timeoutMs: z.number().int().min(100).max(30_000).optional(),
+});
+
+export const limitsSchema = z.strictObject({
+  maxMessageChars: z.number().int().min(1).max(100_000).optional(),
+  maxSendsPerMinute: z.number().int().min(1).max(1000).optional(),
+  maxSocketsPerThread: z.number().int().min(1).max(64).optional(),
+  idleTimeoutSeconds: z.number().int().min(10).max(86_400).optional(),
+  maxContextTokens: z.number().int().min(256).max(2_000_000).optional(),
+  retention: z
+    .strictObject({
+      maxAgeDays: z.number().int().min(1).max(3650).optional(),
+      maxMessagesPerThread: z.number().int().min(1).max(1_000_000).optional(),
+    })
+    .optional(),
+});
+
+export const widgetSchema = z.strictObject({
+  title: z.string().max(120).optional(),
+  theme: z.enum(["light", "dark", "auto"]).optional(),
+  accentColor: z
+    .string()
+    .regex(/^#[0-9a-fA-F]{6}$/)
+    .optional(),
+  position: z.enum(["bottom-right", "bottom-left"]).optional(),
+  strings: z.record(z.string().max(64), z.string().max(500)).optional(),
+});
+
+export const artifactSchema = z.strictObject({
+  schemaVersion: z.literal(1),
+  name: z.string().min(1).max(200),
+  instructions: z.string().max(100_000),
+  model: modelSchema,
+  greeting: z.string().max(2000).optional(),
+  suggestedPrompts: z.array(z.string().min(1).max(500)).max(8).optional(),
+  limits: limitsSchema.optional(),
+  tools: z.array(toolSchema).max(32).optional(),
+  widget: widgetSchema.optional(),
+});
+
+export type Artifact = z.infer<typeof artifactSchema>;
+export type ModelConfig = z.infer<typeof modelSchema>;

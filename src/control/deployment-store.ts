@@ -1,0 +1,160 @@
+// The control plane as a port: D1 implements it today; Postgres or an HTTP control plane could tomorrow.
+import type { Result } from "../errors";
+import type { Artifact } from "./artifact";
+
+export const ENVIRONMENTS = ["development", "staging", "production"] as const;
+export type Environment = (typeof ENVIRONMENTS)[number];
+
+export interface Tenant {
+  id: string;
+  name: string;
+  status: "active" | "disabled";
+  createdAt: string;
+}
+
+export interface AgentEntity {
+  tenantId: string;
+  id: string;
+  slug: string;
+  name: string;
+  status: "active" | "disabled";
+  visibility: "public" | "private";
+  allowedOrigins: string[];
+  publicKey: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface NewAgent {
+  slug: string;
+  name: string;
+  visibility: "public" | "private";
+  allowedOrigins: string[];
+  publicKey: string;
+}
+
+export interface AgentPatch {
+  name?: string;
+  status?: "active" | "disabled";
+  visibility?: "public" | "private";
+  allowedOrigins?: string[];
+  publicKey?: string;
+}
+
+export interface Draft {
+  tenantId: string;
+  agentId: string;
+  revision: number;
+  /** The stored definition; a validated artifact once published, any JSON object while a draft. */
+  definition: Record<string, unknown>;
+  updatedAt: string;
+}
+
+export interface AgentVersion {
+  tenantId: string;
+  agentId: string;
+  id: string;
+  version: number;
+  draftRevision: number;
+  digest: string;
+  artifact: Artifact;
+  createdAt: string;
+}
+
+export interface RuntimeRevision {
+  id: string;
+  supportedSchemaVersions: number[];
+}
+
+export interface Allocation {
+  version: number;
+  weight: number;
+}
+
+export interface Release {
+  tenantId: string;
+  id: string;
+  agentId: string;
+  environment: Environment;
+  runtimeRevision: string;
+  allocations: (Allocation & { versionId: string })[];
+  createdAt: string;
+  activatedAt: string | null;
+  active: boolean;
+}
+
+export interface ThreadPin {
+  tenantId: string;
+  threadId: string;
+  agentId: string;
+  environment: Environment;
+  releaseId: string;
+  versionId: string;
+  version: number;
+  digest: string;
+  createdAt: string;
+}
+
+export interface Page<T> {
+  items: T[];
+  /** Keyset position after the last item; absent on the last page. */
+  next?: string;
+}
+
+export interface PageRequest {
+  limit: number;
+  after?: string;
+}
+
+/**
+ * Every method takes the tenant from verified context. Expected failures are returned values:
+ * `bad_request` (validation, with field paths in `details`), `not_found`, `conflict`, `precondition_failed`.
+ */
+export interface DeploymentStore {
+  createTenant(input: { name: string }): Promise<Tenant>;
+  getTenant(tenantId: string): Promise<Tenant | null>;
+
+  createAgent(tenantId: string, input: NewAgent): Promise<Result<AgentEntity>>;
+  getAgent(tenantId: string, agentId: string): Promise<AgentEntity | null>;
+  /** Credential look-up before the tenant is known: the public key selects one agent. */
+  findAgentByPublicKey(publicKey: string): Promise<AgentEntity | null>;
+  listAgents(tenantId: string, page: PageRequest): Promise<Page<AgentEntity>>;
+  updateAgent(tenantId: string, agentId: string, patch: AgentPatch): Promise<Result<AgentEntity>>;
+
+  /** Compare-and-swap: `expectedRevision` 0 creates; a stale revision → `precondition_failed`. */
+  saveDraft(
+    tenantId: string,
+    agentId: string,
+    expectedRevision: number,
+    definition: unknown,
+  ): Promise<Result<{ revision: number }>>;
+  getDraft(tenantId: string, agentId: string): Promise<Draft | null>;
+
+  /** Builds a version from exactly draft revision `draftRevision`; validates the artifact strictly. */
+  publishDraft(tenantId: string, agentId: string, draftRevision: number): Promise<Result<AgentVersion>>;
+  getVersion(tenantId: string, agentId: string, version: number): Promise<Result<AgentVersion>>;
+  getVersionById(tenantId: string, versionId: string): Promise<Result<AgentVersion>>;
+  listVersions(tenantId: string, agentId: string, page: PageRequest): Promise<Page<AgentVersion>>;
+
+  registerRuntime(runtime: RuntimeRevision): Promise<void>;
+
+  createRelease(
+    tenantId: string,
+    agentId: string,
+    input: { environment: Environment; allocations: Allocation[]; runtimeRevision: string },
+  ): Promise<Result<Release>>;
+  activateRelease(tenantId: string, agentId: string, releaseId: string): Promise<Result<Release>>;
+  getRelease(tenantId: string, agentId: string, releaseId: string): Promise<Release | null>;
+  listReleases(tenantId: string, agentId: string, page: PageRequest): Promise<Page<Release>>;
+  getActiveRelease(tenantId: string, agentId: string, environment: Environment): Promise<Release | null>;
+
+  /**
+   * Atomic create-or-read of a thread's pin. An existing pin is returned unchanged; one for another
+   * agent or environment → `conflict`; no active release → `not_found`.
+   */
+  assignThread(
+    tenantId: string,
+    input: { agentId: string; environment: Environment; threadId: string },
+  ): Promise<Result<ThreadPin>>;
+  getPin(tenantId: string, threadId: string): Promise<ThreadPin | null>;
+}
