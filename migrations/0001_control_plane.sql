@@ -39,6 +39,8 @@ CREATE TABLE agents (
   UNIQUE (tenant_id, slug)
 );
 CREATE UNIQUE INDEX agents_by_public_key ON agents (public_key);
+-- Keyset pages of a tenant's agents, oldest first.
+CREATE INDEX agents_by_created ON agents (tenant_id, created_at, id);
 
 CREATE TABLE agent_drafts (
   tenant_id   TEXT NOT NULL,
@@ -83,7 +85,8 @@ CREATE TABLE releases (
   PRIMARY KEY (tenant_id, id),
   FOREIGN KEY (tenant_id, agent_id) REFERENCES agents (tenant_id, id)
 );
-CREATE INDEX releases_by_agent ON releases (tenant_id, agent_id, created_at);
+-- Keyset pages of an agent's releases, oldest first.
+CREATE INDEX releases_by_agent ON releases (tenant_id, agent_id, created_at, id);
 
 CREATE TABLE release_allocations (
   tenant_id   TEXT NOT NULL,

@@ -3,7 +3,13 @@ import { Hono } from "hono";
 import type { AppEnv } from "./http/context";
 import { notFound, onError } from "./http/error-handler";
 import { requestId } from "./http/request-id";
+import { agents } from "./routes/agents";
+import { apiKeys } from "./routes/api-keys";
 import { health } from "./routes/health";
+import { launch } from "./routes/launch";
+import { operator } from "./routes/operator";
+import { secrets } from "./routes/secrets";
+import { threads } from "./routes/threads";
 
 export function createApp() {
   const app = new Hono<AppEnv>();
@@ -13,6 +19,12 @@ export function createApp() {
 
   const v1 = new Hono<AppEnv>();
   v1.route("/", health);
+  v1.route("/", launch);
+  v1.route("/", threads);
+  v1.route("/agents", agents);
+  v1.route("/api-keys", apiKeys);
+  v1.route("/secrets", secrets);
+  v1.route("/operator", operator);
 
   app.route("/v1", v1);
   return app;

@@ -118,6 +118,10 @@ export interface DeploymentStore {
   getAgent(tenantId: string, agentId: string): Promise<AgentEntity | null>;
   /** Credential look-up before the tenant is known: the public key selects one agent. */
   findAgentByPublicKey(publicKey: string): Promise<AgentEntity | null>;
+  /**
+   * Lists are oldest first (versions by number). `after` must be a `next` this store returned; anything else
+   * throws a `bad_request` AppError. `limit` is clamped to 1..200.
+   */
   listAgents(tenantId: string, page: PageRequest): Promise<Page<AgentEntity>>;
   updateAgent(tenantId: string, agentId: string, patch: AgentPatch): Promise<Result<AgentEntity>>;
 
@@ -130,12 +134,17 @@ export interface DeploymentStore {
   ): Promise<Result<{ revision: number }>>;
   getDraft(tenantId: string, agentId: string): Promise<Draft | null>;
 
-  /** Builds a version from exactly draft revision `draftRevision`; validates the artifact strictly. */
+  /**
+   * Builds a version from exactly draft revision `draftRevision`; validates the artifact strictly. Another
+   * revision → `precondition_failed`; no draft → `not_found`; an invalid artifact → `bad_request` with paths.
+   */
   publishDraft(tenantId: string, agentId: string, draftRevision: number): Promise<Result<AgentVersion>>;
+  /** Reads re-verify the stored digest: a mismatch is `internal` ("Stored artifact failed its digest check."). */
   getVersion(tenantId: string, agentId: string, version: number): Promise<Result<AgentVersion>>;
   getVersionById(tenantId: string, versionId: string): Promise<Result<AgentVersion>>;
   listVersions(tenantId: string, agentId: string, page: PageRequest): Promise<Page<AgentVersion>>;
 
+  /** Idempotent upsert by id; runtime revisions are global, not per tenant. */
   registerRuntime(runtime: RuntimeRevision): Promise<void>;
 
   createRelease(

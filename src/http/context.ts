@@ -11,6 +11,8 @@ export interface TenantPrincipal {
 export interface AppVariables {
   requestId: string;
   tenant: TenantPrincipal;
+  /** Set by the launch route once the Origin is verified for the selected agent. */
+  launchOrigin: string | undefined;
 }
 
 export type AppEnv = { Bindings: Env; Variables: AppVariables };

@@ -1,10 +1,49 @@
 // The one generic thread Durable Object: lifecycle and dispatch only, hardened against client-driven SDK features.
 import { Agent, type Connection, type ConnectionContext, type WSMessage } from "agents";
-import { WS_CLOSE_CODE } from "../shared/errors";
+import { z } from "zod";
+import { D1DeploymentStore } from "../control/d1-deployment-store";
+import type { ErrorCode } from "../shared/errors";
+import { HTTP_STATUS, WS_CLOSE_CODE, WS_CLOSE_IDLE } from "../shared/errors";
+import { type ClientFrame, clientFrameSchema, LIMITS, type ServerFrame } from "../shared/protocol";
+import { readPin, type ThreadBinding } from "../storage/pin-store";
+import { migrateThreadSchema } from "../storage/thread-schema";
+import { bindThread } from "./binding";
+import { CLAIMS_HEADER, parseThreadClaims, type ThreadClaims, threadClaimsSchema } from "./claims";
+import { encodeFrame, type Peer, toWireEntry } from "./frames";
+import { handleThreadHttp } from "./thread-http";
+import { ThreadRuntime } from "./thread-runtime";
+
+const connectionStateSchema = z.object({
+  claims: threadClaimsSchema,
+  ready: z.boolean(),
+  malformed: z.number().int(),
+  lastActive: z.number(),
+});
+type ConnectionState = z.infer<typeof connectionStateSchema>;
+
+const IDLE_SWEEP_SECONDS = 30;
+
+function errorResponse(code: ErrorCode, message: string, retryAfter?: number): Response {
+  const headers: Record<string, string> = {};
+  if (retryAfter !== undefined) headers["Retry-After"] = String(retryAfter);
+  return Response.json({ error: { code, message, requestId: "" } }, { status: HTTP_STATUS[code], headers });
+}
+
+function closeCode(code: ErrorCode): number {
+  return WS_CLOSE_CODE[code] ?? 4400;
+}
 
 export class ThreadAgent extends Agent<Env> {
   // Never tell a client the object's name or class.
   static override options = { sendIdentityOnConnect: false };
+
+  #runtime: ThreadRuntime | null = null;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    // Synchronous and idempotent: every entry point below may read the thread's tables.
+    migrateThreadSchema(ctx.storage);
+  }
 
   // No SDK protocol frames (identity, state, MCP lists) reach clients.
   override shouldSendProtocolMessages(_connection: Connection, _ctx: ConnectionContext): boolean {
@@ -20,16 +59,249 @@ export class ThreadAgent extends Agent<Env> {
     if (source !== "server") throw new Error("Thread state is written by the server only.");
   }
 
+  /** After an eviction (the keep-alive alarm wakes the object), seal any reply that was cut off. */
+  override async onStart(): Promise<void> {
+    await this.#storedRuntime();
+  }
+
+  /** The gate: verified claims from the Worker, the stored binding, and the socket cap, before anything else. */
+  override async fetch(request: Request): Promise<Response> {
+    const claims = parseThreadClaims(request.headers.get(CLAIMS_HEADER));
+    if (claims === null) return errorResponse("unauthenticated", "Authentication required.");
+    const runtime = await this.#runtimeFor(claims);
+    if (!runtime.ok) return errorResponse(runtime.code, runtime.message);
+
+    const url = new URL(request.url);
+    if (url.pathname === "/ws") {
+      if (request.headers.get("Upgrade")?.toLowerCase() !== "websocket") {
+        return errorResponse("bad_request", "WebSocket upgrade required.");
+      }
+      const open = [...this.getConnections()].length;
+      if (open >= runtime.value.limits.socketsPerThread) {
+        return errorResponse("rate_limited", "Too many open connections to this thread.", 10);
+      }
+      return super.fetch(request);
+    }
+    if (url.pathname === "/http" || url.pathname.startsWith("/http/")) {
+      if (claims.exp * 1000 <= Date.now()) return errorResponse("token_expired", "The token has expired.");
+      return handleThreadHttp(runtime.value, request, url.pathname.slice("/http".length) || "/");
+    }
+    return errorResponse("not_found", "Not found.");
+  }
+
   override onRequest(_request: Request): Response {
-    return Response.json(
-      { error: { code: "not_found", message: "Not found.", requestId: "" } },
-      { status: 404 },
-    );
+    return errorResponse("not_found", "Not found.");
   }
 
-  override onConnect(connection: Connection, _ctx: ConnectionContext): void {
-    connection.close(WS_CLOSE_CODE.not_found ?? 4404, "not_found");
+  override onConnect(connection: Connection, ctx: ConnectionContext): void {
+    const claims = parseThreadClaims(ctx.request.headers.get(CLAIMS_HEADER));
+    if (claims === null) {
+      connection.close(closeCode("unauthenticated"), "unauthenticated");
+      return;
+    }
+    const state: ConnectionState = { claims, ready: false, malformed: 0, lastActive: Date.now() };
+    connection.setState(state);
+    void this.schedule(IDLE_SWEEP_SECONDS, "sweepIdleConnections", undefined, { idempotent: true });
   }
 
-  override onMessage(_connection: Connection, _message: WSMessage): void {}
+  override async onMessage(connection: Connection, message: WSMessage): Promise<void> {
+    const state = this.#state(connection);
+    if (state === null) {
+      connection.close(closeCode("unauthenticated"), "unauthenticated");
+      return;
+    }
+    if (typeof message !== "string") {
+      this.#malformed(connection, state, "Frames must be JSON text.");
+      return;
+    }
+    if (new TextEncoder().encode(message).byteLength > LIMITS.maxFrameBytes) {
+      connection.close(WS_CLOSE_CODE.payload_too_large ?? 1009, "frame too large");
+      return;
+    }
+    let frame: ClientFrame;
+    try {
+      const parsed = clientFrameSchema.safeParse(JSON.parse(message));
+      if (!parsed.success) {
+        this.#malformed(connection, state, "Unknown or invalid frame.");
+        return;
+      }
+      frame = parsed.data;
+    } catch {
+      this.#malformed(connection, state, "Frames must be JSON.");
+      return;
+    }
+    const runtime = await this.#runtimeFor(state.claims);
+    if (!runtime.ok) {
+      connection.close(closeCode(runtime.code), runtime.code);
+      return;
+    }
+    connection.setState({ ...state, lastActive: Date.now() });
+    this.#dispatch(runtime.value, connection, state, frame);
+  }
+
+  override onClose(_connection: Connection, _code: number, _reason: string, _wasClean: boolean): void {}
+
+  /** Scheduled: closes sockets idle past the agent's limit (4408); the thread itself goes on. */
+  async sweepIdleConnections(): Promise<void> {
+    const now = Date.now();
+    let open = 0;
+    for (const connection of this.getConnections()) {
+      const state = this.#state(connection);
+      if (state === null) continue;
+      const runtime = await this.#runtimeFor(state.claims);
+      const idleSeconds = runtime.ok ? runtime.value.limits.idleTimeoutSeconds : LIMITS.idleTimeoutSeconds;
+      if (now - state.lastActive > idleSeconds * 1000) connection.close(WS_CLOSE_IDLE, "idle");
+      else open += 1;
+    }
+    // Not idempotent: this run's own schedule row still exists while it executes.
+    if (open > 0) await this.schedule(IDLE_SWEEP_SECONDS, "sweepIdleConnections");
+  }
+
+  #dispatch(runtime: ThreadRuntime, connection: Connection, state: ConnectionState, frame: ClientFrame): void {
+    const peer = this.#peer(connection);
+    switch (frame.type) {
+      case "hello": {
+        peer.send(runtime.readyFrame());
+        const live = runtime.liveRunId();
+        const resume = frame.resume ?? (live !== null ? { runId: live, afterSeq: 0 } : undefined);
+        if (resume !== undefined) for (const f of runtime.catchUp(resume.runId, resume.afterSeq)) peer.send(f);
+        connection.setState({ ...state, ready: true, lastActive: Date.now() });
+        return;
+      }
+      case "ping":
+        peer.send({ type: "pong" });
+        return;
+      case "send":
+      case "edit":
+      case "regenerate": {
+        const accepted = runtime.accept(
+          frame.type === "send"
+            ? {
+                kind: "send",
+                clientMessageId: frame.clientMessageId,
+                text: frame.text,
+                ...(frame.parentId !== undefined ? { parentId: frame.parentId } : {}),
+              }
+            : frame.type === "edit"
+              ? { kind: "edit", entryId: frame.entryId, clientMessageId: frame.clientMessageId, text: frame.text }
+              : { kind: "regenerate", entryId: frame.entryId },
+        );
+        if (!accepted.ok) {
+          if (accepted.code === "rate_limited") {
+            connection.close(closeCode("rate_limited"), "rate_limited");
+            return;
+          }
+          peer.send({ type: "error", code: accepted.code, message: accepted.message });
+          return;
+        }
+        if (!accepted.value.created) {
+          // A retried send: tell this peer where its message already is; start nothing.
+          peer.send({ type: "entry", entry: toWireEntry(accepted.value.userEntry) });
+          for (const f of runtime.catchUp(accepted.value.run.id, 0)) peer.send(f);
+        }
+        return;
+      }
+      case "cancel": {
+        const cancelled = runtime.cancel(frame.runId);
+        if (!cancelled.ok) peer.send({ type: "error", code: cancelled.code, message: cancelled.message });
+        return;
+      }
+      case "history": {
+        const leafId = frame.leafId ?? runtime.leafId();
+        if (leafId === null) {
+          peer.send({ type: "history", items: [] });
+          return;
+        }
+        const page = runtime.entries.branch(leafId, {
+          ...(frame.cursor !== undefined ? { cursor: frame.cursor } : {}),
+          limit: frame.limit ?? 50,
+        });
+        if (!page.ok) {
+          peer.send({ type: "error", code: page.code, message: page.message });
+          return;
+        }
+        peer.send({
+          type: "history",
+          items: page.value.items.map(toWireEntry),
+          ...(page.value.nextCursor !== undefined ? { nextCursor: page.value.nextCursor } : {}),
+        });
+        return;
+      }
+    }
+  }
+
+  #malformed(connection: Connection, state: ConnectionState, message: string): void {
+    const malformed = state.malformed + 1;
+    if (malformed >= LIMITS.maxMalformedFrames) {
+      connection.close(closeCode("bad_request"), "too many malformed frames");
+      return;
+    }
+    connection.setState({ ...state, malformed });
+    this.#peer(connection).send({ type: "error", code: "bad_request", message });
+  }
+
+  #state(connection: Connection): ConnectionState | null {
+    const parsed = connectionStateSchema.safeParse(connection.state);
+    return parsed.success ? parsed.data : null;
+  }
+
+  #peer(connection: Connection): Peer {
+    return {
+      id: connection.id,
+      send: (frame: ServerFrame) => {
+        try {
+          connection.send(encodeFrame(frame));
+        } catch {
+          // The socket closed between the frame being produced and sent; the client resumes by seq.
+        }
+      },
+    };
+  }
+
+  *#readyPeers(): Iterable<Peer> {
+    for (const connection of this.getConnections()) {
+      if (this.#state(connection)?.ready) yield this.#peer(connection);
+    }
+  }
+
+  /** The runtime of an already-bound thread, created from its stored pin; null before the first binding. */
+  async #storedRuntime(): Promise<ThreadRuntime | null> {
+    if (this.#runtime !== null) return this.#runtime;
+    const stored = await readPin(this.ctx.storage);
+    if (!stored.ok || stored.binding === null) return null;
+    return this.#install(stored.binding);
+  }
+
+  #install(binding: ThreadBinding): ThreadRuntime {
+    if (this.#runtime === null) {
+      this.#runtime = new ThreadRuntime({
+        storage: this.ctx.storage,
+        env: this.env,
+        binding,
+        now: Date.now,
+        peers: () => this.#readyPeers(),
+        keepAliveWhile: (fn) => this.keepAliveWhile(fn),
+      });
+      this.#runtime.recoverInterruptedRuns();
+    }
+    return this.#runtime;
+  }
+
+  async #runtimeFor(claims: ThreadClaims) {
+    await this.#storedRuntime();
+    if (this.#runtime !== null) {
+      const b = this.#runtime.binding;
+      const same =
+        b.tenantId === claims.tenantId &&
+        b.environment === claims.environment &&
+        b.agentId === claims.agentEntityId &&
+        b.threadId === claims.threadId;
+      return same
+        ? { ok: true as const, value: this.#runtime }
+        : { ok: false as const, code: "forbidden" as const, message: "This thread belongs to another agent or tenant." };
+    }
+    const bound = await bindThread(this.ctx.storage, claims, new D1DeploymentStore(this.env.DB), Date.now);
+    if (!bound.ok) return bound;
+    return { ok: true as const, value: this.#install(bound.value) };
+  }
 }

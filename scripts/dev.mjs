@@ -1,0 +1,122 @@
+// `npm run dev`: local secrets, local D1 migrations, `wrangler dev`, a seeded demo agent — one command on a fresh clone.
+import { spawn } from "node:child_process";
+import { createServer } from "node:net";
+import { relative } from "node:path";
+import { parseArgs } from "node:util";
+import { CliError, runMain } from "./lib/cli.mjs";
+import { ensureDevVars, readDevVars } from "./lib/dev-vars.mjs";
+import { childEnv, demoStatePath, devVarsExamplePath, devVarsPath, root, wranglerBin } from "./lib/paths.mjs";
+import { runCommand, signalNumber } from "./lib/run-command.mjs";
+import { waitForHealth } from "./lib/wait-for-health.mjs";
+import { seedDemo } from "./seed-demo.mjs";
+
+const HELP = `Usage: npm run dev [-- --port 8787 --no-seed]
+
+Creates .dev.vars with random secrets when it is missing, applies the local D1 migrations, starts
+\`wrangler dev\` on 127.0.0.1:<port> (PORT env or --port, default 8787), waits for /v1/health and seeds a
+demo tenant and public demo agent. Ctrl-C stops everything.`;
+
+function portIsFree(port) {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once("error", () => resolve(false));
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
+  });
+}
+
+async function main() {
+  const { values } = parseArgs({
+    options: {
+      port: { type: "string" },
+      "no-seed": { type: "boolean" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  if (values.help) {
+    console.log(HELP);
+    return 0;
+  }
+  const port = Number(values.port ?? process.env.PORT ?? "8787");
+  if (!Number.isInteger(port) || port < 1 || port > 65_535) throw new CliError("the port must be 1–65535.");
+  const wrangler = wranglerBin();
+  if (!(await portIsFree(port))) {
+    throw new CliError(
+      `port ${port} is already in use: stop the other server or run \`PORT=8788 npm run dev\`.`,
+    );
+  }
+
+  const vars = ensureDevVars(devVarsPath, devVarsExamplePath);
+  if (vars.created) console.log("Created .dev.vars with fresh random secrets (mode 0600).");
+  else if (vars.added.length > 0) console.log(`Added new secrets to .dev.vars: ${vars.added.join(", ")}.`);
+
+  console.log("Applying local D1 migrations…");
+  // CI=true keeps wrangler from asking for confirmation.
+  const migrated = await runCommand(wrangler, ["d1", "migrations", "apply", "DB", "--local"], {
+    env: { CI: "true" },
+  });
+  if (migrated !== 0) throw new CliError(`applying local D1 migrations failed (exit ${migrated}).`);
+
+  const child = spawn(
+    wrangler,
+    ["dev", "--port", String(port), "--ip", "127.0.0.1", "--show-interactive-dev-session=false"],
+    { cwd: root, env: childEnv(), stdio: "inherit" },
+  );
+  let exited = false;
+  const done = new Promise((resolve) => {
+    child.on("exit", (code, signal) => {
+      exited = true;
+      resolve(code ?? (signal ? 128 + signalNumber(signal) : 1));
+    });
+  });
+  child.on("error", (error) => console.error(`error: could not start wrangler dev: ${error.message}`));
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) {
+    process.on(signal, () => {
+      if (!exited) child.kill(signal);
+    });
+  }
+
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const shownUrl = `http://localhost:${port}`;
+  try {
+    const health = await waitForHealth(baseUrl, { stillRunning: () => !exited });
+    const environment = typeof health?.environment === "string" ? health.environment : "development";
+    if (values["no-seed"]) {
+      printSummary({ shownUrl, publicKey: undefined, note: "seeding skipped (--no-seed)" });
+    } else {
+      try {
+        const { state } = await seedDemo({
+          baseUrl,
+          operatorToken: readDevVars(devVarsPath)?.OPERATOR_TOKEN,
+          port,
+          environment,
+        });
+        printSummary({ shownUrl, publicKey: state.publicKey });
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        printSummary({ shownUrl, publicKey: undefined, note: `seeding the demo failed: ${message}` });
+      }
+    }
+  } catch (error) {
+    if (!exited) child.kill("SIGTERM");
+    await done;
+    throw new CliError(error instanceof Error ? error.message : String(error));
+  }
+  return done;
+}
+
+function printSummary({ shownUrl, publicKey, note }) {
+  const lines = [
+    "",
+    "agent-threads is running (local development).",
+    `  Health:          ${shownUrl}/v1/health`,
+    `  Demo agent key:  ${publicKey ?? "(not seeded)"}`,
+    `  Demo page:       ${shownUrl}/demo.html  (a placeholder until the embed widget ships)`,
+    `  Tenant API key:  ${relative(root, demoStatePath)}  (apiKey; the demo tenant's admin key)`,
+    `  Operator token:  ${relative(root, devVarsPath)}  (OPERATOR_TOKEN; \`npm run tenant:create -- <name>\`)`,
+  ];
+  if (note) lines.push(`  Note: ${note}`);
+  lines.push("Press Ctrl-C to stop.", "");
+  console.log(lines.join("\n"));
+}
+
+await runMain(main);

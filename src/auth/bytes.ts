@@ -1,0 +1,63 @@
+// Byte encodings and keyed hashing for credentials, written once so every credential uses the same primitives.
+
+const encoder = new TextEncoder();
+
+export function utf8(text: string): Uint8Array<ArrayBuffer> {
+  return new Uint8Array(encoder.encode(text));
+}
+
+export function toHex(bytes: Uint8Array): string {
+  let out = "";
+  for (const byte of bytes) out += byte.toString(16).padStart(2, "0");
+  return out;
+}
+
+export function base64urlEncode(bytes: Uint8Array): string {
+  let binary = "";
+  for (const byte of bytes) binary += String.fromCharCode(byte);
+  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+/** Strict: only the unpadded base64url alphabet; anything else is `null`, never a throw. */
+export function base64urlDecode(text: string): Uint8Array<ArrayBuffer> | null {
+  if (!/^[A-Za-z0-9_-]*$/.test(text) || text.length % 4 === 1) return null;
+  const binary = atob(text.replace(/-/g, "+").replace(/_/g, "/"));
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+  return bytes;
+}
+
+export function randomBytes(length: number): Uint8Array<ArrayBuffer> {
+  return crypto.getRandomValues(new Uint8Array(length));
+}
+
+const hmacKeys = new Map<string, Promise<CryptoKey>>();
+
+function hmacKey(secret: string | Uint8Array<ArrayBuffer>): Promise<CryptoKey> {
+  const raw = typeof secret === "string" ? utf8(secret) : secret;
+  // Keys derived from Worker secrets are few and stable; importing them once per isolate saves work per request.
+  const cacheKey = typeof secret === "string" ? `s:${secret}` : `b:${toHex(secret)}`;
+  let key = hmacKeys.get(cacheKey);
+  if (key === undefined) {
+    key = crypto.subtle.importKey("raw", raw, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+    if (hmacKeys.size < 64) hmacKeys.set(cacheKey, key);
+  }
+  return key;
+}
+
+/** HMAC-SHA256 keyed by the UTF-8 bytes of a secret string (or raw key bytes). */
+export async function hmacSha256(
+  secret: string | Uint8Array<ArrayBuffer>,
+  message: string | Uint8Array<ArrayBuffer>,
+): Promise<Uint8Array<ArrayBuffer>> {
+  const data = typeof message === "string" ? utf8(message) : message;
+  return new Uint8Array(await crypto.subtle.sign("HMAC", await hmacKey(secret), data));
+}
+
+/** Constant-time equality of two strings; a length difference alone is answered early (lengths are public). */
+export function constantTimeEqual(a: string, b: string): boolean {
+  const left = utf8(a);
+  const right = utf8(b);
+  if (left.byteLength !== right.byteLength) return false;
+  return crypto.subtle.timingSafeEqual(left, right);
+}

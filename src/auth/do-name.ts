@@ -1,0 +1,47 @@
+// Durable Object names are an HMAC of verified claims: opaque, unguessable, and never chosen by a client.
+import { secretBytes } from "./signing-keys";
+
+const encoder = new TextEncoder();
+const keyCache = new Map<string, Promise<CryptoKey>>();
+
+function hmacKey(secret: string): Promise<CryptoKey> {
+  let key = keyCache.get(secret);
+  if (!key) {
+    key = crypto.subtle.importKey("raw", secretBytes(secret), { name: "HMAC", hash: "SHA-256" }, false, [
+      "sign",
+    ]);
+    keyCache.set(secret, key);
+  }
+  return key;
+}
+
+/** Length-prefixed, so no two different claim tuples can encode to the same bytes. */
+function encodeParts(parts: readonly string[]): Uint8Array {
+  const encoded = parts.map((part) => encoder.encode(part));
+  const out = new Uint8Array(encoded.reduce((n, p) => n + 4 + p.length, 0));
+  const view = new DataView(out.buffer);
+  let offset = 0;
+  for (const part of encoded) {
+    view.setUint32(offset, part.length);
+    out.set(part, offset + 4);
+    offset += 4 + part.length;
+  }
+  return out;
+}
+
+export interface ThreadAddress {
+  tenantId: string;
+  environment: string;
+  agentEntityId: string;
+  threadId: string;
+}
+
+export async function threadObjectName(secret: string, address: ThreadAddress): Promise<string> {
+  const key = await hmacKey(secret);
+  const mac = await crypto.subtle.sign(
+    "HMAC",
+    key,
+    encodeParts([address.tenantId, address.environment, address.agentEntityId, address.threadId]),
+  );
+  return `t_${[...new Uint8Array(mac)].map((b) => b.toString(16).padStart(2, "0")).join("")}`;
+}

@@ -1,0 +1,77 @@
+// Launch tokens: a few minutes of access to one tenant + agent + environment + thread + subject.
+import { z } from "zod";
+import { signJwt, type TokenResult, verifyJwt } from "./jwt";
+import { parseKeySet } from "./signing-keys";
+import { tokenPolicy } from "./token-policy";
+
+export const LAUNCH_TOKEN_TYP = "agent-launch+jwt";
+
+const id = z.string().min(1).max(256);
+
+export const launchClaimsSchema = z.object({
+  iss: z.string(),
+  aud: z.union([z.string(), z.array(z.string())]),
+  exp: z.number().int(),
+  iat: z.number().int(),
+  jti: id,
+  tenantId: id,
+  agentEntityId: id,
+  environment: z.enum(["development", "staging", "production"]),
+  threadId: id,
+  sub: id,
+  /** How the subject was established: an anonymous visitor, or the tenant's signed-in user. */
+  subjectKind: z.enum(["visitor", "user"]).optional(),
+  origin: z.string().max(2048).optional(),
+});
+
+export type LaunchClaims = z.infer<typeof launchClaimsSchema>;
+
+export interface LaunchGrant {
+  tenantId: string;
+  agentEntityId: string;
+  threadId: string;
+  sub: string;
+  subjectKind: "visitor" | "user";
+  origin?: string;
+}
+
+export async function signLaunchToken(env: Env, grant: LaunchGrant, now = new Date()) {
+  const policy = tokenPolicy(env);
+  const keys = parseKeySet(env.LAUNCH_TOKEN_KEYS);
+  const { sub, ...rest } = grant;
+  return signJwt(
+    { ...rest, environment: env.ENVIRONMENT, sub },
+    {
+      typ: LAUNCH_TOKEN_TYP,
+      kid: keys.currentKid,
+      key: keys.currentKey,
+      issuer: policy.issuer,
+      audience: policy.audience,
+      ttlSeconds: policy.launchTtlSeconds,
+      now,
+    },
+  );
+}
+
+/** Verifies a launch token for this Worker's environment; a token for another environment is refused. */
+export async function verifyLaunchToken(
+  env: Env,
+  token: string,
+  now = new Date(),
+): Promise<TokenResult<LaunchClaims>> {
+  const policy = tokenPolicy(env);
+  const result = await verifyJwt(token, {
+    typ: LAUNCH_TOKEN_TYP,
+    issuer: policy.issuer,
+    audience: policy.audience,
+    keys: parseKeySet(env.LAUNCH_TOKEN_KEYS).verifying,
+    leewaySeconds: policy.leewaySeconds,
+    maxLifetimeSeconds: policy.launchTtlSeconds,
+    claims: launchClaimsSchema,
+    now,
+  });
+  if (result.ok && result.claims.environment !== env.ENVIRONMENT) {
+    return { ok: false, reason: "environment", expired: false };
+  }
+  return result;
+}

@@ -1,0 +1,28 @@
+// Operator authentication: only the Worker's OPERATOR_TOKEN opens the operator API, compared in constant time.
+import { createMiddleware } from "hono/factory";
+import { AppError } from "../errors";
+import type { AppEnv } from "../http/context";
+import { constantTimeEqual, hmacSha256, randomBytes, toHex } from "./bytes";
+import { bearerToken } from "./tenant-auth";
+
+// A per-isolate random key: both sides are hashed to equal length first, so the comparison leaks no length.
+const comparisonKey = randomBytes(32);
+
+export async function isOperatorToken(env: Env, authorization: string | undefined): Promise<boolean> {
+  const expected = env.OPERATOR_TOKEN ?? "";
+  const presented = bearerToken(authorization);
+  // An unset or trivially short operator token opens nothing.
+  if (expected.length < 16 || presented === null) return false;
+  const [a, b] = await Promise.all([
+    hmacSha256(comparisonKey, presented),
+    hmacSha256(comparisonKey, expected),
+  ]);
+  return constantTimeEqual(toHex(a), toHex(b));
+}
+
+export const operatorAuth = createMiddleware<AppEnv>(async (c, next) => {
+  if (!(await isOperatorToken(c.env, c.req.header("Authorization")))) {
+    throw new AppError("unauthenticated", "A valid operator token is required.");
+  }
+  await next();
+});

@@ -1,0 +1,58 @@
+// Tenant API-key authentication: `Authorization: Bearer sk_…` becomes a verified TenantPrincipal, or one uniform 401.
+import { createMiddleware } from "hono/factory";
+import { AppError } from "../errors";
+import type { AppEnv, TenantPrincipal } from "../http/context";
+import { findApiKeyForAuthentication } from "../storage/d1/tenant-credentials";
+import { apiKeyDigest, parseApiKey, verifyApiKeySecret } from "./api-keys";
+import { constantTimeEqual } from "./bytes";
+
+const MAX_AUTHORIZATION_LENGTH = 512;
+const BEARER = /^Bearer ([\x21-\x7e]+)$/i;
+
+/** The token of an `Authorization: Bearer <token>` header; any other scheme or shape is `null`. */
+export function bearerToken(authorization: string | undefined | null): string | null {
+  if (!authorization || authorization.length > MAX_AUTHORIZATION_LENGTH) return null;
+  const match = BEARER.exec(authorization);
+  return match === null ? null : match[1]!;
+}
+
+// Unknown ids still pay for one digest and one comparison, so they answer in about the same time as wrong secrets.
+const UNKNOWN_KEY_DIGEST = "0".repeat(64);
+
+/** Verifies an API key; `null` for every failure (missing, malformed, unknown, revoked, wrong secret, tenant off). */
+export async function authenticateApiKey(
+  env: Env,
+  authorization: string | undefined,
+): Promise<TenantPrincipal | null> {
+  const token = bearerToken(authorization);
+  const parsed = token === null ? null : parseApiKey(token);
+  if (parsed === null) return null;
+  const record = await findApiKeyForAuthentication(env.DB, parsed.id);
+  if (record === null) {
+    constantTimeEqual(await apiKeyDigest(env.API_KEY_PEPPER, parsed.secret), UNKNOWN_KEY_DIGEST);
+    return null;
+  }
+  const secretMatches = await verifyApiKeySecret(env.API_KEY_PEPPER, parsed.secret, record.digest);
+  if (!secretMatches || record.revoked_at !== null || record.tenant_status !== "active") return null;
+  return { kind: "tenant", tenantId: record.tenant_id, apiKeyId: record.id, scope: record.scope };
+}
+
+export const INVALID_API_KEY_MESSAGE = "A valid API key is required.";
+
+/** Sets `c.var.tenant`; every failure is the same 401 so the response tells nothing about the key. */
+export const tenantAuth = createMiddleware<AppEnv>(async (c, next) => {
+  const principal = await authenticateApiKey(c.env, c.req.header("Authorization"));
+  if (principal === null) throw new AppError("unauthenticated", INVALID_API_KEY_MESSAGE);
+  c.set("tenant", principal);
+  await next();
+});
+
+const READ_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
+
+/** A `read` key may look but not change anything: every non-read method needs an `admin` key. */
+export const requireAdminForWrites = createMiddleware<AppEnv>(async (c, next) => {
+  if (!READ_METHODS.has(c.req.method) && c.get("tenant").scope !== "admin") {
+    throw new AppError("forbidden", "This API key is read-only.");
+  }
+  await next();
+});

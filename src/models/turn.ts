@@ -1,0 +1,263 @@
+// Our thin turn loop over `LanguageModelV4.doStream` (not `streamText`, which costs ~10 ms CPU per turn in workerd).
+import type {
+  JSONValue,
+  LanguageModelV4,
+  LanguageModelV4FunctionTool,
+  LanguageModelV4Message,
+  LanguageModelV4Prompt,
+  LanguageModelV4StreamPart,
+  LanguageModelV4ToolResultOutput,
+  LanguageModelV4ToolResultPart,
+} from "@ai-sdk/provider";
+import { isTimeoutError, type ModelError, modelErrors, toModelError } from "./provider-error";
+
+export interface TurnUsage {
+  inputTokens: number;
+  outputTokens: number;
+}
+
+export interface ToolCallRequest {
+  toolCallId: string;
+  toolName: string;
+  /** The model's arguments, parsed from JSON (`undefined` when the model sent invalid JSON). */
+  input: unknown;
+}
+
+/** What a tool execution hands back to the model. */
+export interface ToolCallOutcome {
+  output: JSONValue;
+  isError?: boolean;
+}
+
+export interface TurnStep {
+  text: string;
+  toolCalls: (ToolCallRequest & { outcome: ToolCallOutcome })[];
+  usage: TurnUsage;
+  finishReason: string;
+}
+
+export type TurnResult =
+  | { status: "succeeded"; text: string; usage: TurnUsage; steps: TurnStep[] }
+  | { status: "failed"; error: ModelError; text: string; usage: TurnUsage; steps: TurnStep[] }
+  | { status: "aborted"; text: string; usage: TurnUsage; steps: TurnStep[] };
+
+export interface RunTurnInput {
+  model: LanguageModelV4;
+  prompt: LanguageModelV4Prompt;
+  tools?: LanguageModelV4FunctionTool[];
+  signal: AbortSignal;
+  /** Model calls allowed in this turn; each tool round trip costs one. */
+  maxSteps: number;
+  /** Fails the turn when the model sends nothing for this long (a stuck upstream); off when absent. */
+  stallTimeoutMs?: number;
+  onDelta: (text: string) => void;
+  onToolCall: (call: ToolCallRequest, signal: AbortSignal) => Promise<ToolCallOutcome>;
+  /** Called once per model call with that call's usage. */
+  onUsage?: (usage: TurnUsage & { step: number }) => void;
+}
+
+type Next =
+  | { kind: "part"; part: LanguageModelV4StreamPart }
+  | { kind: "done" }
+  | { kind: "aborted" }
+  | { kind: "stalled" };
+
+/** Reads the next part, but gives up the moment the turn is aborted or the stream stalls. */
+function nextPart(
+  reader: ReadableStreamDefaultReader<LanguageModelV4StreamPart>,
+  signal: AbortSignal,
+  stallTimeoutMs: number | undefined,
+): Promise<Next> {
+  if (signal.aborted) return Promise.resolve({ kind: "aborted" });
+  let cleanup = () => {};
+  const interrupted = new Promise<Next>((resolve) => {
+    const onAbort = () => resolve({ kind: "aborted" });
+    signal.addEventListener("abort", onAbort, { once: true });
+    const timer =
+      stallTimeoutMs === undefined
+        ? undefined
+        : setTimeout(() => resolve({ kind: "stalled" }), stallTimeoutMs);
+    cleanup = () => {
+      signal.removeEventListener("abort", onAbort);
+      if (timer !== undefined) clearTimeout(timer);
+    };
+  });
+  const read = reader.read().then((r): Next => (r.done ? { kind: "done" } : { kind: "part", part: r.value }));
+  return Promise.race([read, interrupted]).finally(cleanup);
+}
+
+function parseInput(json: string): unknown {
+  try {
+    return JSON.parse(json === "" ? "{}" : json);
+  } catch {
+    return undefined;
+  }
+}
+
+function toolResultOutput(outcome: ToolCallOutcome): LanguageModelV4ToolResultOutput {
+  if (outcome.isError) {
+    return typeof outcome.output === "string"
+      ? { type: "error-text", value: outcome.output }
+      : { type: "error-json", value: outcome.output };
+  }
+  return typeof outcome.output === "string"
+    ? { type: "text", value: outcome.output }
+    : { type: "json", value: outcome.output };
+}
+
+const sum = (a: TurnUsage, b: TurnUsage): TurnUsage => ({
+  inputTokens: a.inputTokens + b.inputTokens,
+  outputTokens: a.outputTokens + b.outputTokens,
+});
+
+/**
+ * Streams one assistant turn: text deltas go to `onDelta`, tool calls run through `onToolCall` and their results are
+ * fed back for another model call, up to `maxSteps`. Failures come back as values with a safe message; the text
+ * streamed so far is always returned so a caller can keep what the user already saw.
+ */
+export async function runTurn(input: RunTurnInput): Promise<TurnResult> {
+  const { model, signal } = input;
+  const prompt: LanguageModelV4Message[] = [...input.prompt];
+  const steps: TurnStep[] = [];
+  let text = "";
+  let usage: TurnUsage = { inputTokens: 0, outputTokens: 0 };
+
+  const ended = (error?: ModelError): TurnResult => {
+    if (signal.aborted && !isTimeoutError(signal.reason)) return { status: "aborted", text, usage, steps };
+    if (signal.aborted) return { status: "failed", error: modelErrors.timeout(), text, usage, steps };
+    if (error) return { status: "failed", error, text, usage, steps };
+    return { status: "succeeded", text, usage, steps };
+  };
+
+  for (let stepIndex = 0; stepIndex < input.maxSteps; stepIndex++) {
+    let reader: ReadableStreamDefaultReader<LanguageModelV4StreamPart>;
+    try {
+      const { stream } = await model.doStream({
+        prompt,
+        abortSignal: signal,
+        ...(input.tools && input.tools.length > 0
+          ? { tools: input.tools, toolChoice: { type: "auto" } }
+          : {}),
+      });
+      reader = stream.getReader();
+    } catch (error) {
+      return ended(toModelError(error));
+    }
+
+    const step: TurnStep = {
+      text: "",
+      toolCalls: [],
+      usage: { inputTokens: 0, outputTokens: 0 },
+      finishReason: "unknown",
+    };
+    const requested: ToolCallRequest[] = [];
+    let finished = false;
+    let failure: ModelError | undefined;
+
+    while (failure === undefined) {
+      let next: Next;
+      try {
+        next = await nextPart(reader, signal, input.stallTimeoutMs);
+      } catch (error) {
+        failure = toModelError(error);
+        break;
+      }
+      if (next.kind === "done") break;
+      if (next.kind === "aborted") {
+        reader.cancel().catch(() => {});
+        steps.push(step);
+        return ended();
+      }
+      if (next.kind === "stalled") {
+        reader.cancel().catch(() => {});
+        failure = modelErrors.timeout();
+        break;
+      }
+      const part = next.part;
+      switch (part.type) {
+        case "text-delta":
+          if (part.delta === "") break;
+          step.text += part.delta;
+          text += part.delta;
+          input.onDelta(part.delta);
+          break;
+        case "tool-call":
+          if (!part.providerExecuted) {
+            requested.push({
+              toolCallId: part.toolCallId,
+              toolName: part.toolName,
+              input: parseInput(part.input),
+            });
+          }
+          break;
+        case "finish":
+          finished = true;
+          step.finishReason = part.finishReason.unified;
+          step.usage = {
+            inputTokens: part.usage.inputTokens.total ?? 0,
+            outputTokens: part.usage.outputTokens.total ?? 0,
+          };
+          if (part.finishReason.unified === "error" || part.finishReason.unified === "interrupted") {
+            failure = modelErrors.interrupted();
+          }
+          break;
+        case "error":
+          reader.cancel().catch(() => {});
+          failure = toModelError(part.error);
+          break;
+      }
+    }
+    if (!finished && failure === undefined) failure = modelErrors.interrupted();
+
+    usage = sum(usage, step.usage);
+    if (finished) input.onUsage?.({ step: stepIndex, ...step.usage });
+    steps.push(step);
+    if (failure !== undefined) return ended(failure);
+    if (requested.length === 0) return ended();
+    if (stepIndex + 1 >= input.maxSteps) {
+      return ended({
+        code: "upstream_unavailable",
+        message: `The model kept calling tools past the limit of ${input.maxSteps} steps.`,
+        retryable: false,
+      });
+    }
+
+    const assistant: LanguageModelV4Message = {
+      role: "assistant",
+      content: [
+        ...(step.text === "" ? [] : [{ type: "text" as const, text: step.text }]),
+        ...requested.map((call) => ({
+          type: "tool-call" as const,
+          toolCallId: call.toolCallId,
+          toolName: call.toolName,
+          input: call.input ?? {},
+        })),
+      ],
+    };
+    const results: LanguageModelV4ToolResultPart[] = [];
+    for (const call of requested) {
+      let outcome: ToolCallOutcome;
+      try {
+        outcome =
+          call.input === undefined
+            ? { output: "The tool input was not valid JSON.", isError: true }
+            : await input.onToolCall(call, signal);
+      } catch {
+        // Tool executors return failures as outcomes; a throw is a bug and must not pass for a tool answer.
+        if (signal.aborted) return ended();
+        return ended({ code: "internal", message: "A tool call failed unexpectedly.", retryable: false });
+      }
+      if (signal.aborted) return ended();
+      step.toolCalls.push({ ...call, outcome });
+      results.push({
+        type: "tool-result",
+        toolCallId: call.toolCallId,
+        toolName: call.toolName,
+        output: toolResultOutput(outcome),
+      });
+    }
+    prompt.push(assistant, { role: "tool", content: results });
+  }
+  // Only reachable with maxSteps < 1: no model call was allowed.
+  return ended({ code: "bad_request", message: "A turn needs at least one model step.", retryable: false });
+}

@@ -1,0 +1,62 @@
+// Tenant admin: agents, plus their drafts, versions and releases under /v1/agents/:agentId.
+import { Hono } from "hono";
+import { requireAdminForWrites, tenantAuth } from "../auth/tenant-auth";
+import type { AgentEntity, AgentPatch } from "../control/deployment-store";
+import { base32 } from "../control/ids";
+import { unwrap } from "../errors";
+import type { AppEnv } from "../http/context";
+import { pageBody, readPage } from "../http/cursor";
+import { readJson } from "../http/json-body";
+import { deploymentStore } from "../http/store";
+import type { AgentResponse } from "../shared/api";
+import { createAgentRequest, patchAgentRequest } from "../shared/api";
+import { drafts } from "./drafts";
+import { loadAgent } from "./load-agent";
+import { releases } from "./releases";
+import { versions } from "./versions";
+
+/** `pk_` + 128 random bits: selects an agent, grants nothing. */
+export function newPublicKey(): string {
+  return `pk_${base32(crypto.getRandomValues(new Uint8Array(16)))}`;
+}
+
+export function agentView(agent: AgentEntity): AgentResponse {
+  return {
+    id: agent.id,
+    slug: agent.slug,
+    name: agent.name,
+    status: agent.status,
+    visibility: agent.visibility,
+    allowedOrigins: agent.allowedOrigins,
+    publicKey: agent.publicKey,
+    createdAt: agent.createdAt,
+    updatedAt: agent.updatedAt,
+  };
+}
+
+export const agents = new Hono<AppEnv>()
+  .use("*", tenantAuth, requireAdminForWrites)
+  .post("/", async (c) => {
+    const input = await readJson(c, createAgentRequest);
+    const agent = unwrap(
+      await deploymentStore(c).createAgent(c.get("tenant").tenantId, { ...input, publicKey: newPublicKey() }),
+    );
+    return c.json(agentView(agent), 201);
+  })
+  .get("/", async (c) => {
+    const page = await readPage(c, "agents");
+    const result = await deploymentStore(c).listAgents(c.get("tenant").tenantId, page);
+    return c.json(await pageBody(c, "agents", result.items.map(agentView), result.next));
+  })
+  .get("/:agentId", async (c) => c.json(agentView(await loadAgent(c))))
+  .patch("/:agentId", async (c) => {
+    const input = await readJson(c, patchAgentRequest);
+    const agent = await loadAgent(c);
+    const { rotatePublicKey, ...fields } = input;
+    const patch: AgentPatch = rotatePublicKey ? { ...fields, publicKey: newPublicKey() } : fields;
+    if (Object.keys(patch).length === 0) return c.json(agentView(agent));
+    return c.json(agentView(unwrap(await deploymentStore(c).updateAgent(agent.tenantId, agent.id, patch))));
+  })
+  .route("/:agentId/draft", drafts)
+  .route("/:agentId/versions", versions)
+  .route("/:agentId/releases", releases);

@@ -1,0 +1,57 @@
+// Tenant admin: an agent's mutable draft, saved with If-Match revision compare-and-swap.
+import { Hono } from "hono";
+import { z } from "zod";
+import { CanonicalJsonError, canonicalJson } from "../control/canonical-json";
+import { AppError, errors, unwrap } from "../errors";
+import type { AppContext, AppEnv } from "../http/context";
+import { readJson } from "../http/json-body";
+import { deploymentStore } from "../http/store";
+import { loadAgent } from "./load-agent";
+
+export const MAX_DRAFT_BYTES = 256 * 1024;
+
+const definitionSchema = z.custom<Record<string, unknown>>(
+  (value) => typeof value === "object" && value !== null && !Array.isArray(value),
+  "must be a JSON object",
+);
+
+/** `If-Match: "<revision>"`, strong and quoted; `"0"` means "no draft yet". */
+function expectedRevision(c: AppContext): number {
+  const header = c.req.header("If-Match");
+  if (header === undefined) {
+    throw new AppError(
+      "bad_request",
+      'If-Match is required: send the current draft revision, or "0" to create.',
+    );
+  }
+  const match = /^"(0|[1-9][0-9]{0,14})"$/.exec(header.trim());
+  if (match === null) throw new AppError("bad_request", 'If-Match must be a quoted revision such as "3".');
+  return Number(match[1]);
+}
+
+const etag = (revision: number) => `"${revision}"`;
+
+export const drafts = new Hono<AppEnv>()
+  .put("/", async (c) => {
+    const revision = expectedRevision(c);
+    const definition = await readJson(c, definitionSchema, { maxBytes: MAX_DRAFT_BYTES });
+    try {
+      canonicalJson(definition);
+    } catch (error) {
+      // JSON.parse turns 1e400 into Infinity, which no digest can hold.
+      if (error instanceof CanonicalJsonError)
+        throw errors.badRequest("Draft holds a number JSON cannot keep.");
+      throw error;
+    }
+    const agent = await loadAgent(c);
+    const saved = unwrap(await deploymentStore(c).saveDraft(agent.tenantId, agent.id, revision, definition));
+    c.header("ETag", etag(saved.revision));
+    return c.json({ revision: saved.revision });
+  })
+  .get("/", async (c) => {
+    const agent = await loadAgent(c);
+    const draft = await deploymentStore(c).getDraft(agent.tenantId, agent.id);
+    if (draft === null) throw errors.notFound("Draft");
+    c.header("ETag", etag(draft.revision));
+    return c.json({ revision: draft.revision, definition: draft.definition, updatedAt: draft.updatedAt });
+  });

@@ -1,0 +1,178 @@
+// POST /v1/agent-sessions: turns a public agent key (browser) or a tenant key + subject (backend) into a launch token.
+import { Hono } from "hono";
+import { z } from "zod";
+import { signLaunchToken } from "../auth/launch-token";
+import { originAllowed } from "../auth/origin-policy";
+import { clientIp, consumeLaunchQuota, enforceLaunchRateLimit } from "../auth/rate-limit";
+import { authenticateApiKey } from "../auth/tenant-auth";
+import { newThreadId, THREAD_ID_PATTERN } from "../auth/thread-ids";
+import { newVisitorId, signVisitorToken, verifyVisitorToken } from "../auth/visitor-token";
+import type { AgentEntity, Environment } from "../control/deployment-store";
+import { AppError } from "../errors";
+import type { AppContext, AppEnv } from "../http/context";
+import { launchCors } from "../http/launch-cors";
+import { parseWith, readJsonText } from "../http/json-body";
+import { deploymentStore } from "../http/store";
+import { PROTOCOL } from "../shared/protocol";
+import { findThread, insertThread } from "../storage/d1/thread-registry";
+
+export const MAX_LAUNCH_BODY_BYTES = 8 * 1024;
+
+const agentKey = z.string().regex(/^pk_[A-Za-z0-9_-]{8,128}$/, "must be a public agent key (pk_…)");
+const threadId = z.string().regex(THREAD_ID_PATTERN, "must be a thread id (thr_…)");
+
+const publicLaunchSchema = z.strictObject({
+  agentKey,
+  threadId: threadId.optional(),
+  visitorToken: z.string().min(1).max(4096).optional(),
+});
+
+const privateLaunchSchema = z
+  .strictObject({
+    agentKey: agentKey.optional(),
+    agentId: z.string().min(1).max(128).optional(),
+    subject: z.string().min(1).max(256),
+    threadId: threadId.optional(),
+  })
+  .refine((body) => (body.agentKey === undefined) !== (body.agentId === undefined), {
+    message: "exactly one of agentKey or agentId is required",
+    path: ["agentKey"],
+  });
+
+/** One body for every unknown, disabled or rotated key, so the answer reveals nothing. */
+const unknownAgent = () => new AppError("unauthenticated", "Unknown or inactive agent key.");
+
+interface LaunchTarget {
+  agent: AgentEntity;
+  subject: string;
+  subjectKind: "visitor" | "user";
+  threadId?: string;
+  issueVisitorToken: boolean;
+  origin?: string;
+}
+
+async function resolvePublic(c: AppContext, raw: unknown, origin: string | undefined): Promise<LaunchTarget> {
+  const body = parseWith(publicLaunchSchema, raw);
+  const agent = await deploymentStore(c).findAgentByPublicKey(body.agentKey);
+  if (agent === null || agent.status !== "active" || agent.visibility !== "public") throw unknownAgent();
+  if (!originAllowed(origin, agent.allowedOrigins)) {
+    throw new AppError("forbidden", "This origin may not launch this agent.");
+  }
+  c.set("launchOrigin", origin);
+  let subject: string;
+  let issueVisitorToken = false;
+  if (body.visitorToken !== undefined) {
+    const visitor = await verifyVisitorToken(c.env, body.visitorToken);
+    if (!visitor.ok || visitor.claims.tenantId !== agent.tenantId || visitor.claims.agentEntityId !== agent.id) {
+      throw new AppError("unauthenticated", "The visitor token is not valid for this agent.");
+    }
+    subject = visitor.claims.sub;
+  } else {
+    if (body.threadId !== undefined) {
+      throw new AppError("unauthenticated", "Resuming a thread requires its visitor token.");
+    }
+    subject = newVisitorId();
+    issueVisitorToken = true;
+  }
+  return {
+    agent,
+    subject,
+    subjectKind: "visitor",
+    issueVisitorToken,
+    ...(body.threadId !== undefined ? { threadId: body.threadId } : {}),
+    ...(origin !== undefined ? { origin } : {}),
+  };
+}
+
+async function resolvePrivate(c: AppContext, raw: unknown): Promise<LaunchTarget> {
+  const principal = await authenticateApiKey(c.env, c.req.header("Authorization"));
+  if (principal === null) throw new AppError("unauthenticated", "A valid API key is required.");
+  if (principal.scope !== "admin") throw new AppError("forbidden", "This API key is read-only.");
+  const body = parseWith(privateLaunchSchema, raw);
+  const store = deploymentStore(c);
+  const agent =
+    body.agentKey !== undefined
+      ? await store.findAgentByPublicKey(body.agentKey)
+      : await store.getAgent(principal.tenantId, body.agentId!);
+  if (agent === null || agent.tenantId !== principal.tenantId || agent.status !== "active") throw unknownAgent();
+  return {
+    agent,
+    subject: body.subject,
+    subjectKind: "user",
+    issueVisitorToken: false,
+    ...(body.threadId !== undefined ? { threadId: body.threadId } : {}),
+  };
+}
+
+function websocketUrl(requestUrl: string, threadId: string): string {
+  const url = new URL(`/v1/threads/${threadId}/ws`, requestUrl);
+  url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
+  return url.toString();
+}
+
+export const launch = new Hono<AppEnv>()
+  .use("/agent-sessions", launchCors.response)
+  .options("/agent-sessions", launchCors.preflight)
+  .post("/agent-sessions", async (c) => {
+    const origin = c.req.header("Origin");
+    const isBackend = c.req.header("Authorization") !== undefined;
+    const raw = await readJsonText(c, MAX_LAUNCH_BODY_BYTES);
+    const target = isBackend ? await resolvePrivate(c, raw) : await resolvePublic(c, raw, origin);
+    const { agent } = target;
+    const environment = c.env.ENVIRONMENT as Environment;
+
+    if (target.threadId !== undefined) {
+      const existing = await findThread(c.env.DB, agent.tenantId, target.threadId);
+      if (
+        existing === null ||
+        existing.deletedAt !== null ||
+        existing.agentId !== agent.id ||
+        existing.environment !== environment ||
+        existing.subject !== target.subject
+      ) {
+        throw new AppError("not_found", "Thread not found.");
+      }
+    }
+
+    await enforceLaunchRateLimit(c.env, isBackend ? `tenant:${agent.tenantId}:${agent.id}` : agent.publicKey, clientIp(c.req.raw));
+    await consumeLaunchQuota(c.env, agent.tenantId);
+
+    const threadId = target.threadId ?? newThreadId();
+    if (target.threadId === undefined) {
+      await insertThread(c.env.DB, {
+        tenantId: agent.tenantId,
+        id: threadId,
+        agentId: agent.id,
+        environment,
+        subject: target.subject,
+        subjectKind: target.subjectKind,
+        createdAt: new Date().toISOString(),
+      });
+    }
+
+    const launchToken = await signLaunchToken(c.env, {
+      tenantId: agent.tenantId,
+      agentEntityId: agent.id,
+      threadId,
+      sub: target.subject,
+      subjectKind: target.subjectKind,
+      ...(target.origin !== undefined ? { origin: target.origin } : {}),
+    });
+    const visitorToken = target.issueVisitorToken
+      ? (await signVisitorToken(c.env, { sub: target.subject, tenantId: agent.tenantId, agentEntityId: agent.id }))
+          .token
+      : undefined;
+
+    return c.json(
+      {
+        token: launchToken.token,
+        expiresAt: launchToken.expiresAt.toISOString(),
+        threadId,
+        websocketUrl: websocketUrl(c.req.url, threadId),
+        threadUrl: new URL(`/v1/threads/${threadId}`, c.req.url).toString(),
+        protocol: PROTOCOL,
+        ...(visitorToken !== undefined ? { visitorToken } : {}),
+      },
+      201,
+    );
+  });

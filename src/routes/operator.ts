@@ -1,0 +1,15 @@
+// Operator API: creating tenants, each with its first admin API key.
+import { Hono } from "hono";
+import { operatorAuth } from "../auth/operator-auth";
+import type { AppEnv } from "../http/context";
+import { readJson } from "../http/json-body";
+import { deploymentStore } from "../http/store";
+import { createTenantRequest } from "../shared/api";
+import { issueApiKey } from "./api-keys";
+
+export const operator = new Hono<AppEnv>().use("*", operatorAuth).post("/tenants", async (c) => {
+  const { name } = await readJson(c, createTenantRequest);
+  const tenant = await deploymentStore(c).createTenant({ name });
+  const key = await issueApiKey(c.env, tenant.id, { name: "Initial admin key", scope: "admin" });
+  return c.json({ tenantId: tenant.id, apiKey: key.apiKey }, 201);
+});

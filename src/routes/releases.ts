@@ -1,0 +1,60 @@
+// Tenant admin: weighted releases of an agent's versions per environment, and switching the active one.
+import { Hono } from "hono";
+import type { Release } from "../control/deployment-store";
+import { CURRENT_RUNTIME } from "../control/runtime";
+import { errors, unwrap } from "../errors";
+import type { AppEnv } from "../http/context";
+import { pageBody, readPage } from "../http/cursor";
+import { readJson } from "../http/json-body";
+import { deploymentStore } from "../http/store";
+import { createReleaseRequest, type ReleaseResponse } from "../shared/api";
+import { loadAgent } from "./load-agent";
+
+function releaseView(release: Release): ReleaseResponse {
+  return {
+    id: release.id,
+    agentId: release.agentId,
+    environment: release.environment,
+    runtimeRevision: release.runtimeRevision,
+    allocations: release.allocations.map((a) => ({
+      version: a.version,
+      versionId: a.versionId,
+      weight: a.weight,
+    })),
+    createdAt: release.createdAt,
+    activatedAt: release.activatedAt,
+    active: release.active,
+  };
+}
+
+export const releases = new Hono<AppEnv>()
+  .post("/", async (c) => {
+    const input = await readJson(c, createReleaseRequest);
+    const agent = await loadAgent(c);
+    const store = deploymentStore(c);
+    await store.registerRuntime(CURRENT_RUNTIME);
+    const release = unwrap(
+      await store.createRelease(agent.tenantId, agent.id, { ...input, runtimeRevision: CURRENT_RUNTIME.id }),
+    );
+    return c.json(releaseView(release), 201);
+  })
+  .get("/", async (c) => {
+    const agent = await loadAgent(c);
+    const list = `releases:${agent.id}`;
+    const page = await readPage(c, list);
+    const result = await deploymentStore(c).listReleases(agent.tenantId, agent.id, page);
+    return c.json(await pageBody(c, list, result.items.map(releaseView), result.next));
+  })
+  .get("/:releaseId", async (c) => {
+    const agent = await loadAgent(c);
+    const release = await deploymentStore(c).getRelease(agent.tenantId, agent.id, c.req.param("releaseId"));
+    if (release === null) throw errors.notFound("Release");
+    return c.json(releaseView(release));
+  })
+  .post("/:releaseId/activate", async (c) => {
+    const agent = await loadAgent(c);
+    const release = unwrap(
+      await deploymentStore(c).activateRelease(agent.tenantId, agent.id, c.req.param("releaseId")),
+    );
+    return c.json(releaseView(release));
+  });

@@ -1,0 +1,48 @@
+// Tenant admin: write-only provider secrets, referred to by alias from artifacts and never returned.
+import { Hono } from "hono";
+import { sealSecret } from "../auth/secret-box";
+import { requireAdminForWrites, tenantAuth } from "../auth/tenant-auth";
+import { errors } from "../errors";
+import type { AppContext, AppEnv } from "../http/context";
+import { pageBody, readPage } from "../http/cursor";
+import { readJson } from "../http/json-body";
+import { putSecretRequest, SECRET_ALIAS } from "../shared/api";
+import { deleteTenantSecret, listTenantSecrets, upsertTenantSecret } from "../storage/d1/tenant-credentials";
+
+const LIST = "secrets";
+
+function aliasParam(c: AppContext): string {
+  const alias = c.req.param("alias") ?? "";
+  if (!SECRET_ALIAS.test(alias)) {
+    throw errors.badRequest("Invalid secret alias.", [
+      {
+        path: "alias",
+        message: "must be 1-64 lowercase letters, digits, '-' or '_', starting with a letter or digit",
+      },
+    ]);
+  }
+  return alias;
+}
+
+export const secrets = new Hono<AppEnv>()
+  .use("*", tenantAuth, requireAdminForWrites)
+  .get("/", async (c) => {
+    const page = await readPage(c, LIST);
+    const result = await listTenantSecrets(c.env.DB, c.get("tenant").tenantId, page);
+    const next = result.hasMore ? result.items.at(-1)?.alias : undefined;
+    return c.json(await pageBody(c, LIST, result.items, next));
+  })
+  .put("/:alias", async (c) => {
+    const alias = aliasParam(c);
+    const { value } = await readJson(c, putSecretRequest);
+    const tenantId = c.get("tenant").tenantId;
+    const sealed = await sealSecret(c.env.SECRETS_KEY, tenantId, alias, value);
+    await upsertTenantSecret(c.env.DB, { tenantId, alias, ...sealed }, new Date().toISOString());
+    return c.body(null, 204);
+  })
+  .delete("/:alias", async (c) => {
+    const alias = aliasParam(c);
+    if (!(await deleteTenantSecret(c.env.DB, c.get("tenant").tenantId, alias)))
+      throw errors.notFound("Secret");
+    return c.body(null, 204);
+  });

@@ -1,0 +1,45 @@
+// Tenant admin: publishing a draft revision as an immutable, digest-pinned version, and reading versions.
+import { Hono } from "hono";
+import type { AgentVersion } from "../control/deployment-store";
+import { errors, unwrap } from "../errors";
+import type { AppEnv } from "../http/context";
+import { pageBody, readPage } from "../http/cursor";
+import { readJson } from "../http/json-body";
+import { deploymentStore } from "../http/store";
+import { publishVersionRequest, type VersionSummaryResponse } from "../shared/api";
+import { loadAgent } from "./load-agent";
+
+function summaryView(version: AgentVersion): VersionSummaryResponse {
+  return {
+    versionId: version.id,
+    version: version.version,
+    digest: version.digest,
+    draftRevision: version.draftRevision,
+    createdAt: version.createdAt,
+  };
+}
+
+export const versions = new Hono<AppEnv>()
+  .post("/", async (c) => {
+    const input = await readJson(c, publishVersionRequest);
+    const agent = await loadAgent(c);
+    const version = unwrap(
+      await deploymentStore(c).publishDraft(agent.tenantId, agent.id, input.draftRevision),
+    );
+    return c.json({ versionId: version.id, version: version.version, digest: version.digest }, 201);
+  })
+  // Lists leave artifacts out (each can be 256 KiB); GET one version for its artifact.
+  .get("/", async (c) => {
+    const agent = await loadAgent(c);
+    const list = `versions:${agent.id}`;
+    const page = await readPage(c, list);
+    const result = await deploymentStore(c).listVersions(agent.tenantId, agent.id, page);
+    return c.json(await pageBody(c, list, result.items.map(summaryView), result.next));
+  })
+  .get("/:version", async (c) => {
+    const agent = await loadAgent(c);
+    const raw = c.req.param("version");
+    if (!/^[1-9][0-9]{0,14}$/.test(raw)) throw errors.notFound("Version");
+    const version = unwrap(await deploymentStore(c).getVersion(agent.tenantId, agent.id, Number(raw)));
+    return c.json({ ...summaryView(version), artifact: version.artifact });
+  });

@@ -1,0 +1,192 @@
+// The tenant admin and operator API contract: zod request and response shapes for `/v1` (SPEC §3.4, §3.5).
+import { z } from "zod";
+import { parseOriginPattern } from "../auth/origin-policy";
+
+export const ENVIRONMENT_NAMES = ["development", "staging", "production"] as const;
+export const WEIGHT_TOTAL = 10_000;
+export const MAX_ORIGINS_PER_AGENT = 100;
+
+export const slugSchema = z
+  .string()
+  .regex(
+    /^[a-z0-9][a-z0-9-]{0,62}$/,
+    "must be 1-63 lowercase letters, digits or '-', starting with a letter or digit",
+  );
+
+const agentName = z.string().trim().min(1).max(200);
+
+const ORIGIN_PATTERN_HELP =
+  "must be an origin such as https://example.com, https://example.com:8443 or https://*.example.com " +
+  "(no path, no default port; http only for localhost or 127.0.0.1)";
+
+/**
+ * An origin pattern, validated by the same parser that matches `Origin` at launch, and answered in canonical
+ * form (lower-case), so a pattern accepted here is one the launch check understands.
+ */
+export const originPatternSchema = z
+  .string()
+  .max(300)
+  .transform((value, ctx) => {
+    const pattern = parseOriginPattern(value.toLowerCase());
+    if (pattern === null) {
+      ctx.addIssue({ code: "custom", message: ORIGIN_PATTERN_HELP });
+      return z.NEVER;
+    }
+    return `${pattern.scheme}://${pattern.wildcard ? "*." : ""}${pattern.host}${pattern.port ? `:${pattern.port}` : ""}`;
+  });
+
+const allowedOrigins = z
+  .array(originPatternSchema)
+  .max(MAX_ORIGINS_PER_AGENT)
+  .transform((origins) => [...new Set(origins)]);
+
+export const createAgentRequest = z.strictObject({
+  slug: slugSchema,
+  name: agentName,
+  visibility: z.enum(["public", "private"]),
+  allowedOrigins,
+});
+
+export const patchAgentRequest = z.strictObject({
+  name: agentName.optional(),
+  status: z.enum(["active", "disabled"]).optional(),
+  visibility: z.enum(["public", "private"]).optional(),
+  allowedOrigins: allowedOrigins.optional(),
+  rotatePublicKey: z.literal(true).optional(),
+});
+
+export const publishVersionRequest = z.strictObject({
+  draftRevision: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER),
+});
+
+export const createReleaseRequest = z
+  .strictObject({
+    environment: z.enum(ENVIRONMENT_NAMES),
+    allocations: z
+      .array(
+        z.strictObject({
+          version: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER),
+          weight: z.number().int().min(1).max(WEIGHT_TOTAL),
+        }),
+      )
+      .min(1)
+      .max(50),
+  })
+  .superRefine((input, ctx) => {
+    const total = input.allocations.reduce((sum, a) => sum + a.weight, 0);
+    if (total !== WEIGHT_TOTAL) {
+      ctx.addIssue({ code: "custom", path: ["allocations"], message: `weights must sum to ${WEIGHT_TOTAL}` });
+    }
+    const seen = new Set<number>();
+    input.allocations.forEach((a, i) => {
+      if (seen.has(a.version)) {
+        ctx.addIssue({ code: "custom", path: ["allocations", i, "version"], message: "duplicate version" });
+      }
+      seen.add(a.version);
+    });
+  });
+
+export const API_KEY_SCOPE_NAMES = ["admin", "read"] as const;
+
+export const createApiKeyRequest = z.strictObject({
+  name: z.string().trim().min(1).max(100),
+  scope: z.enum(API_KEY_SCOPE_NAMES).default("admin"),
+});
+
+export const SECRET_ALIAS = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+export const MAX_SECRET_VALUE_BYTES = 8 * 1024;
+
+export const putSecretRequest = z.strictObject({
+  value: z
+    .string()
+    .min(1)
+    .refine((value) => new TextEncoder().encode(value).byteLength <= MAX_SECRET_VALUE_BYTES, {
+      message: `must be at most ${MAX_SECRET_VALUE_BYTES} bytes`,
+    }),
+});
+
+export const createTenantRequest = z.strictObject({ name: z.string().trim().min(1).max(200) });
+
+// Responses.
+
+const timestamp = z.iso.datetime({ offset: true });
+
+export const agentResponse = z.strictObject({
+  id: z.string(),
+  slug: z.string(),
+  name: z.string(),
+  status: z.enum(["active", "disabled"]),
+  visibility: z.enum(["public", "private"]),
+  allowedOrigins: z.array(z.string()),
+  publicKey: z.string().startsWith("pk_"),
+  createdAt: timestamp,
+  updatedAt: timestamp,
+});
+
+export const draftResponse = z.strictObject({
+  revision: z.number().int(),
+  definition: z.record(z.string(), z.unknown()),
+  updatedAt: timestamp,
+});
+
+export const publishedVersionResponse = z.strictObject({
+  versionId: z.string(),
+  version: z.number().int(),
+  digest: z.string().regex(/^sha256:[0-9a-f]{64}$/),
+});
+
+export const versionSummaryResponse = publishedVersionResponse.extend({
+  draftRevision: z.number().int(),
+  createdAt: timestamp,
+});
+
+export const versionResponse = versionSummaryResponse.extend({ artifact: z.record(z.string(), z.unknown()) });
+
+export const releaseResponse = z.strictObject({
+  id: z.string(),
+  agentId: z.string(),
+  environment: z.enum(ENVIRONMENT_NAMES),
+  runtimeRevision: z.string(),
+  allocations: z.array(
+    z.strictObject({ version: z.number().int(), versionId: z.string(), weight: z.number().int() }),
+  ),
+  createdAt: timestamp,
+  activatedAt: timestamp.nullable(),
+  active: z.boolean(),
+});
+
+export const apiKeyResponse = z.strictObject({
+  id: z.string(),
+  name: z.string(),
+  scope: z.enum(API_KEY_SCOPE_NAMES),
+  prefix: z.string().startsWith("sk_"),
+  last4: z.string().length(4),
+  createdAt: timestamp,
+  revokedAt: timestamp.nullable(),
+});
+
+export const createdApiKeyResponse = apiKeyResponse.extend({ apiKey: z.string().startsWith("sk_") });
+
+export const secretResponse = z.strictObject({
+  alias: z.string(),
+  createdAt: timestamp,
+  updatedAt: timestamp,
+});
+
+export const createdTenantResponse = z.strictObject({
+  tenantId: z.string(),
+  apiKey: z.string().startsWith("sk_"),
+});
+
+export function listResponse<T extends z.ZodType>(item: T) {
+  return z.strictObject({ items: z.array(item), nextCursor: z.string().optional() });
+}
+
+export type AgentResponse = z.infer<typeof agentResponse>;
+export type DraftResponse = z.infer<typeof draftResponse>;
+export type VersionSummaryResponse = z.infer<typeof versionSummaryResponse>;
+export type VersionResponse = z.infer<typeof versionResponse>;
+export type ReleaseResponse = z.infer<typeof releaseResponse>;
+export type ApiKeyResponse = z.infer<typeof apiKeyResponse>;
+export type CreatedApiKeyResponse = z.infer<typeof createdApiKeyResponse>;
+export type SecretResponse = z.infer<typeof secretResponse>;

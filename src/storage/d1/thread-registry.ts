@@ -1,0 +1,86 @@
+// SQL for the `threads` registry: which tenant, agent, environment and subject own a launched thread.
+import type { Environment } from "../../control/deployment-store";
+
+export interface ThreadRecord {
+  tenantId: string;
+  id: string;
+  agentId: string;
+  environment: Environment;
+  subject: string;
+  subjectKind: "visitor" | "user";
+  createdAt: string;
+  deletedAt: string | null;
+}
+
+interface ThreadRow {
+  tenant_id: string;
+  id: string;
+  agent_id: string;
+  environment: Environment;
+  subject: string;
+  subject_kind: "visitor" | "user";
+  created_at: string;
+  deleted_at: string | null;
+}
+
+const fromRow = (row: ThreadRow): ThreadRecord => ({
+  tenantId: row.tenant_id,
+  id: row.id,
+  agentId: row.agent_id,
+  environment: row.environment,
+  subject: row.subject,
+  subjectKind: row.subject_kind,
+  createdAt: row.created_at,
+  deletedAt: row.deleted_at,
+});
+
+export async function insertThread(db: D1Database, record: Omit<ThreadRecord, "deletedAt">): Promise<void> {
+  await db
+    .prepare(
+      `INSERT INTO threads (tenant_id, id, agent_id, environment, subject, subject_kind, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    )
+    .bind(
+      record.tenantId,
+      record.id,
+      record.agentId,
+      record.environment,
+      record.subject,
+      record.subjectKind,
+      record.createdAt,
+    )
+    .run();
+}
+
+export async function findThread(db: D1Database, tenantId: string, threadId: string): Promise<ThreadRecord | null> {
+  const row = await db
+    .prepare(
+      `SELECT tenant_id, id, agent_id, environment, subject, subject_kind, created_at, deleted_at
+       FROM threads WHERE tenant_id = ? AND id = ?`,
+    )
+    .bind(tenantId, threadId)
+    .first<ThreadRow>();
+  return row === null ? null : fromRow(row);
+}
+
+export async function markThreadDeleted(db: D1Database, tenantId: string, threadId: string, at: string) {
+  await db
+    .prepare("UPDATE threads SET deleted_at = ? WHERE tenant_id = ? AND id = ? AND deleted_at IS NULL")
+    .bind(at, tenantId, threadId)
+    .run();
+}
+
+/** True when some active agent allows `candidates` (an exact origin or its single-label wildcard form). */
+export async function anyAgentAllowsOrigin(db: D1Database, candidates: readonly string[]): Promise<boolean> {
+  if (candidates.length === 0) return false;
+  const placeholders = candidates.map(() => "?").join(", ");
+  // Cross-tenant by design: a CORS preflight carries no credential, only the Origin.
+  const row = await db
+    .prepare(
+      `SELECT 1 AS hit FROM agents, json_each(agents.allowed_origins) AS origin
+       WHERE agents.status = 'active' AND origin.value IN (${placeholders}) LIMIT 1`,
+    )
+    .bind(...candidates)
+    .first<{ hit: number }>();
+  return row !== null;
+}

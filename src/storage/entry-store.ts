@@ -1,0 +1,319 @@
+// The thread's conversation tree in Durable Object SQLite, with Prism's append contract (conflicts, idempotency, forks).
+import { z } from "zod";
+import { fail, ok, type Result } from "../errors";
+import { parseJsonColumn } from "./json-column";
+import { enqueueOutbox } from "./outbox";
+import { createRedactor, type JsonValue, type Redactor } from "./redact";
+
+export const ENTRY_KINDS = ["message", "event", "model_change", "label", "summary", "custom"] as const;
+export type EntryKind = (typeof ENTRY_KINDS)[number];
+
+export const ENTRY_ROLES = ["user", "assistant", "system", "tool"] as const;
+export type EntryRole = (typeof ENTRY_ROLES)[number];
+
+export interface Entry {
+  /** Insertion order within the thread; along any root→leaf path it strictly increases. */
+  seq: number;
+  id: string;
+  parentId: string | null;
+  kind: EntryKind;
+  role: EntryRole | null;
+  runId: string | null;
+  /** Epoch milliseconds. */
+  createdAt: number;
+  body: JsonValue;
+}
+
+export interface AppendInput {
+  /** Generated when omitted. */
+  id?: string;
+  /** The entry this one follows; `null` starts a new root. */
+  parentId: string | null;
+  kind: EntryKind;
+  role?: EntryRole;
+  runId?: string;
+  body: unknown;
+  /** Deduplicates retries at one position: (key, expectedParentId) appends at most once, across restarts. */
+  idempotencyKey?: string;
+  /** Must name an entry of this thread (else conflict, nothing written); when given it must equal `parentId`. */
+  expectedParentId?: string;
+}
+
+export interface AppendOutcome {
+  entry: Entry;
+  /** True when an earlier append with the same key at the same position was returned instead of writing. */
+  deduplicated: boolean;
+}
+
+export interface EntryPage {
+  items: Entry[];
+  nextCursor?: string;
+}
+
+export interface EntryStoreOptions {
+  now: () => number;
+  /** Secret values to redact from every body before it is stored. */
+  secrets?: readonly string[];
+  newId?: () => string;
+}
+
+export const DEFAULT_PAGE_LIMIT = 50;
+export const MAX_PAGE_LIMIT = 1000;
+const ACTIVE_LEAF_KEY = "active_leaf";
+
+const appendInputSchema = z.object({
+  id: z.string().min(1).max(128).optional(),
+  parentId: z.string().min(1).max(128).nullable(),
+  kind: z.enum(ENTRY_KINDS),
+  role: z.enum(ENTRY_ROLES).optional(),
+  runId: z.string().min(1).max(128).optional(),
+  body: z.unknown(),
+  idempotencyKey: z.string().min(1).max(256).optional(),
+  expectedParentId: z.string().min(1).max(128).optional(),
+});
+
+const entryRowSchema = z.object({
+  seq: z.number().int(),
+  id: z.string(),
+  parent_id: z.string().nullable(),
+  kind: z.enum(ENTRY_KINDS),
+  role: z.enum(ENTRY_ROLES).nullable(),
+  run_id: z.string().nullable(),
+  created_at: z.number().int(),
+  body_json: z.string(),
+});
+
+const ENTRY_COLUMNS = "seq, id, parent_id, kind, role, run_id, created_at, body_json";
+
+function toEntry(row: unknown): Entry {
+  const r = entryRowSchema.parse(row);
+  return {
+    seq: r.seq,
+    id: r.id,
+    parentId: r.parent_id,
+    kind: r.kind,
+    role: r.role,
+    runId: r.run_id,
+    createdAt: r.created_at,
+    body: parseJsonColumn(r.body_json),
+  };
+}
+
+export function entryToJson(entry: Entry): JsonValue {
+  return { ...entry };
+}
+
+/** Decodes a branch cursor (the seq of the last entry already returned); null when it is not one of ours. */
+function decodeCursor(cursor: string): number | null {
+  if (!/^[1-9][0-9]{0,14}$/.test(cursor)) return null;
+  return Number(cursor);
+}
+
+export class EntryStore {
+  readonly #storage: DurableObjectStorage;
+  readonly #now: () => number;
+  readonly #redactor: Redactor;
+  readonly #newId: () => string;
+
+  constructor(storage: DurableObjectStorage, options: EntryStoreOptions) {
+    this.#storage = storage;
+    this.#now = options.now;
+    this.#redactor = createRedactor(options.secrets ?? []);
+    this.#newId = options.newId ?? (() => crypto.randomUUID());
+  }
+
+  /**
+   * Appends one entry, its idempotency row and its outbox row in one transaction. Checks, in order: a known
+   * (idempotencyKey, expectedParentId) returns the original entry and writes nothing; a missing expected parent,
+   * a missing parent or a duplicate id is a conflict with nothing written.
+   */
+  append(input: AppendInput): Result<AppendOutcome> {
+    const parsed = appendInputSchema.safeParse(input);
+    if (!parsed.success) {
+      return fail("bad_request", "Invalid entry.", {
+        fields: parsed.error.issues.map((i) => i.path.join(".")),
+      });
+    }
+    const a = parsed.data;
+    if (a.expectedParentId !== undefined && a.expectedParentId !== a.parentId) {
+      return fail("bad_request", "expectedParentId must equal parentId.");
+    }
+    const body = this.#redactor.value(a.body);
+    const bodyJson = JSON.stringify(body);
+    const sql = this.#storage.sql;
+
+    return this.#storage.transactionSync((): Result<AppendOutcome> => {
+      const position = a.expectedParentId ?? "";
+      if (a.idempotencyKey !== undefined) {
+        const prior = sql
+          .exec(
+            "SELECT entry_id FROM append_idempotency WHERE key = ? AND expected_parent_id = ?",
+            a.idempotencyKey,
+            position,
+          )
+          .toArray()[0];
+        const priorEntry = typeof prior?.entry_id === "string" ? this.get(prior.entry_id) : null;
+        if (priorEntry) return ok({ entry: priorEntry, deduplicated: true });
+      }
+      if (a.expectedParentId !== undefined && !this.#exists(a.expectedParentId)) {
+        return fail("conflict", "The expected parent entry is not in this thread.", {
+          expectedParentId: a.expectedParentId,
+        });
+      }
+      if (a.parentId !== null && !this.#exists(a.parentId)) {
+        return fail("conflict", "The parent entry is not in this thread.", { parentId: a.parentId });
+      }
+      const id = a.id ?? this.#newId();
+      if (this.#exists(id)) return fail("conflict", "An entry with this id already exists.", { id });
+
+      const createdAt = this.#now();
+      const inserted = sql
+        .exec(
+          `INSERT INTO entries (id, parent_id, kind, role, run_id, created_at, body_json)
+           VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
+          id,
+          a.parentId,
+          a.kind,
+          a.role ?? null,
+          a.runId ?? null,
+          createdAt,
+          bodyJson,
+        )
+        .one();
+      const entry: Entry = {
+        seq: z.number().int().parse(inserted.seq),
+        id,
+        parentId: a.parentId,
+        kind: a.kind,
+        role: a.role ?? null,
+        runId: a.runId ?? null,
+        createdAt,
+        body,
+      };
+      if (a.idempotencyKey !== undefined) {
+        // An upsert: a key whose entry was erased (retention) is taken over by the new entry.
+        sql.exec(
+          `INSERT INTO append_idempotency (key, expected_parent_id, entry_id) VALUES (?, ?, ?)
+           ON CONFLICT (key, expected_parent_id) DO UPDATE SET entry_id = excluded.entry_id`,
+          a.idempotencyKey,
+          position,
+          id,
+        );
+      }
+      if (a.parentId !== null) {
+        // The selected branch follows its own conversation: appending right below the active leaf moves it down.
+        sql.exec("UPDATE meta SET value = ? WHERE key = ? AND value = ?", id, ACTIVE_LEAF_KEY, a.parentId);
+      }
+      enqueueOutbox(
+        this.#storage,
+        { kind: "entry", refId: id, version: 1, payload: entryToJson(entry) },
+        createdAt,
+      );
+      return ok({ entry, deduplicated: false });
+    });
+  }
+
+  get(id: string): Entry | null {
+    const row = this.#storage.sql.exec(`SELECT ${ENTRY_COLUMNS} FROM entries WHERE id = ?`, id).toArray()[0];
+    return row ? toEntry(row) : null;
+  }
+
+  /**
+   * One branch, root → leaf, paged by keyset: the cursor is the seq of the last entry returned. The path is found
+   * by walking parent links up from the leaf (indexed lookups, stopping at the cursor), never by scanning the thread.
+   */
+  branch(leafId: string, page: { cursor?: string; limit?: number } = {}): Result<EntryPage> {
+    const limit = page.limit ?? DEFAULT_PAGE_LIMIT;
+    if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_PAGE_LIMIT) {
+      return fail("bad_request", `limit must be an integer from 1 to ${MAX_PAGE_LIMIT}.`);
+    }
+    let after = 0;
+    if (page.cursor !== undefined) {
+      const decoded = decodeCursor(page.cursor);
+      if (decoded === null) return fail("bad_request", "Invalid cursor.");
+      after = decoded;
+    }
+    if (!this.#exists(leafId)) return fail("not_found", "Entry not found.");
+    const rows = this.#storage.sql
+      .exec(
+        `WITH RECURSIVE path(seq, parent_id) AS (
+           SELECT seq, parent_id FROM entries WHERE id = ? AND seq > ?
+           UNION ALL
+           SELECT e.seq, e.parent_id FROM entries e JOIN path p ON e.id = p.parent_id WHERE e.seq > ?
+         )
+         SELECT ${ENTRY_COLUMNS} FROM entries WHERE seq IN (SELECT seq FROM path) ORDER BY seq LIMIT ?`,
+        leafId,
+        after,
+        after,
+        limit + 1,
+      )
+      .toArray();
+    const items = rows.slice(0, limit).map(toEntry);
+    const last = items[items.length - 1];
+    return ok(rows.length > limit && last ? { items, nextCursor: String(last.seq) } : { items });
+  }
+
+  /** The explicitly selected leaf if one is set, else the newest entry without children; null for an empty thread. */
+  latestLeaf(): Entry | null {
+    const active = this.#storage.sql
+      .exec("SELECT value FROM meta WHERE key = ?", ACTIVE_LEAF_KEY)
+      .toArray()[0];
+    if (typeof active?.value === "string") {
+      const entry = this.get(active.value);
+      if (entry) return entry;
+    }
+    const row = this.#storage.sql
+      .exec(
+        `SELECT ${ENTRY_COLUMNS} FROM entries e
+         WHERE NOT EXISTS (SELECT 1 FROM entries c WHERE c.parent_id = e.id)
+         ORDER BY seq DESC LIMIT 1`,
+      )
+      .toArray()[0];
+    return row ? toEntry(row) : null;
+  }
+
+  /** Selects the branch the thread continues on (`null` returns to "newest leaf"). */
+  setActiveLeaf(id: string | null): Result<Entry | null> {
+    if (id === null) {
+      this.#storage.sql.exec("DELETE FROM meta WHERE key = ?", ACTIVE_LEAF_KEY);
+      return ok(null);
+    }
+    const entry = this.get(id);
+    if (!entry) return fail("not_found", "Entry not found.");
+    this.#storage.sql.exec(
+      "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+      ACTIVE_LEAF_KEY,
+      id,
+    );
+    return ok(entry);
+  }
+
+  children(id: string): Entry[] {
+    return this.#storage.sql
+      .exec(`SELECT ${ENTRY_COLUMNS} FROM entries WHERE parent_id = ? ORDER BY seq`, id)
+      .toArray()
+      .map(toEntry);
+  }
+
+  count(): number {
+    const row = this.#storage.sql.exec("SELECT COUNT(*) AS n FROM entries").one();
+    return z.number().int().parse(row.n);
+  }
+
+  /** Every entry in insertion order, after a seq (exclusive). */
+  all(page: { afterSeq?: number; limit?: number } = {}): Entry[] {
+    const limit = Math.min(Math.max(Math.trunc(page.limit ?? MAX_PAGE_LIMIT), 1), MAX_PAGE_LIMIT);
+    return this.#storage.sql
+      .exec(
+        `SELECT ${ENTRY_COLUMNS} FROM entries WHERE seq > ? ORDER BY seq LIMIT ?`,
+        page.afterSeq ?? 0,
+        limit,
+      )
+      .toArray()
+      .map(toEntry);
+  }
+
+  #exists(id: string): boolean {
+    return this.#storage.sql.exec("SELECT 1 AS present FROM entries WHERE id = ?", id).toArray().length > 0;
+  }
+}

@@ -1,0 +1,185 @@
+// The thread object's SQLite schema as an append-only list of migrations, applied on start with a stored version.
+//
+// Rules: never edit or reorder a released migration; add a new one with the next version number. Table names never
+// start with `cf_` (the agents SDK owns `cf_agents_*` and `cf_agent_*` in the same database).
+
+export interface ThreadMigration {
+  version: number;
+  up: readonly string[];
+}
+
+export const THREAD_MIGRATIONS: readonly ThreadMigration[] = [
+  {
+    version: 1,
+    up: [
+      // Key/value facts about this thread's storage: `schema_version`, the explicit `active_leaf`, counters.
+      `CREATE TABLE meta (
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+      )`,
+      // The conversation tree, append-only. `seq` is the insertion order (a child always has a larger seq than its
+      // parent, so a root→leaf path is ascending seq); `id` is the public entry id; `body_json` is already redacted.
+      `CREATE TABLE entries (
+        seq INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        parent_id TEXT,
+        kind TEXT NOT NULL CHECK (kind IN ('message','event','model_change','label','summary','custom')),
+        role TEXT,
+        run_id TEXT,
+        created_at INTEGER NOT NULL,
+        body_json TEXT NOT NULL
+      )`,
+      // Children lookups and the parent walk of branch reads.
+      `CREATE INDEX entries_parent_id ON entries(parent_id)`,
+      // Append deduplication per (idempotency key, expected parent); '' stands for "no expected parent".
+      `CREATE TABLE append_idempotency (
+        key TEXT NOT NULL,
+        expected_parent_id TEXT NOT NULL,
+        entry_id TEXT NOT NULL,
+        PRIMARY KEY (key, expected_parent_id)
+      )`,
+      // One row per model run. `revision` grows with every change so the D1 projection can ignore stale upserts.
+      `CREATE TABLE runs (
+        id TEXT PRIMARY KEY,
+        status TEXT NOT NULL CHECK (status IN ('queued','running','succeeded','failed','aborted')),
+        idempotency_key TEXT UNIQUE,
+        user_entry_id TEXT,
+        assistant_entry_id TEXT,
+        parent_entry_id TEXT,
+        created_at INTEGER NOT NULL,
+        started_at INTEGER,
+        ended_at INTEGER,
+        abort_reason TEXT,
+        error_code TEXT,
+        error_message TEXT,
+        version_id TEXT,
+        revision INTEGER NOT NULL DEFAULT 1
+      )`,
+      // The run's event ledger; `seq` strictly increases per run.
+      `CREATE TABLE run_events (
+        run_id TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        type TEXT NOT NULL,
+        data_json TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        PRIMARY KEY (run_id, seq)
+      )`,
+      // Streamed deltas packed several per row, kept only while the run is live so a reconnecting client can resume;
+      // deleted in the transaction that ends the run.
+      `CREATE TABLE run_chunks (
+        run_id TEXT NOT NULL,
+        first_seq INTEGER NOT NULL,
+        last_seq INTEGER NOT NULL,
+        text_json TEXT NOT NULL,
+        PRIMARY KEY (run_id, first_seq)
+      )`,
+      // Tool invocations of a run, with redacted input and output.
+      `CREATE TABLE tool_calls (
+        id TEXT PRIMARY KEY,
+        run_id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        input_json TEXT NOT NULL,
+        output_json TEXT,
+        status TEXT NOT NULL CHECK (status IN ('started','finished','error','blocked')),
+        created_at INTEGER NOT NULL,
+        ended_at INTEGER,
+        revision INTEGER NOT NULL DEFAULT 1
+      )`,
+      // Token usage per provider turn; run totals are sums over a run's turns, never stored twice.
+      `CREATE TABLE usage (
+        run_id TEXT NOT NULL,
+        turn INTEGER NOT NULL,
+        provider TEXT NOT NULL,
+        model TEXT NOT NULL,
+        input_tokens INTEGER NOT NULL,
+        output_tokens INTEGER NOT NULL,
+        created_at INTEGER NOT NULL,
+        PRIMARY KEY (run_id, turn)
+      )`,
+      // The thread's binding to one exact agent version, written once on the first turn (a single row).
+      `CREATE TABLE pin (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        tenant_id TEXT NOT NULL,
+        environment TEXT NOT NULL,
+        agent_id TEXT NOT NULL,
+        thread_id TEXT NOT NULL,
+        version_id TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        digest TEXT NOT NULL,
+        artifact_json TEXT NOT NULL,
+        bound_at INTEGER NOT NULL
+      )`,
+      // Changes waiting to be projected into D1, written in the same transaction as the change itself.
+      `CREATE TABLE outbox (
+        seq INTEGER PRIMARY KEY,
+        kind TEXT NOT NULL,
+        ref_id TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        payload_json TEXT NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        next_attempt_at INTEGER
+      )`,
+    ],
+  },
+  {
+    version: 2,
+    up: [
+      // Listing a run's entries and a run's tool calls without scanning the thread.
+      `CREATE INDEX entries_run_id ON entries(run_id) WHERE run_id IS NOT NULL`,
+      `CREATE INDEX tool_calls_run_id ON tool_calls(run_id, created_at)`,
+      // The drain picks due rows first.
+      `CREATE INDEX outbox_due ON outbox(next_attempt_at, seq)`,
+    ],
+  },
+];
+
+export const THREAD_SCHEMA_VERSION: number = THREAD_MIGRATIONS[THREAD_MIGRATIONS.length - 1]?.version ?? 0;
+
+/** Schema version recorded in this object's storage; 0 when nothing was ever applied. */
+export function threadSchemaVersion(storage: DurableObjectStorage): number {
+  const hasMeta = storage.sql
+    .exec("SELECT 1 AS present FROM sqlite_master WHERE type = 'table' AND name = 'meta'")
+    .toArray();
+  if (hasMeta.length === 0) return 0;
+  const row = storage.sql.exec("SELECT value FROM meta WHERE key = 'schema_version'").toArray()[0];
+  const version = Number(row?.value ?? 0);
+  if (!Number.isSafeInteger(version) || version < 0) {
+    throw new Error("Thread storage has an unreadable schema version.");
+  }
+  return version;
+}
+
+/**
+ * Applies every migration newer than the stored version, in one transaction, and records the new version.
+ * Returns the version now in storage. Throws (a bug or a rollback of code, never a user error) when storage is
+ * newer than this build or the list is malformed.
+ */
+export function migrateThreadSchema(
+  storage: DurableObjectStorage,
+  migrations: readonly ThreadMigration[] = THREAD_MIGRATIONS,
+): number {
+  migrations.forEach((migration, index) => {
+    if (migration.version !== index + 1) {
+      throw new Error(
+        `Thread migrations must be numbered 1..n in order (found ${migration.version} at ${index}).`,
+      );
+    }
+  });
+  const target = migrations.length;
+  return storage.transactionSync(() => {
+    const current = threadSchemaVersion(storage);
+    if (current > target) {
+      throw new Error(`Thread storage is at schema ${current}, newer than this build (${target}).`);
+    }
+    for (const migration of migrations.slice(current)) {
+      for (const statement of migration.up) storage.sql.exec(statement);
+    }
+    if (current !== target) {
+      storage.sql.exec(
+        "INSERT INTO meta (key, value) VALUES ('schema_version', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        String(target),
+      );
+    }
+    return target;
+  });
+}

@@ -1,0 +1,61 @@
+// Pins a thread to one exact agent version on first use, and refuses any request whose claims disagree.
+import type { DeploymentStore } from "../control/deployment-store";
+import { fail, ok, type Result } from "../errors";
+import { readPin, type ThreadBinding, writePin } from "../storage/pin-store";
+import type { ThreadClaims } from "./claims";
+
+export function claimsMatch(binding: ThreadBinding, claims: ThreadClaims): boolean {
+  return (
+    binding.tenantId === claims.tenantId &&
+    binding.environment === claims.environment &&
+    binding.agentId === claims.agentEntityId &&
+    binding.threadId === claims.threadId
+  );
+}
+
+const mismatch = () => fail("forbidden", "This thread belongs to another agent or tenant.");
+const tampered = () => fail("internal", "The thread's pinned artifact failed its digest check.");
+
+/**
+ * Reads the stored binding (re-verifying its digest) or creates it: the control plane assigns the pin, the exact
+ * version is loaded and its digest checked, and the binding is written once. Claims that disagree fail closed.
+ */
+export async function bindThread(
+  storage: DurableObjectStorage,
+  claims: ThreadClaims,
+  store: DeploymentStore,
+  now: () => number,
+): Promise<Result<ThreadBinding>> {
+  const stored = await readPin(storage);
+  if (!stored.ok) return tampered();
+  if (stored.binding !== null) return claimsMatch(stored.binding, claims) ? ok(stored.binding) : mismatch();
+
+  const pin = await store.assignThread(claims.tenantId, {
+    agentId: claims.agentEntityId,
+    environment: claims.environment,
+    threadId: claims.threadId,
+  });
+  if (!pin.ok) return pin;
+  const version = await store.getVersionById(claims.tenantId, pin.value.versionId);
+  if (!version.ok) return version;
+  if (version.value.digest !== pin.value.digest || version.value.agentId !== claims.agentEntityId) return tampered();
+
+  // Another request may have bound the thread while this one awaited the control plane.
+  const again = await readPin(storage);
+  if (!again.ok) return tampered();
+  if (again.binding !== null) return claimsMatch(again.binding, claims) ? ok(again.binding) : mismatch();
+
+  const binding: ThreadBinding = {
+    tenantId: claims.tenantId,
+    environment: claims.environment,
+    agentId: claims.agentEntityId,
+    threadId: claims.threadId,
+    versionId: version.value.id,
+    version: version.value.version,
+    digest: version.value.digest,
+    artifact: version.value.artifact,
+    boundAt: now(),
+  };
+  writePin(storage, binding);
+  return ok(binding);
+}

@@ -1,0 +1,42 @@
+// Verified claims as the Worker hands them to a thread object, in a header only the Worker can set.
+import { z } from "zod";
+import type { LaunchClaims } from "../auth/launch-token";
+
+export const CLAIMS_HEADER = "X-Agent-Threads-Claims";
+/** Headers a client might send to impersonate the Worker or the SDK; always removed before forwarding. */
+export const INTERNAL_HEADERS = [CLAIMS_HEADER, "x-agents-lifecycle-props", "x-partykit-room", "x-partykit-namespace"];
+
+export const threadClaimsSchema = z.strictObject({
+  tenantId: z.string().min(1),
+  environment: z.enum(["development", "staging", "production"]),
+  agentEntityId: z.string().min(1),
+  threadId: z.string().min(1),
+  sub: z.string().min(1),
+  subjectKind: z.enum(["visitor", "user"]),
+  /** Token expiry (seconds since epoch): an HTTP request after it is refused, an open socket is told to refresh. */
+  exp: z.number().int(),
+});
+
+export type ThreadClaims = z.infer<typeof threadClaimsSchema>;
+
+export function threadClaimsFrom(claims: LaunchClaims): ThreadClaims {
+  return {
+    tenantId: claims.tenantId,
+    environment: claims.environment,
+    agentEntityId: claims.agentEntityId,
+    threadId: claims.threadId,
+    sub: claims.sub,
+    subjectKind: claims.subjectKind ?? "visitor",
+    exp: claims.exp,
+  };
+}
+
+export function parseThreadClaims(header: string | null): ThreadClaims | null {
+  if (header === null) return null;
+  try {
+    const parsed = threadClaimsSchema.safeParse(JSON.parse(header));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,463 @@
+// One thread's conversation engine: appends user turns, runs one model turn at a time, streams and seals replies.
+import { decryptTenantSecret } from "../auth/secret-box";
+import { fail, ok, type Result } from "../errors";
+import type { BranchMessage } from "../models/prompt";
+import { buildPrompt } from "../models/prompt";
+import { resolveModel } from "../models/resolve-model";
+import { runTurn } from "../models/turn";
+import type { ErrorCode } from "../shared/errors";
+import { LIMITS, type ServerFrame } from "../shared/protocol";
+import { type Entry, EntryStore } from "../storage/entry-store";
+import type { ThreadBinding } from "../storage/pin-store";
+import { type Run, RunStore } from "../storage/run-store";
+import { messageBody, type Peer, toWireEntry } from "./frames";
+
+/** Deltas packed into one stored chunk row (resume reads them back). */
+export const DELTAS_PER_CHUNK = 10;
+const DEFAULT_CONTEXT_TOKENS = 32_000;
+const MAX_MODEL_STEPS = 4;
+const STALL_TIMEOUT_MS = 60_000;
+
+export interface ThreadLimits {
+  maxMessageChars: number;
+  sendsPerMinute: number;
+  socketsPerThread: number;
+  idleTimeoutSeconds: number;
+}
+
+export function threadLimits(binding: ThreadBinding): ThreadLimits {
+  const limits = binding.artifact.limits ?? {};
+  return {
+    maxMessageChars: limits.maxMessageChars ?? LIMITS.maxMessageChars,
+    sendsPerMinute: limits.maxSendsPerMinute ?? LIMITS.sendsPerMinute,
+    socketsPerThread: limits.maxSocketsPerThread ?? LIMITS.socketsPerThread,
+    idleTimeoutSeconds: limits.idleTimeoutSeconds ?? LIMITS.idleTimeoutSeconds,
+  };
+}
+
+interface LiveRun {
+  runId: string;
+  controller: AbortController;
+  /** Seq of the last delta produced. */
+  seq: number;
+  /** Seq of the last delta persisted in a chunk row. */
+  flushedSeq: number;
+  /** Deltas produced but not yet persisted. */
+  pending: string[];
+  done: Promise<Run>;
+}
+
+export interface RuntimeDeps {
+  storage: DurableObjectStorage;
+  env: Env;
+  binding: ThreadBinding;
+  now: () => number;
+  /** Peers that finished `hello` and receive the live stream. */
+  peers: () => Iterable<Peer>;
+  /** Keeps the object in memory while a model streams. */
+  keepAliveWhile: <T>(fn: () => Promise<T>) => Promise<T>;
+}
+
+export type TurnRequest =
+  | { kind: "send"; clientMessageId: string; text: string; parentId?: string }
+  | { kind: "edit"; entryId: string; clientMessageId: string; text: string }
+  | { kind: "regenerate"; entryId: string };
+
+export interface TurnAccepted {
+  run: Run;
+  userEntry: Entry;
+  /** False when a retried `send` matched an earlier one: nothing new was stored or started. */
+  created: boolean;
+}
+
+export class ThreadRuntime {
+  readonly #deps: RuntimeDeps;
+  readonly #entries: EntryStore;
+  readonly #runs: RunStore;
+  readonly #subscribers = new Set<Peer>();
+  #live: LiveRun | null = null;
+
+  constructor(deps: RuntimeDeps) {
+    this.#deps = deps;
+    this.#entries = new EntryStore(deps.storage, { now: deps.now });
+    this.#runs = new RunStore(deps.storage, { now: deps.now });
+  }
+
+  get binding(): ThreadBinding {
+    return this.#deps.binding;
+  }
+
+  get limits(): ThreadLimits {
+    return threadLimits(this.#deps.binding);
+  }
+
+  get entries(): EntryStore {
+    return this.#entries;
+  }
+
+  get runs(): RunStore {
+    return this.#runs;
+  }
+
+  leafId(): string | null {
+    return this.#entries.latestLeaf()?.id ?? null;
+  }
+
+  readyFrame(): ServerFrame {
+    return {
+      type: "ready",
+      protocol: 1,
+      threadId: this.binding.threadId,
+      leafId: this.leafId(),
+      agent: { name: this.binding.artifact.name, version: this.binding.version },
+    };
+  }
+
+  liveRunId(): string | null {
+    return this.#live?.runId ?? null;
+  }
+
+  /** Adds an extra receiver of the live stream (an SSE response) until `unsubscribe`. */
+  subscribe(peer: Peer): () => void {
+    this.#subscribers.add(peer);
+    return () => this.#subscribers.delete(peer);
+  }
+
+  /** Frames a (re)connecting peer needs to catch up on a run: missed deltas if it is live, else its outcome. */
+  catchUp(runId: string, afterSeq: number): ServerFrame[] {
+    const run = this.#runs.get(runId);
+    if (run === null) return [{ type: "error", code: "not_found", message: "Run not found." }];
+    const live = this.#live;
+    if (live !== null && live.runId === runId) {
+      const frames: ServerFrame[] = [{ type: "run", runId, status: "running" }];
+      for (const delta of this.#runs.chunksAfter(runId, afterSeq)) {
+        frames.push({ type: "delta", runId, seq: delta.seq, text: delta.text });
+      }
+      live.pending.forEach((text, i) => {
+        const seq = live.flushedSeq + i + 1;
+        if (seq > afterSeq) frames.push({ type: "delta", runId, seq, text });
+      });
+      return frames;
+    }
+    const frames: ServerFrame[] = [];
+    const assistant = run.assistantEntryId === null ? null : this.#entries.get(run.assistantEntryId);
+    if (assistant !== null) frames.push({ type: "entry", entry: toWireEntry(assistant) });
+    frames.push(this.#runFrame(run));
+    return frames;
+  }
+
+  /** Validates and stores a user turn, then starts its run. Nothing is stored when it is refused. */
+  accept(request: TurnRequest): Result<TurnAccepted> {
+    if (request.kind === "send") {
+      const earlier = this.#runs.byIdempotencyKey(`send:${request.clientMessageId}`);
+      if (earlier !== null) {
+        const userEntry = earlier.userEntryId === null ? null : this.#entries.get(earlier.userEntryId);
+        if (userEntry !== null) return ok({ run: earlier, userEntry, created: false });
+      }
+    }
+    if (request.kind !== "regenerate" && request.text.length > this.limits.maxMessageChars) {
+      return fail("bad_request", `Messages are limited to ${this.limits.maxMessageChars} characters.`);
+    }
+    if (this.#live !== null || this.#runs.active().length > 0) {
+      return fail("conflict", "A reply is still being written; wait for it or cancel it.");
+    }
+    if (this.#sendsInLastMinute() >= this.limits.sendsPerMinute) {
+      return { ok: false, code: "rate_limited", message: "Too many messages; slow down.", retryAfter: 60 };
+    }
+
+    const placed = this.#placeUserTurn(request);
+    if (!placed.ok) return placed;
+    const { parentId, text, clientMessageId, existingUser } = placed.value;
+
+    const result = this.#deps.storage.transactionSync((): Result<TurnAccepted> => {
+      let userEntry: Entry;
+      if (existingUser !== undefined) {
+        userEntry = existingUser;
+      } else {
+        const appended = this.#entries.append({
+          parentId,
+          ...(parentId !== null ? { expectedParentId: parentId } : {}),
+          kind: "message",
+          role: "user",
+          body: { text, ...(clientMessageId !== undefined ? { clientMessageId } : {}) },
+          ...(clientMessageId !== undefined ? { idempotencyKey: clientMessageId } : {}),
+        });
+        if (!appended.ok) return appended;
+        userEntry = appended.value.entry;
+        this.#entries.setActiveLeaf(userEntry.id);
+      }
+      const created = this.#runs.create({
+        ...(request.kind === "send" ? { idempotencyKey: `send:${request.clientMessageId}` } : {}),
+        userEntryId: userEntry.id,
+        ...(userEntry.parentId !== null ? { parentEntryId: userEntry.parentId } : {}),
+        versionId: this.binding.versionId,
+      });
+      if (!created.ok) return created;
+      return ok({ run: created.value.run, userEntry, created: true });
+    });
+    if (!result.ok) return result;
+
+    if (existingUser === undefined) this.#broadcast({ type: "entry", entry: toWireEntry(result.value.userEntry) });
+    this.#broadcast(this.#runFrame(result.value.run));
+    this.#start(result.value.run, result.value.userEntry);
+    return result;
+  }
+
+  /** Resolves where a user turn goes; for `regenerate` the user entry already exists. */
+  #placeUserTurn(request: TurnRequest): Result<{
+    parentId: string | null;
+    text: string;
+    clientMessageId?: string;
+    existingUser?: Entry;
+  }> {
+    switch (request.kind) {
+      case "send": {
+        const parentId = request.parentId ?? this.leafId();
+        if (request.parentId !== undefined && this.#entries.get(request.parentId) === null) {
+          return fail("not_found", "The entry to reply below does not exist in this thread.");
+        }
+        return ok({ parentId, text: request.text, clientMessageId: request.clientMessageId });
+      }
+      case "edit": {
+        const original = this.#entries.get(request.entryId);
+        if (original === null || original.role !== "user") {
+          return fail("not_found", "Only a user message of this thread can be edited.");
+        }
+        return ok({ parentId: original.parentId, text: request.text, clientMessageId: request.clientMessageId });
+      }
+      case "regenerate": {
+        const target = this.#entries.get(request.entryId);
+        if (target === null || (target.role !== "assistant" && target.role !== "user")) {
+          return fail("not_found", "Only a message of this thread can be regenerated.");
+        }
+        const user = target.role === "user" ? target : target.parentId ? this.#entries.get(target.parentId) : null;
+        if (user === null || user.role !== "user") return fail("not_found", "That reply has no user message.");
+        return ok({ parentId: user.parentId, text: messageBody(user).text, existingUser: user });
+      }
+    }
+  }
+
+  cancel(runId: string): Result<Run> {
+    const run = this.#runs.get(runId);
+    if (run === null) return fail("not_found", "Run not found.");
+    if (this.#live?.runId === runId) {
+      this.#live.controller.abort("cancelled");
+      return ok(run);
+    }
+    if (run.status === "queued" || run.status === "running") {
+      const sealed = this.#seal(run, "", { status: "aborted", reason: "cancelled" });
+      return ok(sealed);
+    }
+    return fail("conflict", `The run has already ${run.status}.`);
+  }
+
+  /** Waits for a run to end (for the non-streaming HTTP API). */
+  async settled(runId: string): Promise<Run | null> {
+    if (this.#live?.runId === runId) return this.#live.done;
+    return this.#runs.get(runId);
+  }
+
+  /**
+   * Seals runs left unfinished by an earlier instance of this object (an eviction or a deploy mid-stream): the
+   * persisted part of the reply becomes an interrupted entry and the run ends `aborted`, never stuck `running`.
+   */
+  recoverInterruptedRuns(): void {
+    for (const run of this.#runs.active()) {
+      if (this.#live?.runId === run.id) continue;
+      const text = this.#runs
+        .chunksAfter(run.id, 0)
+        .map((d) => d.text)
+        .join("");
+      this.#seal(run, text, { status: "aborted", reason: "interrupted" });
+    }
+  }
+
+  #sendsInLastMinute(): number {
+    const since = this.#deps.now() - 60_000;
+    const row = this.#deps.storage.sql
+      .exec(
+        `SELECT COUNT(*) AS n FROM (SELECT role, created_at FROM entries ORDER BY seq DESC LIMIT ?)
+         WHERE role = 'user' AND created_at > ?`,
+        this.limits.sendsPerMinute + 1,
+        since,
+      )
+      .one();
+    return Number(row.n);
+  }
+
+  #start(run: Run, userEntry: Entry): void {
+    const controller = new AbortController();
+    let resolveDone!: (run: Run) => void;
+    const done = new Promise<Run>((resolve) => {
+      resolveDone = resolve;
+    });
+    const live: LiveRun = { runId: run.id, controller, seq: 0, flushedSeq: 0, pending: [], done };
+    this.#live = live;
+    void this.#deps
+      .keepAliveWhile(() => this.#stream(live, run, userEntry))
+      .catch((error: unknown) => {
+        console.error(JSON.stringify({ level: "error", message: "turn crashed", error: String(error) }));
+        const current = this.#runs.get(run.id);
+        if (current !== null && (current.status === "queued" || current.status === "running")) {
+          return this.#seal(current, this.#textSoFar(live), {
+            status: "failed",
+            error: { code: "internal", message: "The reply failed." },
+          });
+        }
+        return current;
+      })
+      .then((final) => {
+        if (this.#live === live) this.#live = null;
+        resolveDone(final ?? run);
+      });
+  }
+
+  #textSoFar(live: LiveRun): string {
+    return this.#runs
+      .chunksAfter(live.runId, 0)
+      .map((d) => d.text)
+      .concat(live.pending)
+      .join("");
+  }
+
+  async #stream(live: LiveRun, queued: Run, userEntry: Entry): Promise<Run> {
+    const running = this.#runs.transition(queued.id, "running");
+    if (!running.ok) return queued;
+    this.#broadcast(this.#runFrame(running.value));
+
+    const { binding, env } = this.#deps;
+    const model = await resolveModel(binding.artifact.model, {
+      env,
+      tenantSecret: (alias) => decryptTenantSecret(env, binding.tenantId, alias),
+    });
+    if (!model.ok) {
+      return this.#seal(running.value, "", { status: "failed", error: { code: model.code, message: model.message } });
+    }
+
+    let text = "";
+    const result = await runTurn({
+      model: model.value,
+      prompt: buildPrompt({
+        instructions: binding.artifact.instructions,
+        branch: this.#branchMessages(userEntry.id),
+        maxContextTokens: binding.artifact.limits?.maxContextTokens ?? DEFAULT_CONTEXT_TOKENS,
+      }),
+      signal: live.controller.signal,
+      maxSteps: MAX_MODEL_STEPS,
+      stallTimeoutMs: STALL_TIMEOUT_MS,
+      onDelta: (delta) => {
+        if (delta.length === 0) return;
+        text += delta;
+        live.seq += 1;
+        live.pending.push(delta);
+        this.#broadcast({ type: "delta", runId: live.runId, seq: live.seq, text: delta });
+        if (live.pending.length >= DELTAS_PER_CHUNK) this.#flush(live);
+      },
+      onToolCall: async (call) => {
+        const recorded = this.#runs.recordToolCall({ runId: live.runId, name: call.toolName, input: call.input });
+        const outcome = { output: { error: "Tools are not enabled for this agent." }, isError: true };
+        if (recorded.ok) this.#runs.completeToolCall(recorded.value.id, { status: "blocked", output: outcome.output });
+        return outcome;
+      },
+      onUsage: (usage) => {
+        this.#runs.recordUsage(live.runId, usage.step, {
+          provider: binding.artifact.model.provider,
+          model: binding.artifact.model.model,
+          inputTokens: usage.inputTokens,
+          outputTokens: usage.outputTokens,
+        });
+      },
+    });
+
+    const current = this.#runs.get(live.runId) ?? running.value;
+    switch (result.status) {
+      case "succeeded":
+        return this.#seal(current, text, { status: "succeeded" });
+      case "aborted":
+        return this.#seal(current, text, { status: "aborted", reason: String(live.controller.signal.reason ?? "cancelled") });
+      case "failed":
+        return this.#seal(current, text, {
+          status: "failed",
+          error: { code: result.error.code, message: result.error.message },
+        });
+    }
+  }
+
+  #flush(live: LiveRun): void {
+    if (live.pending.length === 0) return;
+    const stored = this.#runs.appendChunk(live.runId, live.flushedSeq + 1, live.pending);
+    if (stored.ok) {
+      live.flushedSeq = stored.value.lastSeq;
+      live.pending = [];
+    }
+  }
+
+  /** Ends a run: the reply entry (if any text), the run's final status and the chunk cleanup commit together. */
+  #seal(
+    run: Run,
+    text: string,
+    outcome:
+      | { status: "succeeded" }
+      | { status: "aborted"; reason: string }
+      | { status: "failed"; error: { code: ErrorCode; message: string } },
+  ): Run {
+    const entryStatus =
+      outcome.status === "succeeded" ? "complete" : outcome.status === "aborted" ? "interrupted" : "failed";
+    const sealed = this.#deps.storage.transactionSync((): { run: Run; entry: Entry | null } => {
+      let entry: Entry | null = null;
+      if (text.length > 0 && run.userEntryId !== null) {
+        const appended = this.#entries.append({
+          parentId: run.userEntryId,
+          kind: "message",
+          role: "assistant",
+          runId: run.id,
+          body: { text, status: entryStatus },
+        });
+        if (appended.ok) {
+          entry = appended.value.entry;
+          this.#entries.setActiveLeaf(entry.id);
+        }
+      }
+      const ended = this.#runs.transition(run.id, outcome.status, {
+        ...(entry !== null ? { assistantEntryId: entry.id } : {}),
+        ...(outcome.status === "aborted" ? { abortReason: outcome.reason } : {}),
+        ...(outcome.status === "failed" ? { error: outcome.error } : {}),
+      });
+      return { run: ended.ok ? ended.value : run, entry };
+    });
+    if (sealed.entry !== null) this.#broadcast({ type: "entry", entry: toWireEntry(sealed.entry) });
+    this.#broadcast(this.#runFrame(sealed.run));
+    return sealed.run;
+  }
+
+  #branchMessages(leafId: string): BranchMessage[] {
+    const messages: BranchMessage[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = this.#entries.branch(leafId, { limit: 1000, ...(cursor !== undefined ? { cursor } : {}) });
+      if (!page.ok) break;
+      for (const entry of page.value.items) {
+        if (entry.kind !== "message") continue;
+        const body = messageBody(entry);
+        if (entry.role === "user") messages.push({ role: "user", text: body.text });
+        else if (entry.role === "assistant" && body.text.length > 0) messages.push({ role: "assistant", text: body.text });
+      }
+      cursor = page.value.nextCursor;
+    } while (cursor !== undefined);
+    return messages;
+  }
+
+  #runFrame(run: Run): ServerFrame {
+    return {
+      type: "run",
+      runId: run.id,
+      status: run.status,
+      ...(run.status === "failed" && run.error !== null ? { error: run.error } : {}),
+    };
+  }
+
+  #broadcast(frame: ServerFrame): void {
+    for (const peer of this.#deps.peers()) peer.send(frame);
+    for (const peer of this.#subscribers) peer.send(frame);
+  }
+}

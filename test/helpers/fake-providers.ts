@@ -1,0 +1,301 @@
+// Local fakes of the providers' wire formats (OpenAI-compatible, Anthropic, the Workers AI binding) for model tests.
+
+/** What the fake should answer to the next model call. */
+export type FakeReply =
+  | {
+      kind: "text";
+      deltas: string[];
+      usage?: { input: number; output: number };
+      /** The body stream errors (as a dropped connection does) after this many deltas. */
+      breakAfter?: number;
+      /** The body stream stops after this many deltas and only ends when the request is aborted. */
+      hangAfter?: number;
+    }
+  | {
+      kind: "tool-call";
+      toolCallId: string;
+      toolName: string;
+      input: Record<string, unknown>;
+      usage?: { input: number; output: number };
+    }
+  | { kind: "http-error"; status: number; body: unknown; headers?: Record<string, string> };
+
+export interface RecordedRequest {
+  url: string;
+  headers: Headers;
+  body: unknown;
+}
+
+export interface FakeHttpProvider {
+  fetch: typeof fetch;
+  requests: RecordedRequest[];
+}
+
+const encoder = new TextEncoder();
+
+function abortError(signal: AbortSignal | null | undefined): unknown {
+  return signal?.reason ?? new DOMException("The operation was aborted.", "AbortError");
+}
+
+/**
+ * An SSE byte stream of `events`, delivered one event per read. `cutAt` (an event index) is where it breaks with a
+ * network error or hangs until `signal` aborts, as a real upstream body would.
+ */
+function sseBody(
+  events: string[],
+  options: { cutAt?: number; mode?: "break" | "hang"; signal?: AbortSignal | null } = {},
+): ReadableStream<Uint8Array> {
+  let index = 0;
+  let cancelled = false;
+  const { cutAt, mode, signal } = options;
+  return new ReadableStream<Uint8Array>({
+    cancel() {
+      cancelled = true;
+    },
+    pull(controller) {
+      if (signal?.aborted) {
+        controller.error(abortError(signal));
+        return;
+      }
+      if (cutAt !== undefined && index === cutAt) {
+        if (mode === "break") {
+          controller.error(new TypeError("Network connection lost."));
+          return;
+        }
+        return new Promise<void>((resolve) => {
+          signal?.addEventListener(
+            "abort",
+            () => {
+              if (!cancelled && false) controller.error(abortError(signal));
+              resolve();
+            },
+            { once: true },
+          );
+        });
+      }
+      const event = events[index++];
+      if (event === undefined) controller.close();
+      else controller.enqueue(encoder.encode(event));
+    },
+  });
+}
+
+function cut(reply: FakeReply, firstDeltaIndex: number): { cutAt?: number; mode?: "break" | "hang" } {
+  if (reply.kind !== "text") return {};
+  if (reply.breakAfter !== undefined) return { cutAt: firstDeltaIndex + reply.breakAfter, mode: "break" };
+  if (reply.hangAfter !== undefined) return { cutAt: firstDeltaIndex + reply.hangAfter, mode: "hang" };
+  return {};
+}
+
+const data = (value: unknown): string => `data: ${JSON.stringify(value)}\n\n`;
+
+async function record(input: RequestInfo | URL, init: RequestInit | undefined): Promise<RecordedRequest> {
+  const request = new Request(input, init);
+  const text = await request.text();
+  return { url: request.url, headers: request.headers, body: text === "" ? null : JSON.parse(text) };
+}
+
+function scripted(replies: FakeReply[]): () => FakeReply {
+  let next = 0;
+  return () => {
+    const reply = replies[next++];
+    if (reply === undefined) throw new Error(`The fake provider has no reply #${next} scripted.`);
+    return reply;
+  };
+}
+
+function errorResponse(reply: Extract<FakeReply, { kind: "http-error" }>): Response {
+  return new Response(JSON.stringify(reply.body), {
+    status: reply.status,
+    headers: { "content-type": "application/json", ...reply.headers },
+  });
+}
+
+const sseHeaders = { "content-type": "text/event-stream", "cache-control": "no-cache" };
+
+/** `POST {baseURL}/chat/completions` streaming `choices[].delta` chunks, usage in the last chunk, then `[DONE]`. */
+export function fakeOpenAICompatible(replies: FakeReply[]): FakeHttpProvider {
+  const requests: RecordedRequest[] = [];
+  const nextReply = scripted(replies);
+  const fetch = async (input: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
+    requests.push(await record(input, init));
+    const reply = nextReply();
+    if (reply.kind === "http-error") return errorResponse(reply);
+    const base = {
+      id: "chatcmpl-fake",
+      object: "chat.completion.chunk",
+      created: 1_700_000_000,
+      model: "fake",
+    };
+    const chunk = (delta: unknown, finish: string | null = null) =>
+      data({ ...base, choices: [{ index: 0, delta, finish_reason: finish }] });
+    const events: string[] = [chunk({ role: "assistant", content: "" })];
+    const firstDelta = events.length;
+    if (reply.kind === "text") {
+      for (const text of reply.deltas) events.push(chunk({ content: text }));
+      events.push(chunk({}, "stop"));
+    } else {
+      const args = JSON.stringify(reply.input);
+      const half = Math.ceil(args.length / 2);
+      events.push(
+        chunk({
+          tool_calls: [
+            {
+              index: 0,
+              id: reply.toolCallId,
+              type: "function",
+              function: { name: reply.toolName, arguments: "" },
+            },
+          ],
+        }),
+        chunk({ tool_calls: [{ index: 0, function: { arguments: args.slice(0, half) } }] }),
+        chunk({ tool_calls: [{ index: 0, function: { arguments: args.slice(half) } }] }),
+        chunk({}, "tool_calls"),
+      );
+    }
+    const usage = reply.usage ?? { input: 0, output: 0 };
+    events.push(
+      data({
+        ...base,
+        choices: [],
+        usage: {
+          prompt_tokens: usage.input,
+          completion_tokens: usage.output,
+          total_tokens: usage.input + usage.output,
+        },
+      }),
+      "data: [DONE]\n\n",
+    );
+    return new Response(sseBody(events, { ...cut(reply, firstDelta), signal: init?.signal }), {
+      headers: sseHeaders,
+    });
+  };
+  return { fetch: fetch as typeof globalThis.fetch, requests };
+}
+
+/** `POST {baseURL}/messages` with `message_start`, content blocks (text or tool_use), `message_delta`, `message_stop`. */
+export function fakeAnthropic(replies: FakeReply[]): FakeHttpProvider {
+  const requests: RecordedRequest[] = [];
+  const nextReply = scripted(replies);
+  const fetch = async (input: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
+    requests.push(await record(input, init));
+    const reply = nextReply();
+    if (reply.kind === "http-error") return errorResponse(reply);
+    const event = (type: string, value: Record<string, unknown>) =>
+      `event: ${type}\n${data({ type, ...value })}`;
+    const usage = reply.usage ?? { input: 0, output: 0 };
+    const events: string[] = [
+      event("message_start", {
+        message: {
+          id: "msg_fake",
+          type: "message",
+          role: "assistant",
+          model: "claude-fake",
+          content: [],
+          stop_reason: null,
+          stop_sequence: null,
+          usage: { input_tokens: usage.input, output_tokens: 1 },
+        },
+      }),
+    ];
+    let stopReason: string;
+    let firstDelta: number;
+    if (reply.kind === "text") {
+      events.push(event("content_block_start", { index: 0, content_block: { type: "text", text: "" } }));
+      firstDelta = events.length;
+      for (const text of reply.deltas) {
+        events.push(event("content_block_delta", { index: 0, delta: { type: "text_delta", text } }));
+      }
+      stopReason = "end_turn";
+    } else {
+      const args = JSON.stringify(reply.input);
+      const half = Math.ceil(args.length / 2);
+      events.push(
+        event("content_block_start", {
+          index: 0,
+          content_block: { type: "tool_use", id: reply.toolCallId, name: reply.toolName, input: {} },
+        }),
+      );
+      firstDelta = events.length;
+      events.push(
+        event("content_block_delta", {
+          index: 0,
+          delta: { type: "input_json_delta", partial_json: args.slice(0, half) },
+        }),
+        event("content_block_delta", {
+          index: 0,
+          delta: { type: "input_json_delta", partial_json: args.slice(half) },
+        }),
+      );
+      stopReason = "tool_use";
+    }
+    events.push(
+      event("content_block_stop", { index: 0 }),
+      event("message_delta", {
+        delta: { stop_reason: stopReason, stop_sequence: null },
+        usage: { output_tokens: usage.output },
+      }),
+      event("message_stop", {}),
+    );
+    return new Response(sseBody(events, { ...cut(reply, firstDelta), signal: init?.signal }), {
+      headers: sseHeaders,
+    });
+  };
+  return { fetch: fetch as typeof globalThis.fetch, requests };
+}
+
+export interface FakeWorkersAI {
+  binding: Ai;
+  calls: { model: string; inputs: unknown; options: unknown }[];
+}
+
+/** Binding error messages in the shape the real binding throws: `"<name>: <internal code>: <text>"`. */
+const WORKERS_AI_ERRORS: Record<number, string> = {
+  401: "AiError: 3041: Authentication error",
+  403: "AiError: 3041: Authentication error",
+  429: "InferenceUpstreamError: 3040: Capacity temporarily exceeded, please try again.",
+};
+
+/**
+ * The Workers AI binding: `run(model, {messages, stream: true}, {signal})` resolves to a ReadableStream of SSE
+ * `data: {"response": "..."}` events, a usage event, then `[DONE]`; failures are thrown, as the binding does.
+ */
+export function fakeWorkersAI(replies: FakeReply[]): FakeWorkersAI {
+  const calls: FakeWorkersAI["calls"] = [];
+  const nextReply = scripted(replies);
+  const run = async (model: string, inputs: unknown, options?: { signal?: AbortSignal }) => {
+    calls.push({ model, inputs, options });
+    const reply = nextReply();
+    if (reply.kind === "http-error") {
+      throw new Error(
+        WORKERS_AI_ERRORS[reply.status] ?? `InferenceUpstreamError: ${JSON.stringify(reply.body)}`,
+      );
+    }
+    const usage = reply.usage ?? { input: 0, output: 0 };
+    const events: string[] = [];
+    if (reply.kind === "text") {
+      for (const text of reply.deltas) events.push(data({ response: text, p: "abcdef" }));
+    } else {
+      events.push(
+        data({
+          response: "",
+          tool_calls: [{ id: reply.toolCallId, name: reply.toolName, arguments: reply.input }],
+        }),
+      );
+    }
+    events.push(
+      data({
+        response: "",
+        usage: {
+          prompt_tokens: usage.input,
+          completion_tokens: usage.output,
+          total_tokens: usage.input + usage.output,
+        },
+      }),
+      "data: [DONE]\n\n",
+    );
+    return sseBody(events, { ...cut(reply, 0), signal: options?.signal });
+  };
+  // The fake implements only `run`, the one method the provider calls.
+  return { binding: { run } as unknown as Ai, calls };
+}

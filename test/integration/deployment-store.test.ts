@@ -1,0 +1,29 @@
+// Runs the DeploymentStore conformance suite against D1 (real, in workerd) and the in-memory reference.
+import { env } from "cloudflare:workers";
+import { D1DeploymentStore } from "../../src/control/d1-deployment-store";
+import { createMemoryTables, MemoryDeploymentStore } from "../../src/control/memory-deployment-store";
+import { describeDeploymentStore } from "../helpers/deployment-store-conformance";
+
+describeDeploymentStore("D1", (clock) => ({
+  store: new D1DeploymentStore(env.DB, { now: clock.now }),
+  async tamperArtifact(tenantId, versionId, artifactText) {
+    const result = await env.DB.prepare(
+      "UPDATE agent_versions SET artifact = ? WHERE tenant_id = ? AND id = ?",
+    )
+      .bind(artifactText, tenantId, versionId)
+      .run();
+    if (result.meta.changes !== 1) throw new Error("No version row to tamper with.");
+  },
+}));
+
+describeDeploymentStore("memory", (clock) => {
+  const tables = createMemoryTables();
+  return {
+    store: new MemoryDeploymentStore({ now: clock.now, tables }),
+    async tamperArtifact(tenantId, versionId, artifactText) {
+      const row = [...tables.versions.values()].find((v) => v.tenantId === tenantId && v.id === versionId);
+      if (row === undefined) throw new Error("No version row to tamper with.");
+      row.artifact = artifactText;
+    },
+  };
+});

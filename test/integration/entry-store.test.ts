@@ -1,0 +1,242 @@
+// The entry store on a real thread object: Prism's conformance cases plus outbox, redaction, leaves and scale.
+import { evictDurableObject, runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { type AppendInput, EntryStore } from "../../src/storage/entry-store";
+import { migrateThreadSchema } from "../../src/storage/thread-schema";
+import { describeEntryStore, type MakeThread } from "../helpers/entry-store-conformance";
+
+let tick = Date.UTC(2026, 0, 1);
+const now = () => tick++;
+
+const newThread = () => env.THREAD.get(env.THREAD.idFromName(`entry-store-${crypto.randomUUID()}`));
+
+function openStore(storage: DurableObjectStorage, secrets: string[] = []): EntryStore {
+  migrateThreadSchema(storage);
+  return new EntryStore(storage, { now, secrets });
+}
+
+function outboxRows(storage: DurableObjectStorage) {
+  return storage.sql.exec("SELECT kind, ref_id, version, payload_json FROM outbox ORDER BY seq").toArray();
+}
+
+const makeThread: MakeThread = () => {
+  const stub = newThread();
+  return {
+    run: (fn) =>
+      runInDurableObject(stub, (_instance, state) =>
+        fn(openStore(state.storage), { outboxCount: () => outboxRows(state.storage).length }),
+      ),
+    restart: () => evictDurableObject(stub),
+  };
+};
+
+describeEntryStore("Durable Object SQLite", makeThread);
+
+const msg = (id: string, parentId: string | null, text = id): AppendInput => ({
+  id,
+  parentId,
+  kind: "message",
+  role: "user",
+  body: { text },
+});
+
+describe("EntryStore", () => {
+  it("writes each entry with an outbox row carrying the entry", async () => {
+    const rows = await runInDurableObject(newThread(), (_i, state) => {
+      const store = openStore(state.storage);
+      store.append(msg("root", null));
+      store.append({ ...msg("reply", "root", "hello"), role: "assistant", runId: "run-1" });
+      return outboxRows(state.storage);
+    });
+    expect(rows.map((r) => [r.kind, r.ref_id, r.version])).toEqual([
+      ["entry", "root", 1],
+      ["entry", "reply", 1],
+    ]);
+    expect(JSON.parse(String(rows[1]?.payload_json))).toMatchObject({
+      id: "reply",
+      parentId: "root",
+      kind: "message",
+      role: "assistant",
+      runId: "run-1",
+      body: { text: "hello" },
+    });
+  });
+
+  it("redacts secrets and key-shaped strings before anything is stored", async () => {
+    const secret = "tenant-provider-secret-123";
+    const stored = await runInDurableObject(newThread(), (_i, state) => {
+      const store = openStore(state.storage, [secret]);
+      const appended = store.append({
+        id: "tool-out",
+        parentId: null,
+        kind: "custom",
+        body: {
+          echo: `the key is ${secret}!`,
+          headers: { authorization: "Bearer abcdefghijklmnop.qrstu" },
+          nested: [{ [secret]: "sk_live_0123456789abcdefABCDEF" }],
+        },
+      });
+      const raw = state.storage.sql.exec("SELECT body_json FROM entries WHERE id = 'tool-out'").one();
+      return { appended, raw: String(raw.body_json), outbox: outboxRows(state.storage) };
+    });
+    expect(stored.appended).toMatchObject({
+      ok: true,
+      value: {
+        entry: {
+          body: {
+            echo: "the key is [REDACTED]!",
+            headers: { authorization: "Bearer [REDACTED]" },
+            nested: [{ "[REDACTED]": "[REDACTED]" }],
+          },
+        },
+      },
+    });
+    for (const text of [stored.raw, String(stored.outbox[0]?.payload_json)]) {
+      expect(text).not.toContain(secret);
+      expect(text).not.toContain("sk_live_");
+      expect(text).not.toContain("abcdefghijklmnop");
+    }
+  });
+
+  it("refuses malformed appends and a parent that contradicts expectedParentId, writing nothing", async () => {
+    const result = await runInDurableObject(newThread(), (_i, state) => {
+      const store = openStore(state.storage);
+      store.append(msg("root", null));
+      store.append(msg("other", "root"));
+      const before = { count: store.count(), outbox: outboxRows(state.storage).length };
+      const refused = [
+        store.append({ ...msg("x1", "root"), expectedParentId: "other" }),
+        store.append({ id: "x2", parentId: "root", kind: "system" as AppendInput["kind"], body: {} }),
+        store.append({ ...msg("", "root") }),
+        store.append({ ...msg("x3", "root"), idempotencyKey: "k".repeat(257) }),
+      ];
+      return { refused, before, after: { count: store.count(), outbox: outboxRows(state.storage).length } };
+    });
+    expect(result.refused.map((r) => (r.ok ? "ok" : r.code))).toEqual([
+      "bad_request",
+      "bad_request",
+      "bad_request",
+      "bad_request",
+    ]);
+    expect(result.after).toEqual(result.before);
+  });
+
+  it("answers bad cursors, bad limits and unknown leaves without reading the tree", async () => {
+    const result = await runInDurableObject(newThread(), (_i, state) => {
+      const store = openStore(state.storage);
+      store.append(msg("root", null));
+      return [
+        store.branch("nope"),
+        store.branch("root", { cursor: "abc" }),
+        store.branch("root", { cursor: "-1" }),
+        store.branch("root", { limit: 0 }),
+        store.branch("root", { limit: 1001 }),
+        store.branch("root", { limit: 1.5 }),
+      ].map((r) => (r.ok ? "ok" : r.code));
+    });
+    expect(result).toEqual([
+      "not_found",
+      "bad_request",
+      "bad_request",
+      "bad_request",
+      "bad_request",
+      "bad_request",
+    ]);
+  });
+
+  it("follows the newest leaf, or the selected one, which moves down with appends below it", async () => {
+    const stub = newThread();
+    const steps = await runInDurableObject(stub, (_i, state) => {
+      const store = openStore(state.storage);
+      const leaf = () => store.latestLeaf()?.id ?? null;
+      const seen: (string | null)[] = [leaf()];
+      store.append(msg("root", null));
+      store.append(msg("a1", "root"));
+      store.append(msg("a2", "a1"));
+      seen.push(leaf()); // a2
+      store.append(msg("b1", "root"));
+      seen.push(leaf()); // newest childless: b1
+      const selected = store.setActiveLeaf("a2");
+      seen.push(leaf()); // a2, selected
+      store.append(msg("c1", "b1"));
+      seen.push(leaf()); // still a2: c1 is not below the selected leaf
+      store.append(msg("a3", "a2"));
+      seen.push(leaf()); // a3: the selection moved down
+      return { seen, selected: selected.ok, missing: store.setActiveLeaf("missing") };
+    });
+    expect(steps.seen).toEqual([null, "a2", "b1", "a2", "a2", "a3"]);
+    expect(steps.selected).toBe(true);
+    expect(steps.missing).toMatchObject({ ok: false, code: "not_found" });
+
+    await evictDurableObject(stub);
+    const afterRestart = await runInDurableObject(stub, (_i, state) => {
+      const store = openStore(state.storage);
+      const selected = store.latestLeaf()?.id;
+      store.setActiveLeaf(null);
+      return { selected, newest: store.latestLeaf()?.id };
+    });
+    expect(afterRestart).toEqual({ selected: "a3", newest: "a3" });
+  });
+
+  it("lists all entries in insertion order after a seq", async () => {
+    const result = await runInDurableObject(newThread(), (_i, state) => {
+      const store = openStore(state.storage);
+      store.append(msg("e1", null));
+      store.append(msg("e2", "e1"));
+      store.append(msg("e3", "e1"));
+      store.append(msg("e4", "e2"));
+      const first = store.all({ limit: 2 });
+      const rest = store.all({ afterSeq: first[first.length - 1]?.seq ?? 0, limit: 10 });
+      return { first: first.map((e) => e.id), rest: rest.map((e) => e.id) };
+    });
+    expect(result).toEqual({ first: ["e1", "e2"], rest: ["e3", "e4"] });
+  });
+
+  it("reads one leaf's branch out of a 10,000-entry thread with 50 forks", async () => {
+    const stub = newThread();
+    const read = await runInDurableObject(stub, (_i, state) => {
+      const store = openStore(state.storage);
+      state.storage.transactionSync(() => {
+        const must = (input: AppendInput) => {
+          const r = store.append(input);
+          if (!r.ok) throw new Error(r.message);
+        };
+        must(msg("c0", null));
+        for (let i = 1; i < 9950; i++) {
+          must(msg(`c${i}`, `c${i - 1}`));
+          // Forks below older entries, interleaved with the chain so seq alone cannot tell a path.
+          if (i % 198 === 0) must(msg(`f${i / 198}`, `c${i - 50}`));
+        }
+      });
+      const readAll = (leafId: string) => {
+        const out: string[] = [];
+        let cursor: string | undefined;
+        let pages = 0;
+        do {
+          const page = store.branch(leafId, cursor === undefined ? { limit: 1000 } : { cursor, limit: 1000 });
+          if (!page.ok) throw new Error(page.message);
+          out.push(...page.value.items.map((e) => e.id));
+          cursor = page.value.nextCursor;
+          pages++;
+        } while (cursor !== undefined && pages < 50);
+        return { ids: out, pages };
+      };
+      return {
+        count: store.count(),
+        fork25: readAll("f25"),
+        main: readAll("c9949"),
+        leaf: store.latestLeaf()?.id,
+        forkChildren: store.children("c4900").map((e) => e.id),
+      };
+    });
+    expect(read.count).toBe(10_000);
+    expect(read.leaf).toBe("c9949");
+    expect(read.forkChildren).toEqual(["c4901", "f25"]);
+    const chain = (to: number) => Array.from({ length: to + 1 }, (_, i) => `c${i}`);
+    expect(read.fork25.ids).toEqual([...chain(4900), "f25"]);
+    expect(read.fork25.pages).toBe(5);
+    expect(read.main.ids).toEqual(chain(9949));
+    expect(read.main.pages).toBe(10);
+  });
+});

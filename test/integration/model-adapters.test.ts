@@ -1,0 +1,371 @@
+// Every provider adapter, driven through resolveModel and runTurn against local fakes of the providers' wire formats.
+import { env } from "cloudflare:workers";
+import type { LanguageModelV4 } from "@ai-sdk/provider";
+import { describe, expect, it } from "vitest";
+import type { ModelConfig } from "../../src/control/artifact";
+import { type ResolveModelDeps, resolveModel } from "../../src/models/resolve-model";
+import { runTurn, type TurnResult } from "../../src/models/turn";
+import {
+  type FakeReply,
+  fakeAnthropic,
+  fakeOpenAICompatible,
+  fakeWorkersAI,
+} from "../helpers/fake-providers";
+
+const API_KEY = "sk-test-4f1c9a7e2b8d0e6f";
+const PROVIDER_BODY = "provider-private-detail-7731";
+
+const secrets = (values: Record<string, string>) => async (alias: string) => values[alias] ?? null;
+
+interface Adapter {
+  name: string;
+  /** Builds the model against a fake answering with `replies`, and exposes what the provider received. */
+  setup(
+    replies: FakeReply[],
+  ): Promise<{ model: LanguageModelV4; sent: () => { headers?: Headers; body: unknown }[] }>;
+  /** Whether the adapter sees the provider's HTTP status and Retry-After (the binding only throws messages). */
+  http: boolean;
+}
+
+async function resolved(config: ModelConfig, deps: Partial<ResolveModelDeps>): Promise<LanguageModelV4> {
+  const result = await resolveModel(config, { env, tenantSecret: secrets({ "llm-key": API_KEY }), ...deps });
+  if (!result.ok) throw new Error(`resolveModel failed: ${result.code} ${result.message}`);
+  return result.value;
+}
+
+const adapters: Adapter[] = [
+  {
+    name: "openai-compatible",
+    http: true,
+    async setup(replies) {
+      const fake = fakeOpenAICompatible(replies);
+      const model = await resolved(
+        {
+          provider: "openai-compatible",
+          model: "gpt-fake",
+          baseUrl: "https://llm.example.test/v1",
+          apiKeySecret: "llm-key",
+          temperature: 0.3,
+          maxOutputTokens: 256,
+        },
+        { fetch: fake.fetch },
+      );
+      return { model, sent: () => fake.requests };
+    },
+  },
+  {
+    name: "anthropic",
+    http: true,
+    async setup(replies) {
+      const fake = fakeAnthropic(replies);
+      const model = await resolved(
+        {
+          provider: "anthropic",
+          model: "claude-fake",
+          baseUrl: "https://anthropic.example.test/v1",
+          apiKeySecret: "llm-key",
+          temperature: 0.3,
+          maxOutputTokens: 256,
+        },
+        { fetch: fake.fetch },
+      );
+      return { model, sent: () => fake.requests };
+    },
+  },
+  {
+    name: "workers-ai",
+    http: false,
+    async setup(replies) {
+      const fake = fakeWorkersAI(replies);
+      const model = await resolved(
+        {
+          provider: "workers-ai",
+          model: "@cf/meta/llama-3.1-8b-instruct",
+          temperature: 0.3,
+          maxOutputTokens: 256,
+        },
+        { ai: fake.binding },
+      );
+      return { model, sent: () => fake.calls.map((c) => ({ body: c.inputs })) };
+    },
+  },
+];
+
+function turn(model: LanguageModelV4, options: { signal?: AbortSignal; onDelta?: (t: string) => void } = {}) {
+  const deltas: string[] = [];
+  const result = runTurn({
+    model,
+    prompt: [
+      { role: "system", content: "Be brief." },
+      { role: "user", content: [{ type: "text", text: "Say hello." }] },
+    ],
+    signal: options.signal ?? new AbortController().signal,
+    maxSteps: 3,
+    onDelta: (t) => {
+      deltas.push(t);
+      options.onDelta?.(t);
+    },
+    onToolCall: async () => ({ output: "unused" }),
+  });
+  return { result, deltas };
+}
+
+function expectNoLeak(result: TurnResult) {
+  const serialized = JSON.stringify(result);
+  expect(serialized).not.toContain(API_KEY);
+  expect(serialized).not.toContain(PROVIDER_BODY);
+}
+
+describe.each(adapters)("$name adapter", (adapter) => {
+  it("streams the reply as deltas in order, with usage, and sends the config's settings", async () => {
+    const { model, sent } = await adapter.setup([
+      { kind: "text", deltas: ["Hel", "lo", " there", "!"], usage: { input: 21, output: 6 } },
+    ]);
+    const { result, deltas } = turn(model);
+    const outcome = await result;
+    expect(deltas).toEqual(["Hel", "lo", " there", "!"]);
+    expect(outcome).toMatchObject({
+      status: "succeeded",
+      text: "Hello there!",
+      usage: { inputTokens: 21, outputTokens: 6 },
+    });
+    const body = sent()[0]?.body;
+    expect(body).toMatchObject({ max_tokens: 256 });
+    expect(JSON.stringify(body)).toContain("Say hello.");
+    expect(JSON.stringify(body)).toContain("Be brief.");
+  });
+
+  it.each([
+    { status: 401, retryable: false },
+    { status: 429, retryable: true },
+    { status: 500, retryable: true },
+  ])("maps a $status from the provider to a safe upstream_unavailable", async ({ status, retryable }) => {
+    const { model } = await adapter.setup([
+      {
+        kind: "http-error",
+        status,
+        headers: { "retry-after": "7" },
+        body: {
+          type: "error",
+          error: { type: "api_error", message: `${PROVIDER_BODY}: Incorrect API key provided: ${API_KEY}` },
+        },
+      },
+    ]);
+    const { result, deltas } = turn(model);
+    const outcome = await result;
+    expect(deltas).toEqual([]);
+    expect(outcome).toMatchObject({ status: "failed", error: { code: "upstream_unavailable", retryable } });
+    if (adapter.http && status === 429) expect(outcome).toMatchObject({ error: { retryAfter: 7 } });
+    expectNoLeak(outcome);
+  });
+
+  it("fails a stream that breaks midway, keeping the text that arrived", async () => {
+    const { model } = await adapter.setup([
+      { kind: "text", deltas: ["one ", "two ", "three"], breakAfter: 2 },
+    ]);
+    const { result, deltas } = turn(model);
+    const outcome = await result;
+    expect(deltas).toEqual(["one ", "two "]);
+    expect(outcome).toMatchObject({
+      status: "failed",
+      text: "one two ",
+      error: { code: "upstream_unavailable", retryable: true },
+    });
+    expectNoLeak(outcome);
+  });
+
+  it("ends as aborted when cancelled mid-stream", async () => {
+    const { model } = await adapter.setup([{ kind: "text", deltas: ["a", "b", "c", "d"], hangAfter: 2 }]);
+    const controller = new AbortController();
+    const { result, deltas } = turn(model, {
+      signal: controller.signal,
+      onDelta: () => {
+        if (deltas.length === 2) setTimeout(() => controller.abort(), 10);
+      },
+    });
+    const outcome = await result;
+    expect(outcome).toMatchObject({ status: "aborted", text: "ab" });
+    expect(deltas).toEqual(["a", "b"]);
+  });
+
+  it("runs a tool round trip: the call, its result sent back, then the answer", async () => {
+    const { model, sent } = await adapter.setup([
+      {
+        kind: "tool-call",
+        toolCallId: "call_w1",
+        toolName: "weather",
+        input: { city: "Oslo" },
+        usage: { input: 9, output: 4 },
+      },
+      { kind: "text", deltas: ["It is ", "sunny."], usage: { input: 30, output: 3 } },
+    ]);
+    const calls: unknown[] = [];
+    const outcome = await runTurn({
+      model,
+      prompt: [{ role: "user", content: [{ type: "text", text: "Weather in Oslo?" }] }],
+      tools: [
+        {
+          type: "function",
+          name: "weather",
+          description: "Current weather",
+          inputSchema: { type: "object", properties: { city: { type: "string" } } },
+        },
+      ],
+      signal: new AbortController().signal,
+      maxSteps: 3,
+      onDelta: () => {},
+      onToolCall: async (call) => {
+        calls.push({ toolName: call.toolName, input: call.input });
+        return { output: { tempC: 21, sky: "clear" } };
+      },
+    });
+    expect(calls).toEqual([{ toolName: "weather", input: { city: "Oslo" } }]);
+    expect(outcome).toMatchObject({
+      status: "succeeded",
+      text: "It is sunny.",
+      usage: { inputTokens: 39, outputTokens: 7 },
+    });
+    expect(sent()).toHaveLength(2);
+    expect(JSON.stringify(sent()[1]?.body)).toContain("clear");
+  });
+});
+
+describe("provider credentials", () => {
+  it("sends the OpenAI-compatible key as a Bearer token and never returns it", async () => {
+    const fake = fakeOpenAICompatible([
+      { kind: "text", deltas: ["ok"] },
+      {
+        kind: "http-error",
+        status: 401,
+        body: { error: { message: `bad key ${API_KEY}`, code: PROVIDER_BODY } },
+      },
+    ]);
+    const model = await resolved(
+      {
+        provider: "openai-compatible",
+        model: "m",
+        baseUrl: "https://llm.example.test/v1/",
+        apiKeySecret: "llm-key",
+      },
+      { fetch: fake.fetch },
+    );
+    expect(await turn(model).result).toMatchObject({ status: "succeeded" });
+    const failed = await turn(model).result;
+    expect(failed).toMatchObject({ status: "failed", error: { code: "upstream_unavailable" } });
+    expectNoLeak(failed);
+    expect(fake.requests[0]?.url).toBe("https://llm.example.test/v1/chat/completions");
+    expect(fake.requests[0]?.headers.get("authorization")).toBe(`Bearer ${API_KEY}`);
+    expect(fake.requests[0]?.headers.get("x-api-key")).toBeNull();
+  });
+
+  it("sends the Anthropic key in x-api-key and never returns it", async () => {
+    const fake = fakeAnthropic([
+      { kind: "text", deltas: ["ok"] },
+      {
+        kind: "http-error",
+        status: 401,
+        body: {
+          type: "error",
+          error: { type: "authentication_error", message: `${PROVIDER_BODY} ${API_KEY}` },
+        },
+      },
+    ]);
+    const model = await resolved(
+      { provider: "anthropic", model: "claude-fake", apiKeySecret: "llm-key" },
+      { fetch: fake.fetch },
+    );
+    expect(await turn(model).result).toMatchObject({ status: "succeeded" });
+    const failed = await turn(model).result;
+    expect(failed).toMatchObject({
+      status: "failed",
+      error: { code: "upstream_unavailable", retryable: false },
+    });
+    expectNoLeak(failed);
+    expect(fake.requests[0]?.url).toBe("https://api.anthropic.com/v1/messages");
+    expect(fake.requests[0]?.headers.get("x-api-key")).toBe(API_KEY);
+    expect(fake.requests[0]?.headers.get("authorization")).toBeNull();
+    expect(fake.requests[0]?.body).toMatchObject({ model: "claude-fake", stream: true });
+  });
+
+  it("sends no Authorization header to an OpenAI-compatible endpoint configured without a key", async () => {
+    const fake = fakeOpenAICompatible([{ kind: "text", deltas: ["ok"] }]);
+    const model = await resolved(
+      { provider: "openai-compatible", model: "m", baseUrl: "https://llm.example.test/v1" },
+      { fetch: fake.fetch },
+    );
+    expect(await turn(model).result).toMatchObject({ status: "succeeded", text: "ok" });
+    expect(fake.requests[0]?.headers.get("authorization")).toBeNull();
+  });
+});
+
+describe("resolveModel refusals", () => {
+  it("refuses an unknown secret alias with bad_request, makes no request and echoes no secret", async () => {
+    const fake = fakeOpenAICompatible([]);
+    const asked: string[] = [];
+    const result = await resolveModel(
+      {
+        provider: "openai-compatible",
+        model: "m",
+        baseUrl: "https://llm.example.test/v1",
+        apiKeySecret: "missing-key",
+      },
+      {
+        env,
+        fetch: fake.fetch,
+        tenantSecret: async (alias) => {
+          asked.push(alias);
+          return alias === "llm-key" ? API_KEY : null;
+        },
+      },
+    );
+    expect(result).toMatchObject({ ok: false, code: "bad_request" });
+    expect(asked).toEqual(["missing-key"]);
+    expect(JSON.stringify(result)).not.toContain(API_KEY);
+    expect(fake.requests).toHaveLength(0);
+  });
+
+  it("refuses an Anthropic model without apiKeySecret", async () => {
+    const result = await resolveModel(
+      { provider: "anthropic", model: "claude-fake" },
+      { env, tenantSecret: secrets({ "llm-key": API_KEY }) },
+    );
+    expect(result).toMatchObject({ ok: false, code: "bad_request" });
+  });
+
+  it("answers upstream_unavailable for Workers AI when no AI binding exists", async () => {
+    const result = await resolveModel(
+      { provider: "workers-ai", model: "@cf/meta/llama-3.1-8b-instruct" },
+      { env, tenantSecret: secrets({}) },
+    );
+    expect(result).toMatchObject({ ok: false, code: "upstream_unavailable" });
+  });
+
+  it("refuses a plain-http baseUrl outside development, so a key never travels in clear text", async () => {
+    const config: ModelConfig = {
+      provider: "openai-compatible",
+      model: "m",
+      baseUrl: "http://llm.example.test/v1",
+      apiKeySecret: "llm-key",
+    };
+    const production = await resolveModel(config, {
+      env: { ...env, ENVIRONMENT: "production" },
+      tenantSecret: secrets({ "llm-key": API_KEY }),
+    });
+    expect(production).toMatchObject({ ok: false, code: "bad_request" });
+    const development = await resolveModel(config, { env, tenantSecret: secrets({ "llm-key": API_KEY }) });
+    expect(development.ok).toBe(true);
+  });
+
+  it("resolves the local model without secrets or network", async () => {
+    const result = await resolveModel(
+      { provider: "local", model: "echo", local: { chunks: 2 } },
+      { env, tenantSecret: secrets({}) },
+    );
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    expect(result.value.provider).toBe("local");
+    const { result: outcome, deltas } = turn(result.value);
+    expect(await outcome).toMatchObject({ status: "succeeded", text: "Echo: Say hello." });
+    expect(deltas).toHaveLength(2);
+  });
+});

@@ -1,0 +1,211 @@
+// Thread schema migrations: fresh install, upgrade from an older schema with data, rollback and refusal.
+import { evictDurableObject, runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { EntryStore } from "../../src/storage/entry-store";
+import { RunStore } from "../../src/storage/run-store";
+import {
+  migrateThreadSchema,
+  THREAD_MIGRATIONS,
+  THREAD_SCHEMA_VERSION,
+  threadSchemaVersion,
+} from "../../src/storage/thread-schema";
+
+const now = () => Date.UTC(2026, 0, 2);
+const newThread = () => env.THREAD.get(env.THREAD.idFromName(`thread-schema-${crypto.randomUUID()}`));
+
+const OUR_TABLES = [
+  "append_idempotency",
+  "entries",
+  "meta",
+  "outbox",
+  "pin",
+  "run_chunks",
+  "run_events",
+  "runs",
+  "tool_calls",
+  "usage",
+];
+
+function schemaObjects(storage: DurableObjectStorage): { tables: string[]; indexes: string[] } {
+  const rows = storage.sql
+    .exec("SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%'")
+    .toArray();
+  const names = (type: string) =>
+    rows
+      .filter((r) => r.type === type)
+      .map((r) => String(r.name))
+      .sort();
+  return { tables: names("table"), indexes: names("index") };
+}
+
+describe("thread schema migrations", () => {
+  it("is an append-only list numbered 1..n, with v1 the base schema and a later version on top", () => {
+    expect(THREAD_MIGRATIONS.map((m) => m.version)).toEqual(
+      Array.from({ length: THREAD_MIGRATIONS.length }, (_, i) => i + 1),
+    );
+    expect(THREAD_SCHEMA_VERSION).toBe(THREAD_MIGRATIONS.length);
+    expect(THREAD_SCHEMA_VERSION).toBeGreaterThanOrEqual(2);
+  });
+
+  it("creates every table on a fresh object, records the version and never uses the SDK's cf_ prefix", async () => {
+    const result = await runInDurableObject(newThread(), (_i, state) => {
+      const before = threadSchemaVersion(state.storage);
+      const applied = migrateThreadSchema(state.storage);
+      const again = migrateThreadSchema(state.storage);
+      return {
+        before,
+        applied,
+        again,
+        version: threadSchemaVersion(state.storage),
+        ...schemaObjects(state.storage),
+      };
+    });
+    expect(result.before).toBe(0);
+    expect(result.applied).toBe(THREAD_SCHEMA_VERSION);
+    expect(result.again).toBe(THREAD_SCHEMA_VERSION);
+    expect(result.version).toBe(THREAD_SCHEMA_VERSION);
+    const ours = result.tables.filter((t) => !t.startsWith("cf_"));
+    expect(ours).toEqual(OUR_TABLES);
+    // Whatever else lives here is the SDK's own (cf_agents_*, cf_agent_*), never ours.
+    expect(result.tables.filter((t) => t.startsWith("cf_")).every((t) => t.startsWith("cf_agent"))).toBe(
+      true,
+    );
+    expect(result.indexes).toEqual(
+      expect.arrayContaining(["entries_parent_id", "entries_run_id", "tool_calls_run_id", "outbox_due"]),
+    );
+  });
+
+  it("upgrades a v1 thread with data to the latest schema, keeping every row", async () => {
+    const stub = newThread();
+    // A thread created by an older build: only migration 1 existed, and data was written by hand in its schema.
+    const v1 = await runInDurableObject(stub, (_i, state) => {
+      const version = migrateThreadSchema(state.storage, THREAD_MIGRATIONS.slice(0, 1));
+      const sql = state.storage.sql;
+      sql.exec(
+        `INSERT INTO entries (id, parent_id, kind, role, run_id, created_at, body_json) VALUES
+           ('u1', NULL, 'message', 'user', NULL, 1, '{"text":"hello"}'),
+           ('a1', 'u1', 'message', 'assistant', 'run-old', 2, '{"text":"hi there"}')`,
+      );
+      sql.exec(
+        "INSERT INTO append_idempotency (key, expected_parent_id, entry_id) VALUES ('client-1', '', 'u1')",
+      );
+      sql.exec(
+        `INSERT INTO runs (id, status, idempotency_key, user_entry_id, assistant_entry_id, created_at, started_at, ended_at)
+         VALUES ('run-old', 'succeeded', 'client-1', 'u1', 'a1', 1, 1, 2)`,
+      );
+      sql.exec(
+        "INSERT INTO usage (run_id, turn, provider, model, input_tokens, output_tokens, created_at) VALUES ('run-old', 1, 'local', 'echo', 10, 4, 2)",
+      );
+      sql.exec(
+        `INSERT INTO pin (id, tenant_id, environment, agent_id, thread_id, version_id, version, digest, artifact_json, bound_at)
+         VALUES (1, 'tenant-1', 'development', 'agent-1', 'thread-1', 'ver-1', 3, 'abc', '{}', 1)`,
+      );
+      return { version, indexes: schemaObjects(state.storage).indexes };
+    });
+    expect(v1.version).toBe(1);
+    expect(v1.indexes).not.toContain("entries_run_id");
+
+    // A redeploy: the object restarts under the new build, which applies the missing migrations on start.
+    await evictDurableObject(stub);
+    const upgraded = await runInDurableObject(stub, (_i, state) => {
+      const version = migrateThreadSchema(state.storage);
+      const entries = new EntryStore(state.storage, { now });
+      const runs = new RunStore(state.storage, { now });
+      const branch = entries.branch("a1");
+      return {
+        version,
+        stored: threadSchemaVersion(state.storage),
+        indexes: schemaObjects(state.storage).indexes,
+        branch: branch.ok ? branch.value.items.map((e) => [e.id, e.role, e.body]) : branch.code,
+        retry: entries.append({
+          id: "u1-again",
+          parentId: null,
+          kind: "message",
+          role: "user",
+          body: { text: "hello" },
+          idempotencyKey: "client-1",
+        }),
+        run: runs.byIdempotencyKey("client-1"),
+        usage: runs.usageForRun("run-old"),
+        pin: state.storage.sql.exec("SELECT tenant_id, version FROM pin").toArray(),
+        // New writes work against the upgraded schema.
+        next: entries.append({
+          id: "u2",
+          parentId: "a1",
+          kind: "message",
+          role: "user",
+          body: { text: "more" },
+        }),
+      };
+    });
+    expect(upgraded.version).toBe(THREAD_SCHEMA_VERSION);
+    expect(upgraded.stored).toBe(THREAD_SCHEMA_VERSION);
+    expect(upgraded.indexes).toEqual(
+      expect.arrayContaining(["entries_run_id", "tool_calls_run_id", "outbox_due"]),
+    );
+    expect(upgraded.branch).toEqual([
+      ["u1", "user", { text: "hello" }],
+      ["a1", "assistant", { text: "hi there" }],
+    ]);
+    expect(upgraded.retry).toMatchObject({ ok: true, value: { deduplicated: true, entry: { id: "u1" } } });
+    expect(upgraded.run).toMatchObject({ id: "run-old", status: "succeeded", assistantEntryId: "a1" });
+    expect(upgraded.usage).toEqual({ turns: 1, inputTokens: 10, outputTokens: 4 });
+    expect(upgraded.pin).toEqual([{ tenant_id: "tenant-1", version: 3 }]);
+    expect(upgraded.next).toMatchObject({ ok: true, value: { entry: { id: "u2", parentId: "a1" } } });
+  });
+
+  it("rolls a failing migration back whole and keeps the previous version", async () => {
+    const result = await runInDurableObject(newThread(), (_i, state) => {
+      migrateThreadSchema(state.storage);
+      const broken = [
+        ...THREAD_MIGRATIONS,
+        { version: THREAD_SCHEMA_VERSION + 1, up: ["CREATE TABLE half_done (x INTEGER)", "THIS IS NOT SQL"] },
+      ];
+      let error = "";
+      try {
+        migrateThreadSchema(state.storage, broken);
+      } catch (e) {
+        error = e instanceof Error ? e.message : String(e);
+      }
+      return {
+        error,
+        version: threadSchemaVersion(state.storage),
+        tables: schemaObjects(state.storage).tables,
+      };
+    });
+    expect(result.error).not.toBe("");
+    expect(result.version).toBe(THREAD_SCHEMA_VERSION);
+    expect(result.tables).not.toContain("half_done");
+  });
+
+  it("refuses storage written by a newer build and a misnumbered list, changing nothing", async () => {
+    const result = await runInDurableObject(newThread(), (_i, state) => {
+      migrateThreadSchema(state.storage);
+      state.storage.sql.exec("UPDATE meta SET value = '99' WHERE key = 'schema_version'");
+      const attempt = (migrations?: typeof THREAD_MIGRATIONS) => {
+        try {
+          migrateThreadSchema(state.storage, migrations);
+          return "applied";
+        } catch (e) {
+          return e instanceof Error ? e.message : String(e);
+        }
+      };
+      const newer = attempt();
+      const gap = attempt([
+        { version: 1, up: [] },
+        { version: 3, up: ["CREATE TABLE skipped (x INTEGER)"] },
+      ]);
+      return {
+        newer,
+        gap,
+        version: threadSchemaVersion(state.storage),
+        tables: schemaObjects(state.storage).tables,
+      };
+    });
+    expect(result.newer).toMatch(/newer than this build/);
+    expect(result.gap).toMatch(/numbered 1\.\.n/);
+    expect(result.version).toBe(99);
+    expect(result.tables).not.toContain("skipped");
+  });
+});

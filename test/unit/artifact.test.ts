@@ -1,0 +1,101 @@
+// The artifact schema: strict keys, field paths in refusals, provider-specific options.
+import { describe, expect, it } from "vitest";
+import { artifactSchema } from "../../src/control/artifact";
+import { fieldIssues } from "../../src/control/field-issues";
+
+const minimal = {
+  schemaVersion: 1,
+  name: "Support",
+  instructions: "Be brief.",
+  model: { provider: "local", model: "echo" },
+};
+
+function issuesOf(value: unknown) {
+  const result = artifactSchema.safeParse(value);
+  if (result.success) throw new Error("expected the artifact to be refused");
+  return fieldIssues(result.error);
+}
+
+describe("artifactSchema", () => {
+  it("accepts the minimal artifact unchanged", () => {
+    expect(artifactSchema.parse(minimal)).toEqual(minimal);
+  });
+
+  it("accepts every optional section when well formed", () => {
+    const full = {
+      ...minimal,
+      model: {
+        provider: "local",
+        model: "any-name",
+        temperature: 0.2,
+        maxOutputTokens: 512,
+        local: { chunks: 5, chunkDelayMs: 10, failAfterChunks: 3, hangAfterChunks: 4 },
+      },
+      greeting: "Hello",
+      suggestedPrompts: ["Track my order"],
+      limits: { maxMessageChars: 8000, maxSendsPerMinute: 20, retention: { maxAgeDays: 30 } },
+      tools: [{ name: "lookup", description: "Looks things up.", url: "https://tools.example.com/lookup" }],
+      widget: { title: "Help", theme: "dark", accentColor: "#112233", position: "bottom-left" },
+    };
+    expect(artifactSchema.parse(full)).toEqual(full);
+  });
+
+  it("requires schemaVersion 1, name, instructions and model", () => {
+    expect(issuesOf({}).map((i) => i.path)).toEqual(
+      expect.arrayContaining(["schemaVersion", "name", "instructions", "model"]),
+    );
+    expect(issuesOf({ ...minimal, schemaVersion: 2 }).map((i) => i.path)).toEqual(["schemaVersion"]);
+  });
+
+  it("refuses unknown keys at the top level, naming the key", () => {
+    expect(issuesOf({ ...minimal, prompt: "x" })).toEqual([{ path: "prompt", message: "unknown field" }]);
+  });
+
+  it("refuses unknown keys nested, with the full path", () => {
+    expect(issuesOf({ ...minimal, model: { ...minimal.model, apiKey: "sk-live" } })).toEqual([
+      { path: "model.apiKey", message: "unknown field" },
+    ]);
+    expect(issuesOf({ ...minimal, limits: { retention: { forever: true } } })).toEqual([
+      { path: "limits.retention.forever", message: "unknown field" },
+    ]);
+    expect(
+      issuesOf({
+        ...minimal,
+        tools: [{ name: "t", description: "d", url: "https://x.example", verb: "GET" }],
+      }),
+    ).toEqual([{ path: "tools.0.verb", message: "unknown field" }]);
+  });
+
+  it("allows `local` options only with the local provider", () => {
+    expect(
+      artifactSchema.safeParse({ ...minimal, model: { ...minimal.model, local: { chunks: 2 } } }).success,
+    ).toBe(true);
+    const refused = issuesOf({
+      ...minimal,
+      model: { provider: "workers-ai", model: "@cf/x", local: { chunks: 2 } },
+    });
+    expect(refused.map((i) => i.path)).toEqual(["model.local"]);
+  });
+
+  it("refuses unknown providers and an openai-compatible model without a base URL", () => {
+    expect(issuesOf({ ...minimal, model: { provider: "mystery", model: "m" } }).map((i) => i.path)).toEqual([
+      "model.provider",
+    ]);
+    expect(
+      issuesOf({ ...minimal, model: { provider: "openai-compatible", model: "m" } }).map((i) => i.path),
+    ).toEqual(["model.baseUrl"]);
+  });
+
+  it("refuses tools that are not https and secret aliases that are not aliases", () => {
+    expect(
+      issuesOf({ ...minimal, tools: [{ name: "t", description: "d", url: "http://x.example" }] }).map(
+        (i) => i.path,
+      ),
+    ).toEqual(["tools.0.url"]);
+    expect(
+      issuesOf({ ...minimal, model: { provider: "anthropic", model: "m", apiKeySecret: "sk-ant-REAL" } }).map(
+        (i) => i.path,
+      ),
+    ).toEqual(["model.apiKeySecret"]);
+  });
+});

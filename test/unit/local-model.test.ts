@@ -1,0 +1,198 @@
+// The local model is what `npm run dev`, tests and benchmarks talk to: its streams must be exact and reproducible.
+import type { LanguageModelV4Prompt, LanguageModelV4StreamPart } from "@ai-sdk/provider";
+import { describe, expect, it } from "vitest";
+import { createLocalModel, type LocalModelOptions } from "../../src/models/local-model";
+import { runTurn } from "../../src/models/turn";
+
+const prompt = (text: string, instructions = "You are terse."): LanguageModelV4Prompt => [
+  { role: "system", content: instructions },
+  { role: "user", content: [{ type: "text", text }] },
+];
+
+async function collect(
+  modelId: string,
+  options: LocalModelOptions,
+  input: LanguageModelV4Prompt,
+  signal?: AbortSignal,
+): Promise<LanguageModelV4StreamPart[]> {
+  const { stream } = await createLocalModel(modelId, options).doStream({
+    prompt: input,
+    ...(signal ? { abortSignal: signal } : {}),
+  });
+  const parts: LanguageModelV4StreamPart[] = [];
+  for await (const part of stream) parts.push(part);
+  return parts;
+}
+
+const deltas = (parts: LanguageModelV4StreamPart[]) =>
+  parts.flatMap((p) => (p.type === "text-delta" ? [p.delta] : []));
+
+const noTools = async () => ({ output: "unused" });
+
+describe("local model", () => {
+  it("echoes the user text in the configured number of deltas, with usage from the character counts", async () => {
+    const input = prompt("hello world");
+    const parts = await collect("echo", { chunks: 4 }, input);
+    const text = deltas(parts);
+    expect(text).toHaveLength(4);
+    expect(text.join("")).toBe("Echo: hello world");
+    const finish = parts.at(-1);
+    expect(finish?.type).toBe("finish");
+    if (finish?.type !== "finish") return;
+    expect(finish.finishReason.unified).toBe("stop");
+    const promptChars = "You are terse.".length + "hello world".length;
+    expect(finish.usage.inputTokens.total).toBe(Math.ceil(promptChars / 4));
+    expect(finish.usage.outputTokens.total).toBe(Math.ceil("Echo: hello world".length / 4));
+  });
+
+  it("streams 8 deltas by default and at most one per character for a short reply", async () => {
+    expect(deltas(await collect("any-model", {}, prompt("tell me something")))).toHaveLength(8);
+    expect(deltas(await collect("echo", { chunks: 50 }, prompt("hi")))).toEqual(Array.from("Echo: hi"));
+  });
+
+  it("never splits a surrogate pair across deltas", async () => {
+    const text = deltas(await collect("echo", { chunks: 100 }, prompt("😀😀")));
+    expect(text.slice(-2)).toEqual(["😀", "😀"]);
+  });
+
+  it("gives the same reply for the same instructions and text, and a different one otherwise", async () => {
+    const a = await collect("lorem", { chunks: 6 }, prompt("what is new?"));
+    const b = await collect("lorem", { chunks: 6 }, prompt("what is new?"));
+    const otherText = await collect("lorem", { chunks: 6 }, prompt("what is old?"));
+    const otherInstructions = await collect("lorem", { chunks: 6 }, prompt("what is new?", "Be verbose."));
+    expect(deltas(a)).toEqual(deltas(b));
+    expect(deltas(a).join("")).toMatch(/^[A-Z][a-z ]+\.$/);
+    expect(deltas(otherText).join("")).not.toBe(deltas(a).join(""));
+    expect(deltas(otherInstructions).join("")).not.toBe(deltas(a).join(""));
+  });
+
+  it("produces a long enough reply to fill many chunks", async () => {
+    expect(deltas(await collect("lorem", { chunks: 400 }, prompt("long please")))).toHaveLength(400);
+  });
+
+  it("fails after N deltas with an error part and no successful finish", async () => {
+    const parts = await collect("echo", { chunks: 5, failAfterChunks: 2 }, prompt("abcdefghij"));
+    expect(deltas(parts)).toHaveLength(2);
+    expect(parts.some((p) => p.type === "error")).toBe(true);
+    const finish = parts.find((p) => p.type === "finish");
+    expect(finish?.type === "finish" && finish.finishReason.unified).toBe("error");
+  });
+
+  it("turns a requested failure into a failed turn that keeps the partial text", async () => {
+    const seen: string[] = [];
+    const result = await runTurn({
+      model: createLocalModel("echo", { chunks: 5, failAfterChunks: 2 }),
+      prompt: prompt("abcdefghij"),
+      signal: new AbortController().signal,
+      maxSteps: 1,
+      onDelta: (t) => seen.push(t),
+      onToolCall: noTools,
+    });
+    expect(result.status).toBe("failed");
+    if (result.status !== "failed") return;
+    expect(result.error.code).toBe("upstream_unavailable");
+    expect(result.error.retryable).toBe(true);
+    expect(result.text).toBe(seen.join(""));
+    expect(seen).toHaveLength(2);
+  });
+
+  it("hangs after N deltas until the abort signal fires, then ends with an abort", async () => {
+    const controller = new AbortController();
+    const { stream } = await createLocalModel("echo", { chunks: 6, hangAfterChunks: 3 }).doStream({
+      prompt: prompt("abcdefghijkl"),
+      abortSignal: controller.signal,
+    });
+    const reader = stream.getReader();
+    const seen: string[] = [];
+    while (seen.length < 3) {
+      const { value } = await reader.read();
+      if (value?.type === "text-delta") seen.push(value.delta);
+    }
+    const pending = reader.read();
+    const raced = await Promise.race([
+      pending.then(() => "read"),
+      scheduler.wait(50).then(() => "still waiting"),
+    ]);
+    expect(raced).toBe("still waiting");
+    controller.abort();
+    await expect(pending).rejects.toMatchObject({ name: "AbortError" });
+  });
+
+  it("ends a hung turn as aborted, promptly, with the text streamed before the hang", async () => {
+    const controller = new AbortController();
+    const seen: string[] = [];
+    const turn = runTurn({
+      model: createLocalModel("echo", { chunks: 6, hangAfterChunks: 3 }),
+      prompt: prompt("abcdefghijkl"),
+      signal: controller.signal,
+      maxSteps: 1,
+      onDelta: (t) => {
+        seen.push(t);
+        if (seen.length === 3) setTimeout(() => controller.abort(), 20);
+      },
+      onToolCall: noTools,
+    });
+    const started = Date.now();
+    const result = await turn;
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(result.status).toBe("aborted");
+    expect(result.text).toBe(seen.join(""));
+    expect(seen).toHaveLength(3);
+  });
+
+  it("waits chunkDelayMs between deltas and stops waiting as soon as it is aborted", async () => {
+    const started = Date.now();
+    expect(deltas(await collect("echo", { chunks: 4, chunkDelayMs: 40 }, prompt("abcd")))).toHaveLength(4);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(150);
+
+    const controller = new AbortController();
+    const slow = collect("echo", { chunks: 4, chunkDelayMs: 10_000 }, prompt("abcd"), controller.signal);
+    const abortedAt = Date.now();
+    setTimeout(() => controller.abort(), 30);
+    await expect(slow).rejects.toMatchObject({ name: "AbortError" });
+    expect(Date.now() - abortedAt).toBeLessThan(1000);
+  });
+
+  it("refuses to start when the signal is already aborted", async () => {
+    const controller = new AbortController();
+    controller.abort();
+    await expect(
+      createLocalModel("echo").doStream({ prompt: prompt("x"), abortSignal: controller.signal }),
+    ).rejects.toMatchObject({ name: "AbortError" });
+  });
+
+  it("calls the configured tool first, then answers with the tool's output (round trip through runTurn)", async () => {
+    const calls: unknown[] = [];
+    const seen: string[] = [];
+    const result = await runTurn({
+      model: createLocalModel("echo", { toolCall: { name: "lookup_order", input: { orderId: "A-17" } } }),
+      prompt: prompt("where is my order?"),
+      signal: new AbortController().signal,
+      maxSteps: 3,
+      onDelta: (t) => seen.push(t),
+      onToolCall: async (call) => {
+        calls.push(call);
+        return { output: { status: "shipped" } };
+      },
+    });
+    expect(calls).toEqual([
+      { toolCallId: expect.stringMatching(/^call_/), toolName: "lookup_order", input: { orderId: "A-17" } },
+    ]);
+    expect(result.status).toBe("succeeded");
+    expect(result.text).toBe('The lookup_order tool returned: {"status":"shipped"}');
+    expect(seen.join("")).toBe(result.text);
+    expect(result.steps).toHaveLength(2);
+    expect(result.steps[0]?.toolCalls[0]?.outcome).toEqual({ output: { status: "shipped" } });
+    expect(result.usage.inputTokens).toBe(
+      (result.steps[0]?.usage.inputTokens ?? 0) + (result.steps[1]?.usage.inputTokens ?? 0),
+    );
+  });
+
+  it("answers the same through doGenerate as through doStream", async () => {
+    const model = createLocalModel("lorem", { chunks: 5 });
+    const streamed = deltas(await collect("lorem", { chunks: 5 }, prompt("same?"))).join("");
+    const generated = await model.doGenerate({ prompt: prompt("same?") });
+    expect(generated.content).toEqual([{ type: "text", text: streamed }]);
+    expect(generated.finishReason.unified).toBe("stop");
+  });
+});
