@@ -5,16 +5,21 @@ import { relative } from "node:path";
 import { parseArgs } from "node:util";
 import { CliError, runMain } from "./lib/cli.mjs";
 import { ensureDevVars, readDevVars } from "./lib/dev-vars.mjs";
+import { describeError, request } from "./lib/http-client.mjs";
 import { childEnv, demoStatePath, devVarsExamplePath, devVarsPath, root, wranglerBin } from "./lib/paths.mjs";
 import { runCommand, signalNumber } from "./lib/run-command.mjs";
 import { waitForHealth } from "./lib/wait-for-health.mjs";
 import { seedDemo } from "./seed-demo.mjs";
 
-const HELP = `Usage: npm run dev [-- --port 8787 --no-seed]
+const HELP = `Usage: npm run dev [-- --port 8787 --no-seed --check]
 
 Creates .dev.vars with random secrets when it is missing, applies the local D1 migrations, starts
 \`wrangler dev\` on 127.0.0.1:<port> (PORT env or --port, default 8787), waits for /v1/health and seeds a
-demo tenant and public demo agent. Ctrl-C stops everything.`;
+demo tenant and public demo agent. Ctrl-C stops everything.
+
+  --port <n>   port (default PORT or 8787)
+  --no-seed    start without seeding the demo
+  --check      start, seed, launch the demo agent once, then stop: exit 0 only if all of it worked (CI)`;
 
 function portIsFree(port) {
   return new Promise((resolve) => {
@@ -29,6 +34,7 @@ async function main() {
     options: {
       port: { type: "string" },
       "no-seed": { type: "boolean" },
+      check: { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -77,11 +83,17 @@ async function main() {
 
   const baseUrl = `http://127.0.0.1:${port}`;
   const shownUrl = `http://localhost:${port}`;
+  let ok = true;
   try {
     const health = await waitForHealth(baseUrl, { stillRunning: () => !exited });
     const environment = typeof health?.environment === "string" ? health.environment : "development";
     if (values["no-seed"]) {
-      printSummary({ shownUrl, publicKey: undefined, note: "seeding skipped (--no-seed)" });
+      printSummary({
+        shownUrl,
+        publicKey: undefined,
+        note: "seeding skipped (--no-seed)",
+        check: values.check,
+      });
     } else {
       try {
         const { state } = await seedDemo({
@@ -90,10 +102,17 @@ async function main() {
           port,
           environment,
         });
-        printSummary({ shownUrl, publicKey: state.publicKey });
+        if (values.check) await launchDemo(baseUrl, shownUrl, state.publicKey);
+        printSummary({ shownUrl, publicKey: state.publicKey, check: values.check });
       } catch (error) {
+        ok = false;
         const message = error instanceof Error ? error.message : String(error);
-        printSummary({ shownUrl, publicKey: undefined, note: `seeding the demo failed: ${message}` });
+        printSummary({
+          shownUrl,
+          publicKey: undefined,
+          note: `seeding the demo failed: ${message}`,
+          check: values.check,
+        });
       }
     }
   } catch (error) {
@@ -101,10 +120,28 @@ async function main() {
     await done;
     throw new CliError(error instanceof Error ? error.message : String(error));
   }
+  if (values.check) {
+    if (!exited) child.kill("SIGTERM");
+    await done;
+    if (!ok) throw new CliError("`npm run dev` check failed: the server started but the demo is not usable.");
+    console.log("`npm run dev` check passed: server healthy, demo seeded, demo agent launches.");
+    return 0;
+  }
   return done;
 }
 
-function printSummary({ shownUrl, publicKey, note }) {
+/** The check mode's proof that the seeded agent works: a browser-style launch from an allowed origin. */
+async function launchDemo(baseUrl, origin, agentKey) {
+  const res = await request(baseUrl, "POST", "/v1/agent-sessions", {
+    body: { agentKey },
+    headers: { Origin: origin },
+  });
+  if (res.status !== 201 || typeof res.body?.token !== "string") {
+    throw new Error(`launching the demo agent failed: ${describeError(res)}`);
+  }
+}
+
+function printSummary({ shownUrl, publicKey, note, check }) {
   const lines = [
     "",
     "agent-threads is running (local development).",
@@ -115,7 +152,7 @@ function printSummary({ shownUrl, publicKey, note }) {
     `  Operator token:  ${relative(root, devVarsPath)}  (OPERATOR_TOKEN; \`npm run tenant:create -- <name>\`)`,
   ];
   if (note) lines.push(`  Note: ${note}`);
-  lines.push("Press Ctrl-C to stop.", "");
+  lines.push(check ? "Stopping (--check)." : "Press Ctrl-C to stop.", "");
   console.log(lines.join("\n"));
 }
 

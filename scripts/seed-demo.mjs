@@ -1,7 +1,7 @@
 // Seeds a demo tenant and a public demo agent (local echo model) over the HTTP API, idempotently.
 // Used by `npm run dev`; also runnable alone against a running server: `node scripts/seed-demo.mjs [--port N]`.
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { dirname } from "node:path";
+import { dirname, relative } from "node:path";
 import { parseArgs } from "node:util";
 import { z } from "zod";
 import { CliError, isMain, runMain } from "./lib/cli.mjs";
@@ -236,7 +236,7 @@ async function main() {
   });
   console.log(created ? "Demo seeded." : "Demo already seeded.");
   console.log(`  Demo agent public key: ${state.publicKey}`);
-  console.log(`  Tenant API key:        ${demoStatePath}`);
+  console.log(`  Tenant API key:        ${relative(process.cwd(), demoStatePath)}`);
   return 0;
 }
 

@@ -25,12 +25,27 @@ export type TokenResult<T> = { ok: true; claims: T } | TokenFailure;
 
 const refuse = (reason: string, expired = false): TokenFailure => ({ ok: false, reason, expired });
 
+const B64URL = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+/**
+ * Unpadded base64url whose unused trailing bits are zero. Decoders ignore those bits, so without this check one
+ * signature has several spellings and a token can be altered without breaking it.
+ */
+function canonicalSegment(segment: string): boolean {
+  const tail = segment.length % 4;
+  if (tail === 1) return false;
+  if (tail === 0) return true;
+  const unusedBits = tail === 2 ? 4 : 2;
+  return (B64URL.indexOf(segment.at(-1)!) & ((1 << unusedBits) - 1)) === 0;
+}
+
 export async function verifyJwt<S extends z.ZodType>(
   token: string,
   options: VerifyOptions<S>,
 ): Promise<TokenResult<z.output<S>>> {
   if (token.length === 0 || token.length > MAX_TOKEN_BYTES) return refuse("size");
   if (!/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(token)) return refuse("shape");
+  if (!token.split(".").every(canonicalSegment)) return refuse("encoding");
   let header: ReturnType<typeof decodeProtectedHeader>;
   try {
     header = decodeProtectedHeader(token);

@@ -6,17 +6,16 @@ import { constantTimeEqual, hmacSha256, randomBytes, toHex } from "./bytes";
 import { bearerToken } from "./tenant-auth";
 
 // A per-isolate random key: both sides are hashed to equal length first, so the comparison leaks no length.
-const comparisonKey = randomBytes(32);
+// Created on first use: workerd refuses random values in global scope.
+let comparisonKey: ReturnType<typeof randomBytes> | undefined;
 
 export async function isOperatorToken(env: Env, authorization: string | undefined): Promise<boolean> {
   const expected = env.OPERATOR_TOKEN ?? "";
   const presented = bearerToken(authorization);
   // An unset or trivially short operator token opens nothing.
   if (expected.length < 16 || presented === null) return false;
-  const [a, b] = await Promise.all([
-    hmacSha256(comparisonKey, presented),
-    hmacSha256(comparisonKey, expected),
-  ]);
+  comparisonKey ??= randomBytes(32);
+  const [a, b] = await Promise.all([hmacSha256(comparisonKey, presented), hmacSha256(comparisonKey, expected)]);
   return constantTimeEqual(toHex(a), toHex(b));
 }
 

@@ -1,4 +1,5 @@
-// CORS for the browser launch endpoint: only origins an active agent allows are ever reflected.
+// CORS for the browser-facing endpoints (launch, thread HTTP): only origins an active agent allows are reflected.
+import type { MiddlewareHandler } from "hono";
 import { createMiddleware } from "hono/factory";
 import { parseOriginPattern } from "../auth/origin-policy";
 import { anyAgentAllowsOrigin } from "../storage/d1/thread-registry";
@@ -8,7 +9,7 @@ const MAX_AGE_SECONDS = 600;
 
 export function withCorsHeaders(headers: Headers, origin: string): void {
   headers.set("Access-Control-Allow-Origin", origin);
-  headers.set("Vary", "Origin");
+  headers.append("Vary", "Origin");
 }
 
 /** The allow-list entries that would admit `origin`: itself, and its single-label wildcard form. */
@@ -27,30 +28,55 @@ async function originKnown(c: AppContext, origin: string): Promise<boolean> {
   return anyAgentAllowsOrigin(c.env.DB, patternsFor(origin));
 }
 
-export const launchCors = {
-  /** Preflight carries no credential: answer it for origins some active agent allows, and nothing else. */
-  preflight: async (c: AppContext) => {
-    const origin = c.req.header("Origin");
-    const headers = new Headers({ Vary: "Origin" });
-    if (origin && (await originKnown(c, origin))) {
-      withCorsHeaders(headers, origin);
-      headers.set("Access-Control-Allow-Methods", "POST, OPTIONS");
-      headers.set("Access-Control-Allow-Headers", "Content-Type");
-      headers.set("Access-Control-Max-Age", String(MAX_AGE_SECONDS));
-    }
-    return new Response(null, { status: 204, headers });
-  },
+interface CorsPolicy {
+  methods: string;
+  allowHeaders: string;
+  /** The launch endpoint's backend callers send `Authorization` and are never browsers: no CORS for them. */
+  skipWhenAuthorized: boolean;
+}
 
-  /** Lets a browser read the launch response (and its errors) when its origin is one an agent allows. */
-  response: createMiddleware<AppEnv>(async (c, next) => {
-    await next();
-    const origin = c.req.header("Origin");
-    if (!origin || c.req.header("Authorization") !== undefined) return;
-    const verified = c.get("launchOrigin") === origin;
-    // A 403 is the origin refusal itself: it must never carry an allow header.
-    if (verified || (c.res.status >= 400 && c.res.status !== 403 && (await originKnown(c, origin)))) {
-      withCorsHeaders(c.res.headers, origin);
-      c.res.headers.set("Access-Control-Expose-Headers", "Retry-After, X-Request-Id");
-    }
-  }),
-};
+function corsPolicy(policy: CorsPolicy): { preflight: (c: AppContext) => Promise<Response>; response: MiddlewareHandler<AppEnv> } {
+  return {
+    /** Preflight carries no credential: answer it for origins some active agent allows, and nothing else. */
+    preflight: async (c: AppContext) => {
+      const origin = c.req.header("Origin");
+      const headers = new Headers({ Vary: "Origin" });
+      if (origin && (await originKnown(c, origin))) {
+        headers.set("Access-Control-Allow-Origin", origin);
+        headers.set("Access-Control-Allow-Methods", policy.methods);
+        headers.set("Access-Control-Allow-Headers", policy.allowHeaders);
+        headers.set("Access-Control-Max-Age", String(MAX_AGE_SECONDS));
+      }
+      return new Response(null, { status: 204, headers });
+    },
+
+    /**
+     * Lets a browser read a response when the route verified its origin for the agent, and read errors (a 401 that
+     * says "refresh your token", a 429) when some agent allows the origin. A 403 is the origin refusal itself: it
+     * never carries an allow header.
+     */
+    response: createMiddleware<AppEnv>(async (c, next) => {
+      await next();
+      if (c.req.method === "OPTIONS" || c.res.status === 101) return;
+      const origin = c.req.header("Origin");
+      if (!origin || (policy.skipWhenAuthorized && c.req.header("Authorization") !== undefined)) return;
+      const verified = c.get("launchOrigin") === origin;
+      if (verified || (c.res.status >= 400 && c.res.status !== 403 && (await originKnown(c, origin)))) {
+        withCorsHeaders(c.res.headers, origin);
+        c.res.headers.set("Access-Control-Expose-Headers", "Retry-After, X-Request-Id");
+      }
+    }),
+  };
+}
+
+export const launchCors = corsPolicy({
+  methods: "POST, OPTIONS",
+  allowHeaders: "Content-Type",
+  skipWhenAuthorized: true,
+});
+
+export const threadCors = corsPolicy({
+  methods: "GET, POST, OPTIONS",
+  allowHeaders: "Authorization, Content-Type, Accept, Last-Event-ID",
+  skipWhenAuthorized: false,
+});

@@ -54,8 +54,11 @@ export function isTimeoutError(error: unknown): boolean {
 export function modelErrorFromStatus(status: number | undefined, retryAfter?: number): ModelError {
   const withRetry = (error: ModelError): ModelError =>
     retryAfter === undefined ? error : { ...error, retryAfter };
-  if (status === undefined)
+  if (status === undefined) {
     return { code: "upstream_unavailable", message: MESSAGES.unavailable, retryable: true };
+  }
+  // A 2xx here means the response started fine and its body broke while streaming.
+  if (status < 300) return modelErrors.interrupted();
   if (status === 401 || status === 403) {
     return { code: "upstream_unavailable", message: MESSAGES.auth, retryable: false };
   }

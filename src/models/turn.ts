@@ -86,6 +86,19 @@ function nextPart(
   return Promise.race([read, interrupted]).finally(cleanup);
 }
 
+/** How long an aborted model gets to end its own stream (it was handed the signal) before we cancel it. */
+const ABORT_GRACE_MS = 1000;
+
+/**
+ * Cancelling a piped stream at the very moment its source errors with the abort leaves an unhandled rejection inside
+ * workerd's pipe; a model that honours the signal ends the stream itself, so cancel only the ones that do not.
+ */
+function releaseAfterAbort(reader: ReadableStreamDefaultReader<LanguageModelV4StreamPart>): void {
+  setTimeout(() => {
+    reader.cancel().catch(() => {});
+  }, ABORT_GRACE_MS);
+}
+
 function parseInput(json: string): unknown {
   try {
     return JSON.parse(json === "" ? "{}" : json);
@@ -164,7 +177,7 @@ export async function runTurn(input: RunTurnInput): Promise<TurnResult> {
       }
       if (next.kind === "done") break;
       if (next.kind === "aborted") {
-        reader.cancel().catch(() => {});
+        releaseAfterAbort(reader);
         steps.push(step);
         return ended();
       }

@@ -8,6 +8,7 @@ import { originAllowed } from "../auth/origin-policy";
 import { MAX_TOKEN_BYTES } from "../auth/token-policy";
 import { AppError } from "../errors";
 import type { AppContext, AppEnv } from "../http/context";
+import { threadCors } from "../http/launch-cors";
 import { deploymentStore } from "../http/store";
 import { ERROR_CODES } from "../shared/errors";
 import { BEARER_PREFIX, PROTOCOL } from "../shared/protocol";
@@ -17,10 +18,10 @@ import { CLAIMS_HEADER, threadClaimsFrom } from "../thread/claims";
 const INTERNAL_ORIGIN = "https://thread.internal";
 const TOKEN_QUERY_PARAMS = ["token", "access_token", "bearer", "jwt"];
 
-/** `Authorization: Bearer <jwt>` only; other schemes (Basic, Token, …) carry no launch token. */
+/** `Authorization: Bearer <jwt>` only (the scheme is case-insensitive); Basic, Token, … carry no launch token. */
 function launchBearer(header: string | undefined): string | null {
   if (header === undefined || header.length > MAX_TOKEN_BYTES + 7) return null;
-  const match = /^Bearer ([A-Za-z0-9._-]+)$/.exec(header);
+  const match = /^Bearer ([A-Za-z0-9._-]+)$/i.exec(header);
   return match === null ? null : match[1]!;
 }
 
@@ -45,7 +46,8 @@ async function authorize(c: AppContext, token: string | null): Promise<LaunchCla
     throw tokenError(verified);
   }
   const claims = verified.claims;
-  if (c.req.param("threadId") !== claims.threadId) throw new AppError("forbidden", "The token is for another thread.");
+  // Another thread is "not found" for this token whether or not it exists: no existence oracle (SPEC §3).
+  if (c.req.param("threadId") !== claims.threadId) throw new AppError("not_found", "Thread not found.");
 
   const agent = await deploymentStore(c).getAgent(claims.tenantId, claims.agentEntityId);
   if (agent === null) throw new AppError("unauthenticated", "Authentication required.");
@@ -56,6 +58,7 @@ async function authorize(c: AppContext, token: string | null): Promise<LaunchCla
     if (claims.origin !== undefined && claims.origin !== origin) {
       throw new AppError("forbidden", "The token was issued for another origin.");
     }
+    c.set("launchOrigin", origin);
   }
   const thread = await findThread(c.env.DB, claims.tenantId, claims.threadId);
   if (thread === null || thread.deletedAt !== null || thread.subject !== claims.sub) {
@@ -113,6 +116,8 @@ const WS_PASS = ["Upgrade", "Connection", "Sec-WebSocket-Key", "Sec-WebSocket-Ve
 const HTTP_PASS = ["Content-Type", "Content-Length", "Accept", "Last-Event-ID"];
 
 export const threads = new Hono<AppEnv>()
+  .use("/threads/*", threadCors.response)
+  .options("/threads/*", threadCors.preflight)
   .get("/threads/:threadId/ws", async (c) => {
     if (c.req.header("Upgrade")?.toLowerCase() !== "websocket") {
       return c.json(

@@ -29,6 +29,21 @@ function errorResponse(code: ErrorCode, message: string, retryAfter?: number): R
   return Response.json({ error: { code, message, requestId: "" } }, { status: HTTP_STATUS[code], headers });
 }
 
+const CLIENT_FRAME_TYPES = new Set(["hello", "send", "cancel", "regenerate", "edit", "history", "ping"]);
+
+function onlyProtocolFrames(message: string | ArrayBuffer): string | ArrayBuffer {
+  if (typeof message !== "string" || message.length > LIMITS.maxFrameBytes) return message;
+  let value: unknown;
+  try {
+    value = JSON.parse(message);
+  } catch {
+    return message;
+  }
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return message;
+  const type = (value as { type?: unknown }).type;
+  return typeof type === "string" && CLIENT_FRAME_TYPES.has(type) ? message : '{"type":"unsupported"}';
+}
+
 function closeCode(code: ErrorCode): number {
   return WS_CLOSE_CODE[code] ?? 4400;
 }
@@ -87,6 +102,14 @@ export class ThreadAgent extends Agent<Env> {
       return handleThreadHttp(runtime.value, request, url.pathname.slice("/http".length) || "/");
     }
     return errorResponse("not_found", "Not found.");
+  }
+
+  /**
+   * Owns the wire: only `agent.v1` frame types reach the SDK's dispatch. Anything else the SDK would act on (state
+   * writes, RPC, MCP) is renamed so `onMessage` answers it as an invalid frame and no SDK frame answers a client.
+   */
+  override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
+    await this.lifecycle.webSocketMessage(ws, onlyProtocolFrames(message));
   }
 
   override onRequest(_request: Request): Response {

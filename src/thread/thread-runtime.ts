@@ -276,8 +276,8 @@ export class ThreadRuntime {
     const since = this.#deps.now() - 60_000;
     const row = this.#deps.storage.sql
       .exec(
-        `SELECT COUNT(*) AS n FROM (SELECT role, created_at FROM entries ORDER BY seq DESC LIMIT ?)
-         WHERE role = 'user' AND created_at > ?`,
+        // Every send, edit and regenerate starts one run; runs are inserted in time order, so rowid is recency.
+        "SELECT COUNT(*) AS n FROM (SELECT created_at FROM runs ORDER BY rowid DESC LIMIT ?) WHERE created_at > ?",
         this.limits.sendsPerMinute + 1,
         since,
       )

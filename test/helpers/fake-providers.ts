@@ -66,7 +66,7 @@ function sseBody(
           signal?.addEventListener(
             "abort",
             () => {
-              if (!cancelled && false) controller.error(abortError(signal));
+              if (!cancelled) controller.error(abortError(signal));
               resolve();
             },
             { once: true },

@@ -193,7 +193,8 @@ describe("EntryStore", () => {
     expect(result).toEqual({ first: ["e1", "e2"], rest: ["e3", "e4"] });
   });
 
-  it("reads one leaf's branch out of a 10,000-entry thread with 50 forks", async () => {
+  // A generous timeout: inserting 10,000 entries can take several seconds on a busy machine.
+  it("reads one leaf's branch out of a 10,000-entry thread with 50 forks", { timeout: 60_000 }, async () => {
     const stub = newThread();
     const read = await runInDurableObject(stub, (_i, state) => {
       const store = openStore(state.storage);

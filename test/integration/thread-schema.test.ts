@@ -27,6 +27,13 @@ const OUR_TABLES = [
   "usage",
 ];
 
+/** Empties an object of our tables, as it was before any build of ours ran (the SDK's tables stay). */
+function wipeThreadTables(storage: DurableObjectStorage): void {
+  storage.transactionSync(() => {
+    for (const table of OUR_TABLES) storage.sql.exec(`DROP TABLE IF EXISTS ${table}`);
+  });
+}
+
 function schemaObjects(storage: DurableObjectStorage): { tables: string[]; indexes: string[] } {
   const rows = storage.sql
     .exec("SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%'")
@@ -50,6 +57,7 @@ describe("thread schema migrations", () => {
 
   it("creates every table on a fresh object, records the version and never uses the SDK's cf_ prefix", async () => {
     const result = await runInDurableObject(newThread(), (_i, state) => {
+      wipeThreadTables(state.storage);
       const before = threadSchemaVersion(state.storage);
       const applied = migrateThreadSchema(state.storage);
       const again = migrateThreadSchema(state.storage);
@@ -80,6 +88,7 @@ describe("thread schema migrations", () => {
     const stub = newThread();
     // A thread created by an older build: only migration 1 existed, and data was written by hand in its schema.
     const v1 = await runInDurableObject(stub, (_i, state) => {
+      wipeThreadTables(state.storage);
       const version = migrateThreadSchema(state.storage, THREAD_MIGRATIONS.slice(0, 1));
       const sql = state.storage.sql;
       sql.exec(

@@ -187,15 +187,6 @@ export async function revokeApiKey(
   return existing.revokedAt !== null ? "already_revoked" : "last_admin_key";
 }
 
-/** Counts keys, for tests and operations; never returns key material. */
-export async function countApiKeys(db: D1Database, tenantId: string): Promise<number> {
-  const row = await db
-    .prepare("SELECT COUNT(*) AS n FROM api_keys WHERE tenant_id = ?")
-    .bind(tenantId)
-    .first();
-  return z.object({ n: z.number() }).parse(row).n;
-}
-
 /** Creates or replaces a secret; `created_at` survives a replacement. */
 export async function upsertTenantSecret(
   db: D1Database,

@@ -1,0 +1,354 @@
+// The agent.v1 protocol end to end: streaming, resume, forks, cancel, limits and pinning across eviction.
+import { abortAllDurableObjects, evictDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { threadObjectName } from "../../src/auth/do-name";
+import { api, createRelease, publish, saveDraft, validArtifact } from "../helpers/tenants";
+import { clientMessageId, connect, type Launch, launch, liveAgent, ORIGIN } from "../helpers/threads";
+
+const local = (options: Record<string, unknown>) => ({ model: { provider: "local", model: "echo", local: options } });
+
+function threadGet(session: Launch, path = "") {
+  return api(`/v1/threads/${session.threadId}${path}`, {
+    headers: { Authorization: `Bearer ${session.token}`, Origin: ORIGIN },
+  });
+}
+
+async function branch(session: Launch, leafId?: string): Promise<{ id: string; role: string; text: string }[]> {
+  const res = await threadGet(session, `/entries${leafId ? `?leafId=${leafId}` : ""}`);
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { items: { id: string; role: string; text: string }[] }).items;
+}
+
+async function stub(agent: { tenantId: string; agentId: string }, threadId: string) {
+  const name = await threadObjectName(env.DO_NAME_KEY, {
+    tenantId: agent.tenantId,
+    environment: "development",
+    agentEntityId: agent.agentId,
+    threadId,
+  });
+  return env.THREAD.get(env.THREAD.idFromName(name));
+}
+
+describe("agent.v1 over WebSocket", () => {
+  it("sends ready with the pinned agent name and version", async () => {
+    const agent = await liveAgent();
+    const session = await launch(agent.publicKey);
+    const ws = await connect(session);
+    expect(ws.all("ready")[0]).toEqual({
+      type: "ready",
+      protocol: 1,
+      threadId: session.threadId,
+      leafId: null,
+      agent: { name: "Support", version: 1 },
+    });
+  });
+
+  it("delivers the same stream to every socket of the thread", async () => {
+    const agent = await liveAgent({ artifact: local({ chunks: 6 }) });
+    const session = await launch(agent.publicKey);
+    const [a, b] = [await connect(session), await connect(session)];
+    a.send({ type: "send", clientMessageId: clientMessageId(), text: "both of you" });
+    const doneA = await a.next("run", (f) => f.status === "succeeded");
+    await b.next("run", (f) => f.status === "succeeded");
+    const text = (r: typeof a) => r.all("delta").filter((d) => d.runId === doneA.runId).map((d) => `${d.seq}:${d.text}`);
+    expect(text(b)).toEqual(text(a));
+    expect(text(a)).toHaveLength(6);
+  });
+
+  it("starts no second run for a repeated clientMessageId", async () => {
+    const agent = await liveAgent();
+    const session = await launch(agent.publicKey);
+    const ws = await connect(session);
+    const cmid = clientMessageId();
+    ws.send({ type: "send", clientMessageId: cmid, text: "once" });
+    await ws.next("run", (f) => f.status === "succeeded");
+    ws.send({ type: "send", clientMessageId: cmid, text: "once" });
+    await ws.next("run", (f) => f.status === "succeeded");
+    expect(new Set(ws.all("run").map((r) => r.runId)).size).toBe(1);
+    expect((await branch(session)).map((e) => e.role)).toEqual(["user", "assistant"]);
+  });
+
+  it("resumes a dropped socket with exactly the missing deltas", async () => {
+    const agent = await liveAgent({ artifact: local({ chunks: 20, chunkDelayMs: 40 }) });
+    const session = await launch(agent.publicKey);
+    const first = await connect(session);
+    first.send({ type: "send", clientMessageId: clientMessageId(), text: "tell me a long story" });
+    const fourth = await first.next("delta", (d) => d.seq === 4);
+    const seen = first.all("delta").filter((d) => d.runId === fourth.runId);
+    const afterSeq = seen[seen.length - 1]!.seq;
+    first.ws.close(1000, "dropped");
+
+    const second = await connect(session, { resume: { runId: fourth.runId, afterSeq } });
+    const done = await second.next("run", (f) => f.runId === fourth.runId && f.status === "succeeded");
+    const resumed = second.all("delta").filter((d) => d.runId === done.runId);
+    expect(resumed[0]!.seq).toBe(afterSeq + 1);
+    const all = [...seen, ...resumed].map((d) => d.seq);
+    expect(all).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+    const assistant = await second.next("entry", (f) => f.entry.role === "assistant");
+    expect(assistant.entry.text).toBe([...seen, ...resumed].map((d) => d.text).join(""));
+  });
+
+  it("gives a late joiner the whole live run without a resume request", async () => {
+    const agent = await liveAgent({ artifact: local({ chunks: 12, chunkDelayMs: 30 }) });
+    const session = await launch(agent.publicKey);
+    const first = await connect(session);
+    first.send({ type: "send", clientMessageId: clientMessageId(), text: "late joiner" });
+    const d = await first.next("delta", (f) => f.seq === 5);
+    const late = await connect(session);
+    await late.next("run", (f) => f.runId === d.runId && f.status === "succeeded");
+    expect(late.all("delta").map((f) => f.seq)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
+  });
+
+  it("edits and regenerates as forks without destroying history", async () => {
+    const agent = await liveAgent();
+    const session = await launch(agent.publicKey);
+    const ws = await connect(session);
+    ws.send({ type: "send", clientMessageId: clientMessageId(), text: "first question" });
+    const firstUser = await ws.next("entry", (f) => f.entry.role === "user");
+    const firstReply = await ws.next("entry", (f) => f.entry.role === "assistant");
+    await ws.next("run", (f) => f.status === "succeeded");
+
+    ws.send({ type: "edit", entryId: firstUser.entry.id, text: "better question", clientMessageId: clientMessageId() });
+    const edited = await ws.next("entry", (f) => f.entry.role === "user" && f.entry.text === "better question");
+    expect(edited.entry.parentId).toBe(firstUser.entry.parentId);
+    const editedReply = await ws.next("entry", (f) => f.entry.role === "assistant" && f.entry.parentId === edited.entry.id);
+    await ws.next("run", (f) => f.status === "succeeded" && f.runId === editedReply.entry.runId);
+
+    ws.send({ type: "regenerate", entryId: editedReply.entry.id });
+    const regenerated = await ws.next(
+      "entry",
+      (f) => f.entry.role === "assistant" && f.entry.parentId === edited.entry.id && f.entry.id !== editedReply.entry.id,
+    );
+    await ws.next("run", (f) => f.status === "succeeded" && f.runId === regenerated.entry.runId);
+
+    // Both branches read back correctly; the original one is intact.
+    expect((await branch(session, firstReply.entry.id)).map((e) => e.text)).toEqual([
+      "first question",
+      firstReply.entry.text,
+    ]);
+    expect((await branch(session, regenerated.entry.id)).map((e) => e.id)).toEqual([
+      edited.entry.id,
+      regenerated.entry.id,
+    ]);
+    expect((await branch(session)).at(-1)!.id).toBe(regenerated.entry.id);
+  });
+
+  it("cancels a running reply and seals what was written as interrupted", async () => {
+    const agent = await liveAgent({ artifact: local({ chunks: 50, chunkDelayMs: 50 }) });
+    const session = await launch(agent.publicKey);
+    const ws = await connect(session);
+    ws.send({ type: "send", clientMessageId: clientMessageId(), text: "go on and on" });
+    const d = await ws.next("delta", (f) => f.seq === 3);
+    ws.send({ type: "cancel", runId: d.runId });
+    const ended = await ws.next("run", (f) => f.runId === d.runId && f.status === "aborted");
+    expect(ended.status).toBe("aborted");
+    const reply = await ws.next("entry", (f) => f.entry.role === "assistant");
+    expect(reply.entry.status).toBe("interrupted");
+    expect(reply.entry.text.length).toBeGreaterThan(0);
+  });
+
+  it("refuses a send while a reply is streaming, storing nothing", async () => {
+    const agent = await liveAgent({ artifact: local({ chunks: 20, chunkDelayMs: 40 }) });
+    const session = await launch(agent.publicKey);
+    const ws = await connect(session);
+    ws.send({ type: "send", clientMessageId: clientMessageId(), text: "first" });
+    await ws.next("delta");
+    ws.send({ type: "send", clientMessageId: clientMessageId(), text: "second" });
+    const error = await ws.next("error");
+    expect(error.code).toBe("conflict");
+    await ws.next("run", (f) => f.status === "succeeded");
+    expect((await branch(session)).map((e) => e.text)).not.toContain("second");
+  });
+
+  it("reports a model failure mid-stream as a failed run with the partial reply sealed", async () => {
+    const agent = await liveAgent({ artifact: local({ chunks: 10, failAfterChunks: 3 }) });
+    const session = await launch(agent.publicKey);
+    const ws = await connect(session);
+    ws.send({ type: "send", clientMessageId: clientMessageId(), text: "break please" });
+    const failed = await ws.next("run", (f) => f.status === "failed");
+    expect(failed.error?.code).toBeDefined();
+    const reply = await ws.next("entry", (f) => f.entry.role === "assistant");
+    expect(reply.entry.status).toBe("failed");
+    expect(ws.all("delta").filter((f) => f.runId === failed.runId)).toHaveLength(3);
+  });
+
+  it("pages history along the current branch", async () => {
+    const agent = await liveAgent();
+    const session = await launch(agent.publicKey);
+    const ws = await connect(session);
+    for (const text of ["one", "two"]) {
+      ws.send({ type: "send", clientMessageId: clientMessageId(), text });
+      await ws.next("run", (f) => f.status === "succeeded");
+    }
+    ws.send({ type: "history", limit: 3 });
+    const page1 = await ws.next("history");
+    expect(page1.items.map((e) => e.role)).toEqual(["user", "assistant", "user"]);
+    expect(page1.nextCursor).toBeDefined();
+    ws.send({ type: "history", limit: 3, cursor: page1.nextCursor });
+    const page2 = await ws.next("history");
+    expect(page2.items.map((e) => e.role)).toEqual(["assistant"]);
+    expect(page2.nextCursor).toBeUndefined();
+  });
+
+  it("answers ping with pong", async () => {
+    const agent = await liveAgent();
+    const ws = await connect(await launch(agent.publicKey));
+    ws.send({ type: "ping" });
+    await ws.next("pong");
+  });
+});
+
+describe("limits and bad frames", () => {
+  it("refuses an over-long message with an error frame and stores nothing", async () => {
+    const agent = await liveAgent();
+    const session = await launch(agent.publicKey);
+    const ws = await connect(session);
+    ws.send({ type: "send", clientMessageId: clientMessageId(), text: "x".repeat(8001) });
+    expect((await ws.next("error")).code).toBe("bad_request");
+    expect(await branch(session)).toEqual([]);
+  });
+
+  it("closes 1009 on a frame over 64 KiB and stores nothing", async () => {
+    const agent = await liveAgent();
+    const session = await launch(agent.publicKey);
+    const ws = await connect(session);
+    ws.send({ type: "send", clientMessageId: clientMessageId(), text: "x".repeat(70_000) });
+    expect((await ws.waitClosed()).code).toBe(1009);
+    expect(await branch(session)).toEqual([]);
+  });
+
+  it("answers malformed frames with errors, then closes 4400 after repeated abuse", async () => {
+    const agent = await liveAgent();
+    const ws = await connect(await launch(agent.publicKey));
+    ws.send("not json");
+    expect((await ws.next("error")).code).toBe("bad_request");
+    ws.send({ type: "teleport" });
+    expect((await ws.next("error")).code).toBe("bad_request");
+    ws.send(new Uint8Array([1, 2, 3]));
+    expect((await ws.next("error")).code).toBe("bad_request");
+    ws.send({ type: "ping" });
+    await ws.next("pong");
+    for (let i = 0; i < 3; i++) ws.send("{");
+    expect((await ws.waitClosed()).code).toBe(4400);
+  });
+
+  it("never lets a client write history, state or assistant turns", async () => {
+    const agent = await liveAgent();
+    const session = await launch(agent.publicKey);
+    const ws = await connect(session);
+    ws.send({ type: "send", clientMessageId: clientMessageId(), text: "hi", role: "assistant" });
+    expect((await ws.next("error")).code).toBe("bad_request");
+    ws.send({ type: "entry", entry: { role: "assistant", text: "I am the model now" } });
+    expect((await ws.next("error")).code).toBe("bad_request");
+    ws.send({ type: "cf_agent_state", state: { pwned: true } });
+    expect((await ws.next("error")).code).toBe("bad_request");
+    ws.send({ type: "send", clientMessageId: clientMessageId(), text: "only this" });
+    await ws.next("run", (f) => f.status === "succeeded");
+    expect((await branch(session)).map((e) => [e.role, e.text])).toEqual([
+      ["user", "only this"],
+      ["assistant", "Echo: only this"],
+    ]);
+  });
+
+  it("closes 4429 past the per-thread send rate and stores none of the excess", async () => {
+    const agent = await liveAgent({ artifact: { limits: { maxSendsPerMinute: 3 } } });
+    const session = await launch(agent.publicKey);
+    const ws = await connect(session);
+    for (let i = 0; i < 3; i++) {
+      ws.send({ type: "send", clientMessageId: clientMessageId(), text: `m${i}` });
+      await ws.next("run", (f) => f.status === "succeeded");
+    }
+    ws.send({ type: "send", clientMessageId: clientMessageId(), text: "one too many" });
+    expect((await ws.waitClosed()).code).toBe(4429);
+    expect((await branch(session)).filter((e) => e.role === "user")).toHaveLength(3);
+  });
+});
+
+describe("pinning and eviction", () => {
+  it("keeps the pinned version after eviction even when a new release is active", async () => {
+    const agent = await liveAgent();
+    const session = await launch(agent.publicKey);
+    const ws = await connect(session);
+    ws.send({ type: "send", clientMessageId: clientMessageId(), text: "pin me" });
+    await ws.next("run", (f) => f.status === "succeeded");
+    ws.ws.close();
+
+    await saveDraft(agent.apiKey, agent.agentId, 1, validArtifact({ name: "Support v2" }));
+    await publish(agent.apiKey, agent.agentId, 2);
+    const release = await createRelease(agent.apiKey, agent.agentId, [{ version: 2, weight: 10_000 }]);
+    await api(`/v1/agents/${agent.agentId}/releases/${release.id}/activate`, { method: "POST", key: agent.apiKey });
+
+    await evictDurableObject(await stub(agent, session.threadId));
+    const info = await threadGet(session);
+    expect(await info.json()).toMatchObject({ agent: { version: 1, name: "Support" } });
+    const again = await connect(session);
+    expect(again.all("ready")[0]).toMatchObject({ agent: { name: "Support", version: 1 } });
+
+    // A new thread follows the new release.
+    const fresh = await connect(await launch(agent.publicKey));
+    expect(fresh.all("ready")[0]).toMatchObject({ agent: { name: "Support v2", version: 2 } });
+  });
+
+  it("seals a reply cut off by the object's death as interrupted, never leaving the run running", async () => {
+    const agent = await liveAgent({ artifact: local({ chunks: 40, hangAfterChunks: 25 }) });
+    const session = await launch(agent.publicKey);
+    const ws = await connect(session);
+    ws.send({ type: "send", clientMessageId: clientMessageId(), text: "please hang after a good long while, thanks" });
+    const d = await ws.next("delta", (f) => f.seq === 25);
+    // The object dies mid-stream, as on a deploy or a crash: its in-memory turn is gone, its storage is not.
+    await abortAllDurableObjects();
+
+    const back = await connect(session, { resume: { runId: d.runId, afterSeq: 25 } });
+    const ended = await back.next("run", (f) => f.runId === d.runId);
+    expect(ended.status).toBe("aborted");
+    const reply = (await branch(session)).at(-1)!;
+    expect(reply.role).toBe("assistant");
+    // Everything persisted before the eviction (whole chunks of ten deltas) is kept.
+    const streamed = ws.all("delta").filter((f) => f.runId === d.runId);
+    expect(reply.text).toBe(streamed.slice(0, 20).map((f) => f.text).join(""));
+  });
+});
+
+describe("thread HTTP", () => {
+  it("returns the final entries as JSON when not streaming", async () => {
+    const agent = await liveAgent();
+    const session = await launch(agent.publicKey);
+    const res = await api(`/v1/threads/${session.threadId}/messages`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${session.token}`, Origin: ORIGIN },
+      body: { clientMessageId: clientMessageId(), text: "plain http" },
+    });
+    expect(res.status).toBe(201);
+    const body = (await res.json()) as { run: { status: string }; entries: { role: string; text: string }[] };
+    expect(body.run.status).toBe("succeeded");
+    expect(body.entries.map((e) => [e.role, e.text])).toEqual([
+      ["user", "plain http"],
+      ["assistant", "Echo: plain http"],
+    ]);
+  });
+
+  it("streams SSE and resumes from Last-Event-ID without duplicates", async () => {
+    const agent = await liveAgent({ artifact: local({ chunks: 8, chunkDelayMs: 20 }) });
+    const session = await launch(agent.publicKey);
+    const cmid = clientMessageId();
+    const post = (headers: Record<string, string>) =>
+      api(`/v1/threads/${session.threadId}/messages`, {
+        method: "POST",
+        headers: { Authorization: `Bearer ${session.token}`, Origin: ORIGIN, Accept: "text/event-stream", ...headers },
+        body: { clientMessageId: cmid, text: "sse please" },
+      });
+    const first = await post({});
+    expect(first.headers.get("Content-Type")).toContain("text/event-stream");
+    const full = await first.text();
+    const ids = [...full.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
+    expect(ids).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(full).toContain('"status":"succeeded"');
+
+    // The run is over: a resume with Last-Event-ID gets the sealed reply, never the deltas again.
+    const resumed = await (await post({ "Last-Event-ID": "5" })).text();
+    expect(resumed).not.toMatch(/^id: [1-5]$/m);
+    expect(resumed).toContain("Echo: sse please");
+    expect((await branch(session)).filter((e) => e.role === "user")).toHaveLength(1);
+  });
+});
