@@ -15,7 +15,10 @@ export async function isOperatorToken(env: Env, authorization: string | undefine
   // An unset or trivially short operator token opens nothing.
   if (expected.length < 16 || presented === null) return false;
   comparisonKey ??= randomBytes(32);
-  const [a, b] = await Promise.all([hmacSha256(comparisonKey, presented), hmacSha256(comparisonKey, expected)]);
+  const [a, b] = await Promise.all([
+    hmacSha256(comparisonKey, presented),
+    hmacSha256(comparisonKey, expected),
+  ]);
   return constantTimeEqual(toHex(a), toHex(b));
 }
 

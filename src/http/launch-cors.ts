@@ -35,7 +35,10 @@ interface CorsPolicy {
   skipWhenAuthorized: boolean;
 }
 
-function corsPolicy(policy: CorsPolicy): { preflight: (c: AppContext) => Promise<Response>; response: MiddlewareHandler<AppEnv> } {
+function corsPolicy(policy: CorsPolicy): {
+  preflight: (c: AppContext) => Promise<Response>;
+  response: MiddlewareHandler<AppEnv>;
+} {
   return {
     /** Preflight carries no credential: answer it for origins some active agent allows, and nothing else. */
     preflight: async (c: AppContext) => {

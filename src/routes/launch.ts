@@ -10,8 +10,8 @@ import { newVisitorId, signVisitorToken, verifyVisitorToken } from "../auth/visi
 import type { AgentEntity, Environment } from "../control/deployment-store";
 import { AppError } from "../errors";
 import type { AppContext, AppEnv } from "../http/context";
-import { launchCors } from "../http/launch-cors";
 import { parseWith, readJsonText } from "../http/json-body";
+import { launchCors } from "../http/launch-cors";
 import { deploymentStore } from "../http/store";
 import { PROTOCOL } from "../shared/protocol";
 import { findThread, insertThread } from "../storage/d1/thread-registry";
@@ -63,7 +63,11 @@ async function resolvePublic(c: AppContext, raw: unknown, origin: string | undef
   let issueVisitorToken = false;
   if (body.visitorToken !== undefined) {
     const visitor = await verifyVisitorToken(c.env, body.visitorToken);
-    if (!visitor.ok || visitor.claims.tenantId !== agent.tenantId || visitor.claims.agentEntityId !== agent.id) {
+    if (
+      !visitor.ok ||
+      visitor.claims.tenantId !== agent.tenantId ||
+      visitor.claims.agentEntityId !== agent.id
+    ) {
       throw new AppError("unauthenticated", "The visitor token is not valid for this agent.");
     }
     subject = visitor.claims.sub;
@@ -94,7 +98,8 @@ async function resolvePrivate(c: AppContext, raw: unknown): Promise<LaunchTarget
     body.agentKey !== undefined
       ? await store.findAgentByPublicKey(body.agentKey)
       : await store.getAgent(principal.tenantId, body.agentId!);
-  if (agent === null || agent.tenantId !== principal.tenantId || agent.status !== "active") throw unknownAgent();
+  if (agent === null || agent.tenantId !== principal.tenantId || agent.status !== "active")
+    throw unknownAgent();
   return {
     agent,
     subject: body.subject,
@@ -134,7 +139,11 @@ export const launch = new Hono<AppEnv>()
       }
     }
 
-    await enforceLaunchRateLimit(c.env, isBackend ? `tenant:${agent.tenantId}:${agent.id}` : agent.publicKey, clientIp(c.req.raw));
+    await enforceLaunchRateLimit(
+      c.env,
+      isBackend ? `tenant:${agent.tenantId}:${agent.id}` : agent.publicKey,
+      clientIp(c.req.raw),
+    );
     await consumeLaunchQuota(c.env, agent.tenantId);
 
     const threadId = target.threadId ?? newThreadId();
@@ -159,8 +168,13 @@ export const launch = new Hono<AppEnv>()
       ...(target.origin !== undefined ? { origin: target.origin } : {}),
     });
     const visitorToken = target.issueVisitorToken
-      ? (await signVisitorToken(c.env, { sub: target.subject, tenantId: agent.tenantId, agentEntityId: agent.id }))
-          .token
+      ? (
+          await signVisitorToken(c.env, {
+            sub: target.subject,
+            tenantId: agent.tenantId,
+            agentEntityId: agent.id,
+          })
+        ).token
       : undefined;
 
     return c.json(

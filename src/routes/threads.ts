@@ -2,8 +2,8 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { threadObjectName } from "../auth/do-name";
-import { type LaunchClaims, verifyLaunchToken } from "../auth/launch-token";
 import { tokenError } from "../auth/jwt";
+import { type LaunchClaims, verifyLaunchToken } from "../auth/launch-token";
 import { originAllowed } from "../auth/origin-policy";
 import { MAX_TOKEN_BYTES } from "../auth/token-policy";
 import { AppError } from "../errors";
@@ -19,7 +19,7 @@ const INTERNAL_ORIGIN = "https://thread.internal";
 const TOKEN_QUERY_PARAMS = ["token", "access_token", "bearer", "jwt"];
 
 /** `Authorization: Bearer <jwt>` only (the scheme is case-insensitive); Basic, Token, … carry no launch token. */
-function launchBearer(header: string | undefined): string | null {
+export function launchBearer(header: string | undefined): string | null {
   if (header === undefined || header.length > MAX_TOKEN_BYTES + 7) return null;
   const match = /^Bearer ([A-Za-z0-9._-]+)$/i.exec(header);
   return match === null ? null : match[1]!;
@@ -34,7 +34,15 @@ function tokenFromSubprotocols(header: string | undefined): string | null {
   return bearers[0]!.slice(BEARER_PREFIX.length);
 }
 
-async function authorize(c: AppContext, token: string | null): Promise<LaunchClaims> {
+/**
+ * Verifies a launch token for this request. Thread routes (`threadFromPath`, the default) require the path's
+ * thread to be the token's; `/v1/me/*` has no thread in its path and is scoped by the token's own thread.
+ */
+export async function authorize(
+  c: AppContext,
+  token: string | null,
+  options: { threadFromPath?: boolean } = {},
+): Promise<LaunchClaims> {
   const url = new URL(c.req.url);
   if (TOKEN_QUERY_PARAMS.some((name) => url.searchParams.has(name))) {
     throw new AppError("unauthenticated", "Tokens are accepted only in headers.");
@@ -47,7 +55,9 @@ async function authorize(c: AppContext, token: string | null): Promise<LaunchCla
   }
   const claims = verified.claims;
   // Another thread is "not found" for this token whether or not it exists: no existence oracle (SPEC §3).
-  if (c.req.param("threadId") !== claims.threadId) throw new AppError("not_found", "Thread not found.");
+  if ((options.threadFromPath ?? true) && c.req.param("threadId") !== claims.threadId) {
+    throw new AppError("not_found", "Thread not found.");
+  }
 
   const agent = await deploymentStore(c).getAgent(claims.tenantId, claims.agentEntityId);
   if (agent === null) throw new AppError("unauthenticated", "Authentication required.");
@@ -78,7 +88,12 @@ async function threadStub(c: AppContext, claims: LaunchClaims) {
 }
 
 /** A request built from scratch: no client header reaches the object unless named here. */
-function internalRequest(c: AppContext, path: string, claims: LaunchClaims, pass: readonly string[]): Request {
+function internalRequest(
+  c: AppContext,
+  path: string,
+  claims: LaunchClaims,
+  pass: readonly string[],
+): Request {
   const headers = new Headers();
   for (const name of pass) {
     const value = c.req.header(name);
@@ -112,7 +127,13 @@ async function fromThreadObject(res: Response): Promise<Response> {
   });
 }
 
-const WS_PASS = ["Upgrade", "Connection", "Sec-WebSocket-Key", "Sec-WebSocket-Version", "Sec-WebSocket-Extensions"];
+const WS_PASS = [
+  "Upgrade",
+  "Connection",
+  "Sec-WebSocket-Key",
+  "Sec-WebSocket-Version",
+  "Sec-WebSocket-Extensions",
+];
 const HTTP_PASS = ["Content-Type", "Content-Length", "Accept", "Last-Event-ID"];
 
 export const threads = new Hono<AppEnv>()
@@ -121,7 +142,13 @@ export const threads = new Hono<AppEnv>()
   .get("/threads/:threadId/ws", async (c) => {
     if (c.req.header("Upgrade")?.toLowerCase() !== "websocket") {
       return c.json(
-        { error: { code: "bad_request", message: "This endpoint needs a WebSocket upgrade.", requestId: c.get("requestId") } },
+        {
+          error: {
+            code: "bad_request",
+            message: "This endpoint needs a WebSocket upgrade.",
+            requestId: c.get("requestId"),
+          },
+        },
         426,
         { Upgrade: "websocket" },
       );
@@ -132,7 +159,11 @@ export const threads = new Hono<AppEnv>()
     request.headers.set("Sec-WebSocket-Protocol", PROTOCOL);
     const res = await stub.fetch(request);
     if (res.status !== 101 || res.webSocket === null) return fromThreadObject(res);
-    return new Response(null, { status: 101, webSocket: res.webSocket, headers: { "Sec-WebSocket-Protocol": PROTOCOL } });
+    return new Response(null, {
+      status: 101,
+      webSocket: res.webSocket,
+      headers: { "Sec-WebSocket-Protocol": PROTOCOL },
+    });
   })
   .on(["GET", "POST"], ["/threads/:threadId", "/threads/:threadId/*"], async (c) => {
     const claims = await authorize(c, launchBearer(c.req.header("Authorization")));

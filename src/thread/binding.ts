@@ -38,7 +38,8 @@ export async function bindThread(
   if (!pin.ok) return pin;
   const version = await store.getVersionById(claims.tenantId, pin.value.versionId);
   if (!version.ok) return version;
-  if (version.value.digest !== pin.value.digest || version.value.agentId !== claims.agentEntityId) return tampered();
+  if (version.value.digest !== pin.value.digest || version.value.agentId !== claims.agentEntityId)
+    return tampered();
 
   // Another request may have bound the thread while this one awaited the control plane.
   const again = await readPin(storage);

@@ -4,7 +4,12 @@ import type { LaunchClaims } from "../auth/launch-token";
 
 export const CLAIMS_HEADER = "X-Agent-Threads-Claims";
 /** Headers a client might send to impersonate the Worker or the SDK; always removed before forwarding. */
-export const INTERNAL_HEADERS = [CLAIMS_HEADER, "x-agents-lifecycle-props", "x-partykit-room", "x-partykit-namespace"];
+export const INTERNAL_HEADERS = [
+  CLAIMS_HEADER,
+  "x-agents-lifecycle-props",
+  "x-partykit-room",
+  "x-partykit-namespace",
+];
 
 export const threadClaimsSchema = z.strictObject({
   tenantId: z.string().min(1),
@@ -13,8 +18,6 @@ export const threadClaimsSchema = z.strictObject({
   threadId: z.string().min(1),
   sub: z.string().min(1),
   subjectKind: z.enum(["visitor", "user"]),
-  /** Token expiry (seconds since epoch): an HTTP request after it is refused, an open socket is told to refresh. */
-  exp: z.number().int(),
 });
 
 export type ThreadClaims = z.infer<typeof threadClaimsSchema>;
@@ -27,7 +30,6 @@ export function threadClaimsFrom(claims: LaunchClaims): ThreadClaims {
     threadId: claims.threadId,
     sub: claims.sub,
     subjectKind: claims.subjectKind ?? "visitor",
-    exp: claims.exp,
   };
 }
 

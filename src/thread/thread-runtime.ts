@@ -197,7 +197,8 @@ export class ThreadRuntime {
     });
     if (!result.ok) return result;
 
-    if (existingUser === undefined) this.#broadcast({ type: "entry", entry: toWireEntry(result.value.userEntry) });
+    if (existingUser === undefined)
+      this.#broadcast({ type: "entry", entry: toWireEntry(result.value.userEntry) });
     this.#broadcast(this.#runFrame(result.value.run));
     this.#start(result.value.run, result.value.userEntry);
     return result;
@@ -223,15 +224,21 @@ export class ThreadRuntime {
         if (original === null || original.role !== "user") {
           return fail("not_found", "Only a user message of this thread can be edited.");
         }
-        return ok({ parentId: original.parentId, text: request.text, clientMessageId: request.clientMessageId });
+        return ok({
+          parentId: original.parentId,
+          text: request.text,
+          clientMessageId: request.clientMessageId,
+        });
       }
       case "regenerate": {
         const target = this.#entries.get(request.entryId);
         if (target === null || (target.role !== "assistant" && target.role !== "user")) {
           return fail("not_found", "Only a message of this thread can be regenerated.");
         }
-        const user = target.role === "user" ? target : target.parentId ? this.#entries.get(target.parentId) : null;
-        if (user === null || user.role !== "user") return fail("not_found", "That reply has no user message.");
+        const user =
+          target.role === "user" ? target : target.parentId ? this.#entries.get(target.parentId) : null;
+        if (user === null || user.role !== "user")
+          return fail("not_found", "That reply has no user message.");
         return ok({ parentId: user.parentId, text: messageBody(user).text, existingUser: user });
       }
     }
@@ -331,7 +338,10 @@ export class ThreadRuntime {
       tenantSecret: (alias) => decryptTenantSecret(env, binding.tenantId, alias),
     });
     if (!model.ok) {
-      return this.#seal(running.value, "", { status: "failed", error: { code: model.code, message: model.message } });
+      return this.#seal(running.value, "", {
+        status: "failed",
+        error: { code: model.code, message: model.message },
+      });
     }
 
     let text = "";
@@ -354,9 +364,14 @@ export class ThreadRuntime {
         if (live.pending.length >= DELTAS_PER_CHUNK) this.#flush(live);
       },
       onToolCall: async (call) => {
-        const recorded = this.#runs.recordToolCall({ runId: live.runId, name: call.toolName, input: call.input });
+        const recorded = this.#runs.recordToolCall({
+          runId: live.runId,
+          name: call.toolName,
+          input: call.input,
+        });
         const outcome = { output: { error: "Tools are not enabled for this agent." }, isError: true };
-        if (recorded.ok) this.#runs.completeToolCall(recorded.value.id, { status: "blocked", output: outcome.output });
+        if (recorded.ok)
+          this.#runs.completeToolCall(recorded.value.id, { status: "blocked", output: outcome.output });
         return outcome;
       },
       onUsage: (usage) => {
@@ -374,7 +389,10 @@ export class ThreadRuntime {
       case "succeeded":
         return this.#seal(current, text, { status: "succeeded" });
       case "aborted":
-        return this.#seal(current, text, { status: "aborted", reason: String(live.controller.signal.reason ?? "cancelled") });
+        return this.#seal(current, text, {
+          status: "aborted",
+          reason: String(live.controller.signal.reason ?? "cancelled"),
+        });
       case "failed":
         return this.#seal(current, text, {
           status: "failed",
@@ -440,7 +458,8 @@ export class ThreadRuntime {
         if (entry.kind !== "message") continue;
         const body = messageBody(entry);
         if (entry.role === "user") messages.push({ role: "user", text: body.text });
-        else if (entry.role === "assistant" && body.text.length > 0) messages.push({ role: "assistant", text: body.text });
+        else if (entry.role === "assistant" && body.text.length > 0)
+          messages.push({ role: "assistant", text: body.text });
       }
       cursor = page.value.nextCursor;
     } while (cursor !== undefined);
