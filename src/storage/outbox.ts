@@ -32,3 +32,8 @@ export function enqueueOutbox(storage: DurableObjectStorage, item: OutboxItem, n
     .one();
   return row.seq;
 }
+
+/** Rows waiting to be projected (due or backing off). */
+export function outboxSize(storage: DurableObjectStorage): number {
+  return Number(storage.sql.exec("SELECT COUNT(*) AS n FROM outbox").one().n);
+}

@@ -6,6 +6,10 @@ import type { ErrorCode } from "../shared/errors";
 import { HTTP_STATUS, WS_CLOSE_CODE, WS_CLOSE_IDLE } from "../shared/errors";
 import { type ClientFrame, clientFrameSchema, LIMITS, type ServerFrame } from "../shared/protocol";
 import { readPin, type ThreadBinding } from "../storage/pin-store";
+import { drainOutbox } from "../storage/projection-drain";
+import { outboxSize } from "../storage/outbox";
+import { exportThread } from "../storage/thread-export";
+import { applyThreadRetention } from "../storage/thread-retention";
 import { migrateThreadSchema } from "../storage/thread-schema";
 import { bindThread } from "./binding";
 import { CLAIMS_HEADER, parseThreadClaims, type ThreadClaims, threadClaimsSchema } from "./claims";
@@ -74,9 +78,53 @@ export class ThreadAgent extends Agent<Env> {
     if (source !== "server") throw new Error("Thread state is written by the server only.");
   }
 
-  /** After an eviction (the keep-alive alarm wakes the object), seal any reply that was cut off. */
+  /**
+   * After an eviction (the keep-alive alarm wakes the object): seal any reply that was cut off, and project what
+   * the outbox still holds.
+   */
   override async onStart(): Promise<void> {
-    await this.#storedRuntime();
+    const runtime = await this.#storedRuntime();
+    if (runtime !== null && outboxSize(this.ctx.storage) > 0) await this.drainOutbox();
+  }
+
+  /** Scheduled (and run after every turn): projects the outbox into D1; on failure retries with backoff. */
+  async drainOutbox(): Promise<void> {
+    const runtime = await this.#storedRuntime();
+    if (runtime === null) return;
+    const outcome = await drainOutbox({
+      storage: this.ctx.storage,
+      db: this.env.DB,
+      binding: runtime.binding,
+      now: Date.now,
+    });
+    if (outcome.retryInMs !== undefined) {
+      await this.schedule(Math.max(1, Math.ceil(outcome.retryInMs / 1000)), "drainOutbox", undefined, {
+        idempotent: true,
+      });
+    }
+  }
+
+  /** RPC (Worker only, for `GET /v1/sessions/:id/export`): the whole thread as JSON text (`threadExportSchema`). */
+  async exportThread(): Promise<string | null> {
+    const runtime = await this.#storedRuntime();
+    return runtime === null ? null : JSON.stringify(exportThread(this.ctx.storage, runtime.binding));
+  }
+
+  /** RPC (Worker only, for `DELETE /v1/sessions/:id`): closes every socket and erases all of the object's storage. */
+  async eraseThread(): Promise<void> {
+    for (const connection of this.getConnections()) connection.close(closeCode("not_found"), "thread erased");
+    this.#runtime = null;
+    await this.destroy();
+  }
+
+  /** Scheduled daily when the pinned artifact has a retention policy; also callable by the retention job. */
+  async applyRetention(now: number = Date.now()): Promise<{ deletedEntries: number }> {
+    const runtime = await this.#storedRuntime();
+    const policy = runtime?.binding.artifact.limits?.retention;
+    if (runtime === null || policy === undefined) return { deletedEntries: 0 };
+    const result = applyThreadRetention(this.ctx.storage, policy, now);
+    await this.drainOutbox();
+    return result;
   }
 
   /** The gate: verified claims from the Worker, the stored binding, and the socket cap, before anything else. */
@@ -314,8 +362,10 @@ export class ThreadAgent extends Agent<Env> {
         now: Date.now,
         peers: () => this.#readyPeers(),
         keepAliveWhile: (fn) => this.keepAliveWhile(fn),
+        afterTurn: () => this.drainOutbox(),
       });
       this.#runtime.recoverInterruptedRuns();
+      if (binding.artifact.limits?.retention !== undefined) void this.scheduleEvery(86_400, "applyRetention");
     }
     return this.#runtime;
   }

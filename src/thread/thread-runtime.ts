@@ -56,6 +56,8 @@ export interface RuntimeDeps {
   peers: () => Iterable<Peer>;
   /** Keeps the object in memory while a model streams. */
   keepAliveWhile: <T>(fn: () => Promise<T>) => Promise<T>;
+  /** Runs after a turn is sealed, still inside the keep-alive (the D1 projection drain). */
+  afterTurn: () => Promise<void>;
 }
 
 export type TurnRequest =
@@ -300,22 +302,32 @@ export class ThreadRuntime {
     });
     const live: LiveRun = { runId: run.id, controller, seq: 0, flushedSeq: 0, pending: [], done };
     this.#live = live;
+    const finish = (final: Run) => {
+      if (this.#live === live) this.#live = null;
+      resolveDone(final);
+    };
     void this.#deps
-      .keepAliveWhile(() => this.#stream(live, run, userEntry))
-      .catch((error: unknown) => {
-        console.error(JSON.stringify({ level: "error", message: "turn crashed", error: String(error) }));
-        const current = this.#runs.get(run.id);
-        if (current !== null && (current.status === "queued" || current.status === "running")) {
-          return this.#seal(current, this.#textSoFar(live), {
-            status: "failed",
-            error: { code: "internal", message: "The reply failed." },
-          });
+      .keepAliveWhile(async () => {
+        let final: Run;
+        try {
+          final = await this.#stream(live, run, userEntry);
+        } catch (error) {
+          console.error(JSON.stringify({ level: "error", message: "turn crashed", error: String(error) }));
+          final = this.#runs.get(run.id) ?? run;
+          if (final.status === "queued" || final.status === "running") {
+            final = this.#seal(final, this.#textSoFar(live), {
+              status: "failed",
+              error: { code: "internal", message: "The reply failed." },
+            });
+          }
         }
-        return current;
+        finish(final);
+        // The projection runs inside the same keep-alive: an eviction here leaves the outbox for the next wake.
+        await this.#deps.afterTurn();
       })
-      .then((final) => {
-        if (this.#live === live) this.#live = null;
-        resolveDone(final ?? run);
+      .catch((error: unknown) => {
+        console.error(JSON.stringify({ level: "error", message: "after-turn failed", error: String(error) }));
+        finish(this.#runs.get(run.id) ?? run);
       });
   }
 

@@ -52,7 +52,11 @@ export async function insertThread(db: D1Database, record: Omit<ThreadRecord, "d
     .run();
 }
 
-export async function findThread(db: D1Database, tenantId: string, threadId: string): Promise<ThreadRecord | null> {
+export async function findThread(
+  db: D1Database,
+  tenantId: string,
+  threadId: string,
+): Promise<ThreadRecord | null> {
   const row = await db
     .prepare(
       `SELECT tenant_id, id, agent_id, environment, subject, subject_kind, created_at, deleted_at

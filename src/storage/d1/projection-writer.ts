@@ -1,0 +1,312 @@
+// SQL that projects one thread into D1: idempotent, version-guarded upserts that only land while the thread exists.
+//
+// Every write selects its tenant, thread and subject from the `threads` registry row (`deleted_at IS NULL`), so a
+// projection that arrives after erasure writes nothing, and the subject comes from the server's own record.
+import { z } from "zod";
+
+const watermarkRow = z.object({ projected_seq: z.number().int() });
+
+export interface ThreadScope {
+  tenantId: string;
+  threadId: string;
+}
+
+export interface SessionSnapshot {
+  agentId: string;
+  agentName: string;
+  environment: string;
+  agentVersion: number;
+  versionId: string;
+  artifactDigest: string;
+  /** JSON text. */
+  state: string;
+  title: string | null;
+  messageCount: number;
+  lastMessageAt: string | null;
+  projectedSeq: number;
+  retentionMaxAgeDays: number | null;
+  retentionMaxMessages: number | null;
+  /** First retention check for a session with a policy; null without one. */
+  retentionDueAt: string | null;
+  version: number;
+  updatedAt: string;
+}
+
+export interface MessageRow {
+  id: string;
+  seq: number;
+  parentId: string | null;
+  runId: string | null;
+  kind: string;
+  role: string | null;
+  content: string;
+  status: string | null;
+  toolCallId: string | null;
+  toolName: string | null;
+  /** JSON text. */
+  toolCalls: string | null;
+  version: number;
+  createdAt: string;
+}
+
+export interface RunRow {
+  id: string;
+  agentId: string;
+  versionId: string | null;
+  status: string;
+  day: string;
+  userEntryId: string | null;
+  assistantEntryId: string | null;
+  abortReason: string | null;
+  errorCode: string | null;
+  errorMessage: string | null;
+  version: number;
+  createdAt: string;
+  startedAt: string | null;
+  endedAt: string | null;
+}
+
+export interface ToolCallRow {
+  id: string;
+  runId: string;
+  name: string;
+  /** JSON text. */
+  input: string;
+  /** JSON text. */
+  output: string | null;
+  status: string;
+  version: number;
+  createdAt: string;
+  endedAt: string | null;
+}
+
+export interface UsageRow {
+  runId: string;
+  turn: number;
+  agentId: string;
+  day: string;
+  provider: string;
+  model: string;
+  inputTokens: number;
+  outputTokens: number;
+  version: number;
+  createdAt: string;
+}
+
+/** The registry row that every projection write hangs on; its two placeholders are (tenant_id, thread id). */
+const LIVE_THREAD = "FROM threads t WHERE t.tenant_id = ? AND t.id = ? AND t.deleted_at IS NULL";
+
+/** Every statement this file sends, exported so a test can check that each binds the tenant. */
+export const PROJECTION_SQL = {
+  upsertSession: `INSERT INTO agent_sessions (tenant_id, id, agent_id, agent_name, environment, agent_version,
+      version_id, artifact_digest, user_id, state, title, message_count, last_message_at, projected_seq,
+      retention_max_age_days, retention_max_messages, retention_due_at, version, created_at, updated_at)
+    SELECT t.tenant_id, t.id, ?, ?, ?, ?, ?, ?, t.subject, ?, ?, ?, ?, ?, ?, ?, ?, ?, t.created_at, ?
+    ${LIVE_THREAD}
+    ON CONFLICT (tenant_id, id) DO UPDATE SET
+      agent_id = excluded.agent_id, agent_name = excluded.agent_name, environment = excluded.environment,
+      agent_version = excluded.agent_version, version_id = excluded.version_id,
+      artifact_digest = excluded.artifact_digest, state = excluded.state, title = excluded.title,
+      message_count = excluded.message_count, last_message_at = excluded.last_message_at,
+      projected_seq = excluded.projected_seq, retention_max_age_days = excluded.retention_max_age_days,
+      retention_max_messages = excluded.retention_max_messages,
+      retention_due_at = CASE WHEN excluded.retention_due_at IS NULL THEN NULL
+        ELSE COALESCE(agent_sessions.retention_due_at, excluded.retention_due_at) END,
+      version = excluded.version, updated_at = excluded.updated_at
+    WHERE excluded.version > agent_sessions.version`,
+  upsertMessage: `INSERT INTO agent_messages (tenant_id, session_id, id, seq, parent_id, run_id, kind, role, content,
+      status, tool_call_id, tool_name, tool_calls, user_id, version, created_at)
+    SELECT t.tenant_id, t.id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, t.subject, ?, ?
+    ${LIVE_THREAD}
+    ON CONFLICT (tenant_id, session_id, id) DO UPDATE SET
+      seq = excluded.seq, parent_id = excluded.parent_id, run_id = excluded.run_id, kind = excluded.kind,
+      role = excluded.role, content = excluded.content, status = excluded.status,
+      tool_call_id = excluded.tool_call_id, tool_name = excluded.tool_name, tool_calls = excluded.tool_calls,
+      user_id = excluded.user_id, version = excluded.version, created_at = excluded.created_at
+    WHERE excluded.version > agent_messages.version`,
+  upsertRun: `INSERT INTO agent_runs (tenant_id, session_id, id, agent_id, version_id, status, day, user_entry_id,
+      assistant_entry_id, abort_reason, error_code, error_message, version, created_at, started_at, ended_at)
+    SELECT t.tenant_id, t.id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+    ${LIVE_THREAD}
+    ON CONFLICT (tenant_id, session_id, id) DO UPDATE SET
+      agent_id = excluded.agent_id, version_id = excluded.version_id, status = excluded.status, day = excluded.day,
+      user_entry_id = excluded.user_entry_id, assistant_entry_id = excluded.assistant_entry_id,
+      abort_reason = excluded.abort_reason, error_code = excluded.error_code,
+      error_message = excluded.error_message, version = excluded.version, created_at = excluded.created_at,
+      started_at = excluded.started_at, ended_at = excluded.ended_at
+    WHERE excluded.version > agent_runs.version`,
+  upsertToolCall: `INSERT INTO agent_tool_calls (tenant_id, session_id, id, run_id, name, input, output, status, version,
+      created_at, ended_at)
+    SELECT t.tenant_id, t.id, ?, ?, ?, ?, ?, ?, ?, ?, ?
+    ${LIVE_THREAD}
+    ON CONFLICT (tenant_id, session_id, id) DO UPDATE SET
+      run_id = excluded.run_id, name = excluded.name, input = excluded.input, output = excluded.output,
+      status = excluded.status, version = excluded.version, created_at = excluded.created_at,
+      ended_at = excluded.ended_at
+    WHERE excluded.version > agent_tool_calls.version`,
+  upsertUsage: `INSERT INTO agent_usage (tenant_id, session_id, run_id, turn, agent_id, day, provider, model,
+      input_tokens, output_tokens, version, created_at)
+    SELECT t.tenant_id, t.id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+    ${LIVE_THREAD}
+    ON CONFLICT (tenant_id, session_id, run_id, turn) DO UPDATE SET
+      agent_id = excluded.agent_id, day = excluded.day, provider = excluded.provider, model = excluded.model,
+      input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens, version = excluded.version,
+      created_at = excluded.created_at
+    WHERE excluded.version > agent_usage.version`,
+  /** Messages the thread deleted by retention: seq at or below its high-water mark and no longer in the thread. */
+  deleteRetainedMessages: `DELETE FROM agent_messages
+    WHERE tenant_id = ? AND session_id = ? AND seq <= ? AND id NOT IN (SELECT value FROM json_each(?))`,
+  deleteRetainedToolCalls: `DELETE FROM agent_tool_calls WHERE tenant_id = ? AND session_id = ? AND created_at < ?`,
+  /** Entries that are roots in the thread (their parent was deleted) are roots here too. */
+  rerootEntries: `UPDATE agent_messages SET parent_id = NULL
+    WHERE tenant_id = ? AND session_id = ? AND parent_id IS NOT NULL AND id IN (SELECT value FROM json_each(?))`,
+  readWatermark: "SELECT projected_seq FROM agent_sessions WHERE tenant_id = ? AND id = ?",
+} as const;
+
+export function upsertSession(db: D1Database, scope: ThreadScope, s: SessionSnapshot): D1PreparedStatement {
+  return db
+    .prepare(PROJECTION_SQL.upsertSession)
+    .bind(
+      s.agentId,
+      s.agentName,
+      s.environment,
+      s.agentVersion,
+      s.versionId,
+      s.artifactDigest,
+      s.state,
+      s.title,
+      s.messageCount,
+      s.lastMessageAt,
+      s.projectedSeq,
+      s.retentionMaxAgeDays,
+      s.retentionMaxMessages,
+      s.retentionDueAt,
+      s.version,
+      s.updatedAt,
+      scope.tenantId,
+      scope.threadId,
+    );
+}
+
+export function upsertMessage(db: D1Database, scope: ThreadScope, m: MessageRow): D1PreparedStatement {
+  return db
+    .prepare(PROJECTION_SQL.upsertMessage)
+    .bind(
+      m.id,
+      m.seq,
+      m.parentId,
+      m.runId,
+      m.kind,
+      m.role,
+      m.content,
+      m.status,
+      m.toolCallId,
+      m.toolName,
+      m.toolCalls,
+      m.version,
+      m.createdAt,
+      scope.tenantId,
+      scope.threadId,
+    );
+}
+
+export function upsertRun(db: D1Database, scope: ThreadScope, r: RunRow): D1PreparedStatement {
+  return db
+    .prepare(PROJECTION_SQL.upsertRun)
+    .bind(
+      r.id,
+      r.agentId,
+      r.versionId,
+      r.status,
+      r.day,
+      r.userEntryId,
+      r.assistantEntryId,
+      r.abortReason,
+      r.errorCode,
+      r.errorMessage,
+      r.version,
+      r.createdAt,
+      r.startedAt,
+      r.endedAt,
+      scope.tenantId,
+      scope.threadId,
+    );
+}
+
+export function upsertToolCall(db: D1Database, scope: ThreadScope, t: ToolCallRow): D1PreparedStatement {
+  return db
+    .prepare(PROJECTION_SQL.upsertToolCall)
+    .bind(
+      t.id,
+      t.runId,
+      t.name,
+      t.input,
+      t.output,
+      t.status,
+      t.version,
+      t.createdAt,
+      t.endedAt,
+      scope.tenantId,
+      scope.threadId,
+    );
+}
+
+export function upsertUsage(db: D1Database, scope: ThreadScope, u: UsageRow): D1PreparedStatement {
+  return db
+    .prepare(PROJECTION_SQL.upsertUsage)
+    .bind(
+      u.runId,
+      u.turn,
+      u.agentId,
+      u.day,
+      u.provider,
+      u.model,
+      u.inputTokens,
+      u.outputTokens,
+      u.version,
+      u.createdAt,
+      scope.tenantId,
+      scope.threadId,
+    );
+}
+
+/**
+ * Mirrors the thread's retention passes: removes every message at or below `throughSeq` that the thread no longer
+ * holds (`survivorIds` are the thread's entries at or below it), tool calls older than `toolCallsBefore`, and makes
+ * the thread's roots (`rootIds`, entries whose parent was deleted among them) roots here too.
+ */
+export function mirrorRetention(
+  db: D1Database,
+  scope: ThreadScope,
+  pass: {
+    throughSeq: number;
+    survivorIds: readonly string[];
+    rootIds: readonly string[];
+    toolCallsBefore: string | null;
+  },
+): D1PreparedStatement[] {
+  const statements = [
+    db
+      .prepare(PROJECTION_SQL.deleteRetainedMessages)
+      .bind(scope.tenantId, scope.threadId, pass.throughSeq, JSON.stringify(pass.survivorIds)),
+  ];
+  if (pass.toolCallsBefore !== null) {
+    statements.push(
+      db
+        .prepare(PROJECTION_SQL.deleteRetainedToolCalls)
+        .bind(scope.tenantId, scope.threadId, pass.toolCallsBefore),
+    );
+  }
+  statements.push(
+    db
+      .prepare(PROJECTION_SQL.rerootEntries)
+      .bind(scope.tenantId, scope.threadId, JSON.stringify(pass.rootIds)),
+  );
+  return statements;
+}
+
+/** D1's watermark for a thread: every entry with seq at or below it is projected; null before the first drain. */
+export async function readWatermark(db: D1Database, scope: ThreadScope): Promise<number | null> {
+  const row = await db.prepare(PROJECTION_SQL.readWatermark).bind(scope.tenantId, scope.threadId).first();
+  return row === null ? null : watermarkRow.parse(row).projected_seq;
+}

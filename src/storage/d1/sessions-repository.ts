@@ -1,0 +1,375 @@
+// The one read path to projected threads: every statement binds the caller's tenant, and an end user's subject.
+//
+// A scope comes only from verified credentials: `tenant` from an API key, `subject` from a launch token (its
+// tenant, agent and `sub`). SQL is built here from fixed fragments; `sessionsSql` enumerates every variant so a
+// test can check each one binds `tenant_id = ?` (and `user_id = ?` for subjects).
+import { z } from "zod";
+import { parseJsonColumn } from "../json-column";
+import type { JsonValue } from "../redact";
+
+export type ReadScope =
+  | { kind: "tenant"; tenantId: string }
+  | { kind: "subject"; tenantId: string; agentId: string; subject: string };
+
+export interface SessionFilter {
+  agentId?: string;
+  subject?: string;
+  /** ISO time; sessions updated strictly after it. */
+  updatedAfter?: string;
+}
+
+export interface SessionRecord {
+  tenantId: string;
+  threadId: string;
+  agentId: string;
+  agentName: string;
+  environment: "development" | "staging" | "production";
+  agentVersion: number;
+  artifactDigest: string;
+  subject: string;
+  state: { leafId: string | null; lastRun: { id: string; status: RunStatusName } | null };
+  title: string | null;
+  messageCount: number;
+  lastMessageAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface MessageRecord {
+  id: string;
+  seq: number;
+  parentId: string | null;
+  runId: string | null;
+  kind: string;
+  role: string | null;
+  content: string;
+  status: string | null;
+  toolCallId: string | null;
+  toolName: string | null;
+  toolCalls: JsonValue | null;
+  createdAt: string;
+}
+
+export interface UsageDay {
+  day: string;
+  runs: number;
+  inputTokens: number;
+  outputTokens: number;
+}
+
+/** Keyset positions: sessions newest first by (updated_at, id); messages by (seq, id). */
+export interface SessionPosition {
+  updatedAt: string;
+  id: string;
+}
+export interface MessagePosition {
+  seq: number;
+  id: string;
+}
+
+const RUN_STATUS_NAMES = ["queued", "running", "succeeded", "failed", "aborted"] as const;
+type RunStatusName = (typeof RUN_STATUS_NAMES)[number];
+
+const SESSION_COLUMNS = `tenant_id, id, agent_id, agent_name, environment, agent_version, artifact_digest, user_id,
+  state, title, message_count, last_message_at, created_at, updated_at`;
+const MESSAGE_COLUMNS = `id, seq, parent_id, run_id, kind, role, content, status, tool_call_id, tool_name,
+  tool_calls, created_at`;
+
+/** Every read of agent_sessions starts here: the tenant, and for end users the subject and agent, always bound. */
+const SESSIONS_FROM = {
+  tenant: `SELECT ${SESSION_COLUMNS} FROM agent_sessions WHERE tenant_id = ?`,
+  subject: `SELECT ${SESSION_COLUMNS} FROM agent_sessions WHERE tenant_id = ? AND user_id = ? AND agent_id = ?`,
+} as const;
+
+type ScopeKind = ReadScope["kind"];
+
+interface ListShape {
+  scope: ScopeKind;
+  agentId: boolean;
+  subject: boolean;
+  updatedAfter: boolean;
+  cursor: boolean;
+}
+
+/** The SQL of one session-list variant. Filters that a subject scope already fixes are not repeated. */
+export function sessionListSql(shape: ListShape): string {
+  let sql = SESSIONS_FROM[shape.scope];
+  if (shape.scope === "tenant" && shape.agentId) sql += " AND agent_id = ?";
+  if (shape.scope === "tenant" && shape.subject) sql += " AND user_id = ?";
+  if (shape.updatedAfter) sql += " AND updated_at > ?";
+  if (shape.cursor) sql += " AND (updated_at < ? OR (updated_at = ? AND id < ?))";
+  return `${sql} ORDER BY updated_at DESC, id DESC LIMIT ?`;
+}
+
+export const SESSIONS_SQL = {
+  getSession: {
+    tenant: `${SESSIONS_FROM.tenant} AND id = ?`,
+    subject: `${SESSIONS_FROM.subject} AND id = ?`,
+  },
+  listMessages: {
+    first: `SELECT ${MESSAGE_COLUMNS} FROM agent_messages WHERE tenant_id = ? AND session_id = ?
+      ORDER BY seq, id LIMIT ?`,
+    after: `SELECT ${MESSAGE_COLUMNS} FROM agent_messages WHERE tenant_id = ? AND session_id = ?
+      AND (seq > ? OR (seq = ? AND id > ?)) ORDER BY seq, id LIMIT ?`,
+  },
+  listMessagesOfSubject: {
+    first: `SELECT ${MESSAGE_COLUMNS} FROM agent_messages WHERE tenant_id = ? AND session_id = ? AND user_id = ?
+      ORDER BY seq, id LIMIT ?`,
+    after: `SELECT ${MESSAGE_COLUMNS} FROM agent_messages WHERE tenant_id = ? AND session_id = ? AND user_id = ?
+      AND (seq > ? OR (seq = ? AND id > ?)) ORDER BY seq, id LIMIT ?`,
+  },
+  usageTokens: {
+    all: `SELECT day, SUM(input_tokens) AS input_tokens, SUM(output_tokens) AS output_tokens FROM agent_usage
+      WHERE tenant_id = ? AND day >= ? AND day <= ? GROUP BY day ORDER BY day`,
+    agent: `SELECT day, SUM(input_tokens) AS input_tokens, SUM(output_tokens) AS output_tokens FROM agent_usage
+      WHERE tenant_id = ? AND day >= ? AND day <= ? AND agent_id = ? GROUP BY day ORDER BY day`,
+  },
+  usageRuns: {
+    all: `SELECT day, COUNT(*) AS runs FROM agent_runs WHERE tenant_id = ? AND day >= ? AND day <= ?
+      GROUP BY day ORDER BY day`,
+    agent: `SELECT day, COUNT(*) AS runs FROM agent_runs WHERE tenant_id = ? AND day >= ? AND day <= ?
+      AND agent_id = ? GROUP BY day ORDER BY day`,
+  },
+  erase: [
+    "DELETE FROM agent_messages WHERE tenant_id = ? AND session_id = ?",
+    "DELETE FROM agent_tool_calls WHERE tenant_id = ? AND session_id = ?",
+    "DELETE FROM agent_usage WHERE tenant_id = ? AND session_id = ?",
+    "DELETE FROM agent_runs WHERE tenant_id = ? AND session_id = ?",
+    "DELETE FROM agent_sessions WHERE tenant_id = ? AND id = ?",
+  ],
+} as const;
+
+/** Every statement text this file can send, for the tenancy test. */
+export function sessionsSql(): { scope: ScopeKind | "tenant-only"; sql: string }[] {
+  const out: { scope: ScopeKind | "tenant-only"; sql: string }[] = [];
+  for (const scope of ["tenant", "subject"] as const) {
+    for (const bits of Array.from({ length: 16 }, (_, n) => n)) {
+      out.push({
+        scope,
+        sql: sessionListSql({
+          scope,
+          agentId: (bits & 1) > 0,
+          subject: (bits & 2) > 0,
+          updatedAfter: (bits & 4) > 0,
+          cursor: (bits & 8) > 0,
+        }),
+      });
+    }
+    out.push({ scope, sql: SESSIONS_SQL.getSession[scope] });
+  }
+  out.push({ scope: "tenant", sql: SESSIONS_SQL.listMessages.first });
+  out.push({ scope: "tenant", sql: SESSIONS_SQL.listMessages.after });
+  out.push({ scope: "subject", sql: SESSIONS_SQL.listMessagesOfSubject.first });
+  out.push({ scope: "subject", sql: SESSIONS_SQL.listMessagesOfSubject.after });
+  for (const sql of [
+    SESSIONS_SQL.usageTokens.all,
+    SESSIONS_SQL.usageTokens.agent,
+    SESSIONS_SQL.usageRuns.all,
+    SESSIONS_SQL.usageRuns.agent,
+    ...SESSIONS_SQL.erase,
+  ]) {
+    out.push({ scope: "tenant-only", sql });
+  }
+  return out;
+}
+
+const stateSchema = z
+  .object({
+    leafId: z.string().nullable().catch(null),
+    lastRun: z.object({ id: z.string(), status: z.enum(RUN_STATUS_NAMES) }).nullable().catch(null),
+  })
+  .catch({ leafId: null, lastRun: null });
+
+const sessionRow = z
+  .object({
+    tenant_id: z.string(),
+    id: z.string(),
+    agent_id: z.string(),
+    agent_name: z.string(),
+    environment: z.enum(["development", "staging", "production"]),
+    agent_version: z.number().int(),
+    artifact_digest: z.string(),
+    user_id: z.string(),
+    state: z.string(),
+    title: z.string().nullable(),
+    message_count: z.number().int(),
+    last_message_at: z.string().nullable(),
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
+  .transform(
+    (r): SessionRecord => ({
+      tenantId: r.tenant_id,
+      threadId: r.id,
+      agentId: r.agent_id,
+      agentName: r.agent_name,
+      environment: r.environment,
+      agentVersion: r.agent_version,
+      artifactDigest: r.artifact_digest,
+      subject: r.user_id,
+      state: stateSchema.parse(parseJsonText(r.state)),
+      title: r.title,
+      messageCount: r.message_count,
+      lastMessageAt: r.last_message_at,
+      createdAt: r.created_at,
+      updatedAt: r.updated_at,
+    }),
+  );
+
+function jsonOrNull(text: string): JsonValue | null {
+  try {
+    return parseJsonColumn(text);
+  } catch {
+    return null;
+  }
+}
+
+function parseJsonText(text: string | null): unknown {
+  if (text === null) return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}
+
+const messageRow = z
+  .object({
+    id: z.string(),
+    seq: z.number().int(),
+    parent_id: z.string().nullable(),
+    run_id: z.string().nullable(),
+    kind: z.string(),
+    role: z.string().nullable(),
+    content: z.string(),
+    status: z.string().nullable(),
+    tool_call_id: z.string().nullable(),
+    tool_name: z.string().nullable(),
+    tool_calls: z.string().nullable(),
+    created_at: z.string(),
+  })
+  .transform(
+    (r): MessageRecord => ({
+      id: r.id,
+      seq: r.seq,
+      parentId: r.parent_id,
+      runId: r.run_id,
+      kind: r.kind,
+      role: r.role,
+      content: r.content,
+      status: r.status,
+      toolCallId: r.tool_call_id,
+      toolName: r.tool_name,
+      toolCalls: r.tool_calls === null ? null : jsonOrNull(r.tool_calls),
+      createdAt: r.created_at,
+    }),
+  );
+
+const tokensRow = z.object({ day: z.string(), input_tokens: z.number(), output_tokens: z.number() });
+const runsRow = z.object({ day: z.string(), runs: z.number() });
+
+function scopeBindings(scope: ReadScope): string[] {
+  return scope.kind === "tenant" ? [scope.tenantId] : [scope.tenantId, scope.subject, scope.agentId];
+}
+
+export async function listSessions(
+  db: D1Database,
+  scope: ReadScope,
+  filter: SessionFilter,
+  page: { limit: number; after?: SessionPosition },
+): Promise<{ items: SessionRecord[]; next?: SessionPosition }> {
+  const tenantFilters = scope.kind === "tenant";
+  const sql = sessionListSql({
+    scope: scope.kind,
+    agentId: tenantFilters && filter.agentId !== undefined,
+    subject: tenantFilters && filter.subject !== undefined,
+    updatedAfter: filter.updatedAfter !== undefined,
+    cursor: page.after !== undefined,
+  });
+  const bindings: (string | number)[] = scopeBindings(scope);
+  if (tenantFilters && filter.agentId !== undefined) bindings.push(filter.agentId);
+  if (tenantFilters && filter.subject !== undefined) bindings.push(filter.subject);
+  if (filter.updatedAfter !== undefined) bindings.push(filter.updatedAfter);
+  if (page.after !== undefined) bindings.push(page.after.updatedAt, page.after.updatedAt, page.after.id);
+  bindings.push(page.limit + 1);
+  const { results } = await db
+    .prepare(sql)
+    .bind(...bindings)
+    .all();
+  const rows = results.map((r) => sessionRow.parse(r));
+  const items = rows.slice(0, page.limit);
+  const last = items[items.length - 1];
+  return rows.length > page.limit && last !== undefined
+    ? { items, next: { updatedAt: last.updatedAt, id: last.threadId } }
+    : { items };
+}
+
+export async function getSession(db: D1Database, scope: ReadScope, threadId: string): Promise<SessionRecord | null> {
+  const row = await db
+    .prepare(SESSIONS_SQL.getSession[scope.kind])
+    .bind(...scopeBindings(scope), threadId)
+    .first();
+  return row === null ? null : sessionRow.parse(row);
+}
+
+/** A visible session's entries in seq order; null when the session is not visible to `scope`. */
+export async function listMessages(
+  db: D1Database,
+  scope: ReadScope,
+  threadId: string,
+  page: { limit: number; after?: MessagePosition },
+): Promise<{ items: MessageRecord[]; next?: MessagePosition } | null> {
+  if ((await getSession(db, scope, threadId)) === null) return null;
+  const texts = scope.kind === "tenant" ? SESSIONS_SQL.listMessages : SESSIONS_SQL.listMessagesOfSubject;
+  const bindings: (string | number)[] =
+    scope.kind === "tenant" ? [scope.tenantId, threadId] : [scope.tenantId, threadId, scope.subject];
+  if (page.after !== undefined) bindings.push(page.after.seq, page.after.seq, page.after.id);
+  bindings.push(page.limit + 1);
+  const { results } = await db
+    .prepare(page.after === undefined ? texts.first : texts.after)
+    .bind(...bindings)
+    .all();
+  const rows = results.map((r) => messageRow.parse(r));
+  const items = rows.slice(0, page.limit);
+  const last = items[items.length - 1];
+  return rows.length > page.limit && last !== undefined ? { items, next: { seq: last.seq, id: last.id } } : { items };
+}
+
+/** Tokens and runs per day (UTC dates, inclusive), only days with activity. */
+export async function usageByDay(
+  db: D1Database,
+  tenantId: string,
+  range: { from: string; to: string; agentId?: string },
+): Promise<UsageDay[]> {
+  const bindings = [tenantId, range.from, range.to, ...(range.agentId !== undefined ? [range.agentId] : [])];
+  const which = range.agentId !== undefined ? "agent" : "all";
+  const [tokens, runs] = await db.batch([
+    db.prepare(SESSIONS_SQL.usageTokens[which]).bind(...bindings),
+    db.prepare(SESSIONS_SQL.usageRuns[which]).bind(...bindings),
+  ]);
+  const days = new Map<string, UsageDay>();
+  const at = (d: string) => {
+    let entry = days.get(d);
+    if (entry === undefined) {
+      entry = { day: d, runs: 0, inputTokens: 0, outputTokens: 0 };
+      days.set(d, entry);
+    }
+    return entry;
+  };
+  for (const r of tokens?.results ?? []) {
+    const t = tokensRow.parse(r);
+    const entry = at(t.day);
+    entry.inputTokens = t.input_tokens;
+    entry.outputTokens = t.output_tokens;
+  }
+  for (const r of runs?.results ?? []) {
+    const n = runsRow.parse(r);
+    at(n.day).runs = n.runs;
+  }
+  return [...days.values()].sort((a, b) => (a.day < b.day ? -1 : a.day > b.day ? 1 : 0));
+}
+
+/** Deletes a thread's projected rows (sessions, messages, runs, tool calls, usage) in one transaction. */
+export async function eraseSessionRows(db: D1Database, tenantId: string, threadId: string): Promise<void> {
+  await db.batch(SESSIONS_SQL.erase.map((sql) => db.prepare(sql).bind(tenantId, threadId)));
+}

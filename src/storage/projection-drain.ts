@@ -1,0 +1,552 @@
+// Drains the thread's outbox into D1 in one batch of version-guarded upserts, with backoff when D1 is unavailable.
+import { z } from "zod";
+import {
+  type MessageRow,
+  mirrorRetention,
+  type RunRow,
+  readWatermark,
+  type SessionSnapshot,
+  type ThreadScope,
+  type ToolCallRow,
+  upsertMessage,
+  upsertRun,
+  upsertSession,
+  upsertToolCall,
+  upsertUsage,
+} from "./d1/projection-writer";
+import { type Entry, EntryStore, entryToJson } from "./entry-store";
+import { enqueueOutbox } from "./outbox";
+import type { ThreadBinding } from "./pin-store";
+import { type Run, RunStore, type ToolCall } from "./run-store";
+import { pendingRetention, type RetentionMark, retentionProjected } from "./thread-retention";
+
+export interface DrainInput {
+  storage: DurableObjectStorage;
+  db: D1Database;
+  binding: ThreadBinding;
+  now: () => number;
+  /** Outbox rows per D1 batch (default 100). */
+  batchSize?: number;
+}
+
+export interface DrainOutcome {
+  /** Outbox rows projected (and deleted) by this call. */
+  drained: number;
+  /** Outbox rows left, due or not. */
+  remaining: number;
+  /** True when D1 refused the batch; nothing was lost and the rows wait for `retryInMs`. */
+  failed: boolean;
+  /** When to drain again: after a failure the backoff; after a success with rows left, when the next one is due. */
+  retryInMs?: number;
+}
+
+export const DEFAULT_DRAIN_BATCH = 100;
+export const BACKOFF_BASE_MS = 1_000;
+export const BACKOFF_CAP_MS = 5 * 60_000;
+export const TITLE_MAX_CHARS = 80;
+const DAY_MS = 86_400_000;
+
+const VERSION_KEY = "projection_version";
+const FAILURES_KEY = "projection_failures";
+
+/** Exponential backoff with jitter: attempt n waits between half and all of min(cap, base·2^(n-1)). */
+export function backoffMs(attempt: number, random: () => number = Math.random): number {
+  const ceiling = Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** Math.max(0, Math.min(attempt, 30) - 1));
+  return Math.round(ceiling / 2 + (random() * ceiling) / 2);
+}
+
+/**
+ * A session's title: its first user message on one line (line breaks and tabs become spaces, outer spaces go), cut
+ * to 80 characters. The D1 retention job computes the same in SQL, so the two never disagree.
+ */
+export function titleFrom(text: string): string | null {
+  const line = text.replace(/[\r\n\t]/g, " ").replace(/^ +| +$/g, "");
+  if (line.length === 0) return null;
+  const chars = Array.from(line);
+  return chars.length <= TITLE_MAX_CHARS ? line : `${chars.slice(0, TITLE_MAX_CHARS - 1).join("")}…`;
+}
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+const isoOrNull = (ms: number | null): string | null => (ms === null ? null : iso(ms));
+const day = (ms: number): string => iso(ms).slice(0, 10);
+
+const outboxRowSchema = z.object({
+  seq: z.number().int(),
+  kind: z.string(),
+  ref_id: z.string(),
+  version: z.number().int(),
+  payload_json: z.string(),
+  attempts: z.number().int(),
+  next_attempt_at: z.number().nullable(),
+});
+type OutboxRow = z.infer<typeof outboxRowSchema>;
+
+const usagePayloadSchema = z.object({
+  runId: z.string(),
+  turn: z.number().int().min(0),
+  provider: z.string(),
+  model: z.string(),
+  inputTokens: z.number().int().min(0),
+  outputTokens: z.number().int().min(0),
+  createdAt: z.number(),
+});
+
+const bodyFieldsSchema = z.object({
+  text: z.string().optional(),
+  status: z.enum(["complete", "interrupted", "failed"]).optional(),
+  toolCallId: z.string().optional(),
+  toolName: z.string().optional(),
+  toolCalls: z.json().optional(),
+});
+
+const countSchema = z.object({ n: z.number().nullable() });
+
+// One drain or reconciliation at a time per object: two overlapping drains would read the same rows, and a delete
+// by seq after a concurrent delete could hit a reused seq.
+const tails = new WeakMap<DurableObjectStorage, Promise<unknown>>();
+
+function serialized<T>(storage: DurableObjectStorage, task: () => Promise<T>): Promise<T> {
+  const previous = tails.get(storage) ?? Promise.resolve();
+  const run = previous.then(task, task);
+  tails.set(
+    storage,
+    run.catch(() => undefined),
+  );
+  return run;
+}
+
+function readMetaNumber(storage: DurableObjectStorage, key: string): number {
+  const row = storage.sql.exec("SELECT value FROM meta WHERE key = ?", key).toArray()[0];
+  const value = Number(row?.value ?? 0);
+  return Number.isSafeInteger(value) ? value : 0;
+}
+
+function writeMeta(storage: DurableObjectStorage, key: string, value: string | null): void {
+  if (value === null) {
+    storage.sql.exec("DELETE FROM meta WHERE key = ?", key);
+    return;
+  }
+  storage.sql.exec(
+    "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+    key,
+    value,
+  );
+}
+
+function scalar(
+  storage: DurableObjectStorage,
+  query: string,
+  ...bindings: (string | number)[]
+): number | null {
+  return countSchema.parse(storage.sql.exec(query, ...bindings).one()).n;
+}
+
+function messageRow(entry: Entry): MessageRow {
+  const fields = bodyFieldsSchema.safeParse(entry.body);
+  const f = fields.success ? fields.data : {};
+  return {
+    id: entry.id,
+    seq: entry.seq,
+    parentId: entry.parentId,
+    runId: entry.runId,
+    kind: entry.kind,
+    role: entry.role,
+    content: entry.kind === "message" && f.text !== undefined ? f.text : JSON.stringify(entry.body),
+    status: f.status ?? null,
+    toolCallId: f.toolCallId ?? null,
+    toolName: f.toolName ?? null,
+    toolCalls: f.toolCalls === undefined ? null : JSON.stringify(f.toolCalls),
+    // Entries never change after append; a retention re-rooting is mirrored by its own statement.
+    version: 1,
+    createdAt: iso(entry.createdAt),
+  };
+}
+
+function runRow(run: Run, agentId: string): RunRow {
+  return {
+    id: run.id,
+    agentId,
+    versionId: run.versionId,
+    status: run.status,
+    day: day(run.createdAt),
+    userEntryId: run.userEntryId,
+    assistantEntryId: run.assistantEntryId,
+    abortReason: run.abortReason,
+    errorCode: run.error?.code ?? null,
+    errorMessage: run.error?.message ?? null,
+    version: run.revision,
+    createdAt: iso(run.createdAt),
+    startedAt: isoOrNull(run.startedAt),
+    endedAt: isoOrNull(run.endedAt),
+  };
+}
+
+function toolCallRow(call: ToolCall): ToolCallRow {
+  return {
+    id: call.id,
+    runId: call.runId,
+    name: call.name,
+    input: JSON.stringify(call.input),
+    output: call.output === null ? null : JSON.stringify(call.output),
+    status: call.status,
+    version: call.revision,
+    createdAt: iso(call.createdAt),
+    endedAt: isoOrNull(call.endedAt),
+  };
+}
+
+/** The session row as the thread sees it now. `projectedSeq` is computed by the caller. */
+function sessionSnapshot(
+  storage: DurableObjectStorage,
+  binding: ThreadBinding,
+  entries: EntryStore,
+  version: number,
+  projectedSeq: number,
+): SessionSnapshot {
+  const messageCount = scalar(storage, "SELECT COUNT(*) AS n FROM entries WHERE kind = 'message'") ?? 0;
+  const lastMessageAt = scalar(storage, "SELECT MAX(created_at) AS n FROM entries WHERE kind = 'message'");
+  const lastEntryAt = scalar(storage, "SELECT MAX(created_at) AS n FROM entries");
+  const lastRunAt = scalar(storage, "SELECT MAX(COALESCE(ended_at, started_at, created_at)) AS n FROM runs");
+  const firstUser = storage.sql
+    .exec("SELECT id FROM entries WHERE kind = 'message' AND role = 'user' ORDER BY seq LIMIT 1")
+    .toArray()[0];
+  const firstUserEntry = typeof firstUser?.id === "string" ? entries.get(firstUser.id) : null;
+  const firstText =
+    firstUserEntry === null ? undefined : bodyFieldsSchema.safeParse(firstUserEntry.body).data?.text;
+  const lastRun = storage.sql
+    .exec("SELECT id, status FROM runs ORDER BY created_at DESC, rowid DESC LIMIT 1")
+    .toArray()[0];
+  const retention = binding.artifact.limits?.retention;
+  const hasRetention = retention?.maxAgeDays !== undefined || retention?.maxMessagesPerThread !== undefined;
+  return {
+    agentId: binding.agentId,
+    agentName: binding.artifact.name,
+    environment: binding.environment,
+    agentVersion: binding.version,
+    versionId: binding.versionId,
+    artifactDigest: binding.digest,
+    state: JSON.stringify({
+      leafId: entries.latestLeaf()?.id ?? null,
+      lastRun: lastRun === undefined ? null : { id: String(lastRun.id), status: String(lastRun.status) },
+    }),
+    title: firstText === undefined ? null : titleFrom(firstText),
+    messageCount,
+    lastMessageAt: isoOrNull(lastMessageAt),
+    projectedSeq,
+    retentionMaxAgeDays: retention?.maxAgeDays ?? null,
+    retentionMaxMessages: retention?.maxMessagesPerThread ?? null,
+    retentionDueAt: hasRetention ? iso(binding.boundAt + DAY_MS) : null,
+    version,
+    updatedAt: iso(Math.max(binding.boundAt, lastEntryAt ?? 0, lastRunAt ?? 0)),
+  };
+}
+
+/**
+ * Every entry at or below the returned seq is in D1 once this batch commits: entries leave the outbox only when
+ * projected (or deleted by retention), so the first entry still waiting outside this batch bounds the watermark.
+ */
+function watermarkAfter(storage: DurableObjectStorage, batchSeqs: readonly number[]): number {
+  const waiting = scalar(
+    storage,
+    `SELECT MIN(e.seq) AS n FROM outbox o JOIN entries e ON e.id = o.ref_id
+     WHERE o.kind = 'entry' AND o.seq NOT IN (SELECT value FROM json_each(?))`,
+    JSON.stringify(batchSeqs),
+  );
+  if (waiting !== null) return waiting - 1;
+  return scalar(storage, "SELECT MAX(seq) AS n FROM entries") ?? 0;
+}
+
+function remainingRows(storage: DurableObjectStorage): number {
+  return scalar(storage, "SELECT COUNT(*) AS n FROM outbox") ?? 0;
+}
+
+/** Milliseconds until the earliest waiting row is due (0 when one is due now); undefined when the outbox is empty. */
+function nextDueIn(storage: DurableObjectStorage, now: number): number | undefined {
+  const row = storage.sql
+    .exec<{ due: number | null; n: number }>(
+      "SELECT MIN(COALESCE(next_attempt_at, 0)) AS due, COUNT(*) AS n FROM outbox",
+    )
+    .one();
+  if (Number(row.n) === 0) return undefined;
+  return Math.max(0, Number(row.due ?? 0) - now);
+}
+
+function logProjection(level: "warn" | "error", message: string, fields: Record<string, unknown>): void {
+  console.log(JSON.stringify({ level, message, ...fields }));
+}
+
+/** The statements projecting the due rows: the newest version of each record, read from the thread as it is now. */
+function recordStatements(
+  input: DrainInput,
+  scope: ThreadScope,
+  rows: readonly OutboxRow[],
+  entries: EntryStore,
+  runs: RunStore,
+): D1PreparedStatement[] {
+  const newest = new Map<string, OutboxRow>();
+  for (const row of rows) {
+    const key = `${row.kind}\u0000${row.ref_id}`;
+    const seen = newest.get(key);
+    if (seen === undefined || row.version >= seen.version) newest.set(key, row);
+  }
+  const statements: D1PreparedStatement[] = [];
+  for (const row of [...newest.values()].sort((a, b) => a.seq - b.seq)) {
+    switch (row.kind) {
+      case "entry": {
+        // Gone means deleted by retention since it was queued: D1 must not learn it.
+        const entry = entries.get(row.ref_id);
+        if (entry !== null) statements.push(upsertMessage(input.db, scope, messageRow(entry)));
+        break;
+      }
+      case "run": {
+        const run = runs.get(row.ref_id);
+        if (run !== null) statements.push(upsertRun(input.db, scope, runRow(run, input.binding.agentId)));
+        break;
+      }
+      case "tool_call": {
+        const call = runs.toolCall(row.ref_id);
+        if (call !== null) statements.push(upsertToolCall(input.db, scope, toolCallRow(call)));
+        break;
+      }
+      case "usage": {
+        const parsed = usagePayloadSchema.safeParse(JSON.parse(row.payload_json));
+        if (!parsed.success) {
+          logProjection("error", "unreadable usage outbox row dropped", { seq: row.seq, refId: row.ref_id });
+          break;
+        }
+        const u = parsed.data;
+        statements.push(
+          upsertUsage(input.db, scope, {
+            runId: u.runId,
+            turn: u.turn,
+            agentId: input.binding.agentId,
+            day: day(u.createdAt),
+            provider: u.provider,
+            model: u.model,
+            inputTokens: u.inputTokens,
+            outputTokens: u.outputTokens,
+            version: row.version,
+            createdAt: iso(u.createdAt),
+          }),
+        );
+        break;
+      }
+      default:
+        logProjection("error", "unknown outbox kind dropped", { seq: row.seq, kind: row.kind });
+    }
+  }
+  return statements;
+}
+
+function mirrorStatements(input: DrainInput, scope: ThreadScope, mark: RetentionMark): D1PreparedStatement[] {
+  const survivors = input.storage.sql
+    .exec("SELECT id FROM entries WHERE seq <= ?", mark.throughSeq)
+    .toArray()
+    .map((r) => String(r.id));
+  const roots = input.storage.sql
+    .exec("SELECT id FROM entries WHERE parent_id IS NULL")
+    .toArray()
+    .map((r) => String(r.id));
+  return mirrorRetention(input.db, scope, {
+    throughSeq: mark.throughSeq,
+    survivorIds: survivors,
+    rootIds: roots,
+    toolCallsBefore: mark.toolCallsBefore === null ? null : iso(mark.toolCallsBefore),
+  });
+}
+
+async function drainOnce(input: DrainInput): Promise<DrainOutcome> {
+  const { storage, binding } = input;
+  const now = input.now();
+  const limit = Math.max(1, Math.trunc(input.batchSize ?? DEFAULT_DRAIN_BATCH));
+  const rows = storage.sql
+    .exec(
+      `SELECT seq, kind, ref_id, version, payload_json, attempts, next_attempt_at FROM outbox
+       WHERE next_attempt_at IS NULL OR next_attempt_at <= ? ORDER BY seq LIMIT ?`,
+      now,
+      limit,
+    )
+    .toArray()
+    .map((r) => outboxRowSchema.parse(r));
+  const mark = pendingRetention(storage);
+  if (rows.length === 0 && mark === null) {
+    const next = nextDueIn(storage, now);
+    return {
+      drained: 0,
+      remaining: remainingRows(storage),
+      failed: false,
+      ...(next !== undefined ? { retryInMs: next } : {}),
+    };
+  }
+
+  const scope: ThreadScope = { tenantId: binding.tenantId, threadId: binding.threadId };
+  const entries = new EntryStore(storage, { now: input.now });
+  const runs = new RunStore(storage, { now: input.now });
+  const version = readMetaNumber(storage, VERSION_KEY) + 1;
+  writeMeta(storage, VERSION_KEY, String(version));
+  const batchSeqs = rows.map((r) => r.seq);
+  const statements = [
+    ...recordStatements(input, scope, rows, entries, runs),
+    ...(mark === null ? [] : mirrorStatements(input, scope, mark)),
+    upsertSession(
+      input.db,
+      scope,
+      sessionSnapshot(storage, binding, entries, version, watermarkAfter(storage, batchSeqs)),
+    ),
+  ];
+
+  try {
+    await input.db.batch(statements);
+  } catch (error) {
+    const failures = readMetaNumber(storage, FAILURES_KEY) + 1;
+    const attempt = Math.max(failures, ...rows.map((r) => r.attempts + 1));
+    const delay = backoffMs(attempt);
+    storage.transactionSync(() => {
+      writeMeta(storage, FAILURES_KEY, String(failures));
+      storage.sql.exec(
+        `UPDATE outbox SET attempts = attempts + 1, next_attempt_at = ?
+         WHERE seq IN (SELECT value FROM json_each(?))`,
+        now + delay,
+        JSON.stringify(batchSeqs),
+      );
+    });
+    logProjection("warn", "projection batch failed; will retry", {
+      tenantId: binding.tenantId,
+      threadId: binding.threadId,
+      rows: rows.length,
+      attempt,
+      retryInMs: delay,
+      error: String(error),
+    });
+    return { drained: 0, remaining: remainingRows(storage), failed: true, retryInMs: delay };
+  }
+
+  storage.transactionSync(() => {
+    for (const row of rows) {
+      // Guarded by content as well as seq: a seq freed by an earlier delete may already name a newer row.
+      storage.sql.exec(
+        "DELETE FROM outbox WHERE seq = ? AND kind = ? AND ref_id = ? AND version = ?",
+        row.seq,
+        row.kind,
+        row.ref_id,
+        row.version,
+      );
+    }
+    writeMeta(storage, FAILURES_KEY, null);
+    if (mark !== null) retentionProjected(storage, mark);
+  });
+  const next = nextDueIn(input.storage, input.now());
+  return {
+    drained: rows.length,
+    remaining: remainingRows(storage),
+    failed: false,
+    ...(next !== undefined ? { retryInMs: next } : {}),
+  };
+}
+
+/**
+ * Projects the due outbox rows (oldest first, up to `batchSize`) into D1 as one batch, then deletes them. A D1
+ * failure is never thrown: the rows stay, their attempts grow, and they wait with exponential backoff and jitter
+ * (1 s base, 5 min cap). The session row carries `projected_seq`, the watermark `reconcileProjection` checks.
+ */
+export function drainOutbox(input: DrainInput): Promise<DrainOutcome> {
+  return serialized(input.storage, () => drainOnce(input));
+}
+
+async function reconcileOnce(input: DrainInput): Promise<{ missing: number; failed?: boolean }> {
+  const { storage, binding } = input;
+  const maxSeq = scalar(storage, "SELECT MAX(seq) AS n FROM entries");
+  if (maxSeq === null) return { missing: 0 };
+  let watermark: number | null;
+  try {
+    watermark = await readWatermark(input.db, { tenantId: binding.tenantId, threadId: binding.threadId });
+  } catch (error) {
+    logProjection("warn", "reconciliation could not read D1", {
+      threadId: binding.threadId,
+      error: String(error),
+    });
+    return { missing: 0, failed: true };
+  }
+  if (watermark !== null && watermark >= maxSeq) return { missing: 0 };
+
+  const entries = new EntryStore(storage, { now: input.now });
+  const runs = new RunStore(storage, { now: input.now });
+  const now = input.now();
+  const queued = (kind: string) =>
+    new Set(
+      storage.sql
+        .exec("SELECT ref_id FROM outbox WHERE kind = ?", kind)
+        .toArray()
+        .map((r) => String(r.ref_id)),
+    );
+  return storage.transactionSync(() => {
+    const pendingEntries = queued("entry");
+    let missing = 0;
+    let after = watermark ?? 0;
+    for (;;) {
+      const page = entries.all({ afterSeq: after, limit: 500 });
+      for (const entry of page) {
+        if (pendingEntries.has(entry.id)) continue;
+        enqueueOutbox(
+          storage,
+          { kind: "entry", refId: entry.id, version: 1, payload: entryToJson(entry) },
+          now,
+        );
+        missing += 1;
+      }
+      const last = page[page.length - 1];
+      if (last === undefined) break;
+      after = last.seq;
+    }
+    // D1 never saw this thread (or lost it): the runs, tool calls and usage go again too.
+    if (watermark === null) {
+      const pendingRuns = queued("run");
+      const pendingCalls = queued("tool_call");
+      const pendingUsage = queued("usage");
+      for (const r of storage.sql.exec("SELECT id FROM runs ORDER BY created_at, id").toArray()) {
+        const run = runs.get(String(r.id));
+        if (run === null) continue;
+        if (!pendingRuns.has(run.id)) {
+          enqueueOutbox(
+            storage,
+            { kind: "run", refId: run.id, version: run.revision, payload: { ...run } },
+            now,
+          );
+        }
+        for (const call of runs.toolCalls(run.id)) {
+          if (pendingCalls.has(call.id)) continue;
+          enqueueOutbox(
+            storage,
+            { kind: "tool_call", refId: call.id, version: call.revision, payload: { ...call } },
+            now,
+          );
+        }
+      }
+      for (const u of storage.sql
+        .exec("SELECT run_id, turn, provider, model, input_tokens, output_tokens, created_at FROM usage")
+        .toArray()) {
+        const refId = `${String(u.run_id)}:${Number(u.turn)}`;
+        if (pendingUsage.has(refId)) continue;
+        const payload = {
+          runId: String(u.run_id),
+          turn: Number(u.turn),
+          provider: String(u.provider),
+          model: String(u.model),
+          inputTokens: Number(u.input_tokens),
+          outputTokens: Number(u.output_tokens),
+          createdAt: Number(u.created_at),
+        };
+        enqueueOutbox(storage, { kind: "usage", refId, version: 1, payload }, now);
+      }
+    }
+    return { missing };
+  });
+}
+
+/**
+ * Compares the thread's newest entry with D1's watermark and queues the entries D1 lacks (everything, runs and
+ * usage included, when D1 has no session row). One indexed D1 read when in sync. Never throws for a D1 failure.
+ */
+export function reconcileProjection(input: DrainInput): Promise<{ missing: number; failed?: boolean }> {
+  return serialized(input.storage, () => reconcileOnce(input));
+}
