@@ -45,6 +45,13 @@ interface LiveRun {
   /** Deltas produced but not yet persisted. */
   pending: string[];
   done: Promise<Run>;
+  /** Stores for this run's writes, redacting every tenant secret the run resolved. */
+  stores: RunScopedStores;
+}
+
+interface RunScopedStores {
+  entries: EntryStore;
+  runs: RunStore;
 }
 
 export interface RuntimeDeps {
@@ -300,7 +307,15 @@ export class ThreadRuntime {
     const done = new Promise<Run>((resolve) => {
       resolveDone = resolve;
     });
-    const live: LiveRun = { runId: run.id, controller, seq: 0, flushedSeq: 0, pending: [], done };
+    const live: LiveRun = {
+      runId: run.id,
+      controller,
+      seq: 0,
+      flushedSeq: 0,
+      pending: [],
+      done,
+      stores: { entries: this.#entries, runs: this.#runs },
+    };
     this.#live = live;
     const finish = (final: Run) => {
       if (this.#live === live) this.#live = null;
@@ -315,10 +330,12 @@ export class ThreadRuntime {
           console.error(JSON.stringify({ level: "error", message: "turn crashed", error: String(error) }));
           final = this.#runs.get(run.id) ?? run;
           if (final.status === "queued" || final.status === "running") {
-            final = this.#seal(final, this.#textSoFar(live), {
-              status: "failed",
-              error: { code: "internal", message: "The reply failed." },
-            });
+            final = this.#seal(
+              final,
+              this.#textSoFar(live),
+              { status: "failed", error: { code: "internal", message: "The reply failed." } },
+              live.stores,
+            );
           }
         }
         finish(final);
@@ -344,16 +361,28 @@ export class ThreadRuntime {
     if (!running.ok) return queued;
     this.#broadcast(this.#runFrame(running.value));
 
-    const { binding, env } = this.#deps;
-    const model = await resolveModel(binding.artifact.model, {
-      env,
-      tenantSecret: (alias) => decryptTenantSecret(env, binding.tenantId, alias),
-    });
+    const { binding, env, storage, now } = this.#deps;
+    // Every secret value this run resolves is redacted from everything the run stores.
+    const secrets: string[] = [];
+    const tenantSecret = async (alias: string): Promise<string | null> => {
+      const value = await decryptTenantSecret(env, binding.tenantId, alias).catch(() => null);
+      if (value) {
+        secrets.push(value);
+        live.stores = {
+          entries: new EntryStore(storage, { now, secrets }),
+          runs: new RunStore(storage, { now, secrets }),
+        };
+      }
+      return value;
+    };
+    const model = await resolveModel(binding.artifact.model, { env, tenantSecret });
     if (!model.ok) {
-      return this.#seal(running.value, "", {
-        status: "failed",
-        error: { code: model.code, message: model.message },
-      });
+      return this.#seal(
+        running.value,
+        "",
+        { status: "failed", error: { code: model.code, message: model.message } },
+        live.stores,
+      );
     }
 
     let text = "";
@@ -376,18 +405,18 @@ export class ThreadRuntime {
         if (live.pending.length >= DELTAS_PER_CHUNK) this.#flush(live);
       },
       onToolCall: async (call) => {
-        const recorded = this.#runs.recordToolCall({
+        const recorded = live.stores.runs.recordToolCall({
           runId: live.runId,
           name: call.toolName,
           input: call.input,
         });
         const outcome = { output: { error: "Tools are not enabled for this agent." }, isError: true };
         if (recorded.ok)
-          this.#runs.completeToolCall(recorded.value.id, { status: "blocked", output: outcome.output });
+          live.stores.runs.completeToolCall(recorded.value.id, { status: "blocked", output: outcome.output });
         return outcome;
       },
       onUsage: (usage) => {
-        this.#runs.recordUsage(live.runId, usage.step, {
+        live.stores.runs.recordUsage(live.runId, usage.step, {
           provider: binding.artifact.model.provider,
           model: binding.artifact.model.model,
           inputTokens: usage.inputTokens,
@@ -399,23 +428,27 @@ export class ThreadRuntime {
     const current = this.#runs.get(live.runId) ?? running.value;
     switch (result.status) {
       case "succeeded":
-        return this.#seal(current, text, { status: "succeeded" });
+        return this.#seal(current, text, { status: "succeeded" }, live.stores);
       case "aborted":
-        return this.#seal(current, text, {
-          status: "aborted",
-          reason: String(live.controller.signal.reason ?? "cancelled"),
-        });
+        return this.#seal(
+          current,
+          text,
+          { status: "aborted", reason: String(live.controller.signal.reason ?? "cancelled") },
+          live.stores,
+        );
       case "failed":
-        return this.#seal(current, text, {
-          status: "failed",
-          error: { code: result.error.code, message: result.error.message },
-        });
+        return this.#seal(
+          current,
+          text,
+          { status: "failed", error: { code: result.error.code, message: result.error.message } },
+          live.stores,
+        );
     }
   }
 
   #flush(live: LiveRun): void {
     if (live.pending.length === 0) return;
-    const stored = this.#runs.appendChunk(live.runId, live.flushedSeq + 1, live.pending);
+    const stored = live.stores.runs.appendChunk(live.runId, live.flushedSeq + 1, live.pending);
     if (stored.ok) {
       live.flushedSeq = stored.value.lastSeq;
       live.pending = [];
@@ -430,13 +463,14 @@ export class ThreadRuntime {
       | { status: "succeeded" }
       | { status: "aborted"; reason: string }
       | { status: "failed"; error: { code: ErrorCode; message: string } },
+    stores: RunScopedStores = { entries: this.#entries, runs: this.#runs },
   ): Run {
     const entryStatus =
       outcome.status === "succeeded" ? "complete" : outcome.status === "aborted" ? "interrupted" : "failed";
     const sealed = this.#deps.storage.transactionSync((): { run: Run; entry: Entry | null } => {
       let entry: Entry | null = null;
       if (text.length > 0 && run.userEntryId !== null) {
-        const appended = this.#entries.append({
+        const appended = stores.entries.append({
           parentId: run.userEntryId,
           kind: "message",
           role: "assistant",
@@ -445,10 +479,10 @@ export class ThreadRuntime {
         });
         if (appended.ok) {
           entry = appended.value.entry;
-          this.#entries.setActiveLeaf(entry.id);
+          stores.entries.setActiveLeaf(entry.id);
         }
       }
-      const ended = this.#runs.transition(run.id, outcome.status, {
+      const ended = stores.runs.transition(run.id, outcome.status, {
         ...(entry !== null ? { assistantEntryId: entry.id } : {}),
         ...(outcome.status === "aborted" ? { abortReason: outcome.reason } : {}),
         ...(outcome.status === "failed" ? { error: outcome.error } : {}),
