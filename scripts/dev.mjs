@@ -147,7 +147,7 @@ function printSummary({ shownUrl, publicKey, note, check }) {
     "agent-threads is running (local development).",
     `  Health:          ${shownUrl}/v1/health`,
     `  Demo agent key:  ${publicKey ?? "(not seeded)"}`,
-    `  Demo page:       ${shownUrl}/demo.html  (a placeholder until the embed widget ships)`,
+    `  Demo page:       ${shownUrl}/demo.html${publicKey ? `?key=${publicKey}` : ""}`,
     `  Tenant API key:  ${relative(root, demoStatePath)}  (apiKey; the demo tenant's admin key)`,
     `  Operator token:  ${relative(root, devVarsPath)}  (OPERATOR_TOKEN; \`npm run tenant:create -- <name>\`)`,
   ];

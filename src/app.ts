@@ -5,11 +5,15 @@ import { notFound, onError } from "./http/error-handler";
 import { requestId } from "./http/request-id";
 import { agents } from "./routes/agents";
 import { apiKeys } from "./routes/api-keys";
+import { assets } from "./routes/assets";
 import { health } from "./routes/health";
 import { launch } from "./routes/launch";
+import { me } from "./routes/me";
 import { operator } from "./routes/operator";
 import { secrets } from "./routes/secrets";
+import { sessions } from "./routes/sessions";
 import { threads } from "./routes/threads";
+import { usage } from "./routes/usage";
 
 export function createApp() {
   const app = new Hono<AppEnv>();
@@ -21,12 +25,16 @@ export function createApp() {
   v1.route("/", health);
   v1.route("/", launch);
   v1.route("/", threads);
+  v1.route("/", me);
   v1.route("/agents", agents);
   v1.route("/api-keys", apiKeys);
   v1.route("/secrets", secrets);
+  v1.route("/sessions", sessions);
+  v1.route("/usage", usage);
   v1.route("/operator", operator);
 
   app.route("/v1", v1);
+  app.route("/", assets);
   return app;
 }
 

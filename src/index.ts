@@ -1,10 +1,13 @@
 // Worker entry: the Hono app for HTTP, the scheduled job, and the thread Durable Object class.
 import { app } from "./app";
+import { runRetentionJob } from "./jobs/retention";
 
 export { TenantQuota } from "./auth/tenant-quota";
 export { ThreadAgent } from "./thread/thread-agent";
 
 export default {
   fetch: app.fetch,
-  async scheduled(_controller, _env, _ctx) {},
+  async scheduled(controller, env, ctx) {
+    ctx.waitUntil(runRetentionJob(env, controller.scheduledTime));
+  },
 } satisfies ExportedHandler<Env>;

@@ -2,7 +2,10 @@
 import type { ThreadRecord } from "../storage/d1/thread-registry";
 import { threadObjectName } from "./do-name";
 
-export async function threadStubFor(env: Env, thread: Pick<ThreadRecord, "tenantId" | "environment" | "agentId" | "id">) {
+export async function threadStubFor(
+  env: Env,
+  thread: Pick<ThreadRecord, "tenantId" | "environment" | "agentId" | "id">,
+) {
   const name = await threadObjectName(env.DO_NAME_KEY, {
     tenantId: thread.tenantId,
     environment: thread.environment,

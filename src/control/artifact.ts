@@ -1,5 +1,6 @@
 // The agent artifact: what a version pins. Strict zod schema (unknown keys refused), schemaVersion 1.
 import { z } from "zod";
+import { toolUrlProblem } from "../tools/url-policy";
 
 export const ARTIFACT_SCHEMA_VERSIONS = [1] as const;
 
@@ -48,7 +49,13 @@ export const modelSchema = z
 export const toolSchema = z.strictObject({
   name: z.string().regex(/^[a-zA-Z][a-zA-Z0-9_-]{0,63}$/),
   description: z.string().min(1).max(2000),
-  url: z.url({ protocol: /^https$/ }).max(2048),
+  // Public https hosts only (src/tools/url-policy.ts); the platform's own host is refused where it is known.
+  url: z.string().superRefine((url, ctx) => {
+    const problem = toolUrlProblem(url);
+    if (problem !== null) ctx.addIssue({ code: "custom", message: problem });
+  }),
+  /** Alias of the tenant secret (`whsec_…`) that signs every call to this tool. */
+  signingSecret: secretAlias,
   inputSchema: z.record(z.string(), z.unknown()).optional(),
   timeoutMs: z.number().int().min(100).max(30_000).optional(),
 });

@@ -4,6 +4,7 @@ import { requireAdminForWrites, tenantAuth } from "../auth/tenant-auth";
 import type { AgentEntity, AgentPatch } from "../control/deployment-store";
 import { base32 } from "../control/ids";
 import { unwrap } from "../errors";
+import { invalidateAgentKeys } from "../http/agent-key-cache";
 import type { AppEnv } from "../http/context";
 import { pageBody, readPage } from "../http/cursor";
 import { readJson } from "../http/json-body";
@@ -55,7 +56,9 @@ export const agents = new Hono<AppEnv>()
     const { rotatePublicKey, ...fields } = input;
     const patch: AgentPatch = rotatePublicKey ? { ...fields, publicKey: newPublicKey() } : fields;
     if (Object.keys(patch).length === 0) return c.json(agentView(agent));
-    return c.json(agentView(unwrap(await deploymentStore(c).updateAgent(agent.tenantId, agent.id, patch))));
+    const updated = unwrap(await deploymentStore(c).updateAgent(agent.tenantId, agent.id, patch));
+    invalidateAgentKeys(agent.publicKey, updated.publicKey);
+    return c.json(agentView(updated));
   })
   .route("/:agentId/draft", drafts)
   .route("/:agentId/versions", versions)

@@ -9,6 +9,7 @@ import { newThreadId, THREAD_ID_PATTERN } from "../auth/thread-ids";
 import { newVisitorId, signVisitorToken, verifyVisitorToken } from "../auth/visitor-token";
 import type { AgentEntity, Environment } from "../control/deployment-store";
 import { AppError } from "../errors";
+import { findAgentByPublicKeyCached } from "../http/agent-key-cache";
 import type { AppContext, AppEnv } from "../http/context";
 import { parseWith, readJsonText } from "../http/json-body";
 import { launchCors } from "../http/launch-cors";
@@ -53,7 +54,7 @@ interface LaunchTarget {
 
 async function resolvePublic(c: AppContext, raw: unknown, origin: string | undefined): Promise<LaunchTarget> {
   const body = parseWith(publicLaunchSchema, raw);
-  const agent = await deploymentStore(c).findAgentByPublicKey(body.agentKey);
+  const agent = await findAgentByPublicKeyCached(deploymentStore(c), body.agentKey);
   if (agent === null || agent.status !== "active" || agent.visibility !== "public") throw unknownAgent();
   if (!originAllowed(origin, agent.allowedOrigins)) {
     throw new AppError("forbidden", "This origin may not launch this agent.");
@@ -96,7 +97,7 @@ async function resolvePrivate(c: AppContext, raw: unknown): Promise<LaunchTarget
   const store = deploymentStore(c);
   const agent =
     body.agentKey !== undefined
-      ? await store.findAgentByPublicKey(body.agentKey)
+      ? await findAgentByPublicKeyCached(store, body.agentKey)
       : await store.getAgent(principal.tenantId, body.agentId!);
   if (agent === null || agent.tenantId !== principal.tenantId || agent.status !== "active")
     throw unknownAgent();

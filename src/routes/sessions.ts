@@ -36,19 +36,28 @@ function threadIdParam(c: AppContext): string {
 /** The registry row of one of the caller's threads; other tenants' threads are simply not found. */
 async function registryRow(c: AppContext, options: { includeDeleted: boolean }): Promise<ThreadRecord> {
   const thread = await findThread(c.env.DB, c.get("tenant").tenantId, threadIdParam(c));
-  if (thread === null || (thread.deletedAt !== null && !options.includeDeleted)) throw errors.notFound("Session");
+  if (thread === null || (thread.deletedAt !== null && !options.includeDeleted))
+    throw errors.notFound("Session");
   return thread;
 }
 
 const rpcFailure = z.object({ ok: z.literal(false), code: z.enum(ERROR_CODES), message: z.string() });
 const rpcSuccess = z.object({ ok: z.literal(true), value: z.unknown() });
 
-/** An RPC answer as a value: a Result is unwrapped, anything else is taken as is. */
+/** An RPC answer as a value: JSON text is parsed, a Result is unwrapped, anything else is taken as is. */
 function rpcValue(answer: unknown): unknown {
-  const failed = rpcFailure.safeParse(answer);
+  let value = answer;
+  if (typeof answer === "string") {
+    try {
+      value = JSON.parse(answer);
+    } catch (error) {
+      throw new AppError("internal", "Internal error.", { cause: error });
+    }
+  }
+  const failed = rpcFailure.safeParse(value);
   if (failed.success) throw new AppError(failed.data.code, failed.data.message);
-  const succeeded = rpcSuccess.safeParse(answer);
-  return succeeded.success ? succeeded.data.value : answer;
+  const succeeded = rpcSuccess.safeParse(value);
+  return succeeded.success ? succeeded.data.value : value;
 }
 
 function unavailable(cause: unknown): AppError {
@@ -59,7 +68,11 @@ export const sessions = new Hono<AppEnv>()
   .use("*", tenantAuth, requireAdminForWrites)
   .get("/", async (c) => {
     const query = parseWith(sessionListQuery, c.req.query(), "Query");
-    const list = listName("sessions", [query.agentId ?? null, query.subject ?? null, query.updatedAfter ?? null]);
+    const list = listName("sessions", [
+      query.agentId ?? null,
+      query.subject ?? null,
+      query.updatedAfter ?? null,
+    ]);
     const page = await readPage(c, list);
     const result = await listSessions(
       c.env.DB,
@@ -67,7 +80,9 @@ export const sessions = new Hono<AppEnv>()
       {
         ...(query.agentId !== undefined ? { agentId: query.agentId } : {}),
         ...(query.subject !== undefined ? { subject: query.subject } : {}),
-        ...(query.updatedAfter !== undefined ? { updatedAfter: new Date(query.updatedAfter).toISOString() } : {}),
+        ...(query.updatedAfter !== undefined
+          ? { updatedAfter: new Date(query.updatedAfter).toISOString() }
+          : {}),
       },
       {
         limit: page.limit,

@@ -7,6 +7,7 @@ import { pageBody, readPage } from "../http/cursor";
 import { readJson } from "../http/json-body";
 import { deploymentStore } from "../http/store";
 import { publishVersionRequest, type VersionSummaryResponse } from "../shared/api";
+import { platformHostsOf, platformToolUrlIssues, publicHosts } from "../tools/url-policy";
 import { loadAgent } from "./load-agent";
 
 function summaryView(version: AgentVersion): VersionSummaryResponse {
@@ -23,9 +24,14 @@ export const versions = new Hono<AppEnv>()
   .post("/", async (c) => {
     const input = await readJson(c, publishVersionRequest);
     const agent = await loadAgent(c);
-    const version = unwrap(
-      await deploymentStore(c).publishDraft(agent.tenantId, agent.id, input.draftRevision),
-    );
+    const store = deploymentStore(c);
+    // Tools may never call the platform itself; only the request knows the host it was reached on.
+    const draft = await store.getDraft(agent.tenantId, agent.id);
+    if (draft !== null && draft.revision === input.draftRevision) {
+      const own = platformToolUrlIssues(draft.definition, platformHostsOf(c.req.url, publicHosts(c.env)));
+      if (own.length > 0) throw errors.badRequest("Draft is not a valid agent artifact.", own);
+    }
+    const version = unwrap(await store.publishDraft(agent.tenantId, agent.id, input.draftRevision));
     return c.json({ versionId: version.id, version: version.version, digest: version.digest }, 201);
   })
   // Lists leave artifacts out (each can be 256 KiB); GET one version for its artifact.

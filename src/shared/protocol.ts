@@ -18,7 +18,9 @@ export const LIMITS = {
 } as const;
 
 const id = z.string().min(1).max(128);
-const clientMessageId = z.string().regex(/^[A-Za-z0-9_-]{8,128}$/, "must be 8-128 characters of [A-Za-z0-9_-]");
+const clientMessageId = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{8,128}$/, "must be 8-128 characters of [A-Za-z0-9_-]");
 
 export const RUN_STATUSES = ["queued", "running", "succeeded", "failed", "aborted"] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];

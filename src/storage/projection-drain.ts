@@ -46,6 +46,8 @@ export const BACKOFF_CAP_MS = 5 * 60_000;
 export const TITLE_MAX_CHARS = 80;
 const DAY_MS = 86_400_000;
 
+/** A D1 call that has not answered by then counts as failed (the batch is idempotent if it lands later). */
+export const D1_TIMEOUT_MS = 30_000;
 const VERSION_KEY = "projection_version";
 const FAILURES_KEY = "projection_failures";
 
@@ -113,6 +115,22 @@ function serialized<T>(storage: DurableObjectStorage, task: () => Promise<T>): P
     run.catch(() => undefined),
   );
   return run;
+}
+
+/** Drains are serialized, so a D1 call that never settles must not hold up every later drain. */
+async function withinTimeout<T>(work: Promise<T>): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`D1 did not answer within ${D1_TIMEOUT_MS} ms`)),
+      D1_TIMEOUT_MS,
+    );
+  });
+  try {
+    return await Promise.race([work, timeout]);
+  } finally {
+    if (timer !== undefined) clearTimeout(timer);
+  }
 }
 
 function readMetaNumber(storage: DurableObjectStorage, key: string): number {
@@ -347,11 +365,19 @@ function mirrorStatements(input: DrainInput, scope: ThreadScope, mark: Retention
     .exec("SELECT id FROM entries WHERE parent_id IS NULL")
     .toArray()
     .map((r) => String(r.id));
+  const survivingCalls =
+    mark.toolCallsBefore === null
+      ? []
+      : input.storage.sql
+          .exec("SELECT id FROM tool_calls WHERE created_at < ?", mark.toolCallsBefore)
+          .toArray()
+          .map((r) => String(r.id));
   return mirrorRetention(input.db, scope, {
     throughSeq: mark.throughSeq,
     survivorIds: survivors,
     rootIds: roots,
     toolCallsBefore: mark.toolCallsBefore === null ? null : iso(mark.toolCallsBefore),
+    survivingToolCallIds: survivingCalls,
   });
 }
 
@@ -396,7 +422,7 @@ async function drainOnce(input: DrainInput): Promise<DrainOutcome> {
   ];
 
   try {
-    await input.db.batch(statements);
+    await withinTimeout(input.db.batch(statements));
   } catch (error) {
     const failures = readMetaNumber(storage, FAILURES_KEY) + 1;
     const attempt = Math.max(failures, ...rows.map((r) => r.attempts + 1));
@@ -459,7 +485,9 @@ async function reconcileOnce(input: DrainInput): Promise<{ missing: number; fail
   if (maxSeq === null) return { missing: 0 };
   let watermark: number | null;
   try {
-    watermark = await readWatermark(input.db, { tenantId: binding.tenantId, threadId: binding.threadId });
+    watermark = await withinTimeout(
+      readWatermark(input.db, { tenantId: binding.tenantId, threadId: binding.threadId }),
+    );
   } catch (error) {
     logProjection("warn", "reconciliation could not read D1", {
       threadId: binding.threadId,

@@ -171,7 +171,10 @@ export function exportThread(storage: DurableObjectStorage, binding: ThreadBindi
       outputTokens: u.output_tokens,
       createdAt: iso(u.created_at),
     }));
-  const byRun = new Map<string, { runId: string; turns: number; inputTokens: number; outputTokens: number }>();
+  const byRun = new Map<
+    string,
+    { runId: string; turns: number; inputTokens: number; outputTokens: number }
+  >();
   for (const t of turns) {
     const sum = byRun.get(t.runId) ?? { runId: t.runId, turns: 0, inputTokens: 0, outputTokens: 0 };
     sum.turns += 1;

@@ -128,7 +128,10 @@ export function applyThreadRetention(
         ACTIVE_LEAF,
         victimIds,
       );
-      sql.exec("DELETE FROM append_idempotency WHERE entry_id IN (SELECT value FROM json_each(?))", victimIds);
+      sql.exec(
+        "DELETE FROM append_idempotency WHERE entry_id IN (SELECT value FROM json_each(?))",
+        victimIds,
+      );
       sql.exec(
         "DELETE FROM outbox WHERE kind = 'entry' AND ref_id IN (SELECT value FROM json_each(?))",
         victimIds,

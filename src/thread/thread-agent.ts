@@ -146,7 +146,7 @@ export class ThreadAgent extends Agent<Env> {
       return super.fetch(request);
     }
     if (url.pathname === "/http" || url.pathname.startsWith("/http/")) {
-      return handleThreadHttp(runtime.value, request, url.pathname.slice("/http".length) || "/");
+      return handleThreadHttp(runtime.value, request, url.pathname.slice("/http".length) || "/", claims);
     }
     return errorResponse("not_found", "Not found.");
   }
@@ -250,10 +250,12 @@ export class ThreadAgent extends Agent<Env> {
       case "send":
       case "edit":
       case "regenerate": {
+        const subject = state.claims.sub;
         const accepted = runtime.accept(
           frame.type === "send"
             ? {
                 kind: "send",
+                subject,
                 clientMessageId: frame.clientMessageId,
                 text: frame.text,
                 ...(frame.parentId !== undefined ? { parentId: frame.parentId } : {}),
@@ -261,11 +263,12 @@ export class ThreadAgent extends Agent<Env> {
             : frame.type === "edit"
               ? {
                   kind: "edit",
+                  subject,
                   entryId: frame.entryId,
                   clientMessageId: frame.clientMessageId,
                   text: frame.text,
                 }
-              : { kind: "regenerate", entryId: frame.entryId },
+              : { kind: "regenerate", subject, entryId: frame.entryId },
         );
         if (!accepted.ok) {
           if (accepted.code === "rate_limited") {

@@ -3,6 +3,7 @@ import { z } from "zod";
 import type { ErrorCode } from "../shared/errors";
 import { HTTP_STATUS } from "../shared/errors";
 import type { ServerFrame } from "../shared/protocol";
+import type { ThreadClaims } from "./claims";
 import { toWireEntry } from "./frames";
 import type { ThreadRuntime } from "./thread-runtime";
 
@@ -84,6 +85,7 @@ export async function handleThreadHttp(
   runtime: ThreadRuntime,
   request: Request,
   path: string,
+  claims: ThreadClaims,
 ): Promise<Response> {
   const url = new URL(request.url);
   const binding = runtime.binding;
@@ -128,6 +130,7 @@ export async function handleThreadHttp(
     if (body instanceof Response) return body;
     const accepted = runtime.accept({
       kind: "send",
+      subject: claims.sub,
       clientMessageId: body.clientMessageId,
       text: body.text,
       ...(body.parentId !== undefined ? { parentId: body.parentId } : {}),

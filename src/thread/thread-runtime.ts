@@ -10,6 +10,10 @@ import { LIMITS, type ServerFrame } from "../shared/protocol";
 import { type Entry, EntryStore } from "../storage/entry-store";
 import type { ThreadBinding } from "../storage/pin-store";
 import { type Run, RunStore } from "../storage/run-store";
+import { executeToolCall } from "../tools/execute-tool";
+import { toolDefinitions, toolNamed } from "../tools/tool-definitions";
+import { publicHosts } from "../tools/url-policy";
+import { webhookSecretRedactions } from "../tools/webhook-signature";
 import { messageBody, type Peer, toWireEntry } from "./frames";
 
 /** Deltas packed into one stored chunk row (resume reads them back). */
@@ -47,6 +51,8 @@ interface LiveRun {
   done: Promise<Run>;
   /** Stores for this run's writes, redacting every tenant secret the run resolved. */
   stores: RunScopedStores;
+  /** The verified subject whose message started the run (tools receive it as identity). */
+  subject: string | null;
 }
 
 interface RunScopedStores {
@@ -65,12 +71,15 @@ export interface RuntimeDeps {
   keepAliveWhile: <T>(fn: () => Promise<T>) => Promise<T>;
   /** Runs after a turn is sealed, still inside the keep-alive (the D1 projection drain). */
   afterTurn: () => Promise<void>;
+  /** Outbound fetch for tool webhooks (tests pass a fake). */
+  fetch?: typeof fetch;
 }
 
-export type TurnRequest =
+export type TurnRequest = (
   | { kind: "send"; clientMessageId: string; text: string; parentId?: string }
   | { kind: "edit"; entryId: string; clientMessageId: string; text: string }
-  | { kind: "regenerate"; entryId: string };
+  | { kind: "regenerate"; entryId: string }
+) & { /** Verified subject of the requester. */ subject: string };
 
 export interface TurnAccepted {
   run: Run;
@@ -209,7 +218,7 @@ export class ThreadRuntime {
     if (existingUser === undefined)
       this.#broadcast({ type: "entry", entry: toWireEntry(result.value.userEntry) });
     this.#broadcast(this.#runFrame(result.value.run));
-    this.#start(result.value.run, result.value.userEntry);
+    this.#start(result.value.run, result.value.userEntry, request.subject);
     return result;
   }
 
@@ -301,7 +310,7 @@ export class ThreadRuntime {
     return Number(row.n);
   }
 
-  #start(run: Run, userEntry: Entry): void {
+  #start(run: Run, userEntry: Entry, subject: string | null): void {
     const controller = new AbortController();
     let resolveDone!: (run: Run) => void;
     const done = new Promise<Run>((resolve) => {
@@ -315,6 +324,7 @@ export class ThreadRuntime {
       pending: [],
       done,
       stores: { entries: this.#entries, runs: this.#runs },
+      subject,
     };
     this.#live = live;
     const finish = (final: Run) => {
@@ -362,20 +372,30 @@ export class ThreadRuntime {
     this.#broadcast(this.#runFrame(running.value));
 
     const { binding, env, storage, now } = this.#deps;
-    // Every secret value this run resolves is redacted from everything the run stores.
-    const secrets: string[] = [];
-    const tenantSecret = async (alias: string): Promise<string | null> => {
-      const value = await decryptTenantSecret(env, binding.tenantId, alias).catch(() => null);
-      if (value) {
-        secrets.push(value);
-        live.stores = {
-          entries: new EntryStore(storage, { now, secrets }),
-          runs: new RunStore(storage, { now, secrets }),
-        };
-      }
-      return value;
-    };
-    const model = await resolveModel(binding.artifact.model, { env, tenantSecret });
+    const tools = binding.artifact.tools ?? [];
+    // Every secret this run may use is resolved once; each value (in every spelling a tool might echo) is redacted
+    // from everything the run stores and from what tools hand back to the model.
+    const aliases = new Set([
+      ...tools.map((tool) => tool.signingSecret),
+      ...(binding.artifact.model.apiKeySecret !== undefined ? [binding.artifact.model.apiKeySecret] : []),
+    ]);
+    const secretByAlias = new Map<string, string | null>();
+    for (const alias of aliases) {
+      secretByAlias.set(alias, await decryptTenantSecret(env, binding.tenantId, alias).catch(() => null));
+    }
+    const secrets = [...secretByAlias.values()].flatMap((value) =>
+      value ? [value, ...webhookSecretRedactions(value)] : [],
+    );
+    if (secrets.length > 0) {
+      live.stores = {
+        entries: new EntryStore(storage, { now, secrets }),
+        runs: new RunStore(storage, { now, secrets }),
+      };
+    }
+    const model = await resolveModel(binding.artifact.model, {
+      env,
+      tenantSecret: async (alias) => secretByAlias.get(alias) ?? null,
+    });
     if (!model.ok) {
       return this.#seal(
         running.value,
@@ -384,6 +404,7 @@ export class ThreadRuntime {
         live.stores,
       );
     }
+    const platformHosts = publicHosts(env);
 
     let text = "";
     const result = await runTurn({
@@ -393,6 +414,7 @@ export class ThreadRuntime {
         branch: this.#branchMessages(userEntry.id),
         maxContextTokens: binding.artifact.limits?.maxContextTokens ?? DEFAULT_CONTEXT_TOKENS,
       }),
+      ...(tools.length > 0 ? { tools: toolDefinitions(tools) } : {}),
       signal: live.controller.signal,
       maxSteps: MAX_MODEL_STEPS,
       stallTimeoutMs: STALL_TIMEOUT_MS,
@@ -404,16 +426,47 @@ export class ThreadRuntime {
         this.#broadcast({ type: "delta", runId: live.runId, seq: live.seq, text: delta });
         if (live.pending.length >= DELTAS_PER_CHUNK) this.#flush(live);
       },
-      onToolCall: async (call) => {
+      onToolCall: async (call, signal) => {
         const recorded = live.stores.runs.recordToolCall({
           runId: live.runId,
           name: call.toolName,
           input: call.input,
         });
-        const outcome = { output: { error: "Tools are not enabled for this agent." }, isError: true };
-        if (recorded.ok)
-          live.stores.runs.completeToolCall(recorded.value.id, { status: "blocked", output: outcome.output });
-        return outcome;
+        const tool = toolNamed(tools, call.toolName);
+        const signingSecret = tool === null ? null : (secretByAlias.get(tool.signingSecret) ?? null);
+        const result =
+          tool === null || signingSecret === null
+            ? {
+                output: {
+                  error: tool === null ? "Unknown tool." : "The tool's signing secret is not configured.",
+                },
+                isError: true,
+                status: "blocked" as const,
+              }
+            : await executeToolCall({
+                tool,
+                call,
+                signingSecret,
+                fetch: this.#deps.fetch ?? fetch,
+                now,
+                signal,
+                platformHosts,
+                secrets,
+                context: {
+                  tenantId: binding.tenantId,
+                  agentId: binding.agentId,
+                  threadId: binding.threadId,
+                  subject: live.subject,
+                  runId: live.runId,
+                },
+              });
+        if (recorded.ok) {
+          live.stores.runs.completeToolCall(recorded.value.id, {
+            status: result.status,
+            output: result.output,
+          });
+        }
+        return { output: result.output, ...(result.isError ? { isError: true } : {}) };
       },
       onUsage: (usage) => {
         live.stores.runs.recordUsage(live.runId, usage.step, {

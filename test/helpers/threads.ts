@@ -3,7 +3,17 @@ import { exports } from "cloudflare:workers";
 import { expect } from "vitest";
 import { z } from "zod";
 import { type ServerFrame, serverFrameSchema } from "../../src/shared/protocol";
-import { API, api, createAgent, createRelease, createTenant, json, publish, saveDraft, validArtifact } from "./tenants";
+import {
+  API,
+  api,
+  createAgent,
+  createRelease,
+  createTenant,
+  json,
+  publish,
+  saveDraft,
+  validArtifact,
+} from "./tenants";
 
 export const ORIGIN = "https://shop.example.com";
 
@@ -63,7 +73,11 @@ export function launchRequest(
   return api("/v1/agent-sessions", { method: "POST", body, headers });
 }
 
-export async function launch(publicKey: string, extra: Record<string, unknown> = {}, origin = ORIGIN): Promise<Launch> {
+export async function launch(
+  publicKey: string,
+  extra: Record<string, unknown> = {},
+  origin = ORIGIN,
+): Promise<Launch> {
   return json(await launchRequest({ agentKey: publicKey, ...extra }, { origin }), 201, launchResponse);
 }
 
@@ -111,7 +125,8 @@ export class FrameReader {
       }
       if (this.closed) throw new Error(`socket closed (${this.closed.code}) before a ${type} frame`);
       const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`timed out waiting for a ${type} frame; saw ${JSON.stringify(this.frames)}`);
+      if (left <= 0)
+        throw new Error(`timed out waiting for a ${type} frame; saw ${JSON.stringify(this.frames)}`);
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, left);
         this.#waiters.push(() => {
@@ -145,11 +160,18 @@ export class FrameReader {
 
 export function upgradeRequest(
   threadId: string,
-  options: { token?: string; protocols?: string; origin?: string | null; query?: string; upgrade?: boolean } = {},
+  options: {
+    token?: string;
+    protocols?: string;
+    origin?: string | null;
+    query?: string;
+    upgrade?: boolean;
+  } = {},
 ): Promise<Response> {
   const headers: Record<string, string> = {};
   if (options.upgrade !== false) headers.Upgrade = "websocket";
-  const protocols = options.protocols ?? (options.token !== undefined ? `agent.v1, bearer.${options.token}` : undefined);
+  const protocols =
+    options.protocols ?? (options.token !== undefined ? `agent.v1, bearer.${options.token}` : undefined);
   if (protocols !== undefined) headers["Sec-WebSocket-Protocol"] = protocols;
   const origin = options.origin === undefined ? ORIGIN : options.origin;
   if (origin !== null) headers.Origin = origin;

@@ -48,7 +48,12 @@ export function baseLaunchClaims(overrides: Record<string, unknown> = {}): Recor
 export async function forgeToken(options: ForgeOptions = {}): Promise<string> {
   const keys = launchKeys();
   const claims = withoutUndefined({ ...baseLaunchClaims(), ...(options.claims ?? {}) });
-  const header = withoutUndefined({ alg: "HS256", typ: "agent-launch+jwt", kid: keys.current, ...(options.header ?? {}) });
+  const header = withoutUndefined({
+    alg: "HS256",
+    typ: "agent-launch+jwt",
+    kid: keys.current,
+    ...(options.header ?? {}),
+  });
   const key = options.key ?? keys.keys[keys.current]!;
   const keyBytes = typeof key === "string" ? enc.encode(key) : key;
   const signingInput = `${b64url(JSON.stringify(header))}.${b64url(JSON.stringify(claims))}`;
@@ -58,6 +63,12 @@ export async function forgeToken(options: ForgeOptions = {}): Promise<string> {
   return `${signingInput}.${b64url(sig)}`;
 }
 
-export async function signWithJose(claims: Record<string, unknown>, kid: string, secret: string): Promise<string> {
-  return new SignJWT(claims).setProtectedHeader({ alg: "HS256", typ: "agent-launch+jwt", kid }).sign(enc.encode(secret));
+export async function signWithJose(
+  claims: Record<string, unknown>,
+  kid: string,
+  secret: string,
+): Promise<string> {
+  return new SignJWT(claims)
+    .setProtectedHeader({ alg: "HS256", typ: "agent-launch+jwt", kid })
+    .sign(enc.encode(secret));
 }

@@ -5,7 +5,9 @@ import { clientMessageId, connect, launch, liveAgent } from "../helpers/threads"
 
 describe("a thread conversation", () => {
   it("streams a reply from the local model and stores both turns", async () => {
-    const agent = await liveAgent({ artifact: { model: { provider: "local", model: "echo", local: { chunks: 5 } } } });
+    const agent = await liveAgent({
+      artifact: { model: { provider: "local", model: "echo", local: { chunks: 5 } } },
+    });
     const session = await launch(agent.publicKey);
     const ws = await connect(session);
     const cmid = clientMessageId();

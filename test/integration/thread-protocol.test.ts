@@ -6,7 +6,9 @@ import { threadObjectName } from "../../src/auth/do-name";
 import { api, createRelease, publish, saveDraft, validArtifact } from "../helpers/tenants";
 import { clientMessageId, connect, type Launch, launch, liveAgent, ORIGIN } from "../helpers/threads";
 
-const local = (options: Record<string, unknown>) => ({ model: { provider: "local", model: "echo", local: options } });
+const local = (options: Record<string, unknown>) => ({
+  model: { provider: "local", model: "echo", local: options },
+});
 
 function threadGet(session: Launch, path = "") {
   return api(`/v1/threads/${session.threadId}${path}`, {
@@ -14,7 +16,10 @@ function threadGet(session: Launch, path = "") {
   });
 }
 
-async function branch(session: Launch, leafId?: string): Promise<{ id: string; role: string; text: string }[]> {
+async function branch(
+  session: Launch,
+  leafId?: string,
+): Promise<{ id: string; role: string; text: string }[]> {
   const res = await threadGet(session, `/entries${leafId ? `?leafId=${leafId}` : ""}`);
   expect(res.status).toBe(200);
   return ((await res.json()) as { items: { id: string; role: string; text: string }[] }).items;
@@ -51,7 +56,11 @@ describe("agent.v1 over WebSocket", () => {
     a.send({ type: "send", clientMessageId: clientMessageId(), text: "both of you" });
     const doneA = await a.next("run", (f) => f.status === "succeeded");
     await b.next("run", (f) => f.status === "succeeded");
-    const text = (r: typeof a) => r.all("delta").filter((d) => d.runId === doneA.runId).map((d) => `${d.seq}:${d.text}`);
+    const text = (r: typeof a) =>
+      r
+        .all("delta")
+        .filter((d) => d.runId === doneA.runId)
+        .map((d) => `${d.seq}:${d.text}`);
     expect(text(b)).toEqual(text(a));
     expect(text(a)).toHaveLength(6);
   });
@@ -109,16 +118,30 @@ describe("agent.v1 over WebSocket", () => {
     const firstReply = await ws.next("entry", (f) => f.entry.role === "assistant");
     await ws.next("run", (f) => f.status === "succeeded");
 
-    ws.send({ type: "edit", entryId: firstUser.entry.id, text: "better question", clientMessageId: clientMessageId() });
-    const edited = await ws.next("entry", (f) => f.entry.role === "user" && f.entry.text === "better question");
+    ws.send({
+      type: "edit",
+      entryId: firstUser.entry.id,
+      text: "better question",
+      clientMessageId: clientMessageId(),
+    });
+    const edited = await ws.next(
+      "entry",
+      (f) => f.entry.role === "user" && f.entry.text === "better question",
+    );
     expect(edited.entry.parentId).toBe(firstUser.entry.parentId);
-    const editedReply = await ws.next("entry", (f) => f.entry.role === "assistant" && f.entry.parentId === edited.entry.id);
+    const editedReply = await ws.next(
+      "entry",
+      (f) => f.entry.role === "assistant" && f.entry.parentId === edited.entry.id,
+    );
     await ws.next("run", (f) => f.status === "succeeded" && f.runId === editedReply.entry.runId);
 
     ws.send({ type: "regenerate", entryId: editedReply.entry.id });
     const regenerated = await ws.next(
       "entry",
-      (f) => f.entry.role === "assistant" && f.entry.parentId === edited.entry.id && f.entry.id !== editedReply.entry.id,
+      (f) =>
+        f.entry.role === "assistant" &&
+        f.entry.parentId === edited.entry.id &&
+        f.entry.id !== editedReply.entry.id,
     );
     await ws.next("run", (f) => f.status === "succeeded" && f.runId === regenerated.entry.runId);
 
@@ -277,7 +300,10 @@ describe("pinning and eviction", () => {
     await saveDraft(agent.apiKey, agent.agentId, 1, validArtifact({ name: "Support v2" }));
     await publish(agent.apiKey, agent.agentId, 2);
     const release = await createRelease(agent.apiKey, agent.agentId, [{ version: 2, weight: 10_000 }]);
-    await api(`/v1/agents/${agent.agentId}/releases/${release.id}/activate`, { method: "POST", key: agent.apiKey });
+    await api(`/v1/agents/${agent.agentId}/releases/${release.id}/activate`, {
+      method: "POST",
+      key: agent.apiKey,
+    });
 
     await evictDurableObject(await stub(agent, session.threadId));
     const info = await threadGet(session);
@@ -294,7 +320,11 @@ describe("pinning and eviction", () => {
     const agent = await liveAgent({ artifact: local({ chunks: 40, hangAfterChunks: 25 }) });
     const session = await launch(agent.publicKey);
     const ws = await connect(session);
-    ws.send({ type: "send", clientMessageId: clientMessageId(), text: "please hang after a good long while, thanks" });
+    ws.send({
+      type: "send",
+      clientMessageId: clientMessageId(),
+      text: "please hang after a good long while, thanks",
+    });
     const d = await ws.next("delta", (f) => f.seq === 25);
     // The object dies mid-stream, as on a deploy or a crash: its in-memory turn is gone, its storage is not.
     await abortAllDurableObjects();
@@ -306,7 +336,12 @@ describe("pinning and eviction", () => {
     expect(reply.role).toBe("assistant");
     // Everything persisted before the eviction (whole chunks of ten deltas) is kept.
     const streamed = ws.all("delta").filter((f) => f.runId === d.runId);
-    expect(reply.text).toBe(streamed.slice(0, 20).map((f) => f.text).join(""));
+    expect(reply.text).toBe(
+      streamed
+        .slice(0, 20)
+        .map((f) => f.text)
+        .join(""),
+    );
   });
 });
 
@@ -335,7 +370,12 @@ describe("thread HTTP", () => {
     const post = (headers: Record<string, string>) =>
       api(`/v1/threads/${session.threadId}/messages`, {
         method: "POST",
-        headers: { Authorization: `Bearer ${session.token}`, Origin: ORIGIN, Accept: "text/event-stream", ...headers },
+        headers: {
+          Authorization: `Bearer ${session.token}`,
+          Origin: ORIGIN,
+          Accept: "text/event-stream",
+          ...headers,
+        },
         body: { clientMessageId: cmid, text: "sse please" },
       });
     const first = await post({});

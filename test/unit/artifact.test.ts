@@ -34,7 +34,14 @@ describe("artifactSchema", () => {
       greeting: "Hello",
       suggestedPrompts: ["Track my order"],
       limits: { maxMessageChars: 8000, maxSendsPerMinute: 20, retention: { maxAgeDays: 30 } },
-      tools: [{ name: "lookup", description: "Looks things up.", url: "https://tools.example.com/lookup" }],
+      tools: [
+        {
+          name: "lookup",
+          description: "Looks things up.",
+          url: "https://tools.example.com/lookup",
+          signingSecret: "lookup-signing",
+        },
+      ],
       widget: { title: "Help", theme: "dark", accentColor: "#112233", position: "bottom-left" },
     };
     expect(artifactSchema.parse(full)).toEqual(full);
@@ -61,7 +68,7 @@ describe("artifactSchema", () => {
     expect(
       issuesOf({
         ...minimal,
-        tools: [{ name: "t", description: "d", url: "https://x.example", verb: "GET" }],
+        tools: [{ name: "t", description: "d", url: "https://x.example", signingSecret: "s", verb: "GET" }],
       }),
     ).toEqual([{ path: "tools.0.verb", message: "unknown field" }]);
   });
@@ -88,9 +95,10 @@ describe("artifactSchema", () => {
 
   it("refuses tools that are not https and secret aliases that are not aliases", () => {
     expect(
-      issuesOf({ ...minimal, tools: [{ name: "t", description: "d", url: "http://x.example" }] }).map(
-        (i) => i.path,
-      ),
+      issuesOf({
+        ...minimal,
+        tools: [{ name: "t", description: "d", url: "http://x.example", signingSecret: "s" }],
+      }).map((i) => i.path),
     ).toEqual(["tools.0.url"]);
     expect(
       issuesOf({ ...minimal, model: { provider: "anthropic", model: "m", apiKeySecret: "sk-ant-REAL" } }).map(

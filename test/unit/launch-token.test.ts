@@ -31,9 +31,12 @@ describe("launch tokens", () => {
     expect((await verifyLaunchToken(env, await forgeToken())).ok).toBe(true);
   });
 
-  it.each(["", "abc", "a.b", "a.b.c", "a.b.c.d", "..", "a..c"])("refuses the malformed token %j", async (token) => {
-    await refused(token);
-  });
+  it.each(["", "abc", "a.b", "a.b.c", "a.b.c.d", "..", "a..c"])(
+    "refuses the malformed token %j",
+    async (token) => {
+      await refused(token);
+    },
+  );
 
   it.each(["none", "None", "NONE", "nOnE"])("refuses alg %s", async (alg) => {
     const good = await forgeToken();
@@ -70,12 +73,15 @@ describe("launch tokens", () => {
     await refused(`${h}.${p}.${s!.slice(0, -3)}`);
   });
 
-  it.each(["tenantId", "threadId", "agentEntityId", "sub"])("refuses an edited %s under the old signature", async (claim) => {
-    const token = await forgeToken();
-    const [h, , s] = token.split(".");
-    const edited = b64url(JSON.stringify({ ...baseLaunchClaims(), [claim]: "someone-else" }));
-    await refused(`${h}.${edited}.${s}`);
-  });
+  it.each(["tenantId", "threadId", "agentEntityId", "sub"])(
+    "refuses an edited %s under the old signature",
+    async (claim) => {
+      const token = await forgeToken();
+      const [h, , s] = token.split(".");
+      const edited = b64url(JSON.stringify({ ...baseLaunchClaims(), [claim]: "someone-else" }));
+      await refused(`${h}.${edited}.${s}`);
+    },
+  );
 
   it.each([
     ["empty", ""],
@@ -130,9 +136,9 @@ describe("launch tokens", () => {
     const now = Math.floor(Date.now() / 1000);
     const expired = await refused(await forgeToken({ claims: { iat: now - 400, exp: now - 31 } }));
     expect(expired).toMatchObject({ expired: true });
-    expect((await verifyLaunchToken(env, await forgeToken({ claims: { iat: now - 300, exp: now - 10 } }))).ok).toBe(
-      true,
-    );
+    expect(
+      (await verifyLaunchToken(env, await forgeToken({ claims: { iat: now - 300, exp: now - 10 } }))).ok,
+    ).toBe(true);
   });
 
   it.each([
@@ -173,12 +179,15 @@ describe("launch tokens", () => {
     await refused(await forgeToken({ claims: { environment: "staging" } }));
   });
 
-  it.each(["tenantId", "agentEntityId", "threadId", "sub"])("refuses %s missing, empty or not a string", async (c) => {
-    await refused(await forgeToken({ claims: { [c]: undefined } }));
-    await refused(await forgeToken({ claims: { [c]: "" } }));
-    await refused(await forgeToken({ claims: { [c]: 42 } }));
-    await refused(await forgeToken({ claims: { [c]: ["x"] } }));
-  });
+  it.each(["tenantId", "agentEntityId", "threadId", "sub"])(
+    "refuses %s missing, empty or not a string",
+    async (c) => {
+      await refused(await forgeToken({ claims: { [c]: undefined } }));
+      await refused(await forgeToken({ claims: { [c]: "" } }));
+      await refused(await forgeToken({ claims: { [c]: 42 } }));
+      await refused(await forgeToken({ claims: { [c]: ["x"] } }));
+    },
+  );
 
   it("signs with the current kid", async () => {
     const { token } = await signLaunchToken(env, grant);

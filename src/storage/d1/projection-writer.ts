@@ -156,7 +156,8 @@ export const PROJECTION_SQL = {
   /** Messages the thread deleted by retention: seq at or below its high-water mark and no longer in the thread. */
   deleteRetainedMessages: `DELETE FROM agent_messages
     WHERE tenant_id = ? AND session_id = ? AND seq <= ? AND id NOT IN (SELECT value FROM json_each(?))`,
-  deleteRetainedToolCalls: `DELETE FROM agent_tool_calls WHERE tenant_id = ? AND session_id = ? AND created_at < ?`,
+  deleteRetainedToolCalls: `DELETE FROM agent_tool_calls
+    WHERE tenant_id = ? AND session_id = ? AND created_at < ? AND id NOT IN (SELECT value FROM json_each(?))`,
   /** Entries that are roots in the thread (their parent was deleted) are roots here too. */
   rerootEntries: `UPDATE agent_messages SET parent_id = NULL
     WHERE tenant_id = ? AND session_id = ? AND parent_id IS NOT NULL AND id IN (SELECT value FROM json_each(?))`,
@@ -272,7 +273,8 @@ export function upsertUsage(db: D1Database, scope: ThreadScope, u: UsageRow): D1
 
 /**
  * Mirrors the thread's retention passes: removes every message at or below `throughSeq` that the thread no longer
- * holds (`survivorIds` are the thread's entries at or below it), tool calls older than `toolCallsBefore`, and makes
+ * holds (`survivorIds` are the thread's entries at or below it), tool calls older than `toolCallsBefore` that it no
+ * longer holds, and makes
  * the thread's roots (`rootIds`, entries whose parent was deleted among them) roots here too.
  */
 export function mirrorRetention(
@@ -283,6 +285,8 @@ export function mirrorRetention(
     survivorIds: readonly string[];
     rootIds: readonly string[];
     toolCallsBefore: string | null;
+    /** The thread's tool calls created before `toolCallsBefore` (a live run's, kept). */
+    survivingToolCallIds: readonly string[];
   },
 ): D1PreparedStatement[] {
   const statements = [
@@ -294,7 +298,12 @@ export function mirrorRetention(
     statements.push(
       db
         .prepare(PROJECTION_SQL.deleteRetainedToolCalls)
-        .bind(scope.tenantId, scope.threadId, pass.toolCallsBefore),
+        .bind(
+          scope.tenantId,
+          scope.threadId,
+          pass.toolCallsBefore,
+          JSON.stringify(pass.survivingToolCallIds),
+        ),
     );
   }
   statements.push(

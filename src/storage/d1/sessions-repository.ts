@@ -176,7 +176,10 @@ export function sessionsSql(): { scope: ScopeKind | "tenant-only"; sql: string }
 const stateSchema = z
   .object({
     leafId: z.string().nullable().catch(null),
-    lastRun: z.object({ id: z.string(), status: z.enum(RUN_STATUS_NAMES) }).nullable().catch(null),
+    lastRun: z
+      .object({ id: z.string(), status: z.enum(RUN_STATUS_NAMES) })
+      .nullable()
+      .catch(null),
   })
   .catch({ leafId: null, lastRun: null });
 
@@ -304,7 +307,11 @@ export async function listSessions(
     : { items };
 }
 
-export async function getSession(db: D1Database, scope: ReadScope, threadId: string): Promise<SessionRecord | null> {
+export async function getSession(
+  db: D1Database,
+  scope: ReadScope,
+  threadId: string,
+): Promise<SessionRecord | null> {
   const row = await db
     .prepare(SESSIONS_SQL.getSession[scope.kind])
     .bind(...scopeBindings(scope), threadId)
@@ -332,7 +339,9 @@ export async function listMessages(
   const rows = results.map((r) => messageRow.parse(r));
   const items = rows.slice(0, page.limit);
   const last = items[items.length - 1];
-  return rows.length > page.limit && last !== undefined ? { items, next: { seq: last.seq, id: last.id } } : { items };
+  return rows.length > page.limit && last !== undefined
+    ? { items, next: { seq: last.seq, id: last.id } }
+    : { items };
 }
 
 /** Tokens and runs per day (UTC dates, inclusive), only days with activity. */

@@ -1,0 +1,96 @@
+// `npm run build:widget`: bundles the embed loader and the widget into content-hashed, immutable assets under
+// public/widget/v<version>/, the major channel public/widget/v<major>/ and public/embed.js, plus a manifest.
+import { createHash } from "node:crypto";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join, relative } from "node:path";
+import { gzipSync } from "node:zlib";
+import { build } from "esbuild";
+import { CliError, isMain, runMain } from "./lib/cli.mjs";
+import { root } from "./lib/paths.mjs";
+
+const publicDir = join(root, "public");
+const widgetDir = join(publicDir, "widget");
+
+/** The widget's semver, read from src/widget/version.ts (the one place it is written). */
+export function widgetVersion() {
+  const text = readFileSync(join(root, "src", "widget", "version.ts"), "utf8");
+  const match = /WIDGET_VERSION\s*=\s*"(\d+\.\d+\.\d+)"/.exec(text);
+  if (match === null) throw new CliError('src/widget/version.ts has no WIDGET_VERSION = "x.y.z".');
+  return match[1];
+}
+
+async function bundle(entry, format, define = {}) {
+  const result = await build({
+    entryPoints: [join(root, "src", "widget", entry)],
+    bundle: true,
+    format,
+    minify: true,
+    target: "es2020",
+    platform: "browser",
+    legalComments: "none",
+    charset: "utf8",
+    define,
+    write: false,
+    logLevel: "warning",
+  });
+  const file = result.outputFiles[0];
+  if (file === undefined) throw new CliError(`esbuild produced nothing for ${entry}.`);
+  return file.contents;
+}
+
+const hash = (bytes) => createHash("sha256").update(bytes).digest("hex").slice(0, 10);
+const gzipSize = (bytes) => gzipSync(bytes, { level: 9 }).length;
+
+/** Builds everything and returns the manifest it wrote. */
+export async function buildWidget() {
+  const version = widgetVersion();
+  const major = version.split(".")[0];
+  const widget = await bundle("widget.ts", "esm");
+  const widgetName = `widget-${hash(widget)}.js`;
+  const widgetPath = `/widget/v${version}/${widgetName}`;
+  const loader = await bundle("embed.ts", "iife", { __WIDGET_PATH__: JSON.stringify(widgetPath) });
+  const loaderName = `embed-${hash(loader)}.js`;
+
+  rmSync(widgetDir, { recursive: true, force: true });
+  const exact = join(widgetDir, `v${version}`);
+  const channel = join(widgetDir, `v${major}`);
+  mkdirSync(exact, { recursive: true });
+  mkdirSync(channel, { recursive: true });
+  const files = {
+    [join(exact, widgetName)]: widget,
+    [join(exact, loaderName)]: loader,
+    [join(channel, "widget.js")]: widget,
+    [join(channel, "embed.js")]: loader,
+    [join(publicDir, "embed.js")]: loader,
+  };
+  for (const [path, bytes] of Object.entries(files)) writeFileSync(path, bytes);
+
+  const manifest = {
+    version,
+    loader: { path: `/widget/v${version}/${loaderName}`, bytes: loader.length, gzipBytes: gzipSize(loader) },
+    widget: { path: widgetPath, bytes: widget.length, gzipBytes: gzipSize(widget) },
+    channel: { loader: `/widget/v${major}/embed.js`, widget: `/widget/v${major}/widget.js` },
+    integrity: {
+      loader: `sha384-${createHash("sha384").update(loader).digest("base64")}`,
+      widget: `sha384-${createHash("sha384").update(widget).digest("base64")}`,
+    },
+  };
+  writeFileSync(join(widgetDir, "manifest.json"), `${JSON.stringify(manifest, null, 2)}\n`);
+  return manifest;
+}
+
+async function main() {
+  const manifest = await buildWidget();
+  const kb = (n) => `${(n / 1024).toFixed(2)} KB`;
+  console.log(`widget v${manifest.version} → ${relative(root, widgetDir)}/`);
+  console.log(
+    `  loader  ${manifest.loader.path}  ${kb(manifest.loader.gzipBytes)} gzip (${kb(manifest.loader.bytes)} raw)`,
+  );
+  console.log(
+    `  widget  ${manifest.widget.path}  ${kb(manifest.widget.gzipBytes)} gzip (${kb(manifest.widget.bytes)} raw)`,
+  );
+  console.log(`  also    /embed.js, ${manifest.channel.loader}, ${manifest.channel.widget}`);
+  return 0;
+}
+
+if (isMain(import.meta.url)) await runMain(main);

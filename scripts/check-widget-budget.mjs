@@ -1,0 +1,66 @@
+// Part of `npm test`: fails when the built loader or widget exceeds its gzip budget, or when the widget source or
+// bundles contain an HTML-string sink (innerHTML and friends) or ship zod. Prints the measured sizes.
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join, relative } from "node:path";
+import { gzipSync } from "node:zlib";
+import { CliError, runMain } from "./lib/cli.mjs";
+import { root } from "./lib/paths.mjs";
+
+export const LOADER_BUDGET_BYTES = 2 * 1024;
+export const WIDGET_BUDGET_BYTES = 30 * 1024;
+
+/** Ways to turn a string into markup or code; none may appear in the widget. */
+const FORBIDDEN = [
+  /\binnerHTML\b/,
+  /\bouterHTML\b/,
+  /\binsertAdjacentHTML\b/,
+  /\bdocument\.write/,
+  /\bcreateContextualFragment\b/,
+  /\bsetHTMLUnsafe\b/,
+  /\beval\s*\(/,
+  /\bnew Function\b/,
+];
+
+function walk(dir) {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? walk(path) : [path];
+  });
+}
+
+async function main() {
+  const manifestPath = join(root, "public", "widget", "manifest.json");
+  let manifest;
+  try {
+    manifest = JSON.parse(readFileSync(manifestPath, "utf8"));
+  } catch {
+    throw new CliError(`${relative(root, manifestPath)} is missing: run \`npm run build:widget\` first.`);
+  }
+  const problems = [];
+  const measured = [];
+  for (const [name, budget] of [
+    ["loader", LOADER_BUDGET_BYTES],
+    ["widget", WIDGET_BUDGET_BYTES],
+  ]) {
+    const path = join(root, "public", manifest[name].path);
+    const bytes = readFileSync(path);
+    const gzip = gzipSync(bytes, { level: 9 }).length;
+    measured.push(`${name} ${(gzip / 1024).toFixed(2)} KB gzip of ${(budget / 1024).toFixed(0)} KB`);
+    if (gzip > budget) problems.push(`${name} is ${gzip} bytes gzip, over its ${budget}-byte budget`);
+    const text = bytes.toString("utf8");
+    for (const pattern of FORBIDDEN)
+      if (pattern.test(text)) problems.push(`${name} bundle contains ${pattern}`);
+    if (/ZodError|\$ZodType|zod\.dev/.test(text)) problems.push(`${name} bundle ships zod`);
+  }
+  for (const file of walk(join(root, "src", "widget")).filter((f) => f.endsWith(".ts"))) {
+    const text = readFileSync(file, "utf8");
+    for (const pattern of FORBIDDEN) {
+      if (pattern.test(text)) problems.push(`${relative(root, file)} contains ${pattern}`);
+    }
+  }
+  console.log(`widget budget: ${measured.join(", ")}`);
+  if (problems.length > 0) throw new CliError(problems.join("; "));
+  return 0;
+}
+
+await runMain(main);

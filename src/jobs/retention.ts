@@ -1,0 +1,87 @@
+// The scheduled retention pass over D1: each due session loses messages past its agent's policy, once a day.
+//
+// The thread objects apply the same policy to their own storage on their own daily schedule, and their drain then
+// deletes from D1 exactly what they deleted. This job makes D1 honour the policy even for threads that sleep, and
+// asks each thread it pruned to apply the policy at the same clock now (so both copies lose the same entries).
+import { threadStubFor } from "../auth/thread-stub";
+import { type DueSession, dueSessions, pruneSession, tenantsPage } from "../storage/d1/session-retention";
+
+const DAY_MS = 86_400_000;
+const TENANT_PAGE = 100;
+/** Sessions per run: the cron fires every few minutes, so a backlog drains over several runs. */
+export const DEFAULT_SESSION_BUDGET = 500;
+
+export interface RetentionRun {
+  sessions: number;
+  deletedMessages: number;
+  /** Sessions that lost messages; each of their thread objects was asked to apply the policy too. */
+  affected: DueSession[];
+  /** Thread objects that could not be reached (their own daily schedule applies the policy later). */
+  unreachable: number;
+}
+
+/** Runs one pass at `now` (epoch ms), passed explicitly so tests control the clock. */
+export async function runRetentionJob(
+  env: Env,
+  now: number,
+  options: { sessionBudget?: number } = {},
+): Promise<RetentionRun> {
+  let budget = options.sessionBudget ?? DEFAULT_SESSION_BUDGET;
+  const nowIso = new Date(now).toISOString();
+  const nextDueAt = new Date(now + DAY_MS).toISOString();
+  const run: RetentionRun = { sessions: 0, deletedMessages: 0, affected: [], unreachable: 0 };
+  let after = "";
+  while (budget > 0) {
+    const tenants = await tenantsPage(env.DB, after, TENANT_PAGE);
+    for (const tenantId of tenants) {
+      if (budget <= 0) break;
+      const due = await dueSessions(env.DB, tenantId, nowIso, budget);
+      for (const session of due) {
+        const ageCutoff =
+          session.maxAgeDays === null ? null : new Date(now - session.maxAgeDays * DAY_MS).toISOString();
+        const deleted = await pruneSession(env.DB, session, { ageCutoff, nextDueAt });
+        run.sessions += 1;
+        run.deletedMessages += deleted;
+        if (deleted > 0) run.affected.push(session);
+        budget -= 1;
+      }
+    }
+    const last = tenants[tenants.length - 1];
+    if (last === undefined || tenants.length < TENANT_PAGE) break;
+    after = last;
+  }
+  for (const session of run.affected) {
+    try {
+      const stub = await threadStubFor(env, {
+        tenantId: session.tenantId,
+        environment: session.environment,
+        agentId: session.agentId,
+        id: session.threadId,
+      });
+      await stub.applyRetention(now);
+    } catch (error) {
+      run.unreachable += 1;
+      console.log(
+        JSON.stringify({
+          level: "warn",
+          message: "retention could not reach a thread",
+          tenantId: session.tenantId,
+          threadId: session.threadId,
+          error: String(error),
+        }),
+      );
+    }
+  }
+  if (run.sessions > 0) {
+    console.log(
+      JSON.stringify({
+        level: "info",
+        message: "retention pass",
+        sessions: run.sessions,
+        deletedMessages: run.deletedMessages,
+        unreachable: run.unreachable,
+      }),
+    );
+  }
+  return run;
+}

@@ -1,0 +1,58 @@
+// An end user's own threads with one agent (`GET /v1/me/threads`), scoped by the launch token's tenant, agent and subject.
+import { Hono } from "hono";
+import { z } from "zod";
+import { AppError } from "../errors";
+import type { AppEnv } from "../http/context";
+import { DEFAULT_PAGE_LIMIT, decodeCursor, encodeCursor, MAX_PAGE_LIMIT } from "../http/cursor";
+import { parseWith } from "../http/json-body";
+import { threadCors } from "../http/launch-cors";
+import { pageQuery } from "../shared/sessions-api";
+import { listSessions, type ReadScope } from "../storage/d1/sessions-repository";
+import { listName, myThreadView, positions } from "./session-views";
+import { authorize, launchBearer } from "./threads";
+
+const limitSchema = z.coerce.number().int().min(1).max(MAX_PAGE_LIMIT);
+
+function readLimit(raw: string | undefined): number {
+  if (raw === undefined) return DEFAULT_PAGE_LIMIT;
+  const parsed = /^[0-9]{1,4}$/.test(raw) ? limitSchema.safeParse(raw) : null;
+  if (parsed === null || !parsed.success) {
+    throw new AppError("bad_request", `limit must be an integer from 1 to ${MAX_PAGE_LIMIT}.`);
+  }
+  return parsed.data;
+}
+
+export const me = new Hono<AppEnv>()
+  .use("/me/*", threadCors.response)
+  .options("/me/*", threadCors.preflight)
+  .get("/me/threads", async (c) => {
+    // The token's own thread must still be live and its subject's: the same gate as every thread route.
+    const claims = await authorize(c, launchBearer(c.req.header("Authorization")), { threadFromPath: false });
+    const query = parseWith(pageQuery, c.req.query(), "Query");
+    const scope: ReadScope = {
+      kind: "subject",
+      tenantId: claims.tenantId,
+      agentId: claims.agentEntityId,
+      subject: claims.sub,
+    };
+    const list = listName("me-threads", [claims.agentEntityId, claims.sub]);
+    const after =
+      query.cursor === undefined
+        ? undefined
+        : positions.session.decode(await decodeCursor(c.env, claims.tenantId, list, query.cursor));
+    const result = await listSessions(
+      c.env.DB,
+      scope,
+      {},
+      { limit: readLimit(query.limit), ...(after !== undefined ? { after } : {}) },
+    );
+    const items = result.items.map(myThreadView);
+    if (result.next === undefined) return c.json({ items });
+    const nextCursor = await encodeCursor(
+      c.env,
+      claims.tenantId,
+      list,
+      positions.session.encode(result.next),
+    );
+    return c.json({ items, nextCursor });
+  });

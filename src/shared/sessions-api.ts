@@ -1,0 +1,91 @@
+// The sessions, messages, usage and "my threads" API contract (SPEC §3.3, §3.4): zod request and response shapes.
+import { z } from "zod";
+
+const isoTime = z.iso.datetime();
+const day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, "must be a date such as 2026-05-01");
+
+export const RUN_STATUS_NAMES = ["queued", "running", "succeeded", "failed", "aborted"] as const;
+
+export const sessionResponse = z.object({
+  threadId: z.string(),
+  agentId: z.string(),
+  agentName: z.string(),
+  environment: z.enum(["development", "staging", "production"]),
+  agentVersion: z.number().int(),
+  artifactDigest: z.string(),
+  subject: z.string(),
+  title: z.string().nullable(),
+  messageCount: z.number().int(),
+  lastMessageAt: isoTime.nullable(),
+  leafId: z.string().nullable(),
+  lastRun: z.object({ id: z.string(), status: z.enum(RUN_STATUS_NAMES) }).nullable(),
+  createdAt: isoTime,
+  updatedAt: isoTime,
+});
+export type SessionResponse = z.infer<typeof sessionResponse>;
+
+/** What an end user sees of their own thread: no subject, no digest. */
+export const myThreadResponse = z.object({
+  threadId: z.string(),
+  agentVersion: z.number().int(),
+  title: z.string().nullable(),
+  messageCount: z.number().int(),
+  lastMessageAt: isoTime.nullable(),
+  createdAt: isoTime,
+  updatedAt: isoTime,
+});
+export type MyThreadResponse = z.infer<typeof myThreadResponse>;
+
+export const messageResponse = z.object({
+  id: z.string(),
+  seq: z.number().int(),
+  parentId: z.string().nullable(),
+  runId: z.string().nullable(),
+  kind: z.string(),
+  role: z.string().nullable(),
+  content: z.string(),
+  status: z.string().nullable(),
+  toolCallId: z.string().nullable(),
+  toolName: z.string().nullable(),
+  toolCalls: z.json().nullable(),
+  createdAt: isoTime,
+});
+export type MessageResponse = z.infer<typeof messageResponse>;
+
+export const usageDayResponse = z.object({
+  day,
+  runs: z.number().int(),
+  inputTokens: z.number().int(),
+  outputTokens: z.number().int(),
+});
+export type UsageDayResponse = z.infer<typeof usageDayResponse>;
+
+export const usageResponse = z.object({
+  from: day,
+  to: day,
+  agentId: z.string().nullable(),
+  items: z.array(usageDayResponse),
+  totals: z.object({ runs: z.number().int(), inputTokens: z.number().int(), outputTokens: z.number().int() }),
+});
+export type UsageResponse = z.infer<typeof usageResponse>;
+
+const id = z.string().min(1).max(256);
+
+export const sessionListQuery = z.strictObject({
+  agentId: id.optional(),
+  subject: id.optional(),
+  updatedAfter: isoTime.optional(),
+  cursor: z.string().optional(),
+  limit: z.string().optional(),
+});
+
+export const usageQuery = z.strictObject({
+  from: day.optional(),
+  to: day.optional(),
+  agentId: id.optional(),
+});
+
+export const pageQuery = z.strictObject({ cursor: z.string().optional(), limit: z.string().optional() });
+
+export const USAGE_MAX_DAYS = 366;
+export const USAGE_DEFAULT_DAYS = 30;

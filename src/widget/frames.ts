@@ -1,0 +1,79 @@
+// Validates server frames without shipping zod to browsers; a unit test keeps it in step with `serverFrameSchema`.
+import { ERROR_CODES } from "../shared/errors";
+import type { ServerFrame, WireEntry } from "../shared/protocol";
+
+type Obj = Record<string, unknown>;
+
+const KINDS = ["message", "event", "model_change", "label", "summary", "custom"];
+const ROLES = ["user", "assistant", "tool", "system"];
+const ENTRY_STATUSES = ["complete", "interrupted", "failed"];
+const RUN_STATUSES = ["queued", "running", "succeeded", "failed", "aborted"];
+
+const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
+const isStr = (v: unknown): v is string => typeof v === "string";
+const isId = (v: unknown): boolean => isStr(v) && v.length >= 1 && v.length <= 128;
+const isInt = (v: unknown): v is number => Number.isSafeInteger(v);
+const oneOf = (v: unknown, list: readonly string[]): boolean => isStr(v) && list.includes(v);
+const optional = (v: unknown, check: (v: unknown) => boolean): boolean => v === undefined || check(v);
+
+function isEntry(v: unknown): v is WireEntry {
+  return (
+    isObj(v) &&
+    isId(v.id) &&
+    (v.parentId === null || isId(v.parentId)) &&
+    oneOf(v.kind, KINDS) &&
+    (v.role === null || oneOf(v.role, ROLES)) &&
+    (v.runId === null || isId(v.runId)) &&
+    isStr(v.text) &&
+    optional(v.status, (s) => oneOf(s, ENTRY_STATUSES)) &&
+    optional(v.clientMessageId, isStr) &&
+    isStr(v.createdAt)
+  );
+}
+
+const isErrorBody = (v: Obj): boolean => oneOf(v.code, ERROR_CODES) && isStr(v.message);
+
+/** True when `v` is a frame `serverFrameSchema` accepts. */
+export function isServerFrame(v: unknown): v is ServerFrame {
+  if (!isObj(v)) return false;
+  switch (v.type) {
+    case "ready": {
+      const agent = v.agent;
+      return (
+        v.protocol === 1 &&
+        isId(v.threadId) &&
+        (v.leafId === null || isId(v.leafId)) &&
+        isObj(agent) &&
+        isStr(agent.name) &&
+        isInt(agent.version)
+      );
+    }
+    case "entry":
+      return isEntry(v.entry);
+    case "run":
+      return (
+        isId(v.runId) && oneOf(v.status, RUN_STATUSES) && optional(v.error, (e) => isObj(e) && isErrorBody(e))
+      );
+    case "delta":
+      return isId(v.runId) && isInt(v.seq) && v.seq >= 1 && isStr(v.text);
+    case "history":
+      return Array.isArray(v.items) && v.items.every(isEntry) && optional(v.nextCursor, isStr);
+    case "error":
+      return isErrorBody(v);
+    case "pong":
+      return true;
+    default:
+      return false;
+  }
+}
+
+/** The frame in a WebSocket message, or null for anything that is not a valid server frame. */
+export function parseServerFrame(data: unknown): ServerFrame | null {
+  if (!isStr(data)) return null;
+  try {
+    const value: unknown = JSON.parse(data);
+    return isServerFrame(value) ? value : null;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,39 @@
+// The shape of the widget's persisted state, read back field by field (storage is writable by the host page).
+
+export type PersistMode = "local" | "session" | "memory";
+
+export interface Saved {
+  threadId?: string;
+  visitorToken?: string;
+  runId?: string;
+  seq?: number;
+}
+
+const str = (v: unknown): string | undefined =>
+  typeof v === "string" && v.length > 0 && v.length < 8192 ? v : undefined;
+
+/** Reads back only the fields we write, each type-checked; anything else in storage is ignored. */
+export function parseSaved(text: string | null): Saved {
+  if (text === null) return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return {};
+  }
+  if (typeof value !== "object" || value === null) return {};
+  const v = value as Record<string, unknown>;
+  const out: Saved = {};
+  const threadId = str(v.threadId);
+  const visitorToken = str(v.visitorToken);
+  const runId = str(v.runId);
+  if (threadId) out.threadId = threadId;
+  if (visitorToken) out.visitorToken = visitorToken;
+  if (runId) out.runId = runId;
+  if (Number.isSafeInteger(v.seq) && (v.seq as number) >= 0) out.seq = v.seq as number;
+  return out;
+}
+
+export function persistMode(value: string | null | undefined): PersistMode {
+  return value === "session" || value === "memory" ? value : "local";
+}

@@ -1,0 +1,67 @@
+// Every text the widget shows or announces, in English; hosts override any of them (`data-strings` JSON or option).
+
+export const DEFAULT_STRINGS = {
+  title: "",
+  subtitle: "",
+  open: "Open chat",
+  close: "Close chat",
+  newConversation: "Start a new conversation",
+  inputLabel: "Message",
+  placeholder: "Write a message…",
+  send: "Send message",
+  stop: "Stop the reply",
+  greeting: "Hi! How can I help you today?",
+  you: "You",
+  agent: "Assistant",
+  online: "Online",
+  connecting: "Connecting…",
+  reconnecting: "Reconnecting…",
+  offline: "Offline: messages are sent when you are back",
+  paused: "Online",
+  unavailable: "Unavailable",
+  waiting: "Waiting to send",
+  replyStarted: "{agent} is replying…",
+  replyFinished: "{agent}: {text}",
+  replyFailed: "The reply could not be finished.",
+  replyStopped: "Stopped.",
+  newMessages: "New messages",
+  retry: "Try again",
+  tooLong: "Messages are limited to {max} characters.",
+  errorOrigin: "This website is not allowed to use this chat.",
+  errorAgent: "This chat is not available right now.",
+  errorAuth: "We could not sign you in to the chat.",
+  errorRateLimited: "Too many requests. Trying again shortly…",
+  errorNetwork: "Cannot reach the chat service. Retrying…",
+  errorConfig: "This chat is not set up correctly.",
+  errorGeneric: "Something went wrong. Please try again.",
+  errorMessage: "That message could not be sent: {reason}",
+};
+
+export type Strings = typeof DEFAULT_STRINGS;
+export type StringKey = keyof Strings;
+
+/** Defaults overridden by the string-valued known keys of `raw` (a JSON text or an object); anything else is ignored. */
+export function mergeStrings(raw: unknown): Strings {
+  const out = { ...DEFAULT_STRINGS };
+  let source = raw;
+  if (typeof source === "string") {
+    try {
+      source = JSON.parse(source);
+    } catch {
+      return out;
+    }
+  }
+  if (typeof source !== "object" || source === null) return out;
+  for (const key of Object.keys(out) as StringKey[]) {
+    const value: unknown = (source as Record<string, unknown>)[key];
+    if (typeof value === "string") out[key] = value;
+  }
+  return out;
+}
+
+/** Fills `{name}` placeholders; unknown names stay as written. */
+export function format(template: string, values: Record<string, string | number>): string {
+  return template.replace(/\{(\w+)\}/g, (whole, name: string) =>
+    Object.hasOwn(values, name) ? String(values[name]) : whole,
+  );
+}

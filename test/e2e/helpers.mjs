@@ -1,0 +1,135 @@
+// Shared pieces of the browser tests: Debian's Chromium via playwright-core, pages against the e2e server, and
+// readers for what a visitor sees inside the widget's (open) shadow root.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { chromium } from "playwright-core";
+
+export const BASE_URL = process.env.E2E_BASE_URL ?? "";
+export const OTHER_ORIGIN = process.env.E2E_OTHER_ORIGIN ?? "";
+export const KEYS = JSON.parse(process.env.E2E_KEYS ?? "{}");
+export const RESULTS = process.env.E2E_RESULTS ?? "test-results";
+/** The test tenant's API key: what a host's backend uses to launch private agents. */
+export const API_KEY = process.env.E2E_API_KEY ?? "";
+
+if (!BASE_URL) throw new Error("run the browser tests with `npm run test:e2e` (it starts the server)");
+
+const ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--no-first-run",
+];
+
+/** A browser with a fresh profile; `close()` also removes the profile. */
+export async function launchBrowser() {
+  const profile = mkdtempSync(join(tmpdir(), "agent-threads-chromium-"));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
+    args: ARGS,
+    viewport: { width: 1280, height: 800 },
+    locale: "en-US",
+  });
+  await context.pages()[0]?.close();
+  return {
+    context,
+    async close() {
+      await context.close();
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A page that records console warnings, page errors and dialogs (none of which should ever be an XSS). */
+export async function openPage(context, url) {
+  const page = await context.newPage();
+  const log = { warnings: [], errors: [], dialogs: [] };
+  page.on("console", (message) => {
+    if (message.type() === "warning") log.warnings.push(message.text());
+    if (message.type() === "error") log.errors.push(message.text());
+  });
+  page.on("pageerror", (error) => log.errors.push(error.message));
+  page.on("dialog", async (dialog) => {
+    log.dialogs.push(dialog.message());
+    await dialog.dismiss();
+  });
+  const response = await page.goto(url);
+  return { page, log, response };
+}
+
+export const testPage = (path, key, extra = "") => `${BASE_URL}${path}?key=${key ?? ""}${extra}`;
+
+/** Locators for the widget's parts; Playwright's CSS engine pierces open shadow roots. */
+export function widget(page) {
+  return {
+    launcher: page.locator("agent-thread [part=launcher]"),
+    panel: page.locator("agent-thread .panel"),
+    input: page.getByRole("textbox", { name: "Message" }),
+    status: page.locator("agent-thread .status"),
+    notice: page.locator("agent-thread .notice"),
+    log: page.locator("agent-thread .log"),
+    userMessages: page.locator("agent-thread .msg.user .bubble"),
+    replies: page.locator("agent-thread .msg.assistant .bubble"),
+  };
+}
+
+/** Opens the floating panel and waits until the thread is connected. */
+export async function openAndConnect(page) {
+  const w = widget(page);
+  await w.launcher.click();
+  await w.panel.waitFor({ state: "visible" });
+  await waitForText(w.status, "Online");
+  return w;
+}
+
+export async function send(page, text) {
+  const w = widget(page);
+  await w.input.fill(text);
+  await w.input.press("Enter");
+}
+
+/** Waits until a locator's text equals (string) or matches (RegExp) the expectation. */
+export async function waitForText(locator, expected, timeout = 15_000) {
+  const deadline = Date.now() + timeout;
+  let last = "";
+  while (Date.now() < deadline) {
+    last = (await locator.allTextContents()).join("|");
+    if (typeof expected === "string" ? last.includes(expected) : expected.test(last)) return last;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`timed out waiting for ${expected}; last text: ${JSON.stringify(last)}`);
+}
+
+/** Waits until the last reply is complete (the log is no longer busy) and returns its text. */
+export async function waitForReply(page, expected, timeout = 20_000) {
+  const w = widget(page);
+  await waitForText(w.replies.last(), expected, timeout);
+  const deadline = Date.now() + timeout;
+  while ((await w.log.getAttribute("aria-busy")) !== "false") {
+    if (Date.now() > deadline) throw new Error("the reply never finished (aria-busy stayed true)");
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return w.replies.last().textContent();
+}
+
+/** The focused element, looking through shadow roots: `{tag, part, label}`. */
+export function deepFocus(page) {
+  return page.evaluate(() => {
+    let active = document.activeElement;
+    while (active?.shadowRoot?.activeElement) active = active.shadowRoot.activeElement;
+    return active
+      ? {
+          tag: active.tagName.toLowerCase(),
+          part: active.getAttribute("part"),
+          label: active.getAttribute("aria-label"),
+        }
+      : null;
+  });
+}
+
+/** Events the host page saw through `AgentThreads.on` (recorded by /test/boot.js). */
+export const hostEvents = (page) => page.evaluate(() => window.testEvents.map((e) => e.name));

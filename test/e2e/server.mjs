@@ -1,0 +1,181 @@
+// Browser-test server: `wrangler dev` on a free port with throwaway secrets and local state (the developer's
+// .dev.vars and .wrangler/state are never touched), plus the tenant and agents the tests use.
+import { spawn } from "node:child_process";
+import { createWriteStream, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { freshSecretValue, parseDevVars } from "../../scripts/lib/dev-vars.mjs";
+import { describeError, request } from "../../scripts/lib/http-client.mjs";
+import { childEnv, devVarsExamplePath, root, wranglerBin } from "../../scripts/lib/paths.mjs";
+import { runCommand } from "../../scripts/lib/run-command.mjs";
+import { waitForHealth } from "../../scripts/lib/wait-for-health.mjs";
+
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * The agents the browser tests talk to: `local` echo models, fast and slow, allowed only on 127.0.0.1, plus a
+ * private one that only the tenant's backend (here: the test, with the tenant API key) can launch.
+ */
+const AGENTS = {
+  fast: { visibility: "public", local: { chunks: 12, chunkDelayMs: 25 } },
+  slow: { visibility: "public", local: { chunks: 30, chunkDelayMs: 100 } },
+  private: { visibility: "private", local: { chunks: 6, chunkDelayMs: 25 } },
+};
+
+async function ok(res, status, what) {
+  if (res.status !== status) throw new Error(`${what} failed: ${describeError(res)}`);
+  return res.body;
+}
+
+async function seed(baseUrl, operatorToken, origin) {
+  const tenant = await ok(
+    await request(baseUrl, "POST", "/v1/operator/tenants", {
+      token: operatorToken,
+      body: { name: "Browser tests" },
+    }),
+    201,
+    "Creating the test tenant",
+  );
+  const token = tenant.apiKey;
+  const keys = {};
+  for (const [slug, { visibility, local }] of Object.entries(AGENTS)) {
+    const agent = await ok(
+      await request(baseUrl, "POST", "/v1/agents", {
+        token,
+        body: { slug, name: "Demo agent", visibility, allowedOrigins: [origin] },
+      }),
+      201,
+      `Creating agent ${slug}`,
+    );
+    const path = `/v1/agents/${agent.id}`;
+    const artifact = {
+      schemaVersion: 1,
+      name: "Demo agent",
+      instructions: "Echo the visitor.",
+      model: { provider: "local", model: "echo", local },
+    };
+    const draft = await request(baseUrl, "PUT", `${path}/draft`, {
+      token,
+      body: artifact,
+      headers: { "If-Match": '"0"' },
+    });
+    if (draft.status !== 200 && draft.status !== 201)
+      throw new Error(`Saving draft failed: ${describeError(draft)}`);
+    const version = await ok(
+      await request(baseUrl, "POST", `${path}/versions`, {
+        token,
+        body: { draftRevision: draft.body.revision },
+      }),
+      201,
+      "Publishing",
+    );
+    const release = await ok(
+      await request(baseUrl, "POST", `${path}/releases`, {
+        token,
+        body: { environment: "development", allocations: [{ version: version.version, weight: 10_000 }] },
+      }),
+      201,
+      "Creating the release",
+    );
+    await ok(
+      await request(baseUrl, "POST", `${path}/releases/${release.id}/activate`, { token }),
+      200,
+      "Activating the release",
+    );
+    keys[slug] = agent.publicKey;
+  }
+  return { apiKey: token, keys };
+}
+
+/**
+ * Starts the server and seeds it. Returns `{baseUrl, otherOrigin, keys, apiKey, stop()}`; `stop()` ends wrangler
+ * (its whole process group, which we started) and removes the temporary directory, also after a failure.
+ */
+export async function startServer({ log = () => {} } = {}) {
+  const dir = mkdtempSync(join(tmpdir(), "agent-threads-e2e-"));
+  const state = join(dir, "state");
+  const varsFile = join(dir, "e2e.vars");
+  const names = Object.keys(parseDevVars(readFileSync(devVarsExamplePath, "utf8")));
+  const vars = Object.fromEntries(names.map((name) => [name, freshSecretValue(name)]));
+  writeFileSync(varsFile, `${names.map((name) => `${name}=${vars[name]}`).join("\n")}\n`, { mode: 0o600 });
+
+  let child;
+  const stop = async () => {
+    if (child && child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      try {
+        process.kill(-child.pid, "SIGTERM");
+      } catch {}
+      const timer = setTimeout(() => {
+        try {
+          process.kill(-child.pid, "SIGKILL");
+        } catch {}
+      }, 5000);
+      await exited;
+      clearTimeout(timer);
+    }
+    rmSync(dir, { recursive: true, force: true });
+  };
+
+  try {
+    const wrangler = wranglerBin();
+    log("applying D1 migrations to a throwaway local database…");
+    const migrated = await runCommand(
+      wrangler,
+      ["d1", "migrations", "apply", "DB", "--local", "--persist-to", state],
+      { env: { CI: "true", WRANGLER_SEND_METRICS: "false" } },
+    );
+    if (migrated !== 0) throw new Error(`applying D1 migrations failed (exit ${migrated})`);
+
+    const port = await freePort();
+    const inspector = await freePort();
+    const baseUrl = `http://127.0.0.1:${port}`;
+    const logFile = join(dir, "wrangler.log");
+    const out = createWriteStream(logFile);
+    child = spawn(
+      wrangler,
+      [
+        "dev",
+        "--ip",
+        "127.0.0.1",
+        "--port",
+        String(port),
+        "--inspector-port",
+        String(inspector),
+        "--persist-to",
+        state,
+        "--env-file",
+        varsFile,
+        "--show-interactive-dev-session=false",
+      ],
+      { cwd: root, env: childEnv({ CI: "true", WRANGLER_SEND_METRICS: "false" }), detached: true },
+    );
+    child.stdout.pipe(out);
+    child.stderr.pipe(out);
+    log(`starting wrangler dev on ${baseUrl}…`);
+    try {
+      await waitForHealth(baseUrl, { stillRunning: () => child.exitCode === null, timeoutMs: 120_000 });
+    } catch (error) {
+      await new Promise((resolve) => out.end(resolve));
+      const tail = readFileSync(logFile, "utf8").split("\n").slice(-40).join("\n");
+      throw new Error(
+        `${error instanceof Error ? error.message : error}\n--- wrangler dev output ---\n${tail}`,
+      );
+    }
+    const seeded = await seed(baseUrl, vars.OPERATOR_TOKEN, baseUrl);
+    return { baseUrl, otherOrigin: `http://localhost:${port}`, ...seeded, logFile, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}

@@ -1,0 +1,135 @@
+// The widget on demanding host pages: a disallowed origin, a missing key, strict CSP with Trusted Types, and a
+// cross-origin isolated (COEP) page. Every failure shows a message in the panel and names the fix in the console.
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import {
+  API_KEY,
+  BASE_URL,
+  hostEvents,
+  KEYS,
+  launchBrowser,
+  OTHER_ORIGIN,
+  openAndConnect,
+  openPage,
+  send,
+  testPage,
+  waitForReply,
+  waitForText,
+  widget,
+} from "./helpers.mjs";
+
+describe("host pages", () => {
+  let browser;
+  before(async () => {
+    browser = await launchBrowser();
+  });
+  after(async () => {
+    await browser?.close();
+  });
+
+  it("explains a disallowed origin in the panel and in one console line", async () => {
+    const url = `${OTHER_ORIGIN}/test/widget.html?key=${KEYS.fast}`;
+    const { page, log } = await openPage(browser.context, url);
+    const w = widget(page);
+    await w.launcher.click();
+    await waitForText(w.notice, "This website is not allowed to use this chat.");
+    await waitForText(w.status, "Unavailable");
+    const warning = log.warnings.find((line) => line.includes("is not in the agent's allowed origins"));
+    assert.ok(warning, `console named the fix; saw ${JSON.stringify(log.warnings)}`);
+    assert.ok(warning.startsWith(`agent-threads: origin ${OTHER_ORIGIN} `), warning);
+    const errors = await page.evaluate(() =>
+      window.testEvents.filter((e) => e.name === "error").map((e) => e.detail.code),
+    );
+    assert.deepEqual(errors, ["origin_not_allowed"]);
+    assert.equal(await w.input.isDisabled(), true, "nothing can be sent that would be refused");
+    await page.close();
+  });
+
+  it("explains a missing agent key instead of showing a blank panel", async () => {
+    const { page, log } = await openPage(browser.context, `${BASE_URL}/test/widget.html`);
+    const w = widget(page);
+    await w.launcher.click();
+    await waitForText(w.notice, "This chat is not set up correctly.");
+    assert.ok(
+      log.warnings.some((line) => line.includes('data-agent-key="pk_…"')),
+      JSON.stringify(log.warnings),
+    );
+    await page.close();
+  });
+
+  it("works under a strict CSP with Trusted Types enforced, without a single violation", async () => {
+    const { page, log, response } = await openPage(
+      browser.context,
+      testPage("/test/strict-csp.html", KEYS.fast),
+    );
+    assert.match(response.headers()["content-security-policy"] ?? "", /require-trusted-types-for 'script'/);
+    await openAndConnect(page);
+    await send(page, "**strict** _policy_ with `code`");
+    await waitForReply(page, "Echo: strict policy with code");
+    assert.equal(await page.locator("agent-thread .msg.assistant strong").first().textContent(), "strict");
+    const violations = await page.evaluate(() => window.cspViolations);
+    assert.deepEqual(violations, []);
+    assert.deepEqual(
+      log.errors.filter((line) => /Content Security Policy|TrustedHTML|TrustedScript/i.test(line)),
+      [],
+    );
+    await page.close();
+  });
+
+  it("works on a cross-origin isolated page (COEP require-corp)", async () => {
+    const { page, response } = await openPage(browser.context, testPage("/test/coep.html", KEYS.fast));
+    assert.equal(response.headers()["cross-origin-embedder-policy"], "require-corp");
+    assert.equal(await page.evaluate(() => window.crossOriginIsolated), true);
+    await openAndConnect(page);
+    await send(page, "isolated hello");
+    await waitForReply(page, "Echo: isolated hello");
+    assert.deepEqual(await hostEvents(page).then((names) => names.includes("error")), false);
+    await page.close();
+  });
+});
+
+describe("private agents", () => {
+  let browser;
+  before(async () => {
+    browser = await launchBrowser();
+  });
+  after(async () => {
+    await browser?.close();
+  });
+
+  it("connect through identify(getLaunchToken), with the token minted by the host's backend", async () => {
+    const { page } = await openPage(browser.context, `${BASE_URL}/test/widget.html?persist=memory`);
+    const reasons = [];
+    // Stands in for the host's backend: it holds the tenant API key and names its signed-in user.
+    await page.exposeFunction("mintLaunchToken", async (reason) => {
+      reasons.push(reason);
+      const res = await fetch(`${BASE_URL}/v1/agent-sessions`, {
+        method: "POST",
+        headers: { Authorization: `Bearer ${API_KEY}`, "Content-Type": "application/json" },
+        body: JSON.stringify({ agentKey: KEYS.private, subject: "customer-42" }),
+      });
+      return res.json();
+    });
+    await page.evaluate(() => window.AgentThreads.identify((reason) => window.mintLaunchToken(reason)));
+    await openAndConnect(page);
+    await send(page, "hello from a signed-in customer");
+    await waitForReply(page, "Echo: hello from a signed-in customer");
+    assert.deepEqual(reasons, ["start"]);
+    await page.close();
+  });
+
+  it("refuses to launch a private agent from the browser with its public key", async () => {
+    const { page, log } = await openPage(
+      browser.context,
+      testPage("/test/widget.html", KEYS.private, "&persist=memory"),
+    );
+    const w = widget(page);
+    await w.launcher.click();
+    await waitForText(w.notice, "This chat is not available right now.");
+    assert.ok(
+      log.warnings.some((line) => line.includes("unknown, disabled or rotated")),
+      JSON.stringify(log.warnings),
+    );
+    await page.close();
+  });
+});

@@ -1,0 +1,628 @@
+// Agent tools: bad URLs refused at configuration and at call time, signed webhooks, identity, caps and retries.
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { decryptTenantSecret } from "../../src/auth/secret-box";
+import { REDACTED } from "../../src/storage/redact";
+import { executeToolCall, MAX_TOOL_RESPONSE_BYTES, type ToolCallContext } from "../../src/tools/execute-tool";
+import { type Tool, toolDefinitions, toolNamed } from "../../src/tools/tool-definitions";
+import { verifyWebhook } from "../../src/tools/webhook-signature";
+import {
+  API,
+  api,
+  countRows,
+  createAgent,
+  createTenant,
+  expectError,
+  fieldPaths,
+  json,
+  saveDraft,
+  unique,
+  validArtifact,
+} from "../helpers/tenants";
+
+const SECRET = "whsec_dGVzdC10b29sLXNpZ25pbmctc2VjcmV0LTAxMjM0NTY3";
+const TOOL_URL = "https://tools.example.com/orders/lookup";
+const PLATFORM_HOST = new URL(API).host;
+
+const BAD_URLS = [
+  "http://tools.example.com/lookup",
+  "https://127.0.0.1",
+  "https://169.254.169.254/",
+  "https://[::1]",
+  "https://[::ffff:127.0.0.1]/",
+  "https://2130706433/",
+  "https://0x7f.1/",
+  "https://0177.0.0.1/",
+  "https://10.0.0.8/hook",
+  "https://192.168.0.1/hook",
+  "https://100.64.1.1/hook",
+  "https://[fd00::1]/hook",
+  "https://[fe80::1]/hook",
+  "https://0.0.0.0/hook",
+  "https://localhost/hook",
+  "https://svc.localhost/hook",
+  "https://metadata.google.internal/computeMetadata/v1/",
+  "https://printer.local/hook",
+  "https://user:pw@tools.example.com/hook",
+  "https://tools.example.com:8443/hook",
+];
+
+function tool(overrides: Partial<Tool> = {}): Tool {
+  return {
+    name: "lookup_order",
+    description: "Looks up an order.",
+    url: TOOL_URL,
+    signingSecret: "tool-signing",
+    ...overrides,
+  };
+}
+
+function context(overrides: Partial<ToolCallContext> = {}): ToolCallContext {
+  return {
+    tenantId: "ten_alpha",
+    agentId: "agt_support",
+    threadId: "thr_1",
+    subject: "alice",
+    runId: crypto.randomUUID(),
+    ...overrides,
+  };
+}
+
+interface Sent {
+  url: string;
+  method: string;
+  headers: Headers;
+  body: string;
+  redirect: RequestInit["redirect"];
+}
+
+/** A stand-in for the network: records every request and answers from a script (the last answer repeats). */
+function fakeFetch(...answers: ((signal: AbortSignal) => Response | Promise<Response>)[]) {
+  const sent: Sent[] = [];
+  const fetcher: typeof fetch = async (input, init) => {
+    sent.push({
+      url: String(input),
+      method: init?.method ?? "GET",
+      headers: new Headers(init?.headers),
+      body: typeof init?.body === "string" ? init.body : "",
+      redirect: init?.redirect,
+    });
+    const answer = answers[Math.min(sent.length - 1, answers.length - 1)];
+    if (answer === undefined) throw new Error("no answer scripted");
+    return answer(init?.signal ?? new AbortController().signal);
+  };
+  return { fetch: fetcher, sent };
+}
+
+const jsonResponse = (value: unknown, status = 200) =>
+  new Response(JSON.stringify(value), { status, headers: { "content-type": "application/json" } });
+
+/** Never answers, but gives up when the request is aborted, as a real fetch does. */
+const never = (signal: AbortSignal) =>
+  new Promise<Response>((_, reject) => signal.addEventListener("abort", () => reject(signal.reason)));
+
+let clock = 1_750_000_000_000;
+const now = () => clock;
+
+function call(input: unknown = { orderId: "A-17" }) {
+  return { toolCallId: "call_7f3a", toolName: "lookup_order", input };
+}
+
+const sentBody = z.object({
+  tool: z.string(),
+  toolCallId: z.string(),
+  input: z.record(z.string(), z.unknown()),
+  context: z.object({
+    tenantId: z.string(),
+    agentId: z.string(),
+    threadId: z.string(),
+    subject: z.string().nullable(),
+    runId: z.string(),
+  }),
+});
+
+describe("tool URLs at configuration", () => {
+  async function agentWithDraft(tools: unknown[]) {
+    const tenant = await createTenant();
+    const agent = await createAgent(tenant.apiKey);
+    await saveDraft(tenant.apiKey, agent.id, 0, validArtifact({ tools }));
+    return { tenant, agent };
+  }
+
+  function publish(apiKey: string, agentId: string) {
+    return api(`/v1/agents/${agentId}/versions`, { method: "POST", key: apiKey, body: { draftRevision: 1 } });
+  }
+
+  it.each(BAD_URLS)("refuses %s with a 400 naming the tool's url, publishing nothing", async (url) => {
+    const { tenant, agent } = await agentWithDraft([
+      { name: "ok", description: "A fine tool.", url: TOOL_URL, signingSecret: "tool-signing" },
+      { name: "bad", description: "A tool aimed inward.", url, signingSecret: "tool-signing" },
+    ]);
+    const error = await expectError(await publish(tenant.apiKey, agent.id), 400, "bad_request");
+    expect(fieldPaths(error)).toEqual(["tools.1.url"]);
+    expect(await countRows("agent_versions", tenant.tenantId)).toBe(0);
+  });
+
+  it("requires a signing secret alias on every tool", async () => {
+    const { tenant, agent } = await agentWithDraft([
+      { name: "unsigned", description: "No secret.", url: TOOL_URL },
+      { name: "raw", description: "A value, not an alias.", url: TOOL_URL, signingSecret: SECRET },
+    ]);
+    const error = await expectError(await publish(tenant.apiKey, agent.id), 400, "bad_request");
+    expect(fieldPaths(error)).toEqual(["tools.0.signingSecret", "tools.1.signingSecret"]);
+    expect(await countRows("agent_versions", tenant.tenantId)).toBe(0);
+  });
+
+  it("publishes a public https tool with a signing secret alias", async () => {
+    const { tenant, agent } = await agentWithDraft([
+      { name: "lookup_order", description: "Looks up.", url: TOOL_URL, signingSecret: "tool-signing" },
+    ]);
+    const res = await publish(tenant.apiKey, agent.id);
+    await json(res, 201, z.object({ version: z.literal(1) }));
+    expect(await countRows("agent_versions", tenant.tenantId)).toBe(1);
+  });
+});
+
+describe("executeToolCall: URL policy at call time", () => {
+  it.each([...BAD_URLS, `https://${PLATFORM_HOST}/v1/health`])(
+    "blocks %s without sending anything",
+    async (url) => {
+      const net = fakeFetch(() => jsonResponse({ ok: true }));
+      const result = await executeToolCall({
+        tool: tool({ url }),
+        call: call(),
+        context: context(),
+        signingSecret: SECRET,
+        fetch: net.fetch,
+        now,
+        platformHosts: [PLATFORM_HOST],
+      });
+      expect(result).toMatchObject({ status: "blocked", isError: true, attempts: 0 });
+      expect(JSON.stringify(result.output)).toMatch(/URL must/);
+      expect(net.sent).toEqual([]);
+    },
+  );
+
+  it("blocks a call naming another tool, and refuses a secret that is not whsec_, sending nothing", async () => {
+    const net = fakeFetch(() => jsonResponse({ ok: true }));
+    const base = { tool: tool(), context: context(), fetch: net.fetch, now };
+    const other = await executeToolCall({
+      ...base,
+      call: { ...call(), toolName: "drop_tables" },
+      signingSecret: SECRET,
+    });
+    expect(other).toMatchObject({ status: "blocked", isError: true, attempts: 0 });
+    const badSecret = await executeToolCall({ ...base, call: call(), signingSecret: "not base64!" });
+    expect(badSecret).toMatchObject({ status: "error", isError: true, attempts: 0 });
+    expect(net.sent).toEqual([]);
+  });
+});
+
+describe("executeToolCall: signed delivery", () => {
+  it("POSTs the canonical body with Standard Webhooks headers that verify over the exact bytes", async () => {
+    const net = fakeFetch(() => jsonResponse({ status: "shipped", eta: "2 days" }));
+    const ctx = context();
+    const result = await executeToolCall({
+      tool: tool(),
+      call: call({ orderId: "A-17", note: "ünïcødé ✓" }),
+      context: ctx,
+      signingSecret: SECRET,
+      fetch: net.fetch,
+      now,
+    });
+    expect(result).toMatchObject({ status: "finished", httpStatus: 200, attempts: 1 });
+    expect(result.output).toEqual({ status: "shipped", eta: "2 days" });
+    expect(result.isError).toBeUndefined();
+
+    expect(net.sent).toHaveLength(1);
+    const [request] = net.sent;
+    if (request === undefined) throw new Error("no request");
+    expect(request).toMatchObject({ url: TOOL_URL, method: "POST", redirect: "manual" });
+    expect(request.headers.get("content-type")).toBe("application/json");
+    expect(request.headers.get("webhook-id")).toBe(result.webhookId);
+    expect(request.headers.get("webhook-id")).toMatch(/^msg_[0-9a-f]{32}$/);
+    expect(request.headers.get("webhook-timestamp")).toBe(String(Math.floor(clock / 1000)));
+    expect(request.headers.get("webhook-signature")).toMatch(/^v1,[A-Za-z0-9+/]{43}=$/);
+    expect(
+      await verifyWebhook({ secret: SECRET, headers: request.headers, body: request.body, now: clock }),
+    ).toEqual({ ok: true, id: result.webhookId, timestamp: Math.floor(clock / 1000) });
+    // One byte changed and the signature no longer verifies.
+    const tampered = request.body.replace("A-17", "A-18");
+    expect((await verifyWebhook({ secret: SECRET, headers: request.headers, body: tampered })).ok).toBe(
+      false,
+    );
+
+    expect(request.body).toBe(
+      JSON.stringify({
+        context: {
+          agentId: ctx.agentId,
+          runId: ctx.runId,
+          subject: ctx.subject,
+          tenantId: ctx.tenantId,
+          threadId: ctx.threadId,
+        },
+        input: { note: "ünïcødé ✓", orderId: "A-17" },
+        tool: "lookup_order",
+        toolCallId: "call_7f3a",
+      }),
+    );
+  });
+
+  it("signs with the secret stored under the tool's alias, read back through decryptTenantSecret", async () => {
+    const tenant = await createTenant();
+    const alias = unique("hook").toLowerCase();
+    const put = await api(`/v1/secrets/${alias}`, {
+      method: "PUT",
+      key: tenant.apiKey,
+      body: { value: SECRET },
+    });
+    expect(put.status).toBe(204);
+    const signingSecret = await decryptTenantSecret(env, tenant.tenantId, alias);
+    expect(signingSecret).toBe(SECRET);
+
+    const net = fakeFetch(() => jsonResponse({ ok: true }));
+    await executeToolCall({
+      tool: tool({ signingSecret: alias }),
+      call: call(),
+      context: context({ tenantId: tenant.tenantId }),
+      signingSecret: signingSecret ?? "",
+      fetch: net.fetch,
+      now,
+    });
+    const [request] = net.sent;
+    expect(request).toBeDefined();
+    if (request === undefined) return;
+    expect((await verifyWebhook({ secret: SECRET, headers: request.headers, body: request.body })).ok).toBe(
+      true,
+    );
+  });
+
+  it("retries a 5xx once with the same webhook-id and body, and a fresh valid signature", async () => {
+    const net = fakeFetch(
+      () => {
+        clock += 2_000;
+        return new Response("upstream busy", { status: 503 });
+      },
+      () => jsonResponse({ status: "shipped" }),
+    );
+    const result = await executeToolCall({
+      tool: tool(),
+      call: call(),
+      context: context(),
+      signingSecret: SECRET,
+      fetch: net.fetch,
+      now,
+    });
+    expect(result).toMatchObject({ status: "finished", attempts: 2, output: { status: "shipped" } });
+    const [first, second] = net.sent;
+    if (first === undefined || second === undefined) throw new Error("expected two requests");
+    expect(second.headers.get("webhook-id")).toBe(first.headers.get("webhook-id"));
+    expect(second.body).toBe(first.body);
+    expect(Number(second.headers.get("webhook-timestamp"))).toBe(
+      Number(first.headers.get("webhook-timestamp")) + 2,
+    );
+    for (const request of net.sent) {
+      expect((await verifyWebhook({ secret: SECRET, headers: request.headers, body: request.body })).ok).toBe(
+        true,
+      );
+    }
+  });
+
+  it("retries a network failure once, then reports the tool unreachable", async () => {
+    const net = fakeFetch(() => {
+      throw new TypeError("Network connection lost.");
+    });
+    const result = await executeToolCall({
+      tool: tool(),
+      call: call(),
+      context: context(),
+      signingSecret: SECRET,
+      fetch: net.fetch,
+      now,
+    });
+    expect(result).toMatchObject({ status: "error", isError: true, attempts: 2 });
+    expect(result.httpStatus).toBeUndefined();
+    expect(net.sent.map((r) => r.headers.get("webhook-id"))).toEqual([result.webhookId, result.webhookId]);
+  });
+
+  it("can be handed the global fetch as it is (workerd refuses it called as a method)", async () => {
+    let thisArg: unknown = "unset";
+    function strict(this: unknown): Promise<Response> {
+      thisArg = this;
+      return Promise.resolve(jsonResponse({ ok: true }));
+    }
+    const result = await executeToolCall({
+      tool: tool(),
+      call: call(),
+      context: context(),
+      signingSecret: SECRET,
+      fetch: strict,
+      now,
+    });
+    expect(result).toMatchObject({ status: "finished", attempts: 1 });
+    expect(thisArg).toBeUndefined();
+  });
+
+  it("gives a second 5xx and any 4xx to the model as an error, without another retry", async () => {
+    const down = fakeFetch(() => jsonResponse({ message: "down" }, 502));
+    const failed = await executeToolCall({
+      tool: tool(),
+      call: call(),
+      context: context(),
+      signingSecret: SECRET,
+      fetch: down.fetch,
+      now,
+    });
+    expect(failed).toMatchObject({ status: "error", isError: true, httpStatus: 502, attempts: 2 });
+    expect(failed.output).toEqual({ error: "The tool answered HTTP 502.", response: { message: "down" } });
+
+    const missing = fakeFetch(
+      () => new Response("no such order", { status: 404, headers: { "content-type": "text/plain" } }),
+    );
+    const notFound = await executeToolCall({
+      tool: tool(),
+      call: call(),
+      context: context(),
+      signingSecret: SECRET,
+      fetch: missing.fetch,
+      now,
+    });
+    expect(notFound).toMatchObject({ status: "error", isError: true, httpStatus: 404, attempts: 1 });
+    expect(notFound.output).toEqual({ error: "The tool answered HTTP 404.", response: "no such order" });
+    expect(missing.sent).toHaveLength(1);
+  });
+
+  it("hands a text answer to the model as text", async () => {
+    const net = fakeFetch(
+      () => new Response("Order A-17 shipped.", { headers: { "content-type": "text/plain" } }),
+    );
+    const result = await executeToolCall({
+      tool: tool(),
+      call: call(),
+      context: context(),
+      signingSecret: SECRET,
+      fetch: net.fetch,
+      now,
+    });
+    expect(result).toMatchObject({ status: "finished", output: "Order A-17 shipped." });
+  });
+});
+
+describe("executeToolCall: identity comes from the runtime", () => {
+  it("overrides identity arguments the model chose, in any spelling, and keeps the rest", async () => {
+    const net = fakeFetch(() => jsonResponse({ ok: true }));
+    const ctx = context({ subject: "alice" });
+    await executeToolCall({
+      tool: tool(),
+      call: call({
+        orderId: "A-17",
+        userId: "mallory",
+        user_id: "mallory",
+        subject: "mallory",
+        tenantId: "ten_victim",
+        tenant_id: "ten_victim",
+        agentId: "agt_other",
+        threadId: "thr_other",
+        SessionId: "thr_other",
+      }),
+      context: ctx,
+      signingSecret: SECRET,
+      fetch: net.fetch,
+      now,
+    });
+    const body = sentBody.parse(JSON.parse(net.sent[0]?.body ?? "null"));
+    expect(body.input).toEqual({
+      orderId: "A-17",
+      userId: "alice",
+      user_id: "alice",
+      subject: "alice",
+      tenantId: ctx.tenantId,
+      tenant_id: ctx.tenantId,
+      agentId: ctx.agentId,
+      threadId: ctx.threadId,
+      SessionId: ctx.threadId,
+    });
+    expect(body.context).toEqual(ctx);
+    expect(JSON.stringify(body)).not.toContain("mallory");
+    expect(JSON.stringify(body)).not.toContain("victim");
+  });
+
+  it("fills identity the tool's schema declares and hides it from the model", async () => {
+    const declaring = tool({
+      inputSchema: {
+        type: "object",
+        properties: { orderId: { type: "string" }, userId: { type: "string" } },
+        required: ["orderId", "userId"],
+      },
+    });
+    expect(toolDefinitions([declaring])).toEqual([
+      {
+        type: "function",
+        name: "lookup_order",
+        description: "Looks up an order.",
+        inputSchema: { type: "object", properties: { orderId: { type: "string" } }, required: ["orderId"] },
+      },
+    ]);
+    expect(toolDefinitions([tool()])[0]?.inputSchema).toEqual({ type: "object", properties: {} });
+    expect(toolDefinitions(undefined)).toEqual([]);
+    const other = tool({ name: "track_parcel" });
+    expect(toolNamed([other, declaring], "lookup_order")).toBe(declaring);
+    expect(toolNamed([declaring], "drop_tables")).toBeNull();
+    const net = fakeFetch(() => jsonResponse({ ok: true }));
+    await executeToolCall({
+      tool: declaring,
+      call: call({ orderId: "A-17" }),
+      context: context({ subject: null }),
+      signingSecret: SECRET,
+      fetch: net.fetch,
+      now,
+    });
+    const body = sentBody.parse(JSON.parse(net.sent[0]?.body ?? "null"));
+    expect(body.input).toEqual({ orderId: "A-17", userId: null });
+    expect(body.context.subject).toBeNull();
+  });
+
+  it("refuses input that is not an object, sending nothing", async () => {
+    const net = fakeFetch(() => jsonResponse({ ok: true }));
+    for (const input of [["a"], "text", 42, null]) {
+      const result = await executeToolCall({
+        tool: tool(),
+        call: call(input),
+        context: context(),
+        signingSecret: SECRET,
+        fetch: net.fetch,
+        now,
+      });
+      expect(result).toMatchObject({ status: "error", isError: true, attempts: 0 });
+    }
+    expect(net.sent).toEqual([]);
+  });
+});
+
+describe("executeToolCall: redirects, time and size caps", () => {
+  it.each([
+    ["another host", "https://169.254.169.254/latest/meta-data/"],
+    ["another public host", "https://elsewhere.example.net/hook"],
+    ["the same host", `${TOOL_URL}/v2`],
+  ])("does not follow a redirect to %s", async (_, location) => {
+    const net = fakeFetch(() => new Response(null, { status: 307, headers: { location } }));
+    const result = await executeToolCall({
+      tool: tool(),
+      call: call(),
+      context: context(),
+      signingSecret: SECRET,
+      fetch: net.fetch,
+      now,
+    });
+    expect(result).toMatchObject({ status: "error", isError: true, httpStatus: 307, attempts: 1 });
+    expect(JSON.stringify(result.output)).toContain("redirect");
+    expect(net.sent.map((r) => r.url)).toEqual([TOOL_URL]);
+    expect(net.sent[0]?.redirect).toBe("manual");
+  });
+
+  it("gives up after the tool's timeout when no answer comes, without a retry", async () => {
+    const net = fakeFetch(never);
+    const started = Date.now();
+    const result = await executeToolCall({
+      tool: tool({ timeoutMs: 150 }),
+      call: call(),
+      context: context(),
+      signingSecret: SECRET,
+      fetch: net.fetch,
+      now,
+    });
+    expect(result).toMatchObject({ status: "error", isError: true, attempts: 1 });
+    expect(result.output).toEqual({ error: "The tool did not answer within 150 ms." });
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(net.sent).toHaveLength(1);
+  });
+
+  it("times out a response whose body never finishes", async () => {
+    const net = fakeFetch(
+      () =>
+        new Response(
+          new ReadableStream<Uint8Array>({
+            start(controller) {
+              controller.enqueue(new TextEncoder().encode('{"partial":'));
+            },
+          }),
+          { headers: { "content-type": "application/json" } },
+        ),
+    );
+    const result = await executeToolCall({
+      tool: tool({ timeoutMs: 150 }),
+      call: call(),
+      context: context(),
+      signingSecret: SECRET,
+      fetch: net.fetch,
+      now,
+    });
+    expect(result).toMatchObject({ status: "error", isError: true, httpStatus: 200, attempts: 1 });
+    expect(result.output).toEqual({ error: "The tool did not answer within 150 ms." });
+  });
+
+  it("stops when the turn is cancelled, without a retry", async () => {
+    const net = fakeFetch(never);
+    const turn = new AbortController();
+    setTimeout(() => turn.abort("cancelled"), 50);
+    const result = await executeToolCall({
+      tool: tool(),
+      call: call(),
+      context: context(),
+      signingSecret: SECRET,
+      fetch: net.fetch,
+      now,
+      signal: turn.signal,
+    });
+    expect(result).toMatchObject({ status: "error", isError: true, attempts: 1 });
+    expect(result.output).toEqual({ error: "The tool call was cancelled." });
+  });
+
+  it("refuses a response over 64 KiB, declared or streamed", async () => {
+    const big = "x".repeat(MAX_TOOL_RESPONSE_BYTES + 1);
+    const declared = fakeFetch(() => new Response(big, { headers: { "content-type": "text/plain" } }));
+    const streamed = fakeFetch(
+      () =>
+        new Response(
+          new ReadableStream<Uint8Array>({
+            pull(controller) {
+              controller.enqueue(new TextEncoder().encode("y".repeat(16 * 1024)));
+            },
+          }),
+          { headers: { "content-type": "text/plain" } },
+        ),
+    );
+    for (const net of [declared, streamed]) {
+      const result = await executeToolCall({
+        tool: tool(),
+        call: call(),
+        context: context(),
+        signingSecret: SECRET,
+        fetch: net.fetch,
+        now,
+      });
+      expect(result).toMatchObject({ status: "error", isError: true, httpStatus: 200, attempts: 1 });
+      expect(JSON.stringify(result.output)).toContain("too large");
+    }
+    const exact = fakeFetch(() => new Response("z".repeat(MAX_TOOL_RESPONSE_BYTES)));
+    const fits = await executeToolCall({
+      tool: tool(),
+      call: call(),
+      context: context(),
+      signingSecret: SECRET,
+      fetch: exact.fetch,
+      now,
+    });
+    expect(fits).toMatchObject({ status: "finished", output: "z".repeat(MAX_TOOL_RESPONSE_BYTES) });
+  });
+});
+
+describe("executeToolCall: secrets in responses", () => {
+  it("redacts the signing secret and listed tenant secrets a tool echoes back", async () => {
+    const providerKey = "prov-key-9f8e7d6c5b4a39281706";
+    const net = fakeFetch(() =>
+      jsonResponse({
+        echoed: SECRET,
+        key: SECRET.slice("whsec_".length),
+        nested: [{ note: `the key is ${providerKey}` }],
+      }),
+    );
+    const result = await executeToolCall({
+      tool: tool(),
+      call: call(),
+      context: context(),
+      signingSecret: SECRET,
+      fetch: net.fetch,
+      now,
+      secrets: [providerKey],
+    });
+    expect(result.output).toEqual({
+      echoed: REDACTED,
+      key: REDACTED,
+      nested: [{ note: `the key is ${REDACTED}` }],
+    });
+    expect(JSON.stringify(result)).not.toContain(providerKey);
+    expect(JSON.stringify(result)).not.toContain(SECRET.slice("whsec_".length));
+  });
+});

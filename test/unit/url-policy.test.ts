@@ -1,0 +1,140 @@
+// Tool URL policy: only public https hosts, judged after the URL parser normalises every spelling of an address.
+import { describe, expect, it } from "vitest";
+import { platformHostsOf, platformToolUrlIssues, toolUrlProblem } from "../../src/tools/url-policy";
+
+const PLATFORM = { platformHosts: ["agents.example.com"] };
+
+describe("toolUrlProblem", () => {
+  it.each([
+    "https://tools.example.com/lookup",
+    "https://tools.example.com:443/lookup?x=1",
+    "https://api.example.co.uk/v1/hooks#frag",
+    "https://8.8.8.8/hook",
+    "https://[2606:4700:4700::1111]/hook",
+    "https://TOOLS.Example.COM./lookup",
+    "https://example.com",
+    "https://other-agents.example.com/hook",
+  ])("allows %s", (url) => {
+    expect(toolUrlProblem(url, PLATFORM)).toBeNull();
+  });
+
+  it.each([
+    // Scheme and shape.
+    ["http://tools.example.com/lookup", "https"],
+    ["ftp://tools.example.com/", "https"],
+    ["javascript:alert(1)", "https"],
+    ["//tools.example.com/lookup", "absolute"],
+    ["not a url", "absolute"],
+    ["", "absolute"],
+    ["https://user:pass@tools.example.com/", "user name"],
+    ["https://user@tools.example.com/", "user name"],
+    ["https://tools.example.com:8443/", "port"],
+    ["https://tools.example.com:80/", "port"],
+    [`https://tools.example.com/${"a".repeat(2048)}`, "2048"],
+    // Loopback, in every spelling the parser accepts.
+    ["https://127.0.0.1", "loopback"],
+    ["https://127.0.0.1:443/", "loopback"],
+    ["https://127.1/", "loopback"],
+    ["https://127.0.0.1./", "loopback"],
+    ["https://2130706433/", "loopback"],
+    ["https://0x7f000001/", "loopback"],
+    ["https://0x7f.0.0.1/", "loopback"],
+    ["https://0177.0.0.1/", "loopback"],
+    ["https://017700000001/", "loopback"],
+    ["https://%31%32%37.0.0.1/", "loopback"],
+    ["https://１２７.０.０.１/", "loopback"],
+    ["https://[::1]", "loopback"],
+    ["https://[0:0:0:0:0:0:0:1]/", "loopback"],
+    ["https://[::ffff:127.0.0.1]/", "loopback"],
+    ["https://[::ffff:7f00:1]/", "loopback"],
+    ["https://[::127.0.0.1]/", "loopback"],
+    ["https://[64:ff9b::127.0.0.1]/", "loopback"],
+    ["https://[2002:7f00:1::]/", "loopback"],
+    ["https://localhost/", "loopback"],
+    ["https://LOCALHOST./", "loopback"],
+    ["https://api.localhost/", "loopback"],
+    ["https://127.0.0.1.nip.io/", "loopback"],
+    ["https://app.lvh.me/", "loopback"],
+    // Metadata and link-local.
+    ["https://169.254.169.254/", "metadata"],
+    ["https://169.254.169.254/latest/meta-data/", "metadata"],
+    ["https://2852039166/", "metadata"],
+    ["https://[::ffff:169.254.169.254]/", "metadata"],
+    ["https://[::ffff:a9fe:a9fe]/", "metadata"],
+    ["https://[fe80::1]/", "link-local"],
+    ["https://metadata.google.internal/computeMetadata/v1/", "public host"],
+    ["https://metadata/", "fully qualified"],
+    // Private networks.
+    ["https://10.0.0.1/", "private"],
+    ["https://10.255.255.255/", "private"],
+    ["https://172.16.0.1/", "private"],
+    ["https://172.31.255.255/", "private"],
+    ["https://192.168.1.1/", "private"],
+    ["https://100.64.0.1/", "private"],
+    ["https://100.127.255.254/", "private"],
+    ["https://[fc00::1]/", "private"],
+    ["https://[fd12:3456::1]/", "private"],
+    ["https://[::ffff:10.0.0.1]/", "private"],
+    ["https://printer.local/", "public host"],
+    ["https://db.internal/", "public host"],
+    ["https://router.lan/", "public host"],
+    ["https://intranet/", "fully qualified"],
+    // Unspecified, multicast, broadcast, reserved.
+    ["https://0.0.0.0/", "unspecified"],
+    ["https://0/", "unspecified"],
+    ["https://[::]/", "unspecified"],
+    ["https://224.0.0.1/", "multicast"],
+    ["https://255.255.255.255/", "multicast"],
+    ["https://[ff02::1]/", "multicast"],
+    ["https://240.0.0.1/", "reserved"],
+    ["https://192.0.2.10/", "reserved"],
+    ["https://[2001:db8::1]/", "reserved"],
+    ["https://[2001::1]/", "reserved"],
+    ["https://[100::1]/", "reserved"],
+    ["https://[::ffff:8.8.8.8]/", "IPv6"],
+    // The platform itself.
+    ["https://agents.example.com/v1/health", "platform"],
+    ["https://AGENTS.example.com./v1/health", "platform"],
+    ["https://eu.agents.example.com/v1/health", "platform"],
+  ])("refuses %s", (url, reason) => {
+    const problem = toolUrlProblem(url, PLATFORM);
+    expect(problem).not.toBeNull();
+    expect(problem?.toLowerCase()).toContain(reason.toLowerCase());
+  });
+
+  it("refuses the platform's host only when told which it is", () => {
+    expect(toolUrlProblem("https://agents.example.com/hook")).toBeNull();
+    expect(
+      toolUrlProblem("https://agents.example.com/hook", { platformHosts: ["agents.example.com:8787"] }),
+    ).toBe("must not point to this platform");
+  });
+});
+
+describe("platformHostsOf", () => {
+  it("takes the request's host and the configured ones, normalised", () => {
+    expect(
+      platformHostsOf("https://Agents.Example.com:8443/v1/agents", ["WIDGET.example.com.", "  "]),
+    ).toEqual(["agents.example.com", "widget.example.com"]);
+  });
+});
+
+describe("platformToolUrlIssues", () => {
+  it("names each draft tool aimed at the platform, leaving other bad URLs to the schema", () => {
+    const definition = {
+      tools: [
+        { url: "https://tools.example.com/a" },
+        { url: "https://agents.example.com/v1/health" },
+        { url: "http://agents.example.com/" },
+        { url: 42 },
+        null,
+        { url: "https://eu.agents.example.com/hook" },
+      ],
+    };
+    expect(platformToolUrlIssues(definition, ["agents.example.com"])).toEqual([
+      { path: "tools.1.url", message: "must not point to this platform" },
+      { path: "tools.5.url", message: "must not point to this platform" },
+    ]);
+    expect(platformToolUrlIssues({ tools: "nope" }, ["agents.example.com"])).toEqual([]);
+    expect(platformToolUrlIssues(null, ["agents.example.com"])).toEqual([]);
+  });
+});

@@ -1,0 +1,197 @@
+// The widget's markdown: an allowlist of DOM nodes, inert against HTML and script URLs, stable while streaming.
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { safeHref } from "../../src/widget/markdown";
+import { MarkdownView, renderMarkdown } from "../../src/widget/render-markdown";
+import { StubNode, stubDocument, toHtml } from "../helpers/dom-stub";
+
+const html = (text: string) => toHtml(renderMarkdown(stubDocument, text));
+const LINK = 'rel="noopener noreferrer nofollow" target="_blank"';
+
+describe("markdown blocks", () => {
+  it("renders paragraphs, soft line breaks and headings without heading elements", () => {
+    expect(html("one\ntwo\n\nthree")).toBe("<p>one<br>two</p><p>three</p>");
+    expect(html("## Title ##\nbody")).toBe("<p><strong>Title</strong></p><p>body</p>");
+  });
+
+  it("renders bullet, ordered and nested lists", () => {
+    expect(html("- a\n- b")).toBe("<ul><li><p>a</p></li><li><p>b</p></li></ul>");
+    expect(html("3. c\n4. d")).toBe('<ol start="3"><li><p>c</p></li><li><p>d</p></li></ol>');
+    expect(html("1. x\n\n2. y")).toBe("<ol><li><p>x</p></li><li><p>y</p></li></ol>");
+    expect(html("- a\n  - b\n- c")).toBe(
+      "<ul><li><p>a</p><ul><li><p>b</p></li></ul></li><li><p>c</p></li></ul>",
+    );
+    expect(html("- a\n* b")).toBe("<ul><li><p>a</p></li></ul><ul><li><p>b</p></li></ul>");
+  });
+
+  it("renders fenced code as text, also while the fence is still open", () => {
+    expect(html("```js\n<b>x</b>\n  y\n```\nafter")).toBe(
+      '<pre data-lang="js" tabindex="0"><code>&lt;b&gt;x&lt;/b&gt;\n  y</code></pre><p>after</p>',
+    );
+    expect(html("text\n```\nstill streaming")).toBe(
+      '<p>text</p><pre tabindex="0"><code>still streaming</code></pre>',
+    );
+  });
+
+  it("renders blockquotes and rules", () => {
+    expect(html("> quoted\n> **more**\n\n---")).toBe(
+      "<blockquote><p>quoted<br><strong>more</strong></p></blockquote><hr>",
+    );
+  });
+});
+
+describe("markdown inlines", () => {
+  it("renders emphasis, strong and code spans, leaving intraword underscores alone", () => {
+    expect(html("*em* **strong** `a < b` _u_ snake_case_name ***both***")).toBe(
+      "<p><em>em</em> <strong>strong</strong> <code>a &lt; b</code> <em>u</em> snake_case_name " +
+        "<strong><em>both</em></strong></p>",
+    );
+    expect(html("2 * 3 * 4 and ** not closed")).toBe("<p>2 * 3 * 4 and ** not closed</p>");
+    expect(html("\\*literal\\* and \\`tick\\`")).toBe("<p>*literal* and `tick`</p>");
+  });
+
+  it("links http(s) and mailto targets in a new tab without an opener", () => {
+    expect(html("[site](https://example.com/a?b=1)")).toBe(
+      `<p><a href="https://example.com/a?b=1" ${LINK}>site</a></p>`,
+    );
+    expect(html("[**mail**](mailto:team@example.com)")).toBe(
+      `<p><a href="mailto:team@example.com" ${LINK}><strong>mail</strong></a></p>`,
+    );
+    expect(html("<https://example.com>")).toBe(
+      `<p><a href="https://example.com/" ${LINK}>https://example.com</a></p>`,
+    );
+    expect(html("see https://example.com/x_(y). next")).toBe(
+      `<p>see <a href="https://example.com/x_(y)" ${LINK}>https://example.com/x_(y)</a>. next</p>`,
+    );
+  });
+
+  it("never links script, data, relative or obfuscated URLs: the label stays as text", () => {
+    for (const url of [
+      "javascript:alert(1)",
+      "JaVaScRiPt:alert(1)",
+      "&#106;avascript:alert(1)",
+      "vbscript:msgbox(1)",
+      "data:text/html,<script>alert(1)</script>",
+      "/relative/path",
+      "//evil.example/x",
+      "file:///etc/passwd",
+    ]) {
+      const out = html(`[x](${url})`);
+      expect(out, url).not.toContain("<a");
+      expect(out, url).toContain("x");
+    }
+    expect(html("[x](java\tscript:alert(1))")).not.toContain("<a");
+    expect(html("[x](javascript:alert(1))")).toBe("<p>x</p>");
+  });
+
+  it("never creates images: a markdown image becomes a link to it", () => {
+    expect(html("![a cat](https://example.com/cat.png)")).toBe(
+      `<p><a href="https://example.com/cat.png" ${LINK}>a cat</a></p>`,
+    );
+    expect(html("![x](javascript:alert(1))")).toBe("<p>x</p>");
+  });
+
+  it("shows raw HTML as text", () => {
+    expect(html("<img src=x onerror=alert(1)>")).toBe("<p>&lt;img src=x onerror=alert(1)&gt;</p>");
+    expect(html("<script>alert(1)</script> <b onclick=x>b</b>")).toBe(
+      "<p>&lt;script&gt;alert(1)&lt;/script&gt; &lt;b onclick=x&gt;b&lt;/b&gt;</p>",
+    );
+  });
+});
+
+describe("safeHref", () => {
+  it("normalises allowed URLs and refuses everything else", () => {
+    expect(safeHref(" https://Example.COM/path ")).toBe("https://example.com/path");
+    expect(safeHref("mailto:a@b.example")).toBe("mailto:a@b.example");
+    expect(safeHref("https://example.com/a b")).toBeNull();
+    expect(safeHref("https://example.com/\u0000")).toBeNull();
+    expect(safeHref("ftp://example.com")).toBeNull();
+    expect(safeHref("")).toBeNull();
+  });
+});
+
+const ALLOWED_TAGS = new Set([
+  "p",
+  "br",
+  "em",
+  "strong",
+  "code",
+  "pre",
+  "ul",
+  "ol",
+  "li",
+  "a",
+  "blockquote",
+  "hr",
+]);
+const ALLOWED_ATTRIBUTES = new Set(["href", "target", "rel", "start", "tabindex", "data-lang"]);
+
+describe("any model output", () => {
+  const markdownish = fc.string({
+    unit: fc.constantFrom(
+      ..."ab <>*_`[]()!#>-+1.\n\\:/\"'=&;",
+      "javascript:",
+      "https://",
+      "<img ",
+      "onerror=",
+      "```",
+    ),
+    maxLength: 80,
+  });
+
+  it("renders only allowlisted elements and attributes, and links only to http(s) or mailto", () => {
+    fc.assert(
+      fc.property(fc.oneof(markdownish, fc.string()), (text) => {
+        for (const root of renderMarkdown(stubDocument, text)) {
+          for (const el of root.elements()) {
+            expect(ALLOWED_TAGS.has(el.tag), el.tag).toBe(true);
+            for (const name of el.attributes.keys()) expect(ALLOWED_ATTRIBUTES.has(name), name).toBe(true);
+            const href = el.attributes.get("href");
+            if (href !== undefined) expect(href).toMatch(/^(https?:\/\/|mailto:)/);
+          }
+        }
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it("shows prose without markdown characters exactly as written", () => {
+    fc.assert(
+      fc.property(fc.stringMatching(/^[a-z ,.?'<&"]{1,60}$/), (text) => {
+        fc.pre(text.trim() !== "");
+        expect(html(text)).toBe(
+          `<p>${text.trim().replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")}</p>`,
+        );
+      }),
+    );
+  });
+});
+
+describe("MarkdownView", () => {
+  it("keeps finished blocks' nodes while the last block grows", () => {
+    const root = new StubNode(1, "div");
+    const view = new MarkdownView(stubDocument, root);
+    view.update("First paragraph.\n\nSecond");
+    const [first, second] = root.children;
+    view.update("First paragraph.\n\nSecond, longer");
+    expect(root.children[0]).toBe(first);
+    expect(root.children[1]).not.toBe(second);
+    expect(toHtml(root.children)).toBe("<p>First paragraph.</p><p>Second, longer</p>");
+  });
+
+  it("renders the same as a one-shot render however the text was split into deltas", () => {
+    fc.assert(
+      fc.property(
+        fc.string({ unit: fc.constantFrom(..."ab *_`\n-1.>[]()", "https://x.io"), maxLength: 60 }),
+        fc.array(fc.nat(60), { maxLength: 6 }),
+        (text, cuts) => {
+          const root = new StubNode(1, "div");
+          const view = new MarkdownView(stubDocument, root);
+          for (const cut of [...cuts].sort((a, b) => a - b)) view.update(text.slice(0, cut));
+          view.update(text);
+          expect(toHtml(root.children)).toBe(html(text));
+        },
+      ),
+    );
+  });
+});
