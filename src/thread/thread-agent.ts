@@ -7,7 +7,7 @@ import { HTTP_STATUS, WS_CLOSE_CODE, WS_CLOSE_IDLE } from "../shared/errors";
 import { type ClientFrame, clientFrameSchema, LIMITS, type ServerFrame } from "../shared/protocol";
 import { outboxSize } from "../storage/outbox";
 import { readPin, type ThreadBinding } from "../storage/pin-store";
-import { drainOutbox } from "../storage/projection-drain";
+import { drainOutbox, reconcileProjection } from "../storage/projection-drain";
 import { exportThread } from "../storage/thread-export";
 import { applyThreadRetention } from "../storage/thread-retention";
 import { migrateThreadSchema } from "../storage/thread-schema";
@@ -117,7 +117,21 @@ export class ThreadAgent extends Agent<Env> {
     await this.destroy();
   }
 
-  /** Scheduled daily when the pinned artifact has a retention policy; also callable by the retention job. */
+  /** Scheduled daily: retention over the thread's storage, then a reconciliation of D1 with the thread. */
+  async dailyMaintenance(): Promise<void> {
+    const runtime = await this.#storedRuntime();
+    if (runtime === null) return;
+    await this.applyRetention();
+    const { missing, failed } = await reconcileProjection({
+      storage: this.ctx.storage,
+      db: this.env.DB,
+      binding: runtime.binding,
+      now: Date.now,
+    });
+    if (missing > 0 || failed) await this.drainOutbox();
+  }
+
+  /** Retention over the thread's own storage (the pinned policy); also called by the retention cron job. */
   async applyRetention(now: number = Date.now()): Promise<{ deletedEntries: number }> {
     const runtime = await this.#storedRuntime();
     const policy = runtime?.binding.artifact.limits?.retention;
@@ -368,7 +382,8 @@ export class ThreadAgent extends Agent<Env> {
         afterTurn: () => this.drainOutbox(),
       });
       this.#runtime.recoverInterruptedRuns();
-      if (binding.artifact.limits?.retention !== undefined) void this.scheduleEvery(86_400, "applyRetention");
+      // Idempotent: one daily schedule per thread, however often the object wakes.
+      void this.scheduleEvery(86_400, "dailyMaintenance");
     }
     return this.#runtime;
   }

@@ -10,7 +10,10 @@ import {
 } from "../../src/http/agent-key-cache";
 
 let keyCounter = 0;
-const freshKey = () => `pk_unitcache${(keyCounter += 1)}${crypto.randomUUID().slice(0, 8)}`;
+function freshKey(): string {
+  keyCounter += 1;
+  return `pk_unitcache${keyCounter}${crypto.randomUUID().slice(0, 8)}`;
+}
 
 function agentFor(publicKey: string, status: AgentEntity["status"] = "active"): AgentEntity {
   return {
