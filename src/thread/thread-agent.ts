@@ -226,8 +226,9 @@ export class ThreadAgent extends Agent<Env> {
   override onClose(_connection: Connection, _code: number, _reason: string, _wasClean: boolean): void {}
 
   /** Scheduled: closes sockets idle past the agent's limit (4408); the thread itself goes on. */
-  async sweepIdleConnections(): Promise<void> {
-    const now = Date.now();
+  async sweepIdleConnections(at?: unknown): Promise<void> {
+    // The scheduler passes its (empty) payload here; tests pass a time.
+    const now = typeof at === "number" ? at : Date.now();
     let open = 0;
     for (const connection of this.getConnections()) {
       const state = this.#state(connection);

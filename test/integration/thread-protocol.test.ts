@@ -1,8 +1,9 @@
 // The agent.v1 protocol end to end: streaming, resume, forks, cancel, limits and pinning across eviction.
-import { abortAllDurableObjects, evictDurableObject } from "cloudflare:test";
+import { abortAllDurableObjects, evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { threadObjectName } from "../../src/auth/do-name";
+import type { ThreadAgent } from "../../src/thread/thread-agent";
 import { api, createRelease, publish, saveDraft, validArtifact } from "../helpers/tenants";
 import { clientMessageId, connect, type Launch, launch, liveAgent, ORIGIN } from "../helpers/threads";
 
@@ -390,5 +391,42 @@ describe("thread HTTP", () => {
     expect(resumed).not.toMatch(/^id: [1-5]$/m);
     expect(resumed).toContain("Echo: sse please");
     expect((await branch(session)).filter((e) => e.role === "user")).toHaveLength(1);
+  });
+});
+
+describe("idle sockets", () => {
+  it("closes a socket idle past the limit with 4408 and the thread goes on", async () => {
+    const agent = await liveAgent();
+    const session = await launch(agent.publicKey);
+    const ws = await connect(session);
+    ws.send({ type: "send", clientMessageId: clientMessageId(), text: "before idling" });
+    await ws.next("run", (f) => f.status === "succeeded");
+    const threadStub = await stub(agent, session.threadId);
+    // The sweep runs from an alarm every 30 s; here it is run as if the default 300 s had passed.
+    await runInDurableObject(threadStub, (instance: ThreadAgent) =>
+      instance.sweepIdleConnections(Date.now() + 301_000),
+    );
+    expect((await ws.waitClosed()).code).toBe(4408);
+
+    const again = await connect(session);
+    again.send({ type: "send", clientMessageId: clientMessageId(), text: "after idling" });
+    await again.next("run", (f) => f.status === "succeeded");
+    expect((await branch(session)).map((e) => e.text)).toEqual([
+      "before idling",
+      "Echo: before idling",
+      "after idling",
+      "Echo: after idling",
+    ]);
+  });
+
+  it("keeps a socket that was active recently", async () => {
+    const agent = await liveAgent();
+    const session = await launch(agent.publicKey);
+    const ws = await connect(session);
+    await runInDurableObject(await stub(agent, session.threadId), (instance: ThreadAgent) =>
+      instance.sweepIdleConnections(Date.now() + 60_000),
+    );
+    ws.send({ type: "ping" });
+    await ws.next("pong");
   });
 });
