@@ -29,7 +29,12 @@ const demoStateSchema = z.object({
 });
 
 const tenantCreated = z.object({ tenantId: z.string(), apiKey: z.string() });
-const agentSchema = z.object({ id: z.string(), slug: z.string(), publicKey: z.string() });
+const agentSchema = z.object({
+  id: z.string(),
+  slug: z.string(),
+  publicKey: z.string(),
+  allowedOrigins: z.array(z.string()),
+});
 const agentList = z.object({ items: z.array(agentSchema), nextCursor: z.string().optional() });
 const draftSchema = z.object({ revision: z.number().int() });
 const versionSchema = z.object({ version: z.number().int() });
@@ -90,7 +95,16 @@ export async function seedDemo({
     const res = await request(baseUrl, "GET", `/v1/agents/${encodeURIComponent(state.agentId)}`, {
       token: state.apiKey,
     });
-    if (res.status === 200) return { state, created: false };
+    if (res.status === 200) {
+      await allowPort(
+        baseUrl,
+        state.apiKey,
+        parseResponse(res, 200, agentSchema, "Reading the demo agent"),
+        port,
+        log,
+      );
+      return { state, created: false };
+    }
   }
 
   if (state !== null) {
@@ -128,6 +142,20 @@ export async function seedDemo({
   return { state, created: true };
 }
 
+/** The demo page is served on this run's port: make sure the demo agent accepts launches from it. */
+async function allowPort(baseUrl, token, agent, port, log) {
+  const wanted = [`http://localhost:${port}`, `http://127.0.0.1:${port}`];
+  const missing = wanted.filter((origin) => !agent.allowedOrigins.includes(origin));
+  if (missing.length === 0) return agent;
+  const res = await request(baseUrl, "PATCH", `/v1/agents/${encodeURIComponent(agent.id)}`, {
+    token,
+    body: { allowedOrigins: [...agent.allowedOrigins, ...missing] },
+  });
+  const updated = parseResponse(res, 200, agentSchema, "Allowing this port on the demo agent");
+  log(`allowed ${missing.join(", ")} on the demo agent`);
+  return updated;
+}
+
 async function ensureAgent(baseUrl, token, port, log) {
   const list = parseResponse(
     await request(baseUrl, "GET", "/v1/agents?limit=200", { token }),
@@ -136,7 +164,7 @@ async function ensureAgent(baseUrl, token, port, log) {
     "Listing agents",
   );
   const existing = list.items.find((item) => item.slug === DEMO_SLUG);
-  if (existing) return existing;
+  if (existing) return allowPort(baseUrl, token, existing, port, log);
   const res = await request(baseUrl, "POST", "/v1/agents", {
     token,
     body: {

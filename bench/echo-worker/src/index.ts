@@ -1,0 +1,51 @@
+// Bench-only Worker entry (never deployed): routes the bench's requests to its baseline and measuring objects.
+import { z } from "zod";
+import type { BenchEnv } from "./bench-env";
+
+export { EchoAgent } from "./echo-agent";
+export { EntryBench } from "./entry-bench";
+export { TurnCost } from "./turn-cost";
+
+function json(value: unknown): Response {
+  return Response.json(value);
+}
+
+const count = z.number().int().min(0).max(100_000);
+const treeShape = z.strictObject({ trunk: count, forks: count, forkLength: count, seed: z.number().int() });
+const readOptions = z.strictObject({ iterations: count, walkEvery: count.min(1), reps: count.min(1) });
+const turnOptions = z.strictObject({ turns: count, chunks: count.min(1) });
+
+async function body<T>(request: Request, schema: z.ZodType<T>): Promise<T> {
+  return schema.parse(await request.json());
+}
+
+export default {
+  async fetch(request, env) {
+    try {
+      return await route(request, env);
+    } catch (error) {
+      // The bench prints this: a plain message rather than wrangler's HTML error page.
+      const message = error instanceof Error ? `${error.message}\n${error.stack ?? ""}` : String(error);
+      return Response.json({ error: message }, { status: 500 });
+    }
+  },
+} satisfies ExportedHandler<BenchEnv>;
+
+async function route(request: Request, env: BenchEnv): Promise<Response> {
+  const url = new URL(request.url);
+  const [, first, name, op] = url.pathname.split("/");
+  if (url.pathname === "/v1/health") return json({ status: "ok", environment: "bench" });
+  if (first === "echo" && name) {
+    return env.ECHO.get(env.ECHO.idFromName(name)).fetch(request);
+  }
+  if (first === "entry-bench" && name && request.method === "POST") {
+    const stub = env.ENTRY_BENCH.get(env.ENTRY_BENCH.idFromName(name));
+    if (op === "build") return json(await stub.build(await body(request, treeShape)));
+    if (op === "read") return json(await stub.read(await body(request, readOptions)));
+  }
+  if (first === "turn-cost" && name && request.method === "POST") {
+    const stub = env.TURN_COST.get(env.TURN_COST.idFromName(name));
+    return json(await stub.run(await body(request, turnOptions)));
+  }
+  return new Response("not found", { status: 404 });
+}

@@ -1,0 +1,77 @@
+// Watches the product Worker's local D1 file (read-only, from this process) for projected rows, so the DO→D1 lag is
+// measured without adding a single request to the Worker under load.
+import { existsSync, readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { summarize } from "./stats.mjs";
+
+function sqliteFiles(dir) {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return sqliteFiles(path);
+    return name.endsWith(".sqlite") ? [path] : [];
+  });
+}
+
+async function openProjectionDb(statePath) {
+  // node:sqlite is still flagged experimental in Node 22; its one warning is not worth printing in the bench table.
+  const emit = process.emitWarning;
+  process.emitWarning = () => {};
+  const { DatabaseSync } = await import("node:sqlite");
+  process.emitWarning = emit;
+  for (const file of sqliteFiles(join(statePath, "v3", "d1"))) {
+    const db = new DatabaseSync(file, { readOnly: true });
+    const table = db
+      .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'agent_messages'")
+      .get();
+    if (table) return db;
+    db.close();
+  }
+  return null;
+}
+
+export async function watchProjection(statePath, { intervalMs = 20 } = {}) {
+  const db = await openProjectionDb(statePath);
+  const pending = new Map();
+  const lags = [];
+  let timer = null;
+
+  function poll() {
+    if (db === null || pending.size === 0) return;
+    const ids = [...pending.keys()];
+    for (let i = 0; i < ids.length; i += 200) {
+      const chunk = ids.slice(i, i + 200);
+      const rows = db
+        .prepare(`SELECT id FROM agent_messages WHERE id IN (${chunk.map(() => "?").join(",")})`)
+        .all(...chunk);
+      const now = performance.now();
+      for (const row of rows) {
+        const at = pending.get(row.id);
+        if (at === undefined) continue;
+        lags.push(now - at);
+        pending.delete(row.id);
+      }
+    }
+  }
+
+  return {
+    available: db !== null,
+    start() {
+      if (db !== null && timer === null) timer = setInterval(poll, intervalMs);
+    },
+    expect(id, at) {
+      pending.set(id, at);
+    },
+    /** Waits up to `graceMs` for the rows still missing, then reports. */
+    async finish(graceMs = 5_000) {
+      const deadline = performance.now() + graceMs;
+      while (pending.size > 0 && performance.now() < deadline) {
+        poll();
+        await new Promise((resolve) => setTimeout(resolve, intervalMs));
+      }
+      if (timer !== null) clearInterval(timer);
+      db?.close();
+      return { projected: lags.length, missing: pending.size, lagMs: summarize(lags) };
+    },
+  };
+}

@@ -1,0 +1,159 @@
+// Starts the throwaway `wrangler dev` servers a bench run measures (the product Worker and the bench-only echo
+// Worker), on loopback ports with fresh secrets and state, and stops their whole process groups afterwards.
+import { spawn } from "node:child_process";
+import { createWriteStream, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { freshSecretValue, parseDevVars } from "../../scripts/lib/dev-vars.mjs";
+import { childEnv, devVarsExamplePath, root, wranglerBin } from "../../scripts/lib/paths.mjs";
+import { waitForHealth } from "../../scripts/lib/wait-for-health.mjs";
+
+export const ECHO_CONFIG = join(root, "bench", "echo-worker", "wrangler.toml");
+
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Every child this module started, so a failure or Ctrl-C anywhere still stops them all. */
+const started = new Set();
+
+function stopChild(child) {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  try {
+    process.kill(-child.pid, "SIGTERM");
+  } catch {}
+  const timer = setTimeout(() => {
+    try {
+      process.kill(-child.pid, "SIGKILL");
+    } catch {}
+  }, 5000);
+  return exited.finally(() => clearTimeout(timer));
+}
+
+export async function stopAll() {
+  await Promise.all([...started].map(stopChild));
+  started.clear();
+}
+
+/** Applies the product's D1 migrations to a throwaway database; output goes to a log, shown only on failure. */
+async function migrate(args, dir, name) {
+  const logFile = join(dir, `${name.replace(/\W+/g, "-")}-migrations.log`);
+  const child = spawn(wranglerBin(), ["d1", "migrations", "apply", "DB", "--local", ...args], {
+    cwd: root,
+    env: childEnv({ CI: "true", WRANGLER_SEND_METRICS: "false" }),
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const out = createWriteStream(logFile);
+  child.stdout.pipe(out);
+  child.stderr.pipe(out);
+  const code = await new Promise((resolve, reject) => {
+    child.once("error", reject);
+    child.once("exit", (exitCode) => resolve(exitCode ?? 1));
+  });
+  await new Promise((resolve) => out.end(resolve));
+  if (code !== 0) {
+    const tail = readFileSync(logFile, "utf8").split("\n").slice(-20).join("\n");
+    throw new Error(`applying D1 migrations for the ${name} failed (exit ${code})\n${tail}`);
+  }
+}
+
+async function startWrangler({ name, args, dir, log }) {
+  const port = await freePort();
+  const inspector = await freePort();
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const logFile = join(dir, `${name}.log`);
+  const out = createWriteStream(logFile);
+  // detached: wrangler and its workerd children form one process group that stop() ends as a whole.
+  const child = spawn(
+    wranglerBin(),
+    [
+      "dev",
+      ...args,
+      "--ip",
+      "127.0.0.1",
+      "--port",
+      String(port),
+      "--inspector-port",
+      String(inspector),
+      "--show-interactive-dev-session=false",
+      "--log-level",
+      "warn",
+    ],
+    { cwd: root, env: childEnv({ CI: "true", WRANGLER_SEND_METRICS: "false" }), detached: true },
+  );
+  started.add(child);
+  child.stdout.pipe(out);
+  child.stderr.pipe(out);
+  log(`starting ${name} on ${baseUrl}…`);
+  try {
+    await waitForHealth(baseUrl, {
+      stillRunning: () => child.exitCode === null,
+      timeoutMs: 120_000,
+    });
+  } catch (error) {
+    await new Promise((resolve) => out.end(resolve));
+    const tail = readFileSync(logFile, "utf8").split("\n").slice(-30).join("\n");
+    throw new Error(`${error instanceof Error ? error.message : error}\n--- ${name} output ---\n${tail}`);
+  }
+  return { baseUrl, port, child, logFile, stop: () => stopChild(child) };
+}
+
+/**
+ * The product Worker exactly as `npm run dev` runs it (wrangler.toml, development environment), with throwaway
+ * secrets, D1 and Durable Object state in a temporary directory.
+ */
+export async function startProductWorker({ log = () => {} } = {}) {
+  const dir = mkdtempSync(join(tmpdir(), "agent-threads-bench-"));
+  const state = join(dir, "state");
+  const varsFile = join(dir, "bench.vars");
+  const names = Object.keys(parseDevVars(readFileSync(devVarsExamplePath, "utf8")));
+  const vars = Object.fromEntries(names.map((name) => [name, freshSecretValue(name)]));
+  writeFileSync(varsFile, `${names.map((name) => `${name}=${vars[name]}`).join("\n")}\n`, { mode: 0o600 });
+  log("applying D1 migrations to a throwaway local database…");
+  await migrate(["--persist-to", state], dir, "product worker");
+  const server = await startWrangler({
+    name: "product worker",
+    args: ["--persist-to", state, "--env-file", varsFile],
+    dir,
+    log,
+  });
+  return {
+    ...server,
+    dir,
+    state,
+    operatorToken: vars.OPERATOR_TOKEN,
+    stop: async () => {
+      await server.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The bench-only Worker (bench/echo-worker): bare echo Agent, entry-store and turn-cost objects. */
+export async function startEchoWorker({ log = () => {} } = {}) {
+  const dir = mkdtempSync(join(tmpdir(), "agent-threads-bench-echo-"));
+  const state = join(dir, "state");
+  await migrate(["-c", ECHO_CONFIG, "--persist-to", state], dir, "echo worker");
+  const server = await startWrangler({
+    name: "echo worker",
+    args: ["-c", ECHO_CONFIG, "--persist-to", state],
+    dir,
+    log,
+  });
+  return {
+    ...server,
+    stop: async () => {
+      await server.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,330 @@
+// Turns the scenarios' results into rows (figure, baseline, ratio, target, PASS/FAIL) and prints them as a table.
+import { ratio } from "./stats.mjs";
+
+const ms = (x) => (x === null || x === undefined ? "—" : `${x < 10 ? x.toFixed(2) : x.toFixed(1)} ms`);
+const num = (x, unit = "") => (x === null || x === undefined ? "—" : `${x}${unit}`);
+const kb = (bytes) => (bytes === null || bytes === undefined ? "—" : `${(bytes / 1024).toFixed(2)} KB`);
+
+function row(id, figure, { value, baseline = "", ratio: r = null, target = "", pass = null, pending }) {
+  return {
+    id,
+    figure,
+    value: pending ? "—" : value,
+    baseline,
+    ratio: r === null ? "" : `${r}×`,
+    target,
+    result: pending ? "PENDING" : pass === null ? "info" : pass ? "PASS" : "FAIL",
+    ...(pending ? { note: pending } : {}),
+  };
+}
+
+function unavailable(id, figure, result, target = "") {
+  const reason = result?.pending ?? result?.failed ?? "not run";
+  return row(id, figure, { value: "—", target, pending: reason });
+}
+
+function b1Rows(b1) {
+  if (!b1 || b1.failed) return [unavailable("B1", "launch p50 latency", b1, "≤ 1.5× health")];
+  const l = b1.launch.latencyMs;
+  const h = b1.health.latencyMs;
+  const p50 = ratio(l.p50, h.p50);
+  const loaded = `${b1.concurrency} in flight`;
+  return [
+    row("B1", "launch p50 (1 in flight)", {
+      value: ms(l.p50),
+      baseline: `health ${ms(h.p50)}`,
+      ratio: p50,
+      target: "≤ 1.5×",
+      pass: p50 !== null && p50 <= 1.5 && b1.failures === 0,
+    }),
+    row("B1", "launch p99 (1 in flight)", {
+      value: ms(l.p99),
+      baseline: `health ${ms(h.p99)}`,
+      ratio: ratio(l.p99, h.p99),
+    }),
+    row("B1", `launch p50 (${loaded})`, {
+      value: ms(b1.launch.loadedLatencyMs.p50),
+      baseline: `health ${ms(b1.health.loadedLatencyMs.p50)}`,
+      ratio: ratio(b1.launch.loadedLatencyMs.p50, b1.health.loadedLatencyMs.p50),
+    }),
+    row("B1", `launch requests/s (${loaded})`, {
+      value: num(b1.launch.requestsPerSecond),
+      baseline: `health ${b1.health.requestsPerSecond}`,
+      ratio: ratio(b1.launch.requestsPerSecond, b1.health.requestsPerSecond),
+    }),
+  ];
+}
+
+function b2Rows(b2) {
+  if (!b2 || b2.failed) return [unavailable("B2", "first delta p50", b2, "≤ 3× echo")];
+  const p = b2.product;
+  const e = b2.echo;
+  const fd50 = ratio(p.firstDeltaMs.p50, e.firstDeltaMs.p50);
+  const fd99 = ratio(p.firstDeltaMs.p99, e.firstDeltaMs.p99);
+  const complete = p.errors === 0 && p.succeeded === p.turns;
+  return [
+    row("B2", "send → first delta p50", {
+      value: ms(p.firstDeltaMs.p50),
+      baseline: `echo ${ms(e.firstDeltaMs.p50)}`,
+      ratio: fd50,
+      target: "≤ 3×",
+      pass: fd50 !== null && fd50 <= 3 && complete,
+    }),
+    row("B2", "send → first delta p95", {
+      value: ms(p.firstDeltaMs.p95),
+      baseline: `echo ${ms(e.firstDeltaMs.p95)}`,
+      ratio: ratio(p.firstDeltaMs.p95, e.firstDeltaMs.p95),
+    }),
+    row("B2", "send → first delta p99", {
+      value: ms(p.firstDeltaMs.p99),
+      baseline: `echo ${ms(e.firstDeltaMs.p99)}`,
+      ratio: fd99,
+      target: "≤ 5×",
+      pass: fd99 !== null && fd99 <= 5 && complete,
+    }),
+    ...["p50", "p95", "p99"].map((q) =>
+      row("B2", `send → run end ${q}`, {
+        value: ms(p.runEndMs[q]),
+        baseline: `echo ${ms(e.runEndMs[q])}`,
+        ratio: ratio(p.runEndMs[q], e.runEndMs[q]),
+      }),
+    ),
+    row("B2", "turns completed", {
+      value: `${p.succeeded}/${b2.threads * b2.turnsPerThread}`,
+      baseline: `echo ${e.succeeded}/${2 * b2.threads * b2.turnsPerThread}`,
+      target: "all",
+      pass: complete,
+    }),
+    row("B2", "lost deltas", {
+      value: num(p.lostDeltas),
+      baseline: `echo ${e.lostDeltas}`,
+      target: "0",
+      pass: p.lostDeltas === 0,
+    }),
+    row("B2", "duplicated deltas", {
+      value: num(p.duplicatedDeltas),
+      baseline: `echo ${e.duplicatedDeltas}`,
+      target: "0",
+      pass: p.duplicatedDeltas === 0,
+    }),
+    ...(b2.oneThread
+      ? [
+          row("B2", "  one thread alone: first delta p50", {
+            value: ms(b2.oneThread.product.firstDeltaMs.p50),
+            baseline: `echo ${ms(b2.oneThread.echo.firstDeltaMs.p50)}`,
+            ratio: ratio(b2.oneThread.product.firstDeltaMs.p50, b2.oneThread.echo.firstDeltaMs.p50),
+          }),
+          row("B2", "  one thread alone: run end p50", {
+            value: ms(b2.oneThread.product.runEndMs.p50),
+            baseline: `echo ${ms(b2.oneThread.echo.runEndMs.p50)}`,
+            ratio: ratio(b2.oneThread.product.runEndMs.p50, b2.oneThread.echo.runEndMs.p50),
+          }),
+        ]
+      : []),
+    row("B2", "turns/s (50 threads)", {
+      value: num(p.turnsPerSecond),
+      baseline: `echo ${e.turnsPerSecond}`,
+      ratio: ratio(p.turnsPerSecond, e.turnsPerSecond),
+    }),
+  ];
+}
+
+function b3Rows(b3) {
+  if (!b3 || b3.failed) return [unavailable("B3", "newest-leaf branch p50", b3, "≤ 2 ms")];
+  const speedup = ratio(b3.listAndWalkMs.p50, b3.branchFullMs.p50);
+  const pageSpeedup = ratio(b3.listAndWalkMs.p50, b3.branchFirstPageMs.p50);
+  const depth = b3.tree.branchDepth;
+  return [
+    row("B3", "appends/s into one thread", {
+      value: num(b3.append.perSecond),
+      baseline: `plain INSERT ${b3.rawInsert.perSecond}/s`,
+      ratio: ratio(b3.append.perSecond, b3.rawInsert.perSecond),
+    }),
+    row("B3", `newest-leaf branch (${depth} entries) p50`, {
+      value: ms(b3.branchFullMs.p50),
+      baseline: `list+walk ${ms(b3.listAndWalkMs.p50)}`,
+      ratio: ratio(b3.branchFullMs.p50, b3.listAndWalkMs.p50),
+      target: "≤ 2 ms, ≥ 20× faster",
+      pass: b3.branchFullMs.p50 <= 2 && speedup !== null && speedup >= 20,
+    }),
+    row("B3", "  speed-up over list+walk", {
+      value: `${speedup}×`,
+      target: "≥ 20×",
+      pass: speedup !== null && speedup >= 20,
+    }),
+    row("B3", "  newest-leaf branch p99", {
+      value: ms(b3.branchFullMs.p99),
+      baseline: `list+walk ${ms(b3.listAndWalkMs.p99)}`,
+    }),
+    row("B3", "  of which the CTE alone (p50)", { value: ms(b3.branchSqlOnlyMs.p50) }),
+    row("B3", "newest-leaf first page (50) p50", {
+      value: ms(b3.branchFirstPageMs.p50),
+      baseline: `list+walk ${ms(b3.listAndWalkMs.p50)}`,
+      ratio: ratio(b3.branchFirstPageMs.p50, b3.listAndWalkMs.p50),
+      target: "≤ 2 ms, ≥ 20× faster",
+      pass: b3.branchFirstPageMs.p50 <= 2 && pageSpeedup !== null && pageSpeedup >= 20,
+    }),
+  ];
+}
+
+function b4Rows(cost, lag) {
+  const rows = [];
+  if (!cost || cost.failed) {
+    rows.push(unavailable("B4", "D1 batches per turn", cost, "≤ 1"));
+  } else {
+    rows.push(
+      row("B4", "D1 batches per turn", {
+        value: num(cost.d1BatchesPerTurn),
+        baseline: `+ ${cost.d1SingleStatementsPerTurn} single statements`,
+        target: "≤ 1",
+        pass: cost.d1BatchesPerTurn <= 1 && cost.d1SingleStatementsPerTurn === 0,
+      }),
+      row("B4", "D1 statements per turn", {
+        value: num(cost.d1StatementsPerTurn),
+        baseline: `${cost.d1RowsWrittenPerTurn} D1 rows written`,
+      }),
+      row("B4", "DO rows written per turn", {
+        value: num(cost.doRowsWrittenPerTurn),
+        baseline: `${cost.doRowsWrittenPerTurnWithoutDrain} before the drain`,
+        target: "≤ 8",
+        pass: cost.doRowsWrittenPerTurn <= 8,
+      }),
+      row("B4", "in-object turn: send → first delta (mean)", {
+        value: ms(cost.firstDeltaMsMean),
+        baseline: `sealed ${ms(cost.turnMsMean)}, drain ${ms(cost.drainMsMean)}`,
+      }),
+      row("B4", "DO stream-chunk rows per turn", {
+        value: num(cost.doChunkRowsWrittenPerTurn),
+        baseline: `${cost.deltasPerTurn} deltas`,
+      }),
+    );
+  }
+  if (!lag || lag.failed || lag.pending) {
+    rows.push(unavailable("B4", "projection lag DO→D1 p99", lag, "≤ 2 s"));
+  } else {
+    rows.push(
+      row("B4", "projection lag DO→D1 p50", {
+        value: ms(lag.lagMs.p50),
+        baseline: `${lag.projected} replies`,
+      }),
+      row("B4", "projection lag DO→D1 p99", {
+        value: ms(lag.lagMs.p99),
+        baseline: lag.missing > 0 ? `${lag.missing} never projected` : "",
+        target: "≤ 2 s",
+        pass: lag.lagMs.p99 <= 2000 && lag.missing === 0,
+      }),
+    );
+  }
+  return rows;
+}
+
+function b5Rows(sizes, browser) {
+  const rows = [];
+  if (!sizes || sizes.failed || sizes.pending) {
+    rows.push(
+      unavailable("B5", "loader gzip", sizes, "≤ 2 KB"),
+      unavailable("B5", "widget gzip", sizes, "≤ 30 KB"),
+    );
+  } else {
+    rows.push(
+      row("B5", "loader gzip", {
+        value: kb(sizes.loader.gzipBytes),
+        baseline: `${kb(sizes.loader.bytes)} raw`,
+        ratio: ratio(sizes.loader.gzipBytes, sizes.loader.budgetBytes),
+        target: "≤ 2 KB",
+        pass: sizes.loader.gzipBytes <= sizes.loader.budgetBytes,
+      }),
+      row("B5", "widget gzip", {
+        value: kb(sizes.widget.gzipBytes),
+        baseline: `${kb(sizes.widget.bytes)} raw`,
+        ratio: ratio(sizes.widget.gzipBytes, sizes.widget.budgetBytes),
+        target: "≤ 30 KB",
+        pass: sizes.widget.gzipBytes <= sizes.widget.budgetBytes,
+      }),
+    );
+  }
+  if (!browser || browser.failed || browser.pending) {
+    rows.push(unavailable("B5", "script → launcher visible p50", browser));
+  } else {
+    rows.push(
+      row("B5", "script → launcher visible p50", {
+        value: ms(browser.scriptToLauncherMs.p50),
+        baseline: `max ${ms(browser.scriptToLauncherMs.max)}`,
+      }),
+      row("B5", "open → ready p50", {
+        value: ms(browser.openToReadyMs.p50),
+        baseline: `max ${ms(browser.openToReadyMs.max)}`,
+      }),
+    );
+  }
+  return rows;
+}
+
+function b6Rows(bundle, cold) {
+  const rows = [];
+  if (!bundle || bundle.failed || bundle.pending) {
+    rows.push(unavailable("B6", "Worker bundle gzip", bundle, "≤ 450 KB"));
+  } else {
+    rows.push(
+      row("B6", "Worker bundle gzip", {
+        value: kb(bundle.gzipBytes),
+        baseline: `${kb(bundle.bytes)} raw`,
+        ratio: ratio(bundle.gzipBytes, bundle.budgetBytes),
+        target: "≤ 450 KB",
+        pass: bundle.gzipBytes <= bundle.budgetBytes,
+      }),
+    );
+  }
+  if (!cold || cold.failed) {
+    rows.push(unavailable("B6", "new thread first ready p50", cold));
+  } else {
+    rows.push(
+      row("B6", "new thread first ready p50", {
+        value: ms(cold.newThreadReadyMs.p50),
+        baseline: `warm ${ms(cold.warmThreadReadyMs.p50)}`,
+        ratio: ratio(cold.newThreadReadyMs.p50, cold.warmThreadReadyMs.p50),
+      }),
+      row("B6", "new thread first ready p99", {
+        value: ms(cold.newThreadReadyMs.p99),
+        baseline: `warm ${ms(cold.warmThreadReadyMs.p99)}`,
+        ratio: ratio(cold.newThreadReadyMs.p99, cold.warmThreadReadyMs.p99),
+      }),
+    );
+  }
+  return rows;
+}
+
+export function buildRows(results) {
+  const has = (key) => key in results;
+  return [
+    ...(has("b1") ? b1Rows(results.b1) : []),
+    ...(has("b2") ? b2Rows(results.b2) : []),
+    ...(has("b3") ? b3Rows(results.b3) : []),
+    ...(has("b4Cost") || has("b4Lag") ? b4Rows(results.b4Cost, results.b4Lag) : []),
+    ...(has("b5Sizes") || has("b5Browser") ? b5Rows(results.b5Sizes, results.b5Browser) : []),
+    ...(has("b6Bundle") || has("b6ColdStart") ? b6Rows(results.b6Bundle, results.b6ColdStart) : []),
+  ];
+}
+
+export function printTable(rows, meta) {
+  const columns = ["id", "figure", "value", "baseline", "ratio", "target", "result"];
+  const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => String(r[c]).length)));
+  const line = (cells) =>
+    cells
+      .map((cell, i) => String(cell).padEnd(widths[i]))
+      .join("  ")
+      .trimEnd();
+  const m = meta.machine;
+  console.log(
+    `\nagent-threads bench — ${m.cores} × ${m.cpu}, ${m.memoryGiB} GiB, Node ${m.node}, wrangler ${m.wrangler}` +
+      `, load ${m.loadAverageAtStart.join("/")} → ${m.loadAverageAtEnd.join("/")}${meta.quick ? " (quick)" : ""}\n`,
+  );
+  console.log(line(columns));
+  console.log(line(widths.map((w) => "-".repeat(w))));
+  for (const r of rows) console.log(line(columns.map((c) => r[c])));
+  const notes = rows.filter((r) => r.note);
+  if (notes.length > 0) {
+    console.log("");
+    for (const r of notes) console.log(`${r.id} ${r.figure.trim()}: ${r.note}`);
+  }
+}
