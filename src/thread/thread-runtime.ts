@@ -202,7 +202,8 @@ export class ThreadRuntime {
         });
         if (!appended.ok) return appended;
         userEntry = appended.value.entry;
-        this.#entries.setActiveLeaf(userEntry.id);
+        // An append below the selected leaf already moves the selection; a fork (edit) must select itself.
+        if (this.#entries.latestLeaf()?.id !== userEntry.id) this.#entries.setActiveLeaf(userEntry.id);
       }
       const created = this.#runs.create({
         ...(request.kind === "send" ? { idempotencyKey: `send:${request.clientMessageId}` } : {}),
@@ -532,7 +533,7 @@ export class ThreadRuntime {
         });
         if (appended.ok) {
           entry = appended.value.entry;
-          stores.entries.setActiveLeaf(entry.id);
+          if (stores.entries.latestLeaf()?.id !== entry.id) stores.entries.setActiveLeaf(entry.id);
         }
       }
       const ended = stores.runs.transition(run.id, outcome.status, {

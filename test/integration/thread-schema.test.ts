@@ -80,8 +80,10 @@ describe("thread schema migrations", () => {
       true,
     );
     expect(result.indexes).toEqual(
-      expect.arrayContaining(["entries_parent_id", "entries_run_id", "tool_calls_run_id", "outbox_due"]),
+      expect.arrayContaining(["entries_parent_id", "entries_run_id", "tool_calls_run_id"]),
     );
+    // Migration 3 dropped the outbox index again.
+    expect(result.indexes).not.toContain("outbox_due");
   });
 
   it("upgrades a v1 thread with data to the latest schema, keeping every row", async () => {
@@ -150,9 +152,8 @@ describe("thread schema migrations", () => {
     });
     expect(upgraded.version).toBe(THREAD_SCHEMA_VERSION);
     expect(upgraded.stored).toBe(THREAD_SCHEMA_VERSION);
-    expect(upgraded.indexes).toEqual(
-      expect.arrayContaining(["entries_run_id", "tool_calls_run_id", "outbox_due"]),
-    );
+    expect(upgraded.indexes).toEqual(expect.arrayContaining(["entries_run_id", "tool_calls_run_id"]));
+    expect(upgraded.indexes).not.toContain("outbox_due");
     expect(upgraded.branch).toEqual([
       ["u1", "user", { text: "hello" }],
       ["a1", "assistant", { text: "hi there" }],
