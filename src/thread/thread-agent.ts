@@ -3,7 +3,7 @@ import { Agent, type Connection, type ConnectionContext, type WSMessage } from "
 import { z } from "zod";
 import { D1DeploymentStore } from "../control/d1-deployment-store";
 import type { ErrorCode } from "../shared/errors";
-import { HTTP_STATUS, WS_CLOSE_CODE, WS_CLOSE_IDLE } from "../shared/errors";
+import { WS_CLOSE_CODE, WS_CLOSE_IDLE } from "../shared/errors";
 import { type ClientFrame, clientFrameSchema, LIMITS, type ServerFrame } from "../shared/protocol";
 import { outboxSize } from "../storage/outbox";
 import { readPin, type ThreadBinding } from "../storage/pin-store";
@@ -14,6 +14,7 @@ import { migrateThreadSchema } from "../storage/thread-schema";
 import { bindThread } from "./binding";
 import { CLAIMS_HEADER, parseThreadClaims, type ThreadClaims, threadClaimsSchema } from "./claims";
 import { encodeFrame, type Peer, toWireEntry } from "./frames";
+import { objectError } from "./object-error";
 import { handleThreadHttp } from "./thread-http";
 import { ThreadRuntime } from "./thread-runtime";
 
@@ -26,12 +27,6 @@ const connectionStateSchema = z.object({
 type ConnectionState = z.infer<typeof connectionStateSchema>;
 
 const IDLE_SWEEP_SECONDS = 30;
-
-function errorResponse(code: ErrorCode, message: string, retryAfter?: number): Response {
-  const headers: Record<string, string> = {};
-  if (retryAfter !== undefined) headers["Retry-After"] = String(retryAfter);
-  return Response.json({ error: { code, message, requestId: "" } }, { status: HTTP_STATUS[code], headers });
-}
 
 const CLIENT_FRAME_TYPES = new Set(["hello", "send", "cancel", "regenerate", "edit", "history", "ping"]);
 
@@ -144,25 +139,25 @@ export class ThreadAgent extends Agent<Env> {
   /** The gate: verified claims from the Worker, the stored binding, and the socket cap, before anything else. */
   override async fetch(request: Request): Promise<Response> {
     const claims = parseThreadClaims(request.headers.get(CLAIMS_HEADER));
-    if (claims === null) return errorResponse("unauthenticated", "Authentication required.");
+    if (claims === null) return objectError("unauthenticated", "Authentication required.");
     const runtime = await this.#runtimeFor(claims);
-    if (!runtime.ok) return errorResponse(runtime.code, runtime.message);
+    if (!runtime.ok) return objectError(runtime.code, runtime.message);
 
     const url = new URL(request.url);
     if (url.pathname === "/ws") {
       if (request.headers.get("Upgrade")?.toLowerCase() !== "websocket") {
-        return errorResponse("bad_request", "WebSocket upgrade required.");
+        return objectError("bad_request", "WebSocket upgrade required.");
       }
       const open = [...this.getConnections()].length;
       if (open >= runtime.value.limits.socketsPerThread) {
-        return errorResponse("rate_limited", "Too many open connections to this thread.", 10);
+        return objectError("rate_limited", "Too many open connections to this thread.", { retryAfter: 10 });
       }
       return super.fetch(request);
     }
     if (url.pathname === "/http" || url.pathname.startsWith("/http/")) {
       return handleThreadHttp(runtime.value, request, url.pathname.slice("/http".length) || "/", claims);
     }
-    return errorResponse("not_found", "Not found.");
+    return objectError("not_found", "Not found.");
   }
 
   /**
@@ -174,7 +169,7 @@ export class ThreadAgent extends Agent<Env> {
   }
 
   override onRequest(_request: Request): Response {
-    return errorResponse("not_found", "Not found.");
+    return objectError("not_found", "Not found.");
   }
 
   override onConnect(connection: Connection, ctx: ConnectionContext): void {

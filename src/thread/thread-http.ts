@@ -1,10 +1,9 @@
 // The thread's HTTP API inside the object: info, branch entries, messages (JSON or SSE with resume), cancel.
 import { z } from "zod";
-import type { ErrorCode } from "../shared/errors";
-import { HTTP_STATUS } from "../shared/errors";
 import type { ServerFrame } from "../shared/protocol";
 import type { ThreadClaims } from "./claims";
 import { toWireEntry } from "./frames";
+import { objectError } from "./object-error";
 import type { ThreadRuntime } from "./thread-runtime";
 
 const MAX_BODY_BYTES = 64 * 1024;
@@ -15,32 +14,23 @@ const messageSchema = z.strictObject({
   parentId: z.string().min(1).max(128).optional(),
 });
 
-function problem(code: ErrorCode, message: string, details?: unknown): Response {
-  return Response.json(
-    { error: { code, message, requestId: "", ...(details !== undefined ? { details } : {}) } },
-    { status: HTTP_STATUS[code] },
-  );
-}
-
 async function readMessage(request: Request): Promise<z.infer<typeof messageSchema> | Response> {
   const type = (request.headers.get("Content-Type") ?? "").split(";")[0]!.trim().toLowerCase();
   if (type !== "application/json")
-    return problem("unsupported_media_type", "Content-Type must be application/json.");
+    return objectError("unsupported_media_type", "Content-Type must be application/json.");
   const body = await request.arrayBuffer();
-  if (body.byteLength > MAX_BODY_BYTES) return problem("payload_too_large", "Request body too large.");
+  if (body.byteLength > MAX_BODY_BYTES) return objectError("payload_too_large", "Request body too large.");
   let value: unknown;
   try {
     value = JSON.parse(new TextDecoder().decode(body));
   } catch {
-    return problem("bad_request", "Request body is not valid JSON.");
+    return objectError("bad_request", "Request body is not valid JSON.");
   }
   const parsed = messageSchema.safeParse(value);
   if (!parsed.success) {
-    return problem(
-      "bad_request",
-      "Request body is invalid.",
-      parsed.error.issues.map((i) => ({ path: i.path.join(".") || "(root)", message: i.message })),
-    );
+    return objectError("bad_request", "Request body is invalid.", {
+      details: parsed.error.issues.map((i) => ({ path: i.path.join(".") || "(root)", message: i.message })),
+    });
   }
   return parsed.data;
 }
@@ -114,11 +104,11 @@ export async function handleThreadHttp(
     const limitParam = url.searchParams.get("limit");
     const limit = limitParam === null ? 50 : Number(limitParam);
     if (!Number.isInteger(limit) || limit < 1 || limit > 200) {
-      return problem("bad_request", "limit must be an integer from 1 to 200.");
+      return objectError("bad_request", "limit must be an integer from 1 to 200.");
     }
     const cursor = url.searchParams.get("cursor");
     const page = runtime.entries.branch(leafId, { limit, ...(cursor !== null ? { cursor } : {}) });
-    if (!page.ok) return problem(page.code, page.message);
+    if (!page.ok) return objectError(page.code, page.message);
     return Response.json({
       items: page.value.items.map(toWireEntry),
       ...(page.value.nextCursor !== undefined ? { nextCursor: page.value.nextCursor } : {}),
@@ -136,9 +126,9 @@ export async function handleThreadHttp(
       ...(body.parentId !== undefined ? { parentId: body.parentId } : {}),
     });
     if (!accepted.ok) {
-      const res = problem(accepted.code, accepted.message);
-      if (accepted.retryAfter !== undefined) res.headers.set("Retry-After", String(accepted.retryAfter));
-      return res;
+      return objectError(accepted.code, accepted.message, {
+        ...(accepted.retryAfter !== undefined ? { retryAfter: accepted.retryAfter } : {}),
+      });
     }
     const { run, userEntry } = accepted.value;
     if ((request.headers.get("Accept") ?? "").includes("text/event-stream")) {
@@ -159,9 +149,9 @@ export async function handleThreadHttp(
   const cancel = /^\/runs\/([^/]+)\/cancel$/.exec(path);
   if (request.method === "POST" && cancel !== null) {
     const cancelled = runtime.cancel(decodeURIComponent(cancel[1]!));
-    if (!cancelled.ok) return problem(cancelled.code, cancelled.message);
+    if (!cancelled.ok) return objectError(cancelled.code, cancelled.message);
     return Response.json({ runId: cancelled.value.id, status: "cancelling" }, { status: 202 });
   }
 
-  return problem("not_found", "Not found.");
+  return objectError("not_found", "Not found.");
 }
