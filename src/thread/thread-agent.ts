@@ -11,7 +11,7 @@ import { drainOutbox, reconcileProjection } from "../storage/projection-drain";
 import { exportThread } from "../storage/thread-export";
 import { applyThreadRetention } from "../storage/thread-retention";
 import { migrateThreadSchema } from "../storage/thread-schema";
-import { bindThread } from "./binding";
+import { bindThread, claimsMatch } from "./binding";
 import { CLAIMS_HEADER, parseThreadClaims, type ThreadClaims, threadClaimsSchema } from "./claims";
 import { encodeFrame, type Peer, toWireEntry } from "./frames";
 import { objectError } from "./object-error";
@@ -387,13 +387,7 @@ export class ThreadAgent extends Agent<Env> {
   async #runtimeFor(claims: ThreadClaims) {
     await this.#storedRuntime();
     if (this.#runtime !== null) {
-      const b = this.#runtime.binding;
-      const same =
-        b.tenantId === claims.tenantId &&
-        b.environment === claims.environment &&
-        b.agentId === claims.agentEntityId &&
-        b.threadId === claims.threadId;
-      return same
+      return claimsMatch(this.#runtime.binding, claims)
         ? { ok: true as const, value: this.#runtime }
         : {
             ok: false as const,

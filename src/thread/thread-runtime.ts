@@ -290,11 +290,7 @@ export class ThreadRuntime {
   recoverInterruptedRuns(): void {
     for (const run of this.#runs.active()) {
       if (this.#live?.runId === run.id) continue;
-      const text = this.#runs
-        .chunksAfter(run.id, 0)
-        .map((d) => d.text)
-        .join("");
-      this.#seal(run, text, { status: "aborted", reason: "interrupted" });
+      this.#seal(run, this.#persistedText(run.id), { status: "aborted", reason: "interrupted" });
     }
   }
 
@@ -359,12 +355,16 @@ export class ThreadRuntime {
       });
   }
 
-  #textSoFar(live: LiveRun): string {
+  /** The reply text already packed into chunk rows. */
+  #persistedText(runId: string): string {
     return this.#runs
-      .chunksAfter(live.runId, 0)
+      .chunksAfter(runId, 0)
       .map((d) => d.text)
-      .concat(live.pending)
       .join("");
+  }
+
+  #textSoFar(live: LiveRun): string {
+    return this.#persistedText(live.runId) + live.pending.join("");
   }
 
   async #stream(live: LiveRun, queued: Run, userEntry: Entry): Promise<Run> {
