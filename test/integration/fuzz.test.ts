@@ -290,14 +290,15 @@ function isInvalid(f: string | Uint8Array): boolean {
   }
 }
 
-async function settle(reader: FrameReader): Promise<void> {
+/** Waits until the final ping was answered (so every earlier frame was handled) and no run is still open. */
+async function settle(reader: FrameReader, expectedPongs: number): Promise<void> {
   const deadline = Date.now() + 8000;
   const done = () => {
     if (reader.closed) return true;
     const runs = reader.all("run");
     const open = new Set(runs.map((r) => r.runId));
     for (const r of runs) if (["succeeded", "failed", "aborted"].includes(r.status)) open.delete(r.runId);
-    return reader.all("pong").length > 0 && open.size === 0;
+    return reader.all("pong").length >= expectedPongs && open.size === 0;
   };
   while (!done()) {
     if (Date.now() > deadline)
@@ -345,7 +346,11 @@ describe("fuzzing frames", () => {
             // Closed between the check and the send.
           }
         }
-        await settle(reader);
+        // Pings inside the fuzzed frames answer too: only the pong of the final ping proves all frames were handled.
+        const pings = frames.filter(
+          (f) => typeof f === "string" && !isInvalid(f) && JSON.parse(f).type === "ping",
+        );
+        await settle(reader, pings.length + 1);
 
         if (reader.closed) expect(ALLOWED_CLOSE_CODES).toContain(reader.closed.code);
         else {
