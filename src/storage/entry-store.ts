@@ -72,31 +72,51 @@ const appendInputSchema = z.object({
   expectedParentId: z.string().min(1).max(128).optional(),
 });
 
-const entryRowSchema = z.object({
-  seq: z.number().int(),
-  id: z.string(),
-  parent_id: z.string().nullable(),
-  kind: z.enum(ENTRY_KINDS),
-  role: z.enum(ENTRY_ROLES).nullable(),
-  run_id: z.string().nullable(),
-  created_at: z.number().int(),
-  body_json: z.string(),
-});
-
+// Every read selects these columns in this order: rows are read positionally (`cursor.raw()`), which skips building
+// one object per row.
 const ENTRY_COLUMNS = "seq, id, parent_id, kind, role, run_id, created_at, body_json";
 
-function toEntry(row: unknown): Entry {
-  const r = entryRowSchema.parse(row);
-  return {
-    seq: r.seq,
-    id: r.id,
-    parentId: r.parent_id,
-    kind: r.kind,
-    role: r.role,
-    runId: r.run_id,
-    createdAt: r.created_at,
-    body: parseJsonColumn(r.body_json),
-  };
+const isKind = (value: SqlStorageValue | undefined): value is EntryKind =>
+  typeof value === "string" && (ENTRY_KINDS as readonly string[]).includes(value);
+const isRole = (value: SqlStorageValue | undefined): value is EntryRole =>
+  typeof value === "string" && (ENTRY_ROLES as readonly string[]).includes(value);
+const isText = (value: SqlStorageValue | undefined): value is string => typeof value === "string";
+const isTextOrNull = (value: SqlStorageValue | undefined): value is string | null =>
+  value === null || typeof value === "string";
+const isInteger = (value: SqlStorageValue | undefined): value is number => Number.isSafeInteger(value);
+
+/** Names the first column that broke the entry shape, never its value (bodies can hold user content). */
+const malformedRow = (column: string, seq: SqlStorageValue | undefined): Error =>
+  new Error(`entries row seq=${String(seq)}: ${column} does not hold a valid value`);
+
+/**
+ * One `entries` row (ENTRY_COLUMNS order) as an Entry. Rows come from this object's own SQLite, written only by
+ * `append`, so plain type checks replace a zod parse per row (most of a branch read's decoding time, `npm run bench`
+ * B3); a row that does not match still stops the read with an internal error instead of reaching a client.
+ */
+function entryFromRow(row: SqlStorageValue[]): Entry {
+  const [seq, id, parentId, kind, role, runId, createdAt, bodyJson] = row;
+  if (row.length !== 8) throw malformedRow(`the row (${row.length} columns)`, seq);
+  if (!isInteger(seq)) throw malformedRow("seq", seq);
+  if (!isText(id)) throw malformedRow("id", seq);
+  if (!isTextOrNull(parentId)) throw malformedRow("parent_id", seq);
+  if (!isKind(kind)) throw malformedRow("kind", seq);
+  if (role !== null && !isRole(role)) throw malformedRow("role", seq);
+  if (!isTextOrNull(runId)) throw malformedRow("run_id", seq);
+  if (!isInteger(createdAt)) throw malformedRow("created_at", seq);
+  if (!isText(bodyJson)) throw malformedRow("body_json", seq);
+  return { seq, id, parentId, kind, role, runId, createdAt, body: parseJsonColumn(bodyJson) };
+}
+
+function entriesFrom(cursor: SqlStorageCursor<Record<string, SqlStorageValue>>): Entry[] {
+  const entries: Entry[] = [];
+  for (const row of cursor.raw()) entries.push(entryFromRow(row));
+  return entries;
+}
+
+function firstEntry(cursor: SqlStorageCursor<Record<string, SqlStorageValue>>): Entry | null {
+  for (const row of cursor.raw()) return entryFromRow(row);
+  return null;
 }
 
 export function entryToJson(entry: Entry): JsonValue {
@@ -214,8 +234,7 @@ export class EntryStore {
   }
 
   get(id: string): Entry | null {
-    const row = this.#storage.sql.exec(`SELECT ${ENTRY_COLUMNS} FROM entries WHERE id = ?`, id).toArray()[0];
-    return row ? toEntry(row) : null;
+    return firstEntry(this.#storage.sql.exec(`SELECT ${ENTRY_COLUMNS} FROM entries WHERE id = ?`, id));
   }
 
   /**
@@ -233,24 +252,29 @@ export class EntryStore {
       if (decoded === null) return fail("bad_request", "Invalid cursor.");
       after = decoded;
     }
-    if (!this.#exists(leafId)) return fail("not_found", "Entry not found.");
-    const rows = this.#storage.sql
-      .exec(
-        `WITH RECURSIVE path(seq, parent_id) AS (
-           SELECT seq, parent_id FROM entries WHERE id = ? AND seq > ?
-           UNION ALL
-           SELECT e.seq, e.parent_id FROM entries e JOIN path p ON e.id = p.parent_id WHERE e.seq > ?
-         )
-         SELECT ${ENTRY_COLUMNS} FROM entries WHERE seq IN (SELECT seq FROM path) ORDER BY seq LIMIT ?`,
-        leafId,
-        after,
-        after,
-        limit + 1,
-      )
-      .toArray();
-    const items = rows.slice(0, limit).map(toEntry);
+    // The walk keeps to seq and parent_id; only the page's rows are fetched whole, in seq order, by rowid.
+    const cursor = this.#storage.sql.exec(
+      `WITH RECURSIVE path(seq, parent_id) AS (
+         SELECT seq, parent_id FROM entries WHERE id = ? AND seq > ?
+         UNION ALL
+         SELECT e.seq, e.parent_id FROM entries e JOIN path p ON e.id = p.parent_id WHERE e.seq > ?
+       )
+       SELECT ${ENTRY_COLUMNS} FROM entries WHERE seq IN (SELECT seq FROM path) ORDER BY seq LIMIT ?`,
+      leafId,
+      after,
+      after,
+      limit + 1,
+    );
+    const items: Entry[] = [];
+    let more = false;
+    for (const row of cursor.raw()) {
+      if (items.length < limit) items.push(entryFromRow(row));
+      else more = true;
+    }
+    // An empty walk is either an unknown leaf or a cursor at or past it: only then is existence asked separately.
+    if (items.length === 0 && !this.#exists(leafId)) return fail("not_found", "Entry not found.");
     const last = items[items.length - 1];
-    return ok(rows.length > limit && last ? { items, nextCursor: String(last.seq) } : { items });
+    return ok(more && last ? { items, nextCursor: String(last.seq) } : { items });
   }
 
   /** The explicitly selected leaf if one is set, else the newest entry without children; null for an empty thread. */
@@ -262,14 +286,13 @@ export class EntryStore {
       const entry = this.get(active.value);
       if (entry) return entry;
     }
-    const row = this.#storage.sql
-      .exec(
+    return firstEntry(
+      this.#storage.sql.exec(
         `SELECT ${ENTRY_COLUMNS} FROM entries e
          WHERE NOT EXISTS (SELECT 1 FROM entries c WHERE c.parent_id = e.id)
          ORDER BY seq DESC LIMIT 1`,
-      )
-      .toArray()[0];
-    return row ? toEntry(row) : null;
+      ),
+    );
   }
 
   /** Selects the branch the thread continues on (`null` returns to "newest leaf"). */
@@ -289,10 +312,9 @@ export class EntryStore {
   }
 
   children(id: string): Entry[] {
-    return this.#storage.sql
-      .exec(`SELECT ${ENTRY_COLUMNS} FROM entries WHERE parent_id = ? ORDER BY seq`, id)
-      .toArray()
-      .map(toEntry);
+    return entriesFrom(
+      this.#storage.sql.exec(`SELECT ${ENTRY_COLUMNS} FROM entries WHERE parent_id = ? ORDER BY seq`, id),
+    );
   }
 
   count(): number {
@@ -303,14 +325,13 @@ export class EntryStore {
   /** Every entry in insertion order, after a seq (exclusive). */
   all(page: { afterSeq?: number; limit?: number } = {}): Entry[] {
     const limit = Math.min(Math.max(Math.trunc(page.limit ?? MAX_PAGE_LIMIT), 1), MAX_PAGE_LIMIT);
-    return this.#storage.sql
-      .exec(
+    return entriesFrom(
+      this.#storage.sql.exec(
         `SELECT ${ENTRY_COLUMNS} FROM entries WHERE seq > ? ORDER BY seq LIMIT ?`,
         page.afterSeq ?? 0,
         limit,
-      )
-      .toArray()
-      .map(toEntry);
+      ),
+    );
   }
 
   #exists(id: string): boolean {

@@ -179,6 +179,58 @@ describe("EntryStore", () => {
     expect(afterRestart).toEqual({ selected: "a3", newest: "a3" });
   });
 
+  it("answers a cursor at or past the leaf with an empty page, and an unknown leaf as not found", async () => {
+    const result = await runInDurableObject(newThread(), (_i, state) => {
+      const store = openStore(state.storage);
+      store.append(msg("p1", null));
+      const leaf = store.append(msg("p2", "p1"));
+      const seq = leaf.ok ? leaf.value.entry.seq : 0;
+      return [
+        store.branch("p2", { cursor: String(seq) }),
+        store.branch("p2", { cursor: String(seq + 5) }),
+        store.branch("p9", { cursor: String(seq) }),
+        store.branch("p2", { cursor: String(seq - 1) }),
+      ];
+    });
+    expect(result.map((r) => (r.ok ? r.value : r.code))).toEqual([
+      { items: [] },
+      { items: [] },
+      "not_found",
+      { items: [expect.objectContaining({ id: "p2" })] },
+    ]);
+  });
+
+  it("refuses to return a stored row that lost the entry shape, naming the column and not the value", async () => {
+    const result = await runInDurableObject(newThread(), (_i, state) => {
+      const store = openStore(state.storage);
+      store.append(msg("good", null));
+      store.append(msg("bent", "good"));
+      store.append(msg("tip", "bent"));
+      state.storage.sql.exec("UPDATE entries SET role = 'wizard-secret' WHERE id = 'bent'");
+      const attempt = (read: () => unknown) => {
+        try {
+          read();
+          return "returned";
+        } catch (error) {
+          return error instanceof Error ? error.message : String(error);
+        }
+      };
+      return {
+        good: store.get("good")?.id,
+        get: attempt(() => store.get("bent")),
+        branch: attempt(() => store.branch("tip")),
+        all: attempt(() => store.all()),
+        untouched: state.storage.sql.exec("SELECT role FROM entries WHERE id = 'bent'").one().role,
+      };
+    });
+    expect(result.good).toBe("good");
+    for (const message of [result.get, result.branch, result.all]) {
+      expect(message).toMatch(/^entries row seq=2: role /);
+      expect(message).not.toContain("wizard-secret");
+    }
+    expect(result.untouched).toBe("wizard-secret");
+  });
+
   it("lists all entries in insertion order after a seq", async () => {
     const result = await runInDurableObject(newThread(), (_i, state) => {
       const store = openStore(state.storage);

@@ -191,14 +191,18 @@ export class EntryBench extends DurableObject<BenchEnv> {
     return this.ctx.storage.sql
       .exec(
         `WITH RECURSIVE path(seq, parent_id) AS (
-           SELECT seq, parent_id FROM entries WHERE id = ?
+           SELECT seq, parent_id FROM entries WHERE id = ? AND seq > ?
            UNION ALL
-           SELECT e.seq, e.parent_id FROM entries e JOIN path p ON e.id = p.parent_id
+           SELECT e.seq, e.parent_id FROM entries e JOIN path p ON e.id = p.parent_id WHERE e.seq > ?
          )
          SELECT seq, id, parent_id, kind, role, run_id, created_at, body_json FROM entries
-         WHERE seq IN (SELECT seq FROM path) ORDER BY seq`,
+         WHERE seq IN (SELECT seq FROM path) ORDER BY seq LIMIT ?`,
         leafId,
+        0,
+        0,
+        Number.MAX_SAFE_INTEGER,
       )
+      .raw()
       .toArray().length;
   }
 
