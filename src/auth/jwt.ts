@@ -25,6 +25,23 @@ export type TokenResult<T> = { ok: true; claims: T } | TokenFailure;
 
 const refuse = (reason: string, expired = false): TokenFailure => ({ ok: false, reason, expired });
 
+/**
+ * HS256 keys imported once per isolate rather than on every sign and verify (jose imports raw bytes each call).
+ * Keyed by the byte array itself: key sets and secrets hand out one stable array per secret (`signing-keys.ts`).
+ */
+const importedKeys = new WeakMap<Uint8Array, CryptoKey>();
+
+async function hs256Key(secret: Uint8Array): Promise<CryptoKey> {
+  const hit = importedKeys.get(secret);
+  if (hit !== undefined) return hit;
+  const key = await crypto.subtle.importKey("raw", secret, { name: "HMAC", hash: "SHA-256" }, false, [
+    "sign",
+    "verify",
+  ]);
+  importedKeys.set(secret, key);
+  return key;
+}
+
 const B64URL = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
 /**
@@ -62,7 +79,7 @@ export async function verifyJwt<S extends z.ZodType>(
 
   let payload: Record<string, unknown>;
   try {
-    const result = await jwtVerify(token, key, {
+    const result = await jwtVerify(token, await hs256Key(key), {
       algorithms: ["HS256"],
       typ: options.typ,
       issuer: options.issuer,
@@ -118,7 +135,7 @@ export async function signJwt(
     .setIssuedAt(iat)
     .setExpirationTime(exp)
     .setJti(jti)
-    .sign(options.key);
+    .sign(await hs256Key(options.key));
   return { token, expiresAt: new Date(exp * 1000), jti };
 }
 

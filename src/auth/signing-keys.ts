@@ -36,8 +36,15 @@ export function parseKeySet(raw: string): KeySet {
   return keySet;
 }
 
+/** One array per secret, so the imported CryptoKey cached against it (`jwt.ts`) is found again. */
+const secretCache = new Map<string, Uint8Array>();
+
 /** A single-key secret (visitor tokens, DO names, peppers) as HMAC key bytes. */
 export function secretBytes(secret: string): Uint8Array {
+  const hit = secretCache.get(secret);
+  if (hit !== undefined) return hit;
   if (secret.length < 32) throw new Error("Secrets must be at least 32 characters.");
-  return encoder.encode(secret);
+  const bytes = encoder.encode(secret);
+  secretCache.set(secret, bytes);
+  return bytes;
 }

@@ -140,6 +140,8 @@ export const launch = new Hono<AppEnv>()
       }
     }
 
+    // One after another, in this order: a launch the limiter refuses consumes no quota, and one that either refuses
+    // stores no thread (docs/decisions.md, "Launch latency").
     await enforceLaunchRateLimit(
       c.env,
       isBackend ? `tenant:${agent.tenantId}:${agent.id}` : agent.publicKey,
