@@ -62,28 +62,77 @@ type Next =
   | { kind: "aborted" }
   | { kind: "stalled" };
 
-/** Reads the next part, but gives up the moment the turn is aborted or the stream stalls. */
-function nextPart(
-  reader: ReadableStreamDefaultReader<LanguageModelV4StreamPart>,
-  signal: AbortSignal,
-  stallTimeoutMs: number | undefined,
-): Promise<Next> {
-  if (signal.aborted) return Promise.resolve({ kind: "aborted" });
-  let cleanup = () => {};
-  const interrupted = new Promise<Next>((resolve) => {
-    const onAbort = () => resolve({ kind: "aborted" });
-    signal.addEventListener("abort", onAbort, { once: true });
-    const timer =
-      stallTimeoutMs === undefined
-        ? undefined
-        : setTimeout(() => resolve({ kind: "stalled" }), stallTimeoutMs);
-    cleanup = () => {
-      signal.removeEventListener("abort", onAbort);
-      if (timer !== undefined) clearTimeout(timer);
-    };
-  });
-  const read = reader.read().then((r): Next => (r.done ? { kind: "done" } : { kind: "part", part: r.value }));
-  return Promise.race([read, interrupted]).finally(cleanup);
+/**
+ * Reads a model stream part by part, but gives up the moment the turn is aborted or the stream stalls. One abort
+ * listener and one stall timer serve the whole stream (re-armed only when it would fire early): a listener and a
+ * timer per part cost more than the rest of reading a fast stream.
+ */
+class PartReader {
+  readonly #reader: ReadableStreamDefaultReader<LanguageModelV4StreamPart>;
+  readonly #signal: AbortSignal;
+  readonly #stallTimeoutMs: number | undefined;
+  #interrupted: Next | null = null;
+  #waiter: { resolve: (next: Next) => void; reject: (error: unknown) => void; since: number } | null = null;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  readonly #onAbort = () => this.#interrupt({ kind: "aborted" });
+
+  constructor(
+    reader: ReadableStreamDefaultReader<LanguageModelV4StreamPart>,
+    signal: AbortSignal,
+    stallTimeoutMs: number | undefined,
+  ) {
+    this.#reader = reader;
+    this.#signal = signal;
+    this.#stallTimeoutMs = stallTimeoutMs;
+    signal.addEventListener("abort", this.#onAbort, { once: true });
+  }
+
+  next(): Promise<Next> {
+    if (this.#signal.aborted) return Promise.resolve({ kind: "aborted" });
+    if (this.#interrupted !== null) return Promise.resolve(this.#interrupted);
+    return new Promise<Next>((resolve, reject) => {
+      const waiter = { resolve, reject, since: Date.now() };
+      this.#waiter = waiter;
+      this.#armStallTimer(this.#stallTimeoutMs);
+      this.#reader.read().then(
+        (r) => {
+          if (this.#waiter !== waiter) return;
+          this.#waiter = null;
+          resolve(r.done ? { kind: "done" } : { kind: "part", part: r.value });
+        },
+        (error: unknown) => {
+          if (this.#waiter !== waiter) return;
+          this.#waiter = null;
+          reject(error);
+        },
+      );
+    });
+  }
+
+  close(): void {
+    this.#signal.removeEventListener("abort", this.#onAbort);
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+
+  #armStallTimer(delayMs: number | undefined): void {
+    if (delayMs === undefined || this.#timer !== undefined) return;
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      const waiter = this.#waiter;
+      if (waiter === null || this.#stallTimeoutMs === undefined) return;
+      const waited = Date.now() - waiter.since;
+      if (waited >= this.#stallTimeoutMs) this.#interrupt({ kind: "stalled" });
+      else this.#armStallTimer(this.#stallTimeoutMs - waited);
+    }, delayMs);
+  }
+
+  #interrupt(next: Next): void {
+    this.#interrupted ??= next;
+    const waiter = this.#waiter;
+    this.#waiter = null;
+    waiter?.resolve(next);
+  }
 }
 
 /** How long an aborted model gets to end its own stream (it was handed the signal) before we cancel it. */
@@ -156,6 +205,7 @@ export async function runTurn(input: RunTurnInput): Promise<TurnResult> {
     } catch (error) {
       return ended(toModelError(error));
     }
+    const parts = new PartReader(reader, signal, input.stallTimeoutMs);
 
     const step: TurnStep = {
       text: "",
@@ -167,58 +217,62 @@ export async function runTurn(input: RunTurnInput): Promise<TurnResult> {
     let finished = false;
     let failure: ModelError | undefined;
 
-    while (failure === undefined) {
-      let next: Next;
-      try {
-        next = await nextPart(reader, signal, input.stallTimeoutMs);
-      } catch (error) {
-        failure = toModelError(error);
-        break;
-      }
-      if (next.kind === "done") break;
-      if (next.kind === "aborted") {
-        releaseAfterAbort(reader);
-        steps.push(step);
-        return ended();
-      }
-      if (next.kind === "stalled") {
-        reader.cancel().catch(() => {});
-        failure = modelErrors.timeout();
-        break;
-      }
-      const part = next.part;
-      switch (part.type) {
-        case "text-delta":
-          if (part.delta === "") break;
-          step.text += part.delta;
-          text += part.delta;
-          input.onDelta(part.delta);
+    try {
+      while (failure === undefined) {
+        let next: Next;
+        try {
+          next = await parts.next();
+        } catch (error) {
+          failure = toModelError(error);
           break;
-        case "tool-call":
-          if (!part.providerExecuted) {
-            requested.push({
-              toolCallId: part.toolCallId,
-              toolName: part.toolName,
-              input: parseInput(part.input),
-            });
-          }
-          break;
-        case "finish":
-          finished = true;
-          step.finishReason = part.finishReason.unified;
-          step.usage = {
-            inputTokens: part.usage.inputTokens.total ?? 0,
-            outputTokens: part.usage.outputTokens.total ?? 0,
-          };
-          if (part.finishReason.unified === "error" || part.finishReason.unified === "interrupted") {
-            failure = modelErrors.interrupted();
-          }
-          break;
-        case "error":
+        }
+        if (next.kind === "done") break;
+        if (next.kind === "aborted") {
+          releaseAfterAbort(reader);
+          steps.push(step);
+          return ended();
+        }
+        if (next.kind === "stalled") {
           reader.cancel().catch(() => {});
-          failure = toModelError(part.error);
+          failure = modelErrors.timeout();
           break;
+        }
+        const part = next.part;
+        switch (part.type) {
+          case "text-delta":
+            if (part.delta === "") break;
+            step.text += part.delta;
+            text += part.delta;
+            input.onDelta(part.delta);
+            break;
+          case "tool-call":
+            if (!part.providerExecuted) {
+              requested.push({
+                toolCallId: part.toolCallId,
+                toolName: part.toolName,
+                input: parseInput(part.input),
+              });
+            }
+            break;
+          case "finish":
+            finished = true;
+            step.finishReason = part.finishReason.unified;
+            step.usage = {
+              inputTokens: part.usage.inputTokens.total ?? 0,
+              outputTokens: part.usage.outputTokens.total ?? 0,
+            };
+            if (part.finishReason.unified === "error" || part.finishReason.unified === "interrupted") {
+              failure = modelErrors.interrupted();
+            }
+            break;
+          case "error":
+            reader.cancel().catch(() => {});
+            failure = toModelError(part.error);
+            break;
+        }
       }
+    } finally {
+      parts.close();
     }
     if (!finished && failure === undefined) failure = modelErrors.interrupted();
 

@@ -28,6 +28,13 @@ type ConnectionState = z.infer<typeof connectionStateSchema>;
 
 const IDLE_SWEEP_SECONDS = 30;
 
+/**
+ * A turn arms the SDK's keep-alive heartbeat only once it has run this long. Idle eviction needs 70–140 s without
+ * an event and the heartbeat's first beat comes after 30 s, so arming at 10 s protects a long stream exactly as
+ * arming at once would, while a turn that ends sooner (nearly all of them) skips two alarm reschedules.
+ */
+const KEEP_ALIVE_AFTER_MS = 10_000;
+
 const CLIENT_FRAME_TYPES = new Set(["hello", "send", "cancel", "regenerate", "edit", "history", "ping"]);
 
 function onlyProtocolFrames(message: string | ArrayBuffer): string | ArrayBuffer {
@@ -52,6 +59,8 @@ export class ThreadAgent extends Agent<Env> {
   static override options = { sendIdentityOnConnect: false };
 
   #runtime: ThreadRuntime | null = null;
+  /** Sockets that finished `hello`, rebuilt from the connections after a socket connects, gets ready or closes. */
+  #readyCache: Peer[] | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -180,6 +189,7 @@ export class ThreadAgent extends Agent<Env> {
     }
     const state: ConnectionState = { claims, ready: false, malformed: 0, lastActive: Date.now() };
     connection.setState(state);
+    this.#readyCache = null;
     void this.schedule(IDLE_SWEEP_SECONDS, "sweepIdleConnections", undefined, { idempotent: true });
   }
 
@@ -218,7 +228,9 @@ export class ThreadAgent extends Agent<Env> {
     this.#dispatch(runtime.value, connection, state, frame);
   }
 
-  override onClose(_connection: Connection, _code: number, _reason: string, _wasClean: boolean): void {}
+  override onClose(_connection: Connection, _code: number, _reason: string, _wasClean: boolean): void {
+    this.#readyCache = null;
+  }
 
   /** Scheduled: closes sockets idle past the agent's limit (4408); the thread itself goes on. */
   async sweepIdleConnections(at?: unknown): Promise<void> {
@@ -252,6 +264,7 @@ export class ThreadAgent extends Agent<Env> {
         if (resume !== undefined)
           for (const f of runtime.catchUp(resume.runId, resume.afterSeq)) peer.send(f);
         connection.setState({ ...state, ready: true, lastActive: Date.now() });
+        this.#readyCache = null;
         return;
       }
       case "ping":
@@ -352,9 +365,38 @@ export class ThreadAgent extends Agent<Env> {
     };
   }
 
-  *#readyPeers(): Iterable<Peer> {
-    for (const connection of this.getConnections()) {
-      if (this.#state(connection)?.ready) yield this.#peer(connection);
+  /**
+   * Every frame of a stream goes to these peers; reading each socket's attachment per delta cost more than the
+   * rest of the broadcast, so the list is kept until a socket connects, becomes ready or closes. A socket that
+   * failed without a close event yet only makes `send` throw, which `#peer` absorbs.
+   */
+  #readyPeers(): Iterable<Peer> {
+    if (this.#readyCache === null) {
+      const peers: Peer[] = [];
+      for (const connection of this.getConnections()) {
+        if (this.#state(connection)?.ready) peers.push(this.#peer(connection));
+      }
+      this.#readyCache = peers;
+    }
+    return this.#readyCache;
+  }
+
+  /** `keepAliveWhile`, armed only for a turn still running after `KEEP_ALIVE_AFTER_MS`. */
+  async #keepAliveIfLong<T>(fn: () => Promise<T>): Promise<T> {
+    let settled = false;
+    let dispose: (() => void) | null = null;
+    const timer = setTimeout(() => {
+      void this.keepAlive().then((release) => {
+        if (settled) release();
+        else dispose = release;
+      });
+    }, KEEP_ALIVE_AFTER_MS);
+    try {
+      return await fn();
+    } finally {
+      settled = true;
+      clearTimeout(timer);
+      (dispose as (() => void) | null)?.();
     }
   }
 
@@ -374,7 +416,7 @@ export class ThreadAgent extends Agent<Env> {
         binding,
         now: Date.now,
         peers: () => this.#readyPeers(),
-        keepAliveWhile: (fn) => this.keepAliveWhile(fn),
+        keepAliveWhile: (fn) => this.#keepAliveIfLong(fn),
         afterTurn: () => this.drainOutbox(),
       });
       this.#runtime.recoverInterruptedRuns();
