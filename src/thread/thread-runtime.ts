@@ -29,6 +29,11 @@ export interface ThreadLimits {
   idleTimeoutSeconds: number;
 }
 
+/** A send or an edit carries the client's message id; its run is found again by it when the client retries. */
+function runIdempotencyKey(request: { kind: "send" | "edit"; clientMessageId: string }): string {
+  return `${request.kind}:${request.clientMessageId}`;
+}
+
 export function threadLimits(binding: ThreadBinding): ThreadLimits {
   const limits = binding.artifact.limits ?? {};
   return {
@@ -166,8 +171,8 @@ export class ThreadRuntime {
 
   /** Validates and stores a user turn, then starts its run. Nothing is stored when it is refused. */
   accept(request: TurnRequest): Result<TurnAccepted> {
-    if (request.kind === "send") {
-      const earlier = this.#runs.byIdempotencyKey(`send:${request.clientMessageId}`);
+    if (request.kind !== "regenerate") {
+      const earlier = this.#runs.byIdempotencyKey(runIdempotencyKey(request));
       if (earlier !== null) {
         const userEntry = earlier.userEntryId === null ? null : this.#entries.get(earlier.userEntryId);
         if (userEntry !== null) return ok({ run: earlier, userEntry, created: false });
@@ -197,8 +202,8 @@ export class ThreadRuntime {
           ...(parentId !== null ? { expectedParentId: parentId } : {}),
           kind: "message",
           role: "user",
+          // A retried send or edit is answered above from its run's idempotency key, so the entry needs none.
           body: { text, ...(clientMessageId !== undefined ? { clientMessageId } : {}) },
-          ...(clientMessageId !== undefined ? { idempotencyKey: clientMessageId } : {}),
         });
         if (!appended.ok) return appended;
         userEntry = appended.value.entry;
@@ -206,7 +211,7 @@ export class ThreadRuntime {
         if (this.#entries.latestLeaf()?.id !== userEntry.id) this.#entries.setActiveLeaf(userEntry.id);
       }
       const created = this.#runs.create({
-        ...(request.kind === "send" ? { idempotencyKey: `send:${request.clientMessageId}` } : {}),
+        ...(request.kind !== "regenerate" ? { idempotencyKey: runIdempotencyKey(request) } : {}),
         userEntryId: userEntry.id,
         ...(userEntry.parentId !== null ? { parentEntryId: userEntry.parentId } : {}),
         versionId: this.binding.versionId,

@@ -79,6 +79,26 @@ describe("agent.v1 over WebSocket", () => {
     expect((await branch(session)).map((e) => e.role)).toEqual(["user", "assistant"]);
   });
 
+  it("starts no second run for a repeated edit, and adds no second edited message", async () => {
+    const agent = await liveAgent();
+    const session = await launch(agent.publicKey);
+    const ws = await connect(session);
+    ws.send({ type: "send", clientMessageId: clientMessageId(), text: "question" });
+    const user = await ws.next("entry", (f) => f.entry.role === "user");
+    await ws.next("run", (f) => f.status === "succeeded");
+    const edit = { type: "edit", entryId: user.entry.id, text: "better", clientMessageId: clientMessageId() };
+    ws.send(edit);
+    await ws.next("run", (f) => f.status === "succeeded");
+    const runsBefore = new Set(ws.all("run").map((r) => r.runId)).size;
+    ws.send(edit);
+    // The retry is answered with the edited message where it already is, and its finished run.
+    await ws.next("run", (f) => f.status === "succeeded");
+    expect(new Set(ws.all("run").map((r) => r.runId)).size).toBe(runsBefore);
+    const edited = ws.all("entry").filter((f) => f.entry.role === "user" && f.entry.text === "better");
+    expect(new Set(edited.map((f) => f.entry.id)).size).toBe(1);
+    expect((await branch(session)).map((e) => e.text).slice(0, 1)).toEqual(["better"]);
+  });
+
   it("resumes a dropped socket with exactly the missing deltas", async () => {
     const agent = await liveAgent({ artifact: local({ chunks: 20, chunkDelayMs: 40 }) });
     const session = await launch(agent.publicKey);
