@@ -2,7 +2,6 @@
 import { z } from "zod";
 import { fail, ok, type Result } from "../errors";
 import { parseJsonColumn } from "./json-column";
-import { enqueueOutbox } from "./outbox";
 import { createRedactor, type JsonValue, type Redactor } from "./redact";
 
 export const ENTRY_KINDS = ["message", "event", "model_change", "label", "summary", "custom"] as const;
@@ -224,11 +223,6 @@ export class EntryStore {
         // The selected branch follows its own conversation: appending right below the active leaf moves it down.
         sql.exec("UPDATE meta SET value = ? WHERE key = ? AND value = ?", id, ACTIVE_LEAF_KEY, a.parentId);
       }
-      enqueueOutbox(
-        this.#storage,
-        { kind: "entry", refId: id, version: 1, payload: entryToJson(entry) },
-        createdAt,
-      );
       return ok({ entry, deduplicated: false });
     });
   }

@@ -1,12 +1,16 @@
-// The projection outbox: every change D1 must learn about is queued in the same SQLite transaction as the change.
+// The projection backlog: what D1 has yet to learn, queued in the same SQLite transaction as the change itself.
+//
+// Entries are append-only and ordered by seq, so they need no queue: D1 lacks exactly the entries above the
+// `projected_entry_seq` watermark kept in `meta`. Records that change in place (runs, tool calls) and usage go through
+// the `outbox` table, one row per record while it waits.
 import type { JsonValue } from "./redact";
 
-/** What a row projects: an entry, a run, a tool call or a usage record. */
+/** What a row projects: a run, a tool call or a usage record (`entry` rows exist only in storage written by older builds). */
 export const OUTBOX_KINDS = ["entry", "run", "tool_call", "usage"] as const;
 export type OutboxKind = (typeof OUTBOX_KINDS)[number];
 
 export interface OutboxItem {
-  kind: OutboxKind;
+  kind: Exclude<OutboxKind, "entry">;
   /** Id of the projected record (for usage: `<runId>:<turn>`). */
   refId: string;
   /** Grows with every change of the record; the drain's upsert ignores anything not newer than D1's copy. */
@@ -15,25 +19,65 @@ export interface OutboxItem {
   payload: JsonValue;
 }
 
+/** Meta key: every entry at or below this seq is in D1 (or was deleted by retention before it got there). */
+export const PROJECTED_ENTRY_SEQ_KEY = "projected_entry_seq";
+
 /**
  * Queues one change for the D1 projection. Call it inside the `transactionSync` that writes the change, so a
- * change without its outbox row (or the reverse) can never be committed. Returns the row's seq.
+ * change without its outbox row (or the reverse) can never be committed. A record already waiting keeps its one row,
+ * which takes the newer version and becomes due again (the drain projects the record as it is when it drains, and
+ * deletes a row only if its version is still the one it projected). Returns the row's seq.
  */
 export function enqueueOutbox(storage: DurableObjectStorage, item: OutboxItem, now: number): number {
-  const row = storage.sql
+  const payload = JSON.stringify(item.payload);
+  const waiting = storage.sql
+    .exec<{ seq: number }>(
+      "UPDATE outbox SET version = ?, payload_json = ?, next_attempt_at = ? WHERE kind = ? AND ref_id = ? RETURNING seq",
+      item.version,
+      payload,
+      now,
+      item.kind,
+      item.refId,
+    )
+    .toArray()[0];
+  if (waiting !== undefined) return waiting.seq;
+  return storage.sql
     .exec<{ seq: number }>(
       "INSERT INTO outbox (kind, ref_id, version, payload_json, attempts, next_attempt_at) VALUES (?, ?, ?, ?, 0, ?) RETURNING seq",
       item.kind,
       item.refId,
       item.version,
-      JSON.stringify(item.payload),
+      payload,
       now,
     )
-    .one();
-  return row.seq;
+    .one().seq;
 }
 
-/** Rows waiting to be projected (due or backing off). */
-export function outboxSize(storage: DurableObjectStorage): number {
-  return Number(storage.sql.exec("SELECT COUNT(*) AS n FROM outbox").one().n);
+/** The entry watermark; every object has it from schema version 4 on. */
+export function projectedEntrySeq(storage: DurableObjectStorage): number {
+  const row = storage.sql.exec("SELECT value FROM meta WHERE key = ?", PROJECTED_ENTRY_SEQ_KEY).toArray()[0];
+  const value = Number(row?.value ?? 0);
+  return Number.isSafeInteger(value) && value >= 0 ? value : 0;
+}
+
+export function setProjectedEntrySeq(storage: DurableObjectStorage, seq: number): void {
+  storage.sql.exec(
+    "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+    PROJECTED_ENTRY_SEQ_KEY,
+    String(seq),
+  );
+}
+
+/** Entries above the watermark (a range count over the rowid). */
+export function entriesAwaitingProjection(
+  storage: DurableObjectStorage,
+  after = projectedEntrySeq(storage),
+): number {
+  return Number(storage.sql.exec("SELECT COUNT(*) AS n FROM entries WHERE seq > ?", after).one().n);
+}
+
+/** Changes D1 has yet to learn: waiting outbox rows (due or backing off) and entries above the watermark. */
+export function projectionBacklog(storage: DurableObjectStorage): number {
+  const rows = Number(storage.sql.exec("SELECT COUNT(*) AS n FROM outbox").one().n);
+  return rows + entriesAwaitingProjection(storage);
 }

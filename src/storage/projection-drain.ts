@@ -14,8 +14,8 @@ import {
   upsertToolCall,
   upsertUsage,
 } from "./d1/projection-writer";
-import { type Entry, EntryStore, entryToJson } from "./entry-store";
-import { enqueueOutbox } from "./outbox";
+import { type Entry, EntryStore } from "./entry-store";
+import { enqueueOutbox, entriesAwaitingProjection, projectedEntrySeq, setProjectedEntrySeq } from "./outbox";
 import type { ThreadBinding } from "./pin-store";
 import { type Run, RunStore, type ToolCall } from "./run-store";
 import { pendingRetention, type RetentionMark, retentionProjected } from "./thread-retention";
@@ -25,14 +25,14 @@ export interface DrainInput {
   db: D1Database;
   binding: ThreadBinding;
   now: () => number;
-  /** Outbox rows per D1 batch (default 100). */
+  /** Entries, and outbox rows, per D1 batch (default 100 each). */
   batchSize?: number;
 }
 
 export interface DrainOutcome {
-  /** Outbox rows projected (and deleted) by this call. */
+  /** Changes projected by this call: entries above the watermark and outbox rows. */
   drained: number;
-  /** Outbox rows left, due or not. */
+  /** Changes left: entries above the watermark and outbox rows, due or not. */
   remaining: number;
   /** True when D1 refused the batch; nothing was lost and the rows wait for `retryInMs`. */
   failed: boolean;
@@ -259,23 +259,11 @@ function sessionSnapshot(
   };
 }
 
-/**
- * Every entry at or below the returned seq is in D1 once this batch commits: entries leave the outbox only when
- * projected (or deleted by retention), so the first entry still waiting outside this batch bounds the watermark.
- */
-function watermarkAfter(storage: DurableObjectStorage, batchSeqs: readonly number[]): number {
-  const waiting = scalar(
-    storage,
-    `SELECT MIN(e.seq) AS n FROM outbox o JOIN entries e ON e.id = o.ref_id
-     WHERE o.kind = 'entry' AND o.seq NOT IN (SELECT value FROM json_each(?))`,
-    JSON.stringify(batchSeqs),
+function remainingRows(storage: DurableObjectStorage, entryWatermark: number): number {
+  return (
+    (scalar(storage, "SELECT COUNT(*) AS n FROM outbox") ?? 0) +
+    entriesAwaitingProjection(storage, entryWatermark)
   );
-  if (waiting !== null) return waiting - 1;
-  return scalar(storage, "SELECT MAX(seq) AS n FROM entries") ?? 0;
-}
-
-function remainingRows(storage: DurableObjectStorage): number {
-  return scalar(storage, "SELECT COUNT(*) AS n FROM outbox") ?? 0;
 }
 
 /** Milliseconds until the earliest waiting row is due (0 when one is due now); undefined when the outbox is empty. */
@@ -395,30 +383,32 @@ async function drainOnce(input: DrainInput): Promise<DrainOutcome> {
     .toArray()
     .map((r) => outboxRowSchema.parse(r));
   const mark = pendingRetention(storage);
-  if (rows.length === 0 && mark === null) {
+  const entries = new EntryStore(storage, { now: input.now });
+  const fromSeq = projectedEntrySeq(storage);
+  // Entries are never queued: the ones above the watermark are the ones D1 lacks, oldest first.
+  const pendingEntries = entries.all({ afterSeq: fromSeq, limit });
+  // Once this batch commits, every entry up to the last one it carries is in D1.
+  const throughSeq = pendingEntries.at(-1)?.seq ?? fromSeq;
+  if (rows.length === 0 && pendingEntries.length === 0 && mark === null) {
     const next = nextDueIn(storage, now);
     return {
       drained: 0,
-      remaining: remainingRows(storage),
+      remaining: remainingRows(storage, fromSeq),
       failed: false,
       ...(next !== undefined ? { retryInMs: next } : {}),
     };
   }
 
   const scope: ThreadScope = { tenantId: binding.tenantId, threadId: binding.threadId };
-  const entries = new EntryStore(storage, { now: input.now });
   const runs = new RunStore(storage, { now: input.now });
   const version = readMetaNumber(storage, VERSION_KEY) + 1;
   writeMeta(storage, VERSION_KEY, String(version));
   const batchSeqs = rows.map((r) => r.seq);
   const statements = [
+    ...pendingEntries.map((entry) => upsertMessage(input.db, scope, messageRow(entry))),
     ...recordStatements(input, scope, rows, entries, runs),
     ...(mark === null ? [] : mirrorStatements(input, scope, mark)),
-    upsertSession(
-      input.db,
-      scope,
-      sessionSnapshot(storage, binding, entries, version, watermarkAfter(storage, batchSeqs)),
-    ),
+    upsertSession(input.db, scope, sessionSnapshot(storage, binding, entries, version, throughSeq)),
   ];
 
   try {
@@ -444,7 +434,7 @@ async function drainOnce(input: DrainInput): Promise<DrainOutcome> {
       retryInMs: delay,
       error: String(error),
     });
-    return { drained: 0, remaining: remainingRows(storage), failed: true, retryInMs: delay };
+    return { drained: 0, remaining: remainingRows(storage, fromSeq), failed: true, retryInMs: delay };
   }
 
   storage.transactionSync(() => {
@@ -458,13 +448,17 @@ async function drainOnce(input: DrainInput): Promise<DrainOutcome> {
         row.version,
       );
     }
+    // Reconciliation may have lowered the watermark while D1 was answering; never raise it past that.
+    if (throughSeq > fromSeq && projectedEntrySeq(storage) === fromSeq)
+      setProjectedEntrySeq(storage, throughSeq);
     writeMeta(storage, FAILURES_KEY, null);
     if (mark !== null) retentionProjected(storage, mark);
   });
-  const next = nextDueIn(input.storage, input.now());
+  const entriesLeft = entriesAwaitingProjection(storage);
+  const next = entriesLeft > 0 ? 0 : nextDueIn(input.storage, input.now());
   return {
-    drained: rows.length,
-    remaining: remainingRows(storage),
+    drained: rows.length + pendingEntries.length,
+    remaining: remainingRows(storage, projectedEntrySeq(storage)),
     failed: false,
     ...(next !== undefined ? { retryInMs: next } : {}),
   };
@@ -497,7 +491,6 @@ async function reconcileOnce(input: DrainInput): Promise<{ missing: number; fail
   }
   if (watermark !== null && watermark >= maxSeq) return { missing: 0 };
 
-  const entries = new EntryStore(storage, { now: input.now });
   const runs = new RunStore(storage, { now: input.now });
   const now = input.now();
   const queued = (kind: string) =>
@@ -508,24 +501,12 @@ async function reconcileOnce(input: DrainInput): Promise<{ missing: number; fail
         .map((r) => String(r.ref_id)),
     );
   return storage.transactionSync(() => {
-    const pendingEntries = queued("entry");
-    let missing = 0;
-    let after = watermark ?? 0;
-    for (;;) {
-      const page = entries.all({ afterSeq: after, limit: 500 });
-      for (const entry of page) {
-        if (pendingEntries.has(entry.id)) continue;
-        enqueueOutbox(
-          storage,
-          { kind: "entry", refId: entry.id, version: 1, payload: entryToJson(entry) },
-          now,
-        );
-        missing += 1;
-      }
-      const last = page[page.length - 1];
-      if (last === undefined) break;
-      after = last.seq;
-    }
+    // The entries D1 lacks are the ones above its watermark: lowering ours to it sends them again.
+    const ours = projectedEntrySeq(storage);
+    const lowered = Math.min(ours, watermark ?? 0);
+    const missing =
+      scalar(storage, "SELECT COUNT(*) AS n FROM entries WHERE seq > ? AND seq <= ?", lowered, ours) ?? 0;
+    if (lowered < ours) setProjectedEntrySeq(storage, lowered);
     // D1 never saw this thread (or lost it): the runs, tool calls and usage go again too.
     if (watermark === null) {
       const pendingRuns = queued("run");

@@ -4,6 +4,7 @@
 // age cutoff) and the next drain sends one statement that deletes every D1 message at or below that seq which the
 // thread no longer holds. The mark is cleared only after that batch commits, so D1 never keeps what the thread
 // deleted for longer than one successful drain (the D1 retention job applies the same policy on its own as well).
+import { PROJECTED_ENTRY_SEQ_KEY } from "./outbox";
 
 export interface RetentionPolicy {
   maxAgeDays?: number;
@@ -132,9 +133,12 @@ export function applyThreadRetention(
         "DELETE FROM append_idempotency WHERE entry_id IN (SELECT value FROM json_each(?))",
         victimIds,
       );
+      // Deleted entries need no projection. Deleting the newest ones frees their seqs for the next appends, so the
+      // entry watermark comes down to what survives: new entries always land above it.
       sql.exec(
-        "DELETE FROM outbox WHERE kind = 'entry' AND ref_id IN (SELECT value FROM json_each(?))",
-        victimIds,
+        `UPDATE meta SET value = CAST(MIN(CAST(value AS INTEGER), (SELECT COALESCE(MAX(seq), 0) FROM entries)) AS TEXT)
+         WHERE key = ?`,
+        PROJECTED_ENTRY_SEQ_KEY,
       );
     }
 

@@ -139,6 +139,21 @@ export const THREAD_MIGRATIONS: readonly ThreadMigration[] = [
       `DROP INDEX IF EXISTS outbox_due`,
     ],
   },
+  {
+    version: 4,
+    up: [
+      // Entries are projected by watermark, not through the outbox: D1 lacks exactly the entries above
+      // `projected_entry_seq`. Storage written by older builds starts below its first entry still queued (or at its
+      // newest entry when none is), and its queued entry rows go: the watermark covers them.
+      `INSERT INTO meta (key, value)
+       SELECT 'projected_entry_seq', CAST(COALESCE(
+         (SELECT MIN(e.seq) - 1 FROM outbox o JOIN entries e ON e.id = o.ref_id WHERE o.kind = 'entry'),
+         (SELECT MAX(seq) FROM entries),
+         0) AS TEXT)
+       WHERE NOT EXISTS (SELECT 1 FROM meta WHERE key = 'projected_entry_seq')`,
+      `DELETE FROM outbox WHERE kind = 'entry'`,
+    ],
+  },
 ];
 
 export const THREAD_SCHEMA_VERSION: number = THREAD_MIGRATIONS[THREAD_MIGRATIONS.length - 1]?.version ?? 0;

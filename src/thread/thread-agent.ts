@@ -5,7 +5,7 @@ import { D1DeploymentStore } from "../control/d1-deployment-store";
 import type { ErrorCode } from "../shared/errors";
 import { WS_CLOSE_CODE, WS_CLOSE_IDLE } from "../shared/errors";
 import { type ClientFrame, clientFrameSchema, LIMITS, type ServerFrame } from "../shared/protocol";
-import { outboxSize } from "../storage/outbox";
+import { projectionBacklog } from "../storage/outbox";
 import { readPin, type ThreadBinding } from "../storage/pin-store";
 import { drainOutbox, reconcileProjection } from "../storage/projection-drain";
 import { exportThread } from "../storage/thread-export";
@@ -84,11 +84,11 @@ export class ThreadAgent extends Agent<Env> {
 
   /**
    * After an eviction (the keep-alive alarm wakes the object): seal any reply that was cut off, and project what
-   * the outbox still holds.
+   * D1 has yet to learn.
    */
   override async onStart(): Promise<void> {
     const runtime = await this.#storedRuntime();
-    if (runtime !== null && outboxSize(this.ctx.storage) > 0) await this.drainOutbox();
+    if (runtime !== null && projectionBacklog(this.ctx.storage) > 0) await this.drainOutbox();
   }
 
   /** Scheduled (and run after every turn): projects the outbox into D1; on failure retries with backoff. */

@@ -5,13 +5,15 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { PROJECTION_SQL, upsertRun, upsertSession } from "../../src/storage/d1/projection-writer";
-import { enqueueOutbox } from "../../src/storage/outbox";
+import { enqueueOutbox, projectedEntrySeq, setProjectedEntrySeq } from "../../src/storage/outbox";
 import {
   BACKOFF_CAP_MS,
   backoffMs,
+  drainOutbox,
   reconcileProjection,
   titleFrom,
 } from "../../src/storage/projection-drain";
+import { RunStore } from "../../src/storage/run-store";
 import {
   bindingOf,
   converse,
@@ -67,6 +69,10 @@ async function count(sql: string, ...bindings: string[]): Promise<number> {
   return z.object({ n: z.number() }).parse(row).n;
 }
 
+function entryWatermark(stub: DurableObjectStub): Promise<number> {
+  return runInDurableObject(stub, (_i, state) => projectedEntrySeq(state.storage));
+}
+
 describe("projection under D1 outages", () => {
   it("keeps every change through failed drains over several turns, then projects each entry exactly once", async () => {
     const agent = await liveAgent(agentOptions);
@@ -82,7 +88,8 @@ describe("projection under D1 outages", () => {
           db: unreachableBatches(),
           now: () => Date.now() + turn * 3_600_000,
         });
-        expect(outcome).toMatchObject({ drained: 0, failed: true, remaining: before.length });
+        // Waiting: the runs and usage in the outbox, and every entry of every turn so far (above the watermark).
+        expect(outcome).toMatchObject({ drained: 0, failed: true, remaining: before.length + turn * 2 });
         expect(outcome?.retryInMs).toBeGreaterThanOrEqual(500);
         expect(outcome?.retryInMs).toBeLessThanOrEqual(BACKOFF_CAP_MS);
         const after = await outboxRows(stub);
@@ -93,11 +100,9 @@ describe("projection under D1 outages", () => {
           expect(row.attempts).toBeGreaterThan(before[i]?.attempts ?? 0);
           expect(row.next_attempt_at).toBeGreaterThan(Date.now());
         }
-        // Every entry of every turn so far is still queued.
-        const entries = await threadEntries(stub);
-        expect(entries).toHaveLength(turn * 2);
-        const queued = new Set(after.filter((r) => r.kind === "entry").map((r) => r.ref_id));
-        for (const entry of entries) expect(queued.has(entry.id)).toBe(true);
+        // Every entry of every turn so far still waits: the watermark has not moved.
+        expect(await threadEntries(stub)).toHaveLength(turn * 2);
+        expect(await entryWatermark(stub)).toBe(0);
       }
       expect(
         await count(
@@ -169,6 +174,7 @@ describe("projection under D1 outages", () => {
     await whileD1Offline(async () => {
       await converse(session, ["written before the eviction", "and a second turn"]);
       expect((await outboxRows(stub)).length).toBeGreaterThan(0);
+      expect(await entryWatermark(stub)).toBe(0);
       await evictDurableObject(stub);
     });
     const outcomes = await drainThread(stub);
@@ -261,17 +267,64 @@ describe("version guards", () => {
     });
     expect(sessionAfter?.version).toBeGreaterThan(sessionBefore?.version ?? 0);
 
-    // Re-sending an entry (a retried batch) adds no duplicate.
-    await runInDurableObject(stub, (_i, state) => {
-      const first = state.storage.sql.exec("SELECT id FROM entries ORDER BY seq LIMIT 1").one();
-      enqueueOutbox(
-        state.storage,
-        { kind: "entry", refId: String(first.id), version: 1, payload: {} },
-        Date.now(),
-      );
-    });
+    // Re-sending every entry (a retried batch) adds no duplicate.
+    await runInDurableObject(stub, (_i, state) => setProjectedEntrySeq(state.storage, 0));
     await drainThread(stub);
     expect(await projectedEntries(agent.tenantId, session.threadId)).toEqual(await threadEntries(stub));
+  });
+
+  it("keeps a change made while a drain is in flight for the next drain", async () => {
+    const agent = await liveAgent(agentOptions);
+    const session = await launch(agent.publicKey);
+    const stub = await threadStub(agent, session.threadId);
+    await converse(session, ["in flight"]);
+    await drainThread(stub);
+    const d1Run = () =>
+      env.DB.prepare("SELECT status, version FROM agent_runs WHERE tenant_id = ? AND id = 'run-in-flight'")
+        .bind(agent.tenantId)
+        .first();
+
+    const waiting = await runInDurableObject(stub, async (_i, state) => {
+      const binding = await bindingOf(state.storage);
+      const runs = new RunStore(state.storage, { now: Date.now });
+      runs.create({ id: "run-in-flight" });
+      let sent!: () => void;
+      let answer!: () => void;
+      const batchSent = new Promise<void>((resolve) => {
+        sent = resolve;
+      });
+      const d1Answers = new Promise<void>((resolve) => {
+        answer = resolve;
+      });
+      const slowDb = new Proxy(env.DB, {
+        get(target, property) {
+          if (property === "batch") {
+            return async (statements: D1PreparedStatement[]) => {
+              sent();
+              await d1Answers;
+              return target.batch(statements);
+            };
+          }
+          const value: unknown = Reflect.get(target, property);
+          return typeof value === "function" ? value.bind(target) : value;
+        },
+      });
+      const drain = drainOutbox({ storage: state.storage, db: slowDb, binding, now: Date.now });
+      await batchSent;
+      // The run changes after the drain read it and before D1 answered.
+      runs.transition("run-in-flight", "running");
+      answer();
+      await drain;
+      return state.storage.sql
+        .exec("SELECT kind, ref_id, version FROM outbox WHERE ref_id = 'run-in-flight'")
+        .toArray();
+    });
+    // The drain projected version 1 and left the row, which now names version 2.
+    expect(waiting).toEqual([{ kind: "run", ref_id: "run-in-flight", version: 2 }]);
+    expect(await d1Run()).toEqual({ status: "queued", version: 1 });
+    await drainThread(stub);
+    expect(await d1Run()).toEqual({ status: "running", version: 2 });
+    expect(await outboxRows(stub)).toEqual([]);
   });
 
   it("writes nothing for a thread whose registry row is deleted", async () => {

@@ -13,6 +13,7 @@ import worker from "../../src/index";
 import { runRetentionJob } from "../../src/jobs/retention";
 import { insertThread } from "../../src/storage/d1/thread-registry";
 import { EntryStore } from "../../src/storage/entry-store";
+import { projectedEntrySeq } from "../../src/storage/outbox";
 import type { ThreadBinding } from "../../src/storage/pin-store";
 import { drainOutbox } from "../../src/storage/projection-drain";
 import { RunStore } from "../../src/storage/run-store";
@@ -181,8 +182,13 @@ describe("applyThreadRetention", () => {
       store.append({ id: "a4", parentId: "u4", kind: "message", role: "assistant", body: { text: "a4" } });
       applyThreadRetention(state.storage, { maxMessagesPerThread: 1 }, at(46));
     });
-    const queued = await outboxRows(t.stub);
-    expect(queued.filter((r) => r.kind === "entry").map((r) => r.ref_id)).toEqual(["a4"]);
+    const waiting = await runInDurableObject(t.stub, (_i, state) =>
+      state.storage.sql
+        .exec("SELECT id FROM entries WHERE seq > ? ORDER BY seq", projectedEntrySeq(state.storage))
+        .toArray()
+        .map((r) => String(r.id)),
+    );
+    expect(waiting).toEqual(["a4"]);
     await drain(at(46));
     entries = await threadEntries(t.stub);
     expect(entries.map((e) => [e.id, e.parent_id])).toEqual([

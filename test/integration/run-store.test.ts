@@ -100,17 +100,8 @@ describe("RunStore runs", () => {
         error: { code: "upstream_unavailable", message: "provider said: bad key [REDACTED]" },
       },
     });
-    // Refused transitions wrote nothing: one outbox row per accepted change only.
-    expect(result.outbox).toEqual([
-      "run:ok-run:1",
-      "run:ok-run:2",
-      "run:ok-run:3",
-      "run:cancel-run:1",
-      "run:cancel-run:2",
-      "run:fail-run:1",
-      "run:fail-run:2",
-      "run:fail-run:3",
-    ]);
+    // One waiting row per run, at its newest accepted version: refused transitions changed nothing.
+    expect(result.outbox).toEqual(["run:ok-run:3", "run:cancel-run:2", "run:fail-run:3"]);
     expect(result.active).toEqual([]);
   });
 
@@ -333,7 +324,7 @@ describe("RunStore tool calls and usage", () => {
     });
     expect(result.codes).toEqual(["conflict", "conflict", "not_found", "not_found"]);
     expect(result.list.map((c) => [c.id, c.status])).toEqual([["call-1", "finished"]]);
-    expect(result.outbox).toEqual(["run:tools:1", "tool_call:call-1:1", "tool_call:call-1:2"]);
+    expect(result.outbox).toEqual(["run:tools:1", "tool_call:call-1:2"]);
   });
 
   it("records usage per provider turn once and totals it per run", async () => {

@@ -3,6 +3,7 @@ import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { EntryStore } from "../../src/storage/entry-store";
+import { projectedEntrySeq } from "../../src/storage/outbox";
 import { RunStore } from "../../src/storage/run-store";
 import {
   migrateThreadSchema,
@@ -101,6 +102,11 @@ describe("thread schema migrations", () => {
       sql.exec(
         "INSERT INTO append_idempotency (key, expected_parent_id, entry_id) VALUES ('client-1', '', 'u1')",
       );
+      // The older build queued entries in the outbox: the reply had not reached D1 yet.
+      sql.exec(
+        `INSERT INTO outbox (kind, ref_id, version, payload_json) VALUES
+           ('entry', 'a1', 1, '{}'), ('run', 'run-old', 3, '{}')`,
+      );
       sql.exec(
         `INSERT INTO runs (id, status, idempotency_key, user_entry_id, assistant_entry_id, created_at, started_at, ended_at)
          VALUES ('run-old', 'succeeded', 'client-1', 'u1', 'a1', 1, 1, 2)`,
@@ -140,6 +146,8 @@ describe("thread schema migrations", () => {
         run: runs.byIdempotencyKey("client-1"),
         usage: runs.usageForRun("run-old"),
         pin: state.storage.sql.exec("SELECT tenant_id, version FROM pin").toArray(),
+        outbox: state.storage.sql.exec("SELECT kind, ref_id FROM outbox ORDER BY seq").toArray(),
+        entryWatermark: projectedEntrySeq(state.storage),
         // New writes work against the upgraded schema.
         next: entries.append({
           id: "u2",
@@ -162,6 +170,9 @@ describe("thread schema migrations", () => {
     expect(upgraded.run).toMatchObject({ id: "run-old", status: "succeeded", assistantEntryId: "a1" });
     expect(upgraded.usage).toEqual({ turns: 1, inputTokens: 10, outputTokens: 4 });
     expect(upgraded.pin).toEqual([{ tenant_id: "tenant-1", version: 3 }]);
+    // Migration 4: queued entries become the entry watermark (below the reply D1 lacked); other rows stay queued.
+    expect(upgraded.entryWatermark).toBe(1);
+    expect(upgraded.outbox).toEqual([{ kind: "run", ref_id: "run-old" }]);
     expect(upgraded.next).toMatchObject({ ok: true, value: { entry: { id: "u2", parentId: "a1" } } });
   });
 
