@@ -266,12 +266,13 @@ function b6Rows(bundle, cold) {
     rows.push(unavailable("B6", "Worker bundle gzip", bundle, "≤ 450 KB"));
   } else {
     rows.push(
+      // Judged by the larger of wrangler's own figure and a gzip -9 of the modules it wrote.
       row("B6", "Worker bundle gzip", {
-        value: kb(bundle.gzipBytes),
-        baseline: `${kb(bundle.bytes)} raw`,
-        ratio: ratio(bundle.gzipBytes, bundle.budgetBytes),
+        value: kb(judgedBundleBytes(bundle)),
+        baseline: `${kb(bundle.bytes)} raw, gzip -9 ${kb(bundle.gzipBytes)}`,
+        ratio: ratio(judgedBundleBytes(bundle), bundle.budgetBytes),
         target: "≤ 450 KB",
-        pass: bundle.gzipBytes <= bundle.budgetBytes,
+        pass: judgedBundleBytes(bundle) <= bundle.budgetBytes,
       }),
     );
   }
@@ -292,6 +293,11 @@ function b6Rows(bundle, cold) {
     );
   }
   return rows;
+}
+
+function judgedBundleBytes(bundle) {
+  const reported = bundle.wranglerReportedKiB ? Math.round(bundle.wranglerReportedKiB.gzip * 1024) : 0;
+  return Math.max(bundle.gzipBytes, reported);
 }
 
 export function buildRows(results) {
