@@ -26,20 +26,29 @@ export const PROJECTED_ENTRY_SEQ_KEY = "projected_entry_seq";
  * Queues one change for the D1 projection. Call it inside the `transactionSync` that writes the change, so a
  * change without its outbox row (or the reverse) can never be committed. A record already waiting keeps its one row,
  * which takes the newer version and becomes due again (the drain projects the record as it is when it drains, and
- * deletes a row only if its version is still the one it projected). Returns the row's seq.
+ * deletes a row only if its version is still the one it projected). `fresh`: the record was created in this very
+ * transaction, so no row for it can be waiting. Returns the row's seq.
  */
-export function enqueueOutbox(storage: DurableObjectStorage, item: OutboxItem, now: number): number {
+export function enqueueOutbox(
+  storage: DurableObjectStorage,
+  item: OutboxItem,
+  now: number,
+  options: { fresh?: boolean } = {},
+): number {
   const payload = JSON.stringify(item.payload);
-  const waiting = storage.sql
-    .exec<{ seq: number }>(
-      "UPDATE outbox SET version = ?, payload_json = ?, next_attempt_at = ? WHERE kind = ? AND ref_id = ? RETURNING seq",
-      item.version,
-      payload,
-      now,
-      item.kind,
-      item.refId,
-    )
-    .toArray()[0];
+  // A record created in this transaction cannot be waiting yet.
+  const waiting = options.fresh
+    ? undefined
+    : storage.sql
+        .exec<{ seq: number }>(
+          "UPDATE outbox SET version = ?, payload_json = ?, next_attempt_at = ? WHERE kind = ? AND ref_id = ? RETURNING seq",
+          item.version,
+          payload,
+          now,
+          item.kind,
+          item.refId,
+        )
+        .toArray()[0];
   if (waiting !== undefined) return waiting.seq;
   return storage.sql
     .exec<{ seq: number }>(

@@ -15,7 +15,7 @@ import {
   upsertUsage,
 } from "./d1/projection-writer";
 import { type Entry, EntryStore } from "./entry-store";
-import { enqueueOutbox, entriesAwaitingProjection, projectedEntrySeq, setProjectedEntrySeq } from "./outbox";
+import { enqueueOutbox, projectedEntrySeq, setProjectedEntrySeq } from "./outbox";
 import type { ThreadBinding } from "./pin-store";
 import { type Run, RunStore, type ToolCall } from "./run-store";
 import { pendingRetention, type RetentionMark, retentionProjected } from "./thread-retention";
@@ -213,7 +213,17 @@ function toolCallRow(call: ToolCall): ToolCallRow {
   };
 }
 
-/** The session row as the thread sees it now. `projectedSeq` is computed by the caller. */
+const sessionFactsSchema = z.object({
+  message_count: z.number(),
+  last_message_at: z.number().nullable(),
+  last_entry_at: z.number().nullable(),
+  last_run_at: z.number().nullable(),
+  first_user_text: z.unknown(),
+  last_run_id: z.string().nullable(),
+  last_run_status: z.string().nullable(),
+});
+
+/** The session row as the thread sees it now, read in one statement. `projectedSeq` is computed by the caller. */
 function sessionSnapshot(
   storage: DurableObjectStorage,
   binding: ThreadBinding,
@@ -221,19 +231,22 @@ function sessionSnapshot(
   version: number,
   projectedSeq: number,
 ): SessionSnapshot {
-  const messageCount = scalar(storage, "SELECT COUNT(*) AS n FROM entries WHERE kind = 'message'") ?? 0;
-  const lastMessageAt = scalar(storage, "SELECT MAX(created_at) AS n FROM entries WHERE kind = 'message'");
-  const lastEntryAt = scalar(storage, "SELECT MAX(created_at) AS n FROM entries");
-  const lastRunAt = scalar(storage, "SELECT MAX(COALESCE(ended_at, started_at, created_at)) AS n FROM runs");
-  const firstUser = storage.sql
-    .exec("SELECT id FROM entries WHERE kind = 'message' AND role = 'user' ORDER BY seq LIMIT 1")
-    .toArray()[0];
-  const firstUserEntry = typeof firstUser?.id === "string" ? entries.get(firstUser.id) : null;
-  const firstText =
-    firstUserEntry === null ? undefined : bodyFieldsSchema.safeParse(firstUserEntry.body).data?.text;
-  const lastRun = storage.sql
-    .exec("SELECT id, status FROM runs ORDER BY created_at DESC, rowid DESC LIMIT 1")
-    .toArray()[0];
+  const facts = sessionFactsSchema.parse(
+    storage.sql
+      .exec(
+        `SELECT
+           (SELECT COUNT(*) FROM entries WHERE kind = 'message') AS message_count,
+           (SELECT MAX(created_at) FROM entries WHERE kind = 'message') AS last_message_at,
+           (SELECT MAX(created_at) FROM entries) AS last_entry_at,
+           (SELECT MAX(COALESCE(ended_at, started_at, created_at)) FROM runs) AS last_run_at,
+           (SELECT json_extract(body_json, '$.text') FROM entries WHERE kind = 'message' AND role = 'user'
+            ORDER BY seq LIMIT 1) AS first_user_text,
+           last.id AS last_run_id,
+           last.status AS last_run_status
+         FROM (SELECT 1) LEFT JOIN (SELECT id, status FROM runs ORDER BY created_at DESC, rowid DESC LIMIT 1) last`,
+      )
+      .one(),
+  );
   const retention = binding.artifact.limits?.retention;
   const hasRetention = retention?.maxAgeDays !== undefined || retention?.maxMessagesPerThread !== undefined;
   return {
@@ -245,36 +258,45 @@ function sessionSnapshot(
     artifactDigest: binding.digest,
     state: JSON.stringify({
       leafId: entries.latestLeaf()?.id ?? null,
-      lastRun: lastRun === undefined ? null : { id: String(lastRun.id), status: String(lastRun.status) },
+      lastRun:
+        facts.last_run_id === null ? null : { id: facts.last_run_id, status: String(facts.last_run_status) },
     }),
-    title: firstText === undefined ? null : titleFrom(firstText),
-    messageCount,
-    lastMessageAt: isoOrNull(lastMessageAt),
+    title: typeof facts.first_user_text === "string" ? titleFrom(facts.first_user_text) : null,
+    messageCount: facts.message_count,
+    lastMessageAt: isoOrNull(facts.last_message_at),
     projectedSeq,
     retentionMaxAgeDays: retention?.maxAgeDays ?? null,
     retentionMaxMessages: retention?.maxMessagesPerThread ?? null,
     retentionDueAt: hasRetention ? iso(binding.boundAt + DAY_MS) : null,
     version,
-    updatedAt: iso(Math.max(binding.boundAt, lastEntryAt ?? 0, lastRunAt ?? 0)),
+    updatedAt: iso(Math.max(binding.boundAt, facts.last_entry_at ?? 0, facts.last_run_at ?? 0)),
   };
 }
 
-function remainingRows(storage: DurableObjectStorage, entryWatermark: number): number {
-  return (
-    (scalar(storage, "SELECT COUNT(*) AS n FROM outbox") ?? 0) +
-    entriesAwaitingProjection(storage, entryWatermark)
-  );
-}
+const backlogSchema = z.object({ rows: z.number(), entries: z.number(), due: z.number().nullable() });
 
-/** Milliseconds until the earliest waiting row is due (0 when one is due now); undefined when the outbox is empty. */
-function nextDueIn(storage: DurableObjectStorage, now: number): number | undefined {
-  const row = storage.sql
-    .exec<{ due: number | null; n: number }>(
-      "SELECT MIN(COALESCE(next_attempt_at, 0)) AS due, COUNT(*) AS n FROM outbox",
-    )
-    .one();
-  if (Number(row.n) === 0) return undefined;
-  return Math.max(0, Number(row.due ?? 0) - now);
+/**
+ * What is left after a drain, in one statement: outbox rows and entries above the watermark, and in how many
+ * milliseconds to drain again (0 when something is due now; absent when nothing is left).
+ */
+function backlog(
+  storage: DurableObjectStorage,
+  entryWatermark: number,
+  now: number,
+): { remaining: number; retryInMs?: number } {
+  const left = backlogSchema.parse(
+    storage.sql
+      .exec(
+        `SELECT (SELECT COUNT(*) FROM outbox) AS rows,
+                (SELECT COUNT(*) FROM entries WHERE seq > ?) AS entries,
+                (SELECT MIN(COALESCE(next_attempt_at, 0)) FROM outbox) AS due`,
+        entryWatermark,
+      )
+      .one(),
+  );
+  const remaining = left.rows + left.entries;
+  if (remaining === 0) return { remaining };
+  return { remaining, retryInMs: left.entries > 0 ? 0 : Math.max(0, (left.due ?? 0) - now) };
 }
 
 function logProjection(level: "warn" | "error", message: string, fields: Record<string, unknown>): void {
@@ -390,13 +412,7 @@ async function drainOnce(input: DrainInput): Promise<DrainOutcome> {
   // Once this batch commits, every entry up to the last one it carries is in D1.
   const throughSeq = pendingEntries.at(-1)?.seq ?? fromSeq;
   if (rows.length === 0 && pendingEntries.length === 0 && mark === null) {
-    const next = nextDueIn(storage, now);
-    return {
-      drained: 0,
-      remaining: remainingRows(storage, fromSeq),
-      failed: false,
-      ...(next !== undefined ? { retryInMs: next } : {}),
-    };
+    return { drained: 0, failed: false, ...backlog(storage, fromSeq, now) };
   }
 
   const scope: ThreadScope = { tenantId: binding.tenantId, threadId: binding.threadId };
@@ -434,10 +450,15 @@ async function drainOnce(input: DrainInput): Promise<DrainOutcome> {
       retryInMs: delay,
       error: String(error),
     });
-    return { drained: 0, remaining: remainingRows(storage, fromSeq), failed: true, retryInMs: delay };
+    return {
+      drained: 0,
+      remaining: backlog(storage, fromSeq, now).remaining,
+      failed: true,
+      retryInMs: delay,
+    };
   }
 
-  storage.transactionSync(() => {
+  const watermark = storage.transactionSync(() => {
     for (const row of rows) {
       // Guarded by content as well as seq: a seq freed by an earlier delete may already name a newer row.
       storage.sql.exec(
@@ -448,19 +469,18 @@ async function drainOnce(input: DrainInput): Promise<DrainOutcome> {
         row.version,
       );
     }
-    // Reconciliation may have lowered the watermark while D1 was answering; never raise it past that.
-    if (throughSeq > fromSeq && projectedEntrySeq(storage) === fromSeq)
-      setProjectedEntrySeq(storage, throughSeq);
+    // Retention may have lowered the watermark while D1 was answering (it deleted the newest entries, freeing
+    // their seqs); then it stays lowered and the next drain sends what survives above it again.
+    const current = projectedEntrySeq(storage);
+    if (throughSeq > fromSeq && current === fromSeq) setProjectedEntrySeq(storage, throughSeq);
     writeMeta(storage, FAILURES_KEY, null);
     if (mark !== null) retentionProjected(storage, mark);
+    return current === fromSeq ? Math.max(throughSeq, fromSeq) : current;
   });
-  const entriesLeft = entriesAwaitingProjection(storage);
-  const next = entriesLeft > 0 ? 0 : nextDueIn(input.storage, input.now());
   return {
     drained: rows.length + pendingEntries.length,
-    remaining: remainingRows(storage, projectedEntrySeq(storage)),
     failed: false,
-    ...(next !== undefined ? { retryInMs: next } : {}),
+    ...backlog(storage, watermark, input.now()),
   };
 }
 

@@ -256,20 +256,24 @@ export class RunStore {
         if (existing) return ok({ run: existing, created: false });
       }
       const runId = n.id ?? this.#newId();
-      if (this.get(runId)) return fail("conflict", "A run with this id already exists.", { runId });
       const now = this.#now();
-      this.#storage.sql.exec(
-        `INSERT INTO runs (id, status, idempotency_key, user_entry_id, parent_entry_id, created_at, version_id, revision)
-         VALUES (?, 'queued', ?, ?, ?, ?, ?, 1)`,
-        runId,
-        n.idempotencyKey ?? null,
-        n.userEntryId ?? null,
-        n.parentEntryId ?? null,
-        now,
-        n.versionId ?? null,
-      );
-      const run = this.#mustGet(runId);
-      this.#enqueueRun(run, now);
+      // The idempotency key was checked above, so a conflict here can only be the id.
+      const inserted = this.#storage.sql
+        .exec(
+          `INSERT INTO runs (id, status, idempotency_key, user_entry_id, parent_entry_id, created_at, version_id, revision)
+           VALUES (?, 'queued', ?, ?, ?, ?, ?, 1)
+           ON CONFLICT DO NOTHING RETURNING ${RUN_COLUMNS}`,
+          runId,
+          n.idempotencyKey ?? null,
+          n.userEntryId ?? null,
+          n.parentEntryId ?? null,
+          now,
+          n.versionId ?? null,
+        )
+        .toArray()[0];
+      if (inserted === undefined) return fail("conflict", "A run with this id already exists.", { runId });
+      const run = toRun(inserted);
+      this.#enqueueRun(run, now, { fresh: true });
       return ok({ run, created: true });
     });
   }
@@ -311,7 +315,7 @@ export class RunStore {
       }
       const now = this.#now();
       const ending = isTerminalRunStatus(to);
-      this.#storage.sql.exec(
+      const row = this.#storage.sql.exec(
         `UPDATE runs SET
            status = ?,
            started_at = CASE WHEN ? = 'running' THEN ? ELSE started_at END,
@@ -322,7 +326,7 @@ export class RunStore {
            error_code = COALESCE(?, error_code),
            error_message = COALESCE(?, error_message),
            revision = revision + 1
-         WHERE id = ?`,
+         WHERE id = ? RETURNING ${RUN_COLUMNS}`,
         to,
         to,
         now,
@@ -335,8 +339,8 @@ export class RunStore {
         p.error === undefined ? null : this.#redactor.text(p.error.message),
         runId,
       );
+      const updated = toRun(row.one());
       if (ending) this.#storage.sql.exec("DELETE FROM run_chunks WHERE run_id = ?", runId);
-      const updated = this.#mustGet(runId);
       this.#enqueueRun(updated, now);
       return ok(updated);
     });
@@ -564,6 +568,7 @@ export class RunStore {
           payload: { ...record, createdAt: now },
         },
         now,
+        { fresh: true },
       );
       return ok(record);
     });
@@ -583,17 +588,12 @@ export class RunStore {
     return { turns: r.turns, inputTokens: r.input_tokens, outputTokens: r.output_tokens };
   }
 
-  #mustGet(runId: string): Run {
-    const run = this.get(runId);
-    if (!run) throw new Error("A run vanished inside its own transaction.");
-    return run;
-  }
-
-  #enqueueRun(run: Run, now: number): void {
+  #enqueueRun(run: Run, now: number, options: { fresh?: boolean } = {}): void {
     enqueueOutbox(
       this.#storage,
       { kind: "run", refId: run.id, version: run.revision, payload: { ...run } },
       now,
+      options,
     );
   }
 
