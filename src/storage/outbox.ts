@@ -1,16 +1,16 @@
 // The projection backlog: what D1 has yet to learn, queued in the same SQLite transaction as the change itself.
 //
 // Entries are append-only and ordered by seq, so they need no queue: D1 lacks exactly the entries above the
-// `projected_entry_seq` watermark kept in `meta`. Records that change in place (runs, tool calls) and usage go through
-// the `outbox` table, one row per record while it waits.
+// `projected_entry_seq` watermark kept in `meta`. Records that change in place (runs, tool calls) go through the
+// `outbox` table, one row per record while it waits; a run's usage travels with the run.
 import type { JsonValue } from "./redact";
 
-/** What a row projects: a run, a tool call or a usage record (`entry` rows exist only in storage written by older builds). */
+/** What a row projects: a run (with its usage) or a tool call; `entry` and `usage` rows come only from older builds. */
 export const OUTBOX_KINDS = ["entry", "run", "tool_call", "usage"] as const;
 export type OutboxKind = (typeof OUTBOX_KINDS)[number];
 
 export interface OutboxItem {
-  kind: Exclude<OutboxKind, "entry">;
+  kind: Exclude<OutboxKind, "entry" | "usage">;
   /** Id of the projected record (for usage: `<runId>:<turn>`). */
   refId: string;
   /** Grows with every change of the record; the drain's upsert ignores anything not newer than D1's copy. */

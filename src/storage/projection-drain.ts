@@ -17,7 +17,7 @@ import {
 import { type Entry, EntryStore } from "./entry-store";
 import { enqueueOutbox, projectedEntrySeq, setProjectedEntrySeq } from "./outbox";
 import type { ThreadBinding } from "./pin-store";
-import { type Run, RunStore, type ToolCall } from "./run-store";
+import { type Run, RunStore, type ToolCall, type UsageRecord } from "./run-store";
 import { pendingRetention, type RetentionMark, retentionProjected } from "./thread-retention";
 
 export interface DrainInput {
@@ -303,6 +303,26 @@ function logProjection(level: "warn" | "error", message: string, fields: Record<
   console.log(JSON.stringify({ level, message, ...fields }));
 }
 
+function usageStatement(
+  input: DrainInput,
+  scope: ThreadScope,
+  u: UsageRecord,
+  version: number,
+): D1PreparedStatement {
+  return upsertUsage(input.db, scope, {
+    runId: u.runId,
+    turn: u.turn,
+    agentId: input.binding.agentId,
+    day: day(u.createdAt),
+    provider: u.provider,
+    model: u.model,
+    inputTokens: u.inputTokens,
+    outputTokens: u.outputTokens,
+    version,
+    createdAt: iso(u.createdAt),
+  });
+}
+
 /** The statements projecting the due rows: the newest version of each record, read from the thread as it is now. */
 function recordStatements(
   input: DrainInput,
@@ -328,7 +348,10 @@ function recordStatements(
       }
       case "run": {
         const run = runs.get(row.ref_id);
-        if (run !== null) statements.push(upsertRun(input.db, scope, runRow(run, input.binding.agentId)));
+        if (run === null) break;
+        statements.push(upsertRun(input.db, scope, runRow(run, input.binding.agentId)));
+        // Usage has no outbox rows of its own: it travels with its run (written once, so version 1).
+        for (const u of runs.usageRecords(run.id)) statements.push(usageStatement(input, scope, u, 1));
         break;
       }
       case "tool_call": {
@@ -342,21 +365,8 @@ function recordStatements(
           logProjection("error", "unreadable usage outbox row dropped", { seq: row.seq, refId: row.ref_id });
           break;
         }
-        const u = parsed.data;
-        statements.push(
-          upsertUsage(input.db, scope, {
-            runId: u.runId,
-            turn: u.turn,
-            agentId: input.binding.agentId,
-            day: day(u.createdAt),
-            provider: u.provider,
-            model: u.model,
-            inputTokens: u.inputTokens,
-            outputTokens: u.outputTokens,
-            version: row.version,
-            createdAt: iso(u.createdAt),
-          }),
-        );
+        // Queued by older builds; usage now travels with its run.
+        statements.push(usageStatement(input, scope, parsed.data, row.version));
         break;
       }
       default:
@@ -527,11 +537,10 @@ async function reconcileOnce(input: DrainInput): Promise<{ missing: number; fail
     const missing =
       scalar(storage, "SELECT COUNT(*) AS n FROM entries WHERE seq > ? AND seq <= ?", lowered, ours) ?? 0;
     if (lowered < ours) setProjectedEntrySeq(storage, lowered);
-    // D1 never saw this thread (or lost it): the runs, tool calls and usage go again too.
+    // D1 never saw this thread (or lost it): the runs (with their usage) and tool calls go again too.
     if (watermark === null) {
       const pendingRuns = queued("run");
       const pendingCalls = queued("tool_call");
-      const pendingUsage = queued("usage");
       for (const r of storage.sql.exec("SELECT id FROM runs ORDER BY created_at, id").toArray()) {
         const run = runs.get(String(r.id));
         if (run === null) continue;
@@ -550,22 +559,6 @@ async function reconcileOnce(input: DrainInput): Promise<{ missing: number; fail
             now,
           );
         }
-      }
-      for (const u of storage.sql
-        .exec("SELECT run_id, turn, provider, model, input_tokens, output_tokens, created_at FROM usage")
-        .toArray()) {
-        const refId = `${String(u.run_id)}:${Number(u.turn)}`;
-        if (pendingUsage.has(refId)) continue;
-        const payload = {
-          runId: String(u.run_id),
-          turn: Number(u.turn),
-          provider: String(u.provider),
-          model: String(u.model),
-          inputTokens: Number(u.input_tokens),
-          outputTokens: Number(u.output_tokens),
-          createdAt: Number(u.created_at),
-        };
-        enqueueOutbox(storage, { kind: "usage", refId, version: 1, payload }, now);
       }
     }
     return { missing };

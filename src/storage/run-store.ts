@@ -96,6 +96,22 @@ export interface UsageTurn {
   outputTokens: number;
 }
 
+export interface UsageRecord extends UsageTurn {
+  runId: string;
+  turn: number;
+  createdAt: number;
+}
+
+const usageRowSchema = z.object({
+  run_id: z.string(),
+  turn: z.number().int(),
+  provider: z.string(),
+  model: z.string(),
+  input_tokens: z.number().int(),
+  output_tokens: z.number().int(),
+  created_at: z.number(),
+});
+
 export interface UsageTotals {
   turns: number;
   inputTokens: number;
@@ -558,20 +574,33 @@ export class RunStore {
         u.outputTokens,
         now,
       );
-      const record = { runId, turn: parsedTurn.data, ...u };
-      enqueueOutbox(
-        this.#storage,
-        {
-          kind: "usage",
-          refId: `${runId}:${parsedTurn.data}`,
-          version: 1,
-          payload: { ...record, createdAt: now },
-        },
-        now,
-        { fresh: true },
-      );
-      return ok(record);
+      // No outbox row of its own: usage is recorded while its run is live, and the run's end queues the run, whose
+      // projection carries its usage.
+      return ok({ runId, turn: parsedTurn.data, ...u });
     });
+  }
+
+  /** Every recorded provider turn of a run, in turn order. */
+  usageRecords(runId: string): UsageRecord[] {
+    return this.#storage.sql
+      .exec(
+        `SELECT run_id, turn, provider, model, input_tokens, output_tokens, created_at FROM usage
+         WHERE run_id = ? ORDER BY turn`,
+        runId,
+      )
+      .toArray()
+      .map((row) => {
+        const r = usageRowSchema.parse(row);
+        return {
+          runId: r.run_id,
+          turn: r.turn,
+          provider: r.provider,
+          model: r.model,
+          inputTokens: r.input_tokens,
+          outputTokens: r.output_tokens,
+          createdAt: r.created_at,
+        };
+      });
   }
 
   /** Token totals over every recorded turn of a run. */

@@ -152,6 +152,8 @@ export const THREAD_MIGRATIONS: readonly ThreadMigration[] = [
          0) AS TEXT)
        WHERE NOT EXISTS (SELECT 1 FROM meta WHERE key = 'projected_entry_seq')`,
       `DELETE FROM outbox WHERE kind = 'entry'`,
+      // Only the daily retention pass looked entries up by run; the index cost a row written per reply.
+      `DROP INDEX IF EXISTS entries_run_id`,
     ],
   },
 ];

@@ -351,11 +351,16 @@ describe("RunStore tool calls and usage", () => {
         runs.recordUsage("u-run", 1.5, turn(1, 1)),
         runs.recordUsage("missing", 0, turn(1, 1)),
       ].map((r) => (r.ok ? "ok" : r.code));
-      return { accepted, refused, outbox: outbox().filter((row) => row.startsWith("usage:")) };
+      return { accepted, refused, outbox: outbox(), records: runs.usageRecords("u-run") };
     });
     expect(result.accepted).toEqual([true, true, true]);
     expect(result.refused).toEqual(["conflict", "bad_request", "bad_request", "bad_request", "not_found"]);
-    expect(result.outbox).toEqual(["usage:u-run:0:1", "usage:u-run:1:1", "usage:other:0:1"]);
+    // Usage queues nothing of its own: it is projected with its run.
+    expect(result.outbox).toEqual(["run:u-run:1", "run:other:1"]);
+    expect(result.records.map((u) => [u.turn, u.inputTokens, u.outputTokens])).toEqual([
+      [0, 100, 20],
+      [1, 150, 35],
+    ]);
 
     await evictDurableObject(stub);
     const totals = await runInDurableObject(stub, (_i, state) => {

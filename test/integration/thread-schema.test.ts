@@ -80,11 +80,10 @@ describe("thread schema migrations", () => {
     expect(result.tables.filter((t) => t.startsWith("cf_")).every((t) => t.startsWith("cf_agent"))).toBe(
       true,
     );
-    expect(result.indexes).toEqual(
-      expect.arrayContaining(["entries_parent_id", "entries_run_id", "tool_calls_run_id"]),
-    );
-    // Migration 3 dropped the outbox index again.
+    expect(result.indexes).toEqual(expect.arrayContaining(["entries_parent_id", "tool_calls_run_id"]));
+    // Migration 3 dropped the outbox index again, migration 4 the entries-by-run index.
     expect(result.indexes).not.toContain("outbox_due");
+    expect(result.indexes).not.toContain("entries_run_id");
   });
 
   it("upgrades a v1 thread with data to the latest schema, keeping every row", async () => {
@@ -160,7 +159,8 @@ describe("thread schema migrations", () => {
     });
     expect(upgraded.version).toBe(THREAD_SCHEMA_VERSION);
     expect(upgraded.stored).toBe(THREAD_SCHEMA_VERSION);
-    expect(upgraded.indexes).toEqual(expect.arrayContaining(["entries_run_id", "tool_calls_run_id"]));
+    expect(upgraded.indexes).toEqual(expect.arrayContaining(["entries_parent_id", "tool_calls_run_id"]));
+    expect(upgraded.indexes).not.toContain("entries_run_id");
     expect(upgraded.indexes).not.toContain("outbox_due");
     expect(upgraded.branch).toEqual([
       ["u1", "user", { text: "hello" }],
