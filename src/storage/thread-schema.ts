@@ -154,6 +154,20 @@ export const THREAD_MIGRATIONS: readonly ThreadMigration[] = [
       `DELETE FROM outbox WHERE kind = 'entry'`,
       // Only the daily retention pass looked entries up by run; the index cost a row written per reply.
       `DROP INDEX IF EXISTS entries_run_id`,
+      // Usage is only ever read by its key: stored in its primary-key tree, a turn's record is one row, not two.
+      `CREATE TABLE usage_by_key (
+        run_id TEXT NOT NULL,
+        turn INTEGER NOT NULL,
+        provider TEXT NOT NULL,
+        model TEXT NOT NULL,
+        input_tokens INTEGER NOT NULL,
+        output_tokens INTEGER NOT NULL,
+        created_at INTEGER NOT NULL,
+        PRIMARY KEY (run_id, turn)
+      ) WITHOUT ROWID`,
+      `INSERT INTO usage_by_key SELECT run_id, turn, provider, model, input_tokens, output_tokens, created_at FROM usage`,
+      `DROP TABLE usage`,
+      `ALTER TABLE usage_by_key RENAME TO usage`,
     ],
   },
 ];
