@@ -580,27 +580,25 @@ export class RunStore {
     });
   }
 
-  /** Every recorded provider turn of a run, in turn order. */
-  usageRecords(runId: string): UsageRecord[] {
-    return this.#storage.sql
-      .exec(
-        `SELECT run_id, turn, provider, model, input_tokens, output_tokens, created_at FROM usage
-         WHERE run_id = ? ORDER BY turn`,
-        runId,
-      )
-      .toArray()
-      .map((row) => {
-        const r = usageRowSchema.parse(row);
-        return {
-          runId: r.run_id,
-          turn: r.turn,
-          provider: r.provider,
-          model: r.model,
-          inputTokens: r.input_tokens,
-          outputTokens: r.output_tokens,
-          createdAt: r.created_at,
-        };
-      });
+  /** Every recorded provider turn of one run in turn order, or of the whole thread in time order. */
+  usageRecords(runId?: string): UsageRecord[] {
+    const columns = "run_id, turn, provider, model, input_tokens, output_tokens, created_at";
+    const cursor =
+      runId === undefined
+        ? this.#storage.sql.exec(`SELECT ${columns} FROM usage ORDER BY created_at, run_id, turn`)
+        : this.#storage.sql.exec(`SELECT ${columns} FROM usage WHERE run_id = ? ORDER BY turn`, runId);
+    return cursor.toArray().map((row) => {
+      const r = usageRowSchema.parse(row);
+      return {
+        runId: r.run_id,
+        turn: r.turn,
+        provider: r.provider,
+        model: r.model,
+        inputTokens: r.input_tokens,
+        outputTokens: r.output_tokens,
+        createdAt: r.created_at,
+      };
+    });
   }
 
   /** Token totals over every recorded turn of a run. */

@@ -84,16 +84,6 @@ export const threadExportSchema = z.strictObject({
 
 export type ThreadExport = z.infer<typeof threadExportSchema>;
 
-const usageRowSchema = z.object({
-  run_id: z.string(),
-  turn: z.number().int(),
-  provider: z.string(),
-  model: z.string(),
-  input_tokens: z.number().int(),
-  output_tokens: z.number().int(),
-  created_at: z.number(),
-});
-
 const iso = (ms: number): string => new Date(ms).toISOString();
 const isoOrNull = (ms: number | null): string | null => (ms === null ? null : iso(ms));
 
@@ -155,22 +145,7 @@ export function exportThread(storage: DurableObjectStorage, binding: ThreadBindi
     }
   }
 
-  const turns = storage.sql
-    .exec(
-      `SELECT run_id, turn, provider, model, input_tokens, output_tokens, created_at FROM usage
-       ORDER BY created_at, run_id, turn`,
-    )
-    .toArray()
-    .map((r) => usageRowSchema.parse(r))
-    .map((u) => ({
-      runId: u.run_id,
-      turn: u.turn,
-      provider: u.provider,
-      model: u.model,
-      inputTokens: u.input_tokens,
-      outputTokens: u.output_tokens,
-      createdAt: iso(u.created_at),
-    }));
+  const turns = runs.usageRecords().map((u) => ({ ...u, createdAt: iso(u.createdAt) }));
   const byRun = new Map<
     string,
     { runId: string; turns: number; inputTokens: number; outputTokens: number }
