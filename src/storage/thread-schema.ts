@@ -154,7 +154,7 @@ export const THREAD_MIGRATIONS: readonly ThreadMigration[] = [
       `DELETE FROM outbox WHERE kind = 'entry'`,
       // Only the daily retention pass looked entries up by run; the index cost a row written per reply.
       `DROP INDEX IF EXISTS entries_run_id`,
-      // Usage is only ever read by its key: stored in its primary-key tree, a turn's record is one row, not two.
+      // Usage is read by run (its key prefix) or whole: kept in its primary-key tree, a turn is one row, not two.
       `CREATE TABLE usage_by_key (
         run_id TEXT NOT NULL,
         turn INTEGER NOT NULL,
