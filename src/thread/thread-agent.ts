@@ -9,7 +9,6 @@ import { projectionBacklog } from "../storage/outbox";
 import { readPin, type ThreadBinding } from "../storage/pin-store";
 import { drainOutbox, reconcileProjection } from "../storage/projection-drain";
 import { exportThread } from "../storage/thread-export";
-import { applyThreadRetention } from "../storage/thread-retention";
 import { migrateThreadSchema } from "../storage/thread-schema";
 import { bindThread, claimsMatch } from "./binding";
 import { CLAIMS_HEADER, parseThreadClaims, type ThreadClaims, threadClaimsSchema } from "./claims";
@@ -140,7 +139,7 @@ export class ThreadAgent extends Agent<Env> {
     const runtime = await this.#storedRuntime();
     const policy = runtime?.binding.artifact.limits?.retention;
     if (runtime === null || policy === undefined) return { deletedEntries: 0 };
-    const result = applyThreadRetention(this.ctx.storage, policy, now);
+    const result = runtime.applyRetention(policy, now);
     await this.drainOutbox();
     return result;
   }

@@ -10,6 +10,7 @@ import { LIMITS, type ServerFrame } from "../shared/protocol";
 import { type Entry, EntryStore } from "../storage/entry-store";
 import type { ThreadBinding } from "../storage/pin-store";
 import { type Run, RunStore } from "../storage/run-store";
+import { applyThreadRetention, type RetentionPolicy } from "../storage/thread-retention";
 import { executeToolCall } from "../tools/execute-tool";
 import { toolDefinitions, toolNamed } from "../tools/tool-definitions";
 import { publicHosts } from "../tools/url-policy";
@@ -99,11 +100,23 @@ export class ThreadRuntime {
   readonly #runs: RunStore;
   readonly #subscribers = new Set<Peer>();
   #live: LiveRun | null = null;
+  /**
+   * The prompt messages of the branch ending at `leafId`, kept from the last turn: the next turn below that leaf
+   * appends its user message instead of reading the whole branch back. Entries never change, so only retention
+   * (which deletes and re-roots them) invalidates it.
+   */
+  #history: { leafId: string; messages: BranchMessage[] } | null = null;
 
   constructor(deps: RuntimeDeps) {
     this.#deps = deps;
     this.#entries = new EntryStore(deps.storage, { now: deps.now });
     this.#runs = new RunStore(deps.storage, { now: deps.now });
+  }
+
+  /** Retention over this thread's storage under `policy` (the remembered prompt history goes with it). */
+  applyRetention(policy: RetentionPolicy, now: number): { deletedEntries: number } {
+    this.#history = null;
+    return applyThreadRetention(this.#deps.storage, policy, now);
   }
 
   get binding(): ThreadBinding {
@@ -413,11 +426,12 @@ export class ThreadRuntime {
     const platformHosts = publicHosts(env);
 
     let text = "";
+    const history = this.#historyFor(userEntry);
     const result = await runTurn({
       model: model.value,
       prompt: buildPrompt({
         instructions: binding.artifact.instructions,
-        branch: this.#branchMessages(userEntry.id),
+        branch: history,
         maxContextTokens: binding.artifact.limits?.maxContextTokens ?? DEFAULT_CONTEXT_TOKENS,
       }),
       ...(tools.length > 0 ? { tools: toolDefinitions(tools) } : {}),
@@ -485,24 +499,40 @@ export class ThreadRuntime {
     });
 
     const current = this.#runs.get(live.runId) ?? running.value;
-    switch (result.status) {
-      case "succeeded":
-        return this.#seal(current, text, { status: "succeeded" }, live.stores);
-      case "aborted":
-        return this.#seal(
-          current,
-          text,
-          { status: "aborted", reason: String(live.controller.signal.reason ?? "cancelled") },
-          live.stores,
-        );
-      case "failed":
-        return this.#seal(
-          current,
-          text,
-          { status: "failed", error: { code: result.error.code, message: result.error.message } },
-          live.stores,
-        );
+    const sealed = this.#seal(
+      current,
+      text,
+      result.status === "succeeded"
+        ? { status: "succeeded" }
+        : result.status === "aborted"
+          ? { status: "aborted", reason: String(live.controller.signal.reason ?? "cancelled") }
+          : { status: "failed", error: { code: result.error.code, message: result.error.message } },
+      live.stores,
+    );
+    this.#remember(history, userEntry, sealed);
+    return sealed;
+  }
+
+  /** The prompt history ending at `userEntry`: the remembered one plus this message, or the branch read back. */
+  #historyFor(userEntry: Entry): BranchMessage[] {
+    const known = this.#history;
+    if (known !== null && userEntry.parentId === known.leafId) {
+      return [...known.messages, { role: "user", text: messageBody(userEntry).text }];
     }
+    return this.#branchMessages(userEntry.id);
+  }
+
+  /** Keeps the prompt history of the branch a turn ended on, reply included, for the next turn below it. */
+  #remember(history: BranchMessage[], userEntry: Entry, sealed: Run): void {
+    const reply = sealed.assistantEntryId === null ? null : this.#entries.get(sealed.assistantEntryId);
+    const replyText = reply === null ? "" : messageBody(reply).text;
+    this.#history =
+      reply === null
+        ? { leafId: userEntry.id, messages: history }
+        : {
+            leafId: reply.id,
+            messages: replyText.length > 0 ? [...history, { role: "assistant", text: replyText }] : history,
+          };
   }
 
   #flush(live: LiveRun): void {

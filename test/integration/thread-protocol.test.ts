@@ -178,6 +178,47 @@ describe("agent.v1 over WebSocket", () => {
     expect((await branch(session)).at(-1)!.id).toBe(regenerated.entry.id);
   });
 
+  it("prompts from the branch alike whether remembered or read back, and forgets what retention deleted", async () => {
+    const agent = await liveAgent({
+      artifact: { ...local({ chunks: 3 }), limits: { retention: { maxMessagesPerThread: 2 } } },
+    });
+    const session = await launch(agent.publicKey);
+    const thread = await stub(agent, session.threadId);
+    const ws = await connect(session);
+    const turn = async (frame: Record<string, unknown>) => {
+      ws.send(frame);
+      const run = await ws.next("run", (f) => f.status === "succeeded");
+      const reply = await ws.next(
+        "entry",
+        (f) => f.entry.role === "assistant" && f.entry.runId === run.runId,
+      );
+      return { runId: run.runId, replyId: reply.entry.id };
+    };
+    const send = (text: string) => turn({ type: "send", clientMessageId: clientMessageId(), text });
+    // The local model bills every prompt character: equal input tokens mean an equal prompt.
+    const promptTokens = (runId: string) =>
+      runInDurableObject(thread, (_i, state) =>
+        Number(
+          state.storage.sql.exec("SELECT SUM(input_tokens) AS n FROM usage WHERE run_id = ?", runId).one().n,
+        ),
+      );
+
+    await send("first question");
+    await send("second question");
+    const third = await send("third question");
+    // A regenerate reads its branch back from storage; the third turn's prompt was the remembered history.
+    const again = await turn({ type: "regenerate", entryId: third.replyId });
+    expect(await promptTokens(again.runId)).toBe(await promptTokens(third.runId));
+    expect(await promptTokens(third.runId)).toBeGreaterThan(0);
+
+    const retention = await runInDurableObject(thread, (instance: ThreadAgent) => instance.applyRetention());
+    expect(retention.deletedEntries).toBeGreaterThan(0);
+    const fourth = await send("fourth question");
+    const fourthAgain = await turn({ type: "regenerate", entryId: fourth.replyId });
+    expect(await promptTokens(fourth.runId)).toBe(await promptTokens(fourthAgain.runId));
+    expect(await promptTokens(fourth.runId)).toBeLessThan(await promptTokens(third.runId));
+  });
+
   it("cancels a running reply and seals what was written as interrupted", async () => {
     const agent = await liveAgent({ artifact: local({ chunks: 50, chunkDelayMs: 50 }) });
     const session = await launch(agent.publicKey);
