@@ -174,22 +174,23 @@ export class EntryStore {
         const priorEntry = typeof prior?.entry_id === "string" ? this.get(prior.entry_id) : null;
         if (priorEntry) return ok({ entry: priorEntry, deduplicated: true });
       }
-      if (a.expectedParentId !== undefined && !this.#exists(a.expectedParentId)) {
-        return fail("conflict", "The expected parent entry is not in this thread.", {
-          expectedParentId: a.expectedParentId,
-        });
-      }
-      if (a.parentId !== null && !this.#exists(a.parentId)) {
+      // An expected parent equals the parent (checked above), so one lookup answers both.
+      if (a.expectedParentId !== undefined) {
+        if (!this.#exists(a.expectedParentId)) {
+          return fail("conflict", "The expected parent entry is not in this thread.", {
+            expectedParentId: a.expectedParentId,
+          });
+        }
+      } else if (a.parentId !== null && !this.#exists(a.parentId)) {
         return fail("conflict", "The parent entry is not in this thread.", { parentId: a.parentId });
       }
       const id = a.id ?? this.#newId();
-      if (this.#exists(id)) return fail("conflict", "An entry with this id already exists.", { id });
 
       const createdAt = this.#now();
       const inserted = sql
         .exec(
           `INSERT INTO entries (id, parent_id, kind, role, run_id, created_at, body_json)
-           VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
+           VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING RETURNING seq`,
           id,
           a.parentId,
           a.kind,
@@ -198,7 +199,8 @@ export class EntryStore {
           createdAt,
           bodyJson,
         )
-        .one();
+        .toArray()[0];
+      if (inserted === undefined) return fail("conflict", "An entry with this id already exists.", { id });
       const entry: Entry = {
         seq: z.number().int().parse(inserted.seq),
         id,
