@@ -27,13 +27,6 @@ type ConnectionState = z.infer<typeof connectionStateSchema>;
 
 const IDLE_SWEEP_SECONDS = 30;
 
-/**
- * A turn arms the SDK's keep-alive heartbeat only once it has run this long. Idle eviction needs 70–140 s without
- * an event and the heartbeat's first beat comes after 30 s, so arming at 10 s protects a long stream exactly as
- * arming at once would, while a turn that ends sooner (nearly all of them) skips two alarm reschedules.
- */
-const KEEP_ALIVE_AFTER_MS = 10_000;
-
 const CLIENT_FRAME_TYPES = new Set(["hello", "send", "cancel", "regenerate", "edit", "history", "ping"]);
 
 function onlyProtocolFrames(message: string | ArrayBuffer): string | ArrayBuffer {
@@ -56,6 +49,14 @@ function closeCode(code: ErrorCode): number {
 export class ThreadAgent extends Agent<Env> {
   // Never tell a client the object's name or class.
   static override options = { sendIdentityOnConnect: false };
+
+  /**
+   * A turn arms the SDK's keep-alive heartbeat only once it has run this long. Idle eviction needs 70–140 s without
+   * an event and the heartbeat's first beat comes after 30 s, so arming at 10 s protects a long stream exactly as
+   * arming at once would, while a turn that ends sooner (nearly all of them) skips two alarm reschedules. A class
+   * setting, so a test can shorten it.
+   */
+  static keepAliveAfterMs = 10_000;
 
   #runtime: ThreadRuntime | null = null;
   /** Sockets that finished `hello`, rebuilt from the connections after a socket connects, gets ready or closes. */
@@ -380,7 +381,7 @@ export class ThreadAgent extends Agent<Env> {
     return this.#readyCache;
   }
 
-  /** `keepAliveWhile`, armed only for a turn still running after `KEEP_ALIVE_AFTER_MS`. */
+  /** `keepAliveWhile`, armed only for a turn still running after `keepAliveAfterMs`. */
   async #keepAliveIfLong<T>(fn: () => Promise<T>): Promise<T> {
     let settled = false;
     let dispose: (() => void) | null = null;
@@ -389,7 +390,7 @@ export class ThreadAgent extends Agent<Env> {
         if (settled) release();
         else dispose = release;
       });
-    }, KEEP_ALIVE_AFTER_MS);
+    }, ThreadAgent.keepAliveAfterMs);
     try {
       return await fn();
     } finally {

@@ -378,6 +378,38 @@ describe("pinning and eviction", () => {
     expect(fresh.all("ready")[0]).toMatchObject({ agent: { name: "Support v2", version: 2 } });
   });
 
+  it("arms the keep-alive heartbeat only for a turn that runs long, and releases it when the turn ends", async () => {
+    const agent = await liveAgent({ artifact: local({ chunks: 10, hangAfterChunks: 5 }) });
+    const session = await launch(agent.publicKey);
+    const thread = await stub(agent, session.threadId);
+    const ws = await connect(session);
+    const keepAlives = () => runInDurableObject(thread, (instance: ThreadAgent) => instance._keepAliveRefs);
+    const setArmAfter = (ms: number) =>
+      runInDurableObject(thread, (instance: ThreadAgent) => {
+        const previous = (instance.constructor as typeof ThreadAgent).keepAliveAfterMs;
+        (instance.constructor as typeof ThreadAgent).keepAliveAfterMs = ms;
+        return previous;
+      });
+    const previous = await setArmAfter(1500);
+    try {
+      ws.send({ type: "send", clientMessageId: clientMessageId(), text: "a reply that never ends" });
+      const d = await ws.next("delta", (f) => f.seq === 5);
+      // Streaming, but not yet long: no heartbeat.
+      expect(await keepAlives()).toBe(0);
+      await new Promise((resolve) => setTimeout(resolve, 2500));
+      expect(await keepAlives()).toBe(1);
+      ws.send({ type: "cancel", runId: d.runId });
+      await ws.next("run", (f) => f.runId === d.runId && f.status === "aborted");
+      const deadline = Date.now() + 5000;
+      while ((await keepAlives()) !== 0 && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(await keepAlives()).toBe(0);
+    } finally {
+      await setArmAfter(previous);
+    }
+  });
+
   it("seals a reply cut off by the object's death as interrupted, never leaving the run running", async () => {
     const agent = await liveAgent({ artifact: local({ chunks: 40, hangAfterChunks: 25 }) });
     const session = await launch(agent.publicKey);
