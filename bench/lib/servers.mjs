@@ -104,14 +104,14 @@ async function startWrangler({ name, args, dir, log }) {
     const tail = readFileSync(logFile, "utf8").split("\n").slice(-30).join("\n");
     throw new Error(`${error instanceof Error ? error.message : error}\n--- ${name} output ---\n${tail}`);
   }
-  return { baseUrl, port, child, logFile, stop: () => stopChild(child) };
+  return { baseUrl, port, inspectorPort: inspector, child, logFile, stop: () => stopChild(child) };
 }
 
 /**
  * The product Worker exactly as `npm run dev` runs it (wrangler.toml, development environment), with throwaway
- * secrets, D1 and Durable Object state in a temporary directory.
+ * secrets, D1 and Durable Object state in a temporary directory. `minify: false` keeps function names for profiles.
  */
-export async function startProductWorker({ log = () => {} } = {}) {
+export async function startProductWorker({ log = () => {}, minify = true } = {}) {
   const dir = mkdtempSync(join(tmpdir(), "agent-threads-bench-"));
   const state = join(dir, "state");
   const varsFile = join(dir, "bench.vars");
@@ -122,7 +122,7 @@ export async function startProductWorker({ log = () => {} } = {}) {
   await migrate(["--persist-to", state], dir, "product worker");
   const server = await startWrangler({
     name: "product worker",
-    args: ["--persist-to", state, "--env-file", varsFile],
+    args: ["--persist-to", state, "--env-file", varsFile, ...(minify ? [] : ["--minify=false"])],
     dir,
     log,
   });
