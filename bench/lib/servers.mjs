@@ -1,46 +1,20 @@
 // Starts the throwaway `wrangler dev` servers a bench run measures (the product Worker and the bench-only echo
 // Worker), on loopback ports with fresh secrets and state, and stops their whole process groups afterwards.
 import { spawn } from "node:child_process";
-import { createWriteStream, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
+import { createWriteStream, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { freshSecretValue, parseDevVars } from "../../scripts/lib/dev-vars.mjs";
-import { childEnv, devVarsExamplePath, root, wranglerBin } from "../../scripts/lib/paths.mjs";
+import { childEnv, root, wranglerBin } from "../../scripts/lib/paths.mjs";
+import { freePort, stopProcessGroup, writeThrowawayVars } from "../../scripts/lib/process-group.mjs";
 import { waitForHealth } from "../../scripts/lib/wait-for-health.mjs";
 
 export const ECHO_CONFIG = join(root, "bench", "echo-worker", "wrangler.toml");
 
-export function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 /** Every child this module started, so a failure or Ctrl-C anywhere still stops them all. */
 const started = new Set();
 
-function stopChild(child) {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  const exited = new Promise((resolve) => child.once("exit", resolve));
-  try {
-    process.kill(-child.pid, "SIGTERM");
-  } catch {}
-  const timer = setTimeout(() => {
-    try {
-      process.kill(-child.pid, "SIGKILL");
-    } catch {}
-  }, 5000);
-  return exited.finally(() => clearTimeout(timer));
-}
-
 export async function stopAll() {
-  await Promise.all([...started].map(stopChild));
+  await Promise.all([...started].map(stopProcessGroup));
   started.clear();
 }
 
@@ -104,7 +78,7 @@ async function startWrangler({ name, args, dir, log }) {
     const tail = readFileSync(logFile, "utf8").split("\n").slice(-30).join("\n");
     throw new Error(`${error instanceof Error ? error.message : error}\n--- ${name} output ---\n${tail}`);
   }
-  return { baseUrl, port, inspectorPort: inspector, child, logFile, stop: () => stopChild(child) };
+  return { baseUrl, port, inspectorPort: inspector, child, logFile, stop: () => stopProcessGroup(child) };
 }
 
 /**
@@ -114,10 +88,7 @@ async function startWrangler({ name, args, dir, log }) {
 export async function startProductWorker({ log = () => {}, minify = true } = {}) {
   const dir = mkdtempSync(join(tmpdir(), "agent-threads-bench-"));
   const state = join(dir, "state");
-  const varsFile = join(dir, "bench.vars");
-  const names = Object.keys(parseDevVars(readFileSync(devVarsExamplePath, "utf8")));
-  const vars = Object.fromEntries(names.map((name) => [name, freshSecretValue(name)]));
-  writeFileSync(varsFile, `${names.map((name) => `${name}=${vars[name]}`).join("\n")}\n`, { mode: 0o600 });
+  const { varsFile, vars } = writeThrowawayVars(dir, "bench.vars");
   log("applying D1 migrations to a throwaway local database…");
   await migrate(["--persist-to", state], dir, "product worker");
   const server = await startWrangler({

@@ -1,26 +1,14 @@
 // Browser-test server: `wrangler dev` on a free port with throwaway secrets and local state (the developer's
 // .dev.vars and .wrangler/state are never touched), plus the tenant and agents the tests use.
 import { spawn } from "node:child_process";
-import { createWriteStream, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
+import { createWriteStream, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { freshSecretValue, parseDevVars } from "../../scripts/lib/dev-vars.mjs";
 import { describeError, request } from "../../scripts/lib/http-client.mjs";
-import { childEnv, devVarsExamplePath, root, wranglerBin } from "../../scripts/lib/paths.mjs";
+import { childEnv, root, wranglerBin } from "../../scripts/lib/paths.mjs";
+import { freePort, stopProcessGroup, writeThrowawayVars } from "../../scripts/lib/process-group.mjs";
 import { runCommand } from "../../scripts/lib/run-command.mjs";
 import { waitForHealth } from "../../scripts/lib/wait-for-health.mjs";
-
-export function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /**
  * The agents the browser tests talk to: `local` echo models, fast and slow, allowed only on 127.0.0.1, plus a
@@ -104,26 +92,11 @@ async function seed(baseUrl, operatorToken, origin) {
 export async function startServer({ log = () => {} } = {}) {
   const dir = mkdtempSync(join(tmpdir(), "agent-threads-e2e-"));
   const state = join(dir, "state");
-  const varsFile = join(dir, "e2e.vars");
-  const names = Object.keys(parseDevVars(readFileSync(devVarsExamplePath, "utf8")));
-  const vars = Object.fromEntries(names.map((name) => [name, freshSecretValue(name)]));
-  writeFileSync(varsFile, `${names.map((name) => `${name}=${vars[name]}`).join("\n")}\n`, { mode: 0o600 });
+  const { varsFile, vars } = writeThrowawayVars(dir, "e2e.vars");
 
   let child;
   const stop = async () => {
-    if (child && child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise((resolve) => child.once("exit", resolve));
-      try {
-        process.kill(-child.pid, "SIGTERM");
-      } catch {}
-      const timer = setTimeout(() => {
-        try {
-          process.kill(-child.pid, "SIGKILL");
-        } catch {}
-      }, 5000);
-      await exited;
-      clearTimeout(timer);
-    }
+    if (child) await stopProcessGroup(child);
     rmSync(dir, { recursive: true, force: true });
   };
 
