@@ -1,6 +1,6 @@
 // Tenant API keys `sk_<id>_<secret>`: generated with 128-bit ids and 256-bit secrets, stored only as a peppered digest.
 import { base32 } from "../control/ids";
-import { constantTimeEqual, hmacSha256, randomBytes, toHex } from "./bytes";
+import { constantTimeEqual, hmacSha256, randomBytes, toHex } from "../shared/bytes";
 
 export const API_KEY_SCOPES = ["admin", "read"] as const;
 export type ApiKeyScope = (typeof API_KEY_SCOPES)[number];

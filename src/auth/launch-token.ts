@@ -1,5 +1,6 @@
 // Launch tokens: a few minutes of access to one tenant + agent + environment + thread + subject.
 import { z } from "zod";
+import { environmentSchema } from "../shared/api";
 import { signJwt, type TokenResult, verifyJwt } from "./jwt";
 import { parseKeySet } from "./signing-keys";
 import { tokenPolicy } from "./token-policy";
@@ -16,7 +17,7 @@ export const launchClaimsSchema = z.object({
   jti: id,
   tenantId: id,
   agentEntityId: id,
-  environment: z.enum(["development", "staging", "production"]),
+  environment: environmentSchema,
   threadId: id,
   sub: id,
   /** How the subject was established: an anonymous visitor, or the tenant's signed-in user. */

@@ -1,6 +1,7 @@
 // Tenant provider secrets at rest: AES-256-GCM under SECRETS_KEY, bound to their tenant and alias as associated data.
+
+import { base64urlDecode, base64urlEncode, randomBytes, toHex, utf8 } from "../shared/bytes";
 import { getTenantSecret } from "../storage/d1/tenant-credentials";
-import { base64urlDecode, base64urlEncode, randomBytes, toHex, utf8 } from "./bytes";
 
 export interface SealedSecret {
   ciphertext: string;

@@ -1,6 +1,6 @@
 // The agent artifact: what a version pins. Strict zod schema (unknown keys refused), schemaVersion 1.
 import { z } from "zod";
-import { toolUrlProblem } from "../tools/url-policy";
+import { toolUrlProblem } from "./url-policy";
 
 export const ARTIFACT_SCHEMA_VERSIONS = [1] as const;
 

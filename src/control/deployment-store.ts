@@ -2,8 +2,9 @@
 import type { Result } from "../errors";
 import type { Artifact } from "./artifact";
 
-export const ENVIRONMENTS = ["development", "staging", "production"] as const;
-export type Environment = (typeof ENVIRONMENTS)[number];
+export { ENVIRONMENTS, type Environment } from "../shared/api";
+
+import type { Environment } from "../shared/api";
 
 export interface Tenant {
   id: string;

@@ -1,7 +1,7 @@
 // Opaque list cursors bound to one tenant and one list: signed, so a tampered or foreign cursor is a 400.
 import { z } from "zod";
-import { base64urlDecode, base64urlEncode, constantTimeEqual, hmacSha256, utf8 } from "../auth/bytes";
 import { AppError } from "../errors";
+import { base64urlDecode, base64urlEncode, constantTimeEqual, hmacSha256, utf8 } from "../shared/bytes";
 import type { AppContext } from "./context";
 
 export const DEFAULT_PAGE_LIMIT = 50;

@@ -1,7 +1,7 @@
 // CORS for the browser-facing endpoints (launch, thread HTTP): only origins an active agent allows are reflected.
 import type { MiddlewareHandler } from "hono";
 import { createMiddleware } from "hono/factory";
-import { parseOriginPattern } from "../auth/origin-policy";
+import { parseOriginPattern } from "../shared/origin-policy";
 import { anyAgentAllowsOrigin } from "../storage/d1/thread-registry";
 import type { AppContext, AppEnv } from "./context";
 

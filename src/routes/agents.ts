@@ -1,6 +1,5 @@
 // Tenant admin: agents, plus their drafts, versions and releases under /v1/agents/:agentId.
 import { Hono } from "hono";
-import { requireAdminForWrites, tenantAuth } from "../auth/tenant-auth";
 import type { AgentEntity, AgentPatch } from "../control/deployment-store";
 import { base32 } from "../control/ids";
 import { unwrap } from "../errors";
@@ -9,6 +8,7 @@ import type { AppEnv } from "../http/context";
 import { pageBody, readPage } from "../http/cursor";
 import { readJson } from "../http/json-body";
 import { deploymentStore } from "../http/store";
+import { requireAdminForWrites, tenantAuth } from "../http/tenant-auth";
 import type { AgentResponse } from "../shared/api";
 import { createAgentRequest, patchAgentRequest } from "../shared/api";
 import { drafts } from "./drafts";

@@ -2,11 +2,11 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { apiKeyDigest, generateApiKey } from "../auth/api-keys";
-import { requireAdminForWrites, tenantAuth } from "../auth/tenant-auth";
 import { AppError, errors } from "../errors";
 import type { AppEnv } from "../http/context";
 import { pageBody, readPage } from "../http/cursor";
 import { readJson } from "../http/json-body";
+import { requireAdminForWrites, tenantAuth } from "../http/tenant-auth";
 import { type ApiKeyResponse, type CreatedApiKeyResponse, createApiKeyRequest } from "../shared/api";
 import {
   type ApiKeyRecord,

@@ -2,9 +2,7 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { signLaunchToken } from "../auth/launch-token";
-import { originAllowed } from "../auth/origin-policy";
 import { clientIp, consumeLaunchQuota, enforceLaunchRateLimit } from "../auth/rate-limit";
-import { authenticateApiKey } from "../auth/tenant-auth";
 import { newThreadId, THREAD_ID_PATTERN } from "../auth/thread-ids";
 import { newVisitorId, signVisitorToken, verifyVisitorToken } from "../auth/visitor-token";
 import type { AgentEntity, Environment } from "../control/deployment-store";
@@ -14,6 +12,8 @@ import type { AppContext, AppEnv } from "../http/context";
 import { parseWith, readJsonText } from "../http/json-body";
 import { launchCors } from "../http/launch-cors";
 import { deploymentStore } from "../http/store";
+import { authenticateApiKey } from "../http/tenant-auth";
+import { originAllowed } from "../shared/origin-policy";
 import { PROTOCOL } from "../shared/protocol";
 import { findThread, insertThread } from "../storage/d1/thread-registry";
 

@@ -1,8 +1,8 @@
 // Operator API: creating tenants, each with its first admin API key.
 import { Hono } from "hono";
-import { operatorAuth } from "../auth/operator-auth";
 import type { AppEnv } from "../http/context";
 import { readJson } from "../http/json-body";
+import { operatorAuth } from "../http/operator-auth";
 import { deploymentStore } from "../http/store";
 import { createTenantRequest } from "../shared/api";
 import { issueApiKey } from "./api-keys";

@@ -1,11 +1,11 @@
 // Tenant admin: write-only provider secrets, referred to by alias from artifacts and never returned.
 import { Hono } from "hono";
 import { sealSecret } from "../auth/secret-box";
-import { requireAdminForWrites, tenantAuth } from "../auth/tenant-auth";
 import { errors } from "../errors";
 import type { AppContext, AppEnv } from "../http/context";
 import { pageBody, readPage } from "../http/cursor";
 import { readJson } from "../http/json-body";
+import { requireAdminForWrites, tenantAuth } from "../http/tenant-auth";
 import { putSecretRequest, SECRET_ALIAS } from "../shared/api";
 import { deleteTenantSecret, listTenantSecrets, upsertTenantSecret } from "../storage/d1/tenant-credentials";
 

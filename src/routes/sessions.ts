@@ -1,12 +1,12 @@
 // Tenant admin over projected threads: list, read, messages (D1), export and erasure (the thread object itself).
 import { Hono } from "hono";
 import { z } from "zod";
-import { requireAdminForWrites, tenantAuth } from "../auth/tenant-auth";
 import { threadStubFor } from "../auth/thread-stub";
 import { AppError, errors } from "../errors";
 import type { AppContext, AppEnv } from "../http/context";
 import { pageBody, readPage } from "../http/cursor";
 import { parseWith } from "../http/json-body";
+import { requireAdminForWrites, tenantAuth } from "../http/tenant-auth";
 import { ERROR_CODES } from "../shared/errors";
 import { pageQuery, sessionListQuery } from "../shared/sessions-api";
 import {

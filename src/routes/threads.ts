@@ -4,13 +4,14 @@ import { z } from "zod";
 import { threadObjectName } from "../auth/do-name";
 import { tokenError } from "../auth/jwt";
 import { type LaunchClaims, verifyLaunchToken } from "../auth/launch-token";
-import { originAllowed } from "../auth/origin-policy";
 import { MAX_TOKEN_BYTES } from "../auth/token-policy";
 import { AppError } from "../errors";
+import { bearerToken } from "../http/bearer";
 import type { AppContext, AppEnv } from "../http/context";
 import { threadCors } from "../http/launch-cors";
 import { deploymentStore } from "../http/store";
 import { ERROR_CODES } from "../shared/errors";
+import { originAllowed } from "../shared/origin-policy";
 import { BEARER_PREFIX, PROTOCOL } from "../shared/protocol";
 import { findThread } from "../storage/d1/thread-registry";
 import { CLAIMS_HEADER, threadClaimsFrom } from "../thread/claims";
@@ -18,11 +19,9 @@ import { CLAIMS_HEADER, threadClaimsFrom } from "../thread/claims";
 const INTERNAL_ORIGIN = "https://thread.internal";
 const TOKEN_QUERY_PARAMS = ["token", "access_token", "bearer", "jwt"];
 
-/** `Authorization: Bearer <jwt>` only (the scheme is case-insensitive); Basic, Token, … carry no launch token. */
+/** `Authorization: Bearer <jwt>` only; Basic, Token, … carry no launch token. */
 export function launchBearer(header: string | undefined): string | null {
-  if (header === undefined || header.length > MAX_TOKEN_BYTES + 7) return null;
-  const match = /^Bearer ([A-Za-z0-9._-]+)$/i.exec(header);
-  return match === null ? null : match[1]!;
+  return bearerToken(header, MAX_TOKEN_BYTES + "Bearer ".length);
 }
 
 /** `Sec-WebSocket-Protocol` must offer `agent.v1` and exactly one `bearer.<token>`. */

@@ -1,9 +1,9 @@
 // Tenant admin: tokens in/out and runs per day from the projection (`GET /v1/usage?from&to&agentId`).
 import { Hono } from "hono";
-import { tenantAuth } from "../auth/tenant-auth";
 import { errors } from "../errors";
 import type { AppEnv } from "../http/context";
 import { parseWith } from "../http/json-body";
+import { tenantAuth } from "../http/tenant-auth";
 import { USAGE_DEFAULT_DAYS, USAGE_MAX_DAYS, type UsageResponse, usageQuery } from "../shared/sessions-api";
 import { usageByDay } from "../storage/d1/sessions-repository";
 

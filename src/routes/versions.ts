@@ -1,13 +1,13 @@
 // Tenant admin: publishing a draft revision as an immutable, digest-pinned version, and reading versions.
 import { Hono } from "hono";
 import type { AgentVersion } from "../control/deployment-store";
+import { platformHostsOf, platformToolUrlIssues, publicHosts } from "../control/url-policy";
 import { errors, unwrap } from "../errors";
 import type { AppEnv } from "../http/context";
 import { pageBody, readPage } from "../http/cursor";
 import { readJson } from "../http/json-body";
 import { deploymentStore } from "../http/store";
 import { publishVersionRequest, type VersionSummaryResponse } from "../shared/api";
-import { platformHostsOf, platformToolUrlIssues, publicHosts } from "../tools/url-policy";
 import { loadAgent } from "./load-agent";
 
 function summaryView(version: AgentVersion): VersionSummaryResponse {

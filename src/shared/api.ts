@@ -1,8 +1,10 @@
 // The tenant admin and operator API contract: zod request and response shapes for `/v1` (SPEC §3.4, §3.5).
 import { z } from "zod";
-import { parseOriginPattern } from "../auth/origin-policy";
+import { parseOriginPattern } from "./origin-policy";
 
-export const ENVIRONMENT_NAMES = ["development", "staging", "production"] as const;
+export const ENVIRONMENTS = ["development", "staging", "production"] as const;
+export type Environment = (typeof ENVIRONMENTS)[number];
+export const environmentSchema = z.enum(ENVIRONMENTS);
 export const WEIGHT_TOTAL = 10_000;
 export const MAX_ORIGINS_PER_AGENT = 100;
 
@@ -61,7 +63,7 @@ export const publishVersionRequest = z.strictObject({
 
 export const createReleaseRequest = z
   .strictObject({
-    environment: z.enum(ENVIRONMENT_NAMES),
+    environment: environmentSchema,
     allocations: z
       .array(
         z.strictObject({
@@ -145,7 +147,7 @@ export const versionResponse = versionSummaryResponse.extend({ artifact: z.recor
 export const releaseResponse = z.strictObject({
   id: z.string(),
   agentId: z.string(),
-  environment: z.enum(ENVIRONMENT_NAMES),
+  environment: environmentSchema,
   runtimeRevision: z.string(),
   allocations: z.array(
     z.strictObject({ version: z.number().int(), versionId: z.string(), weight: z.number().int() }),

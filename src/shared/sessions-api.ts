@@ -1,5 +1,6 @@
 // The sessions, messages, usage and "my threads" API contract (SPEC §3.3, §3.4): zod request and response shapes.
 import { z } from "zod";
+import { environmentSchema } from "./api";
 
 const isoTime = z.iso.datetime();
 const day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, "must be a date such as 2026-05-01");
@@ -10,7 +11,7 @@ export const sessionResponse = z.object({
   threadId: z.string(),
   agentId: z.string(),
   agentName: z.string(),
-  environment: z.enum(["development", "staging", "production"]),
+  environment: environmentSchema,
   agentVersion: z.number().int(),
   artifactDigest: z.string(),
   subject: z.string(),

@@ -3,6 +3,7 @@ import { z } from "zod";
 import { type Artifact, artifactSchema } from "../control/artifact";
 import { digestOf } from "../control/canonical-json";
 import type { Environment } from "../control/deployment-store";
+import { environmentSchema } from "../shared/api";
 import { parseJsonColumn } from "./json-column";
 
 export interface ThreadBinding {
@@ -19,7 +20,7 @@ export interface ThreadBinding {
 
 const pinRowSchema = z.object({
   tenant_id: z.string(),
-  environment: z.enum(["development", "staging", "production"]),
+  environment: environmentSchema,
   agent_id: z.string(),
   thread_id: z.string(),
   version_id: z.string(),

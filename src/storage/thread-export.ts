@@ -1,5 +1,6 @@
 // One thread as plain JSON, read from the object's own storage (the source of truth), for `GET …/export`.
 import { z } from "zod";
+import { environmentSchema } from "../shared/api";
 import { ERROR_CODES } from "../shared/errors";
 import { ENTRY_KINDS, ENTRY_ROLES, EntryStore } from "./entry-store";
 import type { ThreadBinding } from "./pin-store";
@@ -16,7 +17,7 @@ export const threadExportSchema = z.strictObject({
   format: z.literal(THREAD_EXPORT_FORMAT),
   threadId: z.string(),
   tenantId: z.string(),
-  environment: z.enum(["development", "staging", "production"]),
+  environment: environmentSchema,
   agent: z.strictObject({
     id: z.string(),
     name: z.string(),

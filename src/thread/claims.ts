@@ -1,6 +1,7 @@
 // Verified claims as the Worker hands them to a thread object, in a header only the Worker can set.
 import { z } from "zod";
 import type { LaunchClaims } from "../auth/launch-token";
+import { environmentSchema } from "../shared/api";
 
 export const CLAIMS_HEADER = "X-Agent-Threads-Claims";
 /** Headers a client might send to impersonate the Worker or the SDK; always removed before forwarding. */
@@ -13,7 +14,7 @@ export const INTERNAL_HEADERS = [
 
 export const threadClaimsSchema = z.strictObject({
   tenantId: z.string().min(1),
-  environment: z.enum(["development", "staging", "production"]),
+  environment: environmentSchema,
   agentEntityId: z.string().min(1),
   threadId: z.string().min(1),
   sub: z.string().min(1),

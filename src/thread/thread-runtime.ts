@@ -1,5 +1,6 @@
 // One thread's conversation engine: appends user turns, runs one model turn at a time, streams and seals replies.
 import { decryptTenantSecret } from "../auth/secret-box";
+import { publicHosts } from "../control/url-policy";
 import { fail, ok, type Result } from "../errors";
 import type { BranchMessage } from "../models/prompt";
 import { buildPrompt } from "../models/prompt";
@@ -13,7 +14,6 @@ import { type Run, RunStore } from "../storage/run-store";
 import { applyThreadRetention, type RetentionPolicy } from "../storage/thread-retention";
 import { executeToolCall } from "../tools/execute-tool";
 import { toolDefinitions, toolNamed } from "../tools/tool-definitions";
-import { publicHosts } from "../tools/url-policy";
 import { webhookSecretRedactions } from "../tools/webhook-signature";
 import { messageBody, type Peer, toWireEntry } from "./frames";
 

@@ -1,9 +1,9 @@
 // One agent tool call as a signed outbound webhook: URL policy, runtime identity, time and size caps, one retry.
 import type { JSONValue } from "@ai-sdk/provider";
 import { CanonicalJsonError, canonicalJson, sha256Hex } from "../control/canonical-json";
+import { toolUrlProblem } from "../control/url-policy";
 import { createRedactor } from "../storage/redact";
 import { identityKind, type Tool } from "./tool-definitions";
-import { toolUrlProblem } from "./url-policy";
 import { signWebhook, webhookSecretRedactions, webhookSigningKey } from "./webhook-signature";
 
 export const DEFAULT_TOOL_TIMEOUT_MS = 10_000;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { apiKeyDigest, generateApiKey, parseApiKey, verifyApiKeySecret } from "../../src/auth/api-keys";
-import { hmacSha256, toHex } from "../../src/auth/bytes";
+import { hmacSha256, toHex } from "../../src/shared/bytes";
 
 describe("API key format", () => {
   it("generates sk_<id>_<secret> that parses back into its parts", () => {

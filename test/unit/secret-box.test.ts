@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { base64urlEncode } from "../../src/auth/bytes";
 import { openSecret, SecretBoxError, sealSecret } from "../../src/auth/secret-box";
+import { base64urlEncode } from "../../src/shared/bytes";
 
 const rawKey = base64urlEncode(new Uint8Array(32).fill(7));
 

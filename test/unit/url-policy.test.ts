@@ -1,6 +1,6 @@
 // Tool URL policy: only public https hosts, judged after the URL parser normalises every spelling of an address.
 import { describe, expect, it } from "vitest";
-import { platformHostsOf, platformToolUrlIssues, toolUrlProblem } from "../../src/tools/url-policy";
+import { platformHostsOf, platformToolUrlIssues, toolUrlProblem } from "../../src/control/url-policy";
 
 const PLATFORM = { platformHosts: ["agents.example.com"] };
 

@@ -6,6 +6,7 @@
 // re-roots: a row projected ahead of its parent would look orphaned here; the thread's own pass (mirrored by the
 // drain) re-roots exactly.
 import { z } from "zod";
+import { type Environment, environmentSchema } from "../../shared/api";
 
 /** Entries of a live run and a live run's user message are kept (four placeholders: tenant, session, tenant, session). */
 const NOT_LIVE = `id NOT IN (SELECT r.user_entry_id FROM agent_runs r WHERE r.tenant_id = ? AND r.session_id = ?
@@ -45,7 +46,7 @@ export interface DueSession {
   tenantId: string;
   threadId: string;
   agentId: string;
-  environment: "development" | "staging" | "production";
+  environment: Environment;
   maxAgeDays: number | null;
   maxMessages: number | null;
 }
@@ -53,7 +54,7 @@ export interface DueSession {
 const dueRow = z.object({
   id: z.string(),
   agent_id: z.string(),
-  environment: z.enum(["development", "staging", "production"]),
+  environment: environmentSchema,
   retention_max_age_days: z.number().int().nullable(),
   retention_max_messages: z.number().int().nullable(),
 });

@@ -4,6 +4,7 @@
 // tenant, agent and `sub`). SQL is built here from fixed fragments; `sessionsSql` enumerates every variant so a
 // test can check each one binds `tenant_id = ?` (and `user_id = ?` for subjects).
 import { z } from "zod";
+import { type Environment, environmentSchema } from "../../shared/api";
 import { parseJsonColumn } from "../json-column";
 import type { JsonValue } from "../redact";
 
@@ -23,7 +24,7 @@ export interface SessionRecord {
   threadId: string;
   agentId: string;
   agentName: string;
-  environment: "development" | "staging" | "production";
+  environment: Environment;
   agentVersion: number;
   artifactDigest: string;
   subject: string;
@@ -189,7 +190,7 @@ const sessionRow = z
     id: z.string(),
     agent_id: z.string(),
     agent_name: z.string(),
-    environment: z.enum(["development", "staging", "production"]),
+    environment: environmentSchema,
     agent_version: z.number().int(),
     artifact_digest: z.string(),
     user_id: z.string(),

@@ -1,9 +1,9 @@
 // Operator authentication: only the Worker's OPERATOR_TOKEN opens the operator API, compared in constant time.
 import { createMiddleware } from "hono/factory";
 import { AppError } from "../errors";
-import type { AppEnv } from "../http/context";
-import { constantTimeEqual, hmacSha256, randomBytes, toHex } from "./bytes";
-import { bearerToken } from "./tenant-auth";
+import { constantTimeEqual, hmacSha256, randomBytes, toHex } from "../shared/bytes";
+import { bearerToken } from "./bearer";
+import type { AppEnv } from "./context";
 
 // A per-isolate random key: both sides are hashed to equal length first, so the comparison leaks no length.
 // Created on first use: workerd refuses random values in global scope.
@@ -11,7 +11,7 @@ let comparisonKey: ReturnType<typeof randomBytes> | undefined;
 
 export async function isOperatorToken(env: Env, authorization: string | undefined): Promise<boolean> {
   const expected = env.OPERATOR_TOKEN ?? "";
-  const presented = bearerToken(authorization);
+  const presented = bearerToken(authorization, 512);
   // An unset or trivially short operator token opens nothing.
   if (expected.length < 16 || presented === null) return false;
   comparisonKey ??= randomBytes(32);

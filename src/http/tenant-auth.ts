@@ -1,20 +1,13 @@
 // Tenant API-key authentication: `Authorization: Bearer sk_…` becomes a verified TenantPrincipal, or one uniform 401.
 import { createMiddleware } from "hono/factory";
+import { apiKeyDigest, parseApiKey, verifyApiKeySecret } from "../auth/api-keys";
 import { AppError } from "../errors";
-import type { AppEnv, TenantPrincipal } from "../http/context";
+import { constantTimeEqual } from "../shared/bytes";
 import { findApiKeyForAuthentication } from "../storage/d1/tenant-credentials";
-import { apiKeyDigest, parseApiKey, verifyApiKeySecret } from "./api-keys";
-import { constantTimeEqual } from "./bytes";
+import { bearerToken } from "./bearer";
+import type { AppEnv, TenantPrincipal } from "./context";
 
 const MAX_AUTHORIZATION_LENGTH = 512;
-const BEARER = /^Bearer ([\x21-\x7e]+)$/i;
-
-/** The token of an `Authorization: Bearer <token>` header; any other scheme or shape is `null`. */
-export function bearerToken(authorization: string | undefined | null): string | null {
-  if (!authorization || authorization.length > MAX_AUTHORIZATION_LENGTH) return null;
-  const match = BEARER.exec(authorization);
-  return match === null ? null : match[1]!;
-}
 
 // Unknown ids still pay for one digest and one comparison, so they answer in about the same time as wrong secrets.
 const UNKNOWN_KEY_DIGEST = "0".repeat(64);
@@ -24,7 +17,7 @@ export async function authenticateApiKey(
   env: Env,
   authorization: string | undefined,
 ): Promise<TenantPrincipal | null> {
-  const token = bearerToken(authorization);
+  const token = bearerToken(authorization, MAX_AUTHORIZATION_LENGTH);
   const parsed = token === null ? null : parseApiKey(token);
   if (parsed === null) return null;
   const record = await findApiKeyForAuthentication(env.DB, parsed.id);
