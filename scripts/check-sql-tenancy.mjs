@@ -25,12 +25,12 @@ const EXCEPTIONS = [
     why: "CORS preflight: carries no credential, answers only whether some active agent allows the Origin",
   },
   {
-    file: "src/control/d1-deployment-store.ts",
+    file: "src/storage/d1/agents.ts",
     fragment: "WHERE public_key = ?",
     why: "launch by public agent key: the key is what names the tenant and agent",
   },
   {
-    file: "src/control/d1-deployment-store.ts",
+    file: "src/storage/d1/versions.ts",
     // biome-ignore lint/suspicious/noTemplateCurlyInString: the statement's source text, interpolation included
     fragment: "FROM agent_versions WHERE ${sql}",
     why: "a private helper whose callers each pass a predicate that starts with tenant_id = ?",

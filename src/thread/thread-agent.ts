@@ -1,10 +1,10 @@
 // The one generic thread Durable Object: lifecycle and dispatch only, hardened against client-driven SDK features.
 import { Agent, type Connection, type ConnectionContext, type WSMessage } from "agents";
 import { z } from "zod";
-import { D1DeploymentStore } from "../control/d1-deployment-store";
 import type { ErrorCode } from "../shared/errors";
 import { WS_CLOSE_CODE, WS_CLOSE_IDLE } from "../shared/errors";
 import { type ClientFrame, clientFrameSchema, LIMITS, type ServerFrame } from "../shared/protocol";
+import { D1DeploymentStore } from "../storage/d1/d1-deployment-store";
 import { projectionBacklog } from "../storage/outbox";
 import { readPin, type ThreadBinding } from "../storage/pin-store";
 import { drainOutbox, reconcileProjection } from "../storage/projection-drain";

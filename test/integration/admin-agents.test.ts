@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { D1DeploymentStore } from "../../src/control/d1-deployment-store";
 import { agentResponse, listResponse } from "../../src/shared/api";
+import { D1DeploymentStore } from "../../src/storage/d1/d1-deployment-store";
 import {
   api,
   countRows,

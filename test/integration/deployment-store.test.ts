@@ -1,8 +1,8 @@
 // Runs the DeploymentStore conformance suite against D1 (real, in workerd) and the in-memory reference.
 import { env } from "cloudflare:workers";
-import { D1DeploymentStore } from "../../src/control/d1-deployment-store";
-import { createMemoryTables, MemoryDeploymentStore } from "../../src/control/memory-deployment-store";
+import { D1DeploymentStore } from "../../src/storage/d1/d1-deployment-store";
 import { describeDeploymentStore } from "../helpers/deployment-store-conformance";
+import { createMemoryTables, MemoryDeploymentStore } from "../helpers/memory-deployment-store";
 
 describeDeploymentStore("D1", (clock) => ({
   store: new D1DeploymentStore(env.DB, { now: clock.now }),

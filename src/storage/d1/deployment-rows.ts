@@ -1,7 +1,7 @@
 // The D1 control-plane rows as zod schemas, and their mapping to the port's types: columns are a boundary too.
 import { z } from "zod";
-import type { AgentEntity, Release, Tenant, ThreadPin } from "./deployment-store";
-import { ENVIRONMENTS } from "./deployment-store";
+import type { AgentEntity, Release, Tenant, ThreadPin } from "../../control/deployment-store";
+import { ENVIRONMENTS } from "../../control/deployment-store";
 
 /** A TEXT column that holds JSON, parsed and then validated with `schema`. */
 export function jsonText<S extends z.ZodType>(schema: S) {
@@ -21,7 +21,7 @@ export function jsonText<S extends z.ZodType>(schema: S) {
 const status = z.enum(["active", "disabled"]);
 const environment = z.enum(ENVIRONMENTS);
 
-export const tenantRow = z.object({ id: z.string(), name: z.string(), status, created_at: z.string() });
+const tenantRow = z.object({ id: z.string(), name: z.string(), status, created_at: z.string() });
 
 export const TENANT_COLUMNS = "id, name, status, created_at";
 
@@ -146,4 +146,11 @@ export function toPin(row: unknown): ThreadPin {
     digest: r.digest,
     createdAt: r.created_at,
   };
+}
+
+/** The columns a D1 UNIQUE violation names, or null when `error` is something else. */
+export function uniqueViolation(error: unknown): string | null {
+  const message = error instanceof Error ? error.message : String(error);
+  const match = message.match(/UNIQUE constraint failed: ([\w., ]+)/);
+  return match?.[1] ?? null;
 }

@@ -1,7 +1,7 @@
-// The DeploymentStore in memory: the reference the D1 store is held to, and a fast fake for tests and tools.
-import { AppError, fail, ok, type Result } from "../errors";
-import { selectAllocation } from "./allocation";
-import { canonicalJson, digestOf } from "./canonical-json";
+// The DeploymentStore in memory: the reference the D1 store is held to by the conformance suite, and a fast fake.
+
+import { selectAllocation } from "../../src/control/allocation";
+import { canonicalJson, digestOf } from "../../src/control/canonical-json";
 import type {
   AgentEntity,
   AgentPatch,
@@ -17,9 +17,15 @@ import type {
   RuntimeRevision,
   Tenant,
   ThreadPin,
-} from "./deployment-store";
-import { newId } from "./ids";
-import { decodeCursor, encodeCursor, pageLimit, timeIdCursor, versionCursor } from "./page-cursor";
+} from "../../src/control/deployment-store";
+import { newId } from "../../src/control/ids";
+import {
+  decodeCursor,
+  encodeCursor,
+  pageLimit,
+  timeIdCursor,
+  versionCursor,
+} from "../../src/control/page-cursor";
 import {
   agentNotFound,
   agentPatchSchema,
@@ -45,7 +51,8 @@ import {
   unsupportedVersion,
   verifyStoredArtifact,
   versionNotFound,
-} from "./store-rules";
+} from "../../src/control/store-rules";
+import { AppError, fail, ok, type Result } from "../../src/errors";
 
 /** A version as stored: the artifact is kept as canonical JSON text, exactly as D1 keeps it. */
 export interface StoredVersion {

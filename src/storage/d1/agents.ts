@@ -1,0 +1,143 @@
+// The `agents` table on D1: every statement binds tenant_id except the public-key lookup that finds the tenant.
+import type { AgentEntity, AgentPatch, NewAgent, Page, PageRequest } from "../../control/deployment-store";
+import { newId } from "../../control/ids";
+import { decodeCursor, encodeCursor, pageLimit, timeIdCursor } from "../../control/page-cursor";
+import {
+  agentNotFound,
+  agentPatchSchema,
+  newAgentSchema,
+  pageOf,
+  parseInput,
+  publicKeyTaken,
+  slugTaken,
+} from "../../control/store-rules";
+import { fail, ok, type Result } from "../../errors";
+import { AGENT_COLUMNS, toAgent, uniqueViolation } from "./deployment-rows";
+
+export async function createAgent(
+  db: D1Database,
+  stamp: () => string,
+  tenantId: string,
+  input: NewAgent,
+): Promise<Result<AgentEntity>> {
+  const parsed = parseInput(newAgentSchema, input, "Agent");
+  if (!parsed.ok) return parsed;
+  const agent = parsed.value;
+  const now = stamp();
+  try {
+    const row = await db
+      .prepare(
+        `INSERT INTO agents (${AGENT_COLUMNS})
+         SELECT ?1, ?2, ?3, ?4, 'active', ?5, ?6, ?7, ?8, ?8 WHERE EXISTS (SELECT 1 FROM tenants WHERE id = ?1)
+         RETURNING ${AGENT_COLUMNS}`,
+      )
+      .bind(
+        tenantId,
+        newId("agt"),
+        agent.slug,
+        agent.name,
+        agent.visibility,
+        JSON.stringify(agent.allowedOrigins),
+        agent.publicKey,
+        now,
+      )
+      .first();
+    return row === null ? fail("not_found", "Tenant not found.") : ok(toAgent(row));
+  } catch (error) {
+    return agentConflict(error);
+  }
+}
+
+export async function getAgent(
+  db: D1Database,
+  tenantId: string,
+  agentId: string,
+): Promise<AgentEntity | null> {
+  const row = await db
+    .prepare(`SELECT ${AGENT_COLUMNS} FROM agents WHERE tenant_id = ? AND id = ?`)
+    .bind(tenantId, agentId)
+    .first();
+  return row === null ? null : toAgent(row);
+}
+
+export async function findAgentByPublicKey(db: D1Database, publicKey: string): Promise<AgentEntity | null> {
+  // The one agent read without a tenant: the key is how the tenant is found (unique index agents_by_public_key).
+  const row = await db
+    .prepare(`SELECT ${AGENT_COLUMNS} FROM agents WHERE public_key = ?`)
+    .bind(publicKey)
+    .first();
+  return row === null ? null : toAgent(row);
+}
+
+export async function listAgents(
+  db: D1Database,
+  tenantId: string,
+  page: PageRequest,
+): Promise<Page<AgentEntity>> {
+  const limit = pageLimit(page.limit);
+  const [createdAt, id] = page.after === undefined ? ["", ""] : decodeCursor(page.after, timeIdCursor);
+  const { results } = await db
+    .prepare(
+      `SELECT ${AGENT_COLUMNS} FROM agents
+       WHERE tenant_id = ?1 AND (created_at > ?2 OR (created_at = ?2 AND id > ?3))
+       ORDER BY created_at, id LIMIT ?4`,
+    )
+    .bind(tenantId, createdAt, id, limit + 1)
+    .all();
+  return pageOf(results.map(toAgent), limit, (a) => encodeCursor([a.createdAt, a.id]));
+}
+
+export async function updateAgent(
+  db: D1Database,
+  stamp: () => string,
+  tenantId: string,
+  agentId: string,
+  patch: AgentPatch,
+): Promise<Result<AgentEntity>> {
+  const parsed = parseInput(agentPatchSchema, patch, "Agent patch");
+  if (!parsed.ok) return parsed;
+  const p = parsed.value;
+  const changes = [p.name, p.status, p.visibility, p.allowedOrigins, p.publicKey];
+  if (changes.every((value) => value === undefined)) {
+    const agent = await getAgent(db, tenantId, agentId);
+    return agent === null ? agentNotFound() : ok(agent);
+  }
+  try {
+    // COALESCE keeps each absent field, so two patches of different fields never undo each other.
+    const row = await db
+      .prepare(
+        `UPDATE agents SET name = COALESCE(?3, name), status = COALESCE(?4, status),
+           visibility = COALESCE(?5, visibility), allowed_origins = COALESCE(?6, allowed_origins),
+           public_key = COALESCE(?7, public_key), updated_at = ?8
+         WHERE tenant_id = ?1 AND id = ?2 RETURNING ${AGENT_COLUMNS}`,
+      )
+      .bind(
+        tenantId,
+        agentId,
+        p.name ?? null,
+        p.status ?? null,
+        p.visibility ?? null,
+        p.allowedOrigins === undefined ? null : JSON.stringify(p.allowedOrigins),
+        p.publicKey ?? null,
+        stamp(),
+      )
+      .first();
+    return row === null ? agentNotFound() : ok(toAgent(row));
+  } catch (error) {
+    return agentConflict(error);
+  }
+}
+
+export async function agentExists(db: D1Database, tenantId: string, agentId: string): Promise<boolean> {
+  const row = await db
+    .prepare("SELECT 1 AS found FROM agents WHERE tenant_id = ? AND id = ?")
+    .bind(tenantId, agentId)
+    .first();
+  return row !== null;
+}
+
+function agentConflict(error: unknown): Result<never> {
+  const columns = uniqueViolation(error);
+  if (columns === null) throw error;
+  return columns.includes("public_key") ? publicKeyTaken() : slugTaken();
+}
