@@ -3,6 +3,7 @@ import { z } from "zod";
 import { fail, ok, type Result } from "../errors";
 import { parseJsonColumn } from "./json-column";
 import { createRedactor, type JsonValue, type Redactor } from "./redact";
+import { deleteMeta, readMeta, replaceMeta, writeMeta } from "./thread-meta";
 
 export const ENTRY_KINDS = ["message", "event", "model_change", "label", "summary", "custom"] as const;
 export type EntryKind = (typeof ENTRY_KINDS)[number];
@@ -118,10 +119,6 @@ function firstEntry(cursor: SqlStorageCursor<Record<string, SqlStorageValue>>): 
   return null;
 }
 
-export function entryToJson(entry: Entry): JsonValue {
-  return { ...entry };
-}
-
 /** Decodes a branch cursor (the seq of the last entry already returned); null when it is not one of ours. */
 function decodeCursor(cursor: string): number | null {
   if (!/^[1-9][0-9]{0,14}$/.test(cursor)) return null;
@@ -223,7 +220,7 @@ export class EntryStore {
       }
       if (a.parentId !== null) {
         // The selected branch follows its own conversation: appending right below the active leaf moves it down.
-        sql.exec("UPDATE meta SET value = ? WHERE key = ? AND value = ?", id, ACTIVE_LEAF_KEY, a.parentId);
+        replaceMeta(this.#storage, ACTIVE_LEAF_KEY, a.parentId, id);
       }
       return ok({ entry, deduplicated: false });
     });
@@ -275,11 +272,9 @@ export class EntryStore {
 
   /** The explicitly selected leaf if one is set, else the newest entry without children; null for an empty thread. */
   latestLeaf(): Entry | null {
-    const active = this.#storage.sql
-      .exec("SELECT value FROM meta WHERE key = ?", ACTIVE_LEAF_KEY)
-      .toArray()[0];
-    if (typeof active?.value === "string") {
-      const entry = this.get(active.value);
+    const active = readMeta(this.#storage, ACTIVE_LEAF_KEY);
+    if (active !== null) {
+      const entry = this.get(active);
       if (entry) return entry;
     }
     return firstEntry(
@@ -294,16 +289,12 @@ export class EntryStore {
   /** Selects the branch the thread continues on (`null` returns to "newest leaf"). */
   setActiveLeaf(id: string | null): Result<Entry | null> {
     if (id === null) {
-      this.#storage.sql.exec("DELETE FROM meta WHERE key = ?", ACTIVE_LEAF_KEY);
+      deleteMeta(this.#storage, ACTIVE_LEAF_KEY);
       return ok(null);
     }
     const entry = this.get(id);
     if (!entry) return fail("not_found", "Entry not found.");
-    this.#storage.sql.exec(
-      "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-      ACTIVE_LEAF_KEY,
-      id,
-    );
+    writeMeta(this.#storage, ACTIVE_LEAF_KEY, id);
     return ok(entry);
   }
 

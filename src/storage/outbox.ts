@@ -4,6 +4,7 @@
 // `projected_entry_seq` watermark kept in `meta`. Records that change in place (runs, tool calls) go through the
 // `outbox` table, one row per record while it waits; a run's usage travels with the run.
 import type { JsonValue } from "./redact";
+import { readMetaInteger, writeMeta } from "./thread-meta";
 
 /** What a row projects: a run (with its usage) or a tool call; `entry` and `usage` rows come only from older builds. */
 export const OUTBOX_KINDS = ["entry", "run", "tool_call", "usage"] as const;
@@ -64,17 +65,12 @@ export function enqueueOutbox(
 
 /** The entry watermark; every object has it from schema version 4 on. */
 export function projectedEntrySeq(storage: DurableObjectStorage): number {
-  const row = storage.sql.exec("SELECT value FROM meta WHERE key = ?", PROJECTED_ENTRY_SEQ_KEY).toArray()[0];
-  const value = Number(row?.value ?? 0);
-  return Number.isSafeInteger(value) && value >= 0 ? value : 0;
+  const value = readMetaInteger(storage, PROJECTED_ENTRY_SEQ_KEY) ?? 0;
+  return Math.max(0, value);
 }
 
 export function setProjectedEntrySeq(storage: DurableObjectStorage, seq: number): void {
-  storage.sql.exec(
-    "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-    PROJECTED_ENTRY_SEQ_KEY,
-    String(seq),
-  );
+  writeMeta(storage, PROJECTED_ENTRY_SEQ_KEY, String(seq));
 }
 
 /** Entries above the watermark (a range count over the rowid). */

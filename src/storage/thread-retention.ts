@@ -5,6 +5,7 @@
 // thread no longer holds. The mark is cleared only after that batch commits, so D1 never keeps what the thread
 // deleted for longer than one successful drain (the D1 retention job applies the same policy on its own as well).
 import { PROJECTED_ENTRY_SEQ_KEY } from "./outbox";
+import { deleteMeta, readMetaInteger, writeMeta } from "./thread-meta";
 
 export interface RetentionPolicy {
   maxAgeDays?: number;
@@ -27,20 +28,9 @@ const THROUGH_SEQ = "retention_through_seq";
 const TOOL_CALLS_BEFORE = "retention_tool_calls_before";
 const ACTIVE_LEAF = "active_leaf";
 
-function metaNumber(storage: DurableObjectStorage, key: string): number | null {
-  const row = storage.sql.exec("SELECT value FROM meta WHERE key = ?", key).toArray()[0];
-  if (row === undefined) return null;
-  const value = Number(row.value);
-  return Number.isSafeInteger(value) ? value : null;
-}
-
-function setMeta(storage: DurableObjectStorage, key: string, value: number): void {
-  storage.sql.exec(
-    "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-    key,
-    String(value),
-  );
-}
+const metaNumber = readMetaInteger;
+const setMeta = (storage: DurableObjectStorage, key: string, value: number): void =>
+  writeMeta(storage, key, String(value));
 
 /** The retention still to mirror into D1, or null when D1 already matches every pass. */
 export function pendingRetention(storage: DurableObjectStorage): RetentionMark | null {
@@ -57,7 +47,7 @@ export function pendingRetention(storage: DurableObjectStorage): RetentionMark |
 export function retentionProjected(storage: DurableObjectStorage, mark: RetentionMark): void {
   setMeta(storage, PROJECTED, mark.generation);
   if ((metaNumber(storage, GENERATION) ?? 0) === mark.generation) {
-    storage.sql.exec("DELETE FROM meta WHERE key IN (?, ?)", THROUGH_SEQ, TOOL_CALLS_BEFORE);
+    deleteMeta(storage, THROUGH_SEQ, TOOL_CALLS_BEFORE);
   }
 }
 

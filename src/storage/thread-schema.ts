@@ -2,6 +2,9 @@
 //
 // Rules: never edit or reorder a released migration; add a new one with the next version number. Table names never
 // start with `cf_` (the agents SDK owns `cf_agents_*` and `cf_agent_*` in the same database).
+import { readMeta, writeMeta } from "./thread-meta";
+
+const SCHEMA_VERSION_KEY = "schema_version";
 
 export interface ThreadMigration {
   version: number;
@@ -180,8 +183,7 @@ export function threadSchemaVersion(storage: DurableObjectStorage): number {
     .exec("SELECT 1 AS present FROM sqlite_master WHERE type = 'table' AND name = 'meta'")
     .toArray();
   if (hasMeta.length === 0) return 0;
-  const row = storage.sql.exec("SELECT value FROM meta WHERE key = 'schema_version'").toArray()[0];
-  const version = Number(row?.value ?? 0);
+  const version = Number(readMeta(storage, SCHEMA_VERSION_KEY) ?? 0);
   if (!Number.isSafeInteger(version) || version < 0) {
     throw new Error("Thread storage has an unreadable schema version.");
   }
@@ -214,10 +216,7 @@ export function migrateThreadSchema(
       for (const statement of migration.up) storage.sql.exec(statement);
     }
     if (current !== target) {
-      storage.sql.exec(
-        "INSERT INTO meta (key, value) VALUES ('schema_version', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-        String(target),
-      );
+      writeMeta(storage, SCHEMA_VERSION_KEY, String(target));
     }
     return target;
   });

@@ -1,0 +1,38 @@
+// The thread's `meta` key/value table (schema version, active leaf, projection and retention marks), read and
+// written one way by every module that keeps a fact there.
+
+/** The stored text of `key`, or null when it is not set. */
+export function readMeta(storage: DurableObjectStorage, key: string): string | null {
+  const row = storage.sql.exec("SELECT value FROM meta WHERE key = ?", key).toArray()[0];
+  return row === undefined ? null : String(row.value);
+}
+
+/** `key` as a safe integer; null when it is not set or does not hold one. */
+export function readMetaInteger(storage: DurableObjectStorage, key: string): number | null {
+  const text = readMeta(storage, key);
+  if (text === null) return null;
+  const value = Number(text);
+  return Number.isSafeInteger(value) ? value : null;
+}
+
+export function writeMeta(storage: DurableObjectStorage, key: string, value: string): void {
+  storage.sql.exec(
+    "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+    key,
+    value,
+  );
+}
+
+/** Sets `key` to `value` only while it still holds `expected`; an unset key stays unset. */
+export function replaceMeta(
+  storage: DurableObjectStorage,
+  key: string,
+  expected: string,
+  value: string,
+): void {
+  storage.sql.exec("UPDATE meta SET value = ? WHERE key = ? AND value = ?", value, key, expected);
+}
+
+export function deleteMeta(storage: DurableObjectStorage, ...keys: string[]): void {
+  for (const key of keys) storage.sql.exec("DELETE FROM meta WHERE key = ?", key);
+}
