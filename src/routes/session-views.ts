@@ -2,12 +2,8 @@
 import { z } from "zod";
 import { AppError } from "../errors";
 import type { MessageResponse, MyThreadResponse, SessionResponse } from "../shared/sessions-api";
-import type {
-  MessagePosition,
-  MessageRecord,
-  SessionPosition,
-  SessionRecord,
-} from "../storage/d1/sessions-repository";
+import type { MessageRecord } from "../storage/d1/message-row";
+import type { MessagePosition, SessionPosition, SessionRecord } from "../storage/d1/sessions-repository";
 
 export function sessionView(s: SessionRecord): SessionResponse {
   return {

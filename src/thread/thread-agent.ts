@@ -7,7 +7,8 @@ import { type ClientFrame, clientFrameSchema, LIMITS, type ServerFrame } from ".
 import { D1DeploymentStore } from "../storage/d1/d1-deployment-store";
 import { projectionBacklog } from "../storage/outbox";
 import { readPin, type ThreadBinding } from "../storage/pin-store";
-import { drainOutbox, reconcileProjection } from "../storage/projection-drain";
+import { drainOutbox } from "../storage/projection-drain";
+import { reconcileProjection } from "../storage/projection-reconcile";
 import { exportThread } from "../storage/thread-export";
 import { migrateThreadSchema } from "../storage/thread-schema";
 import { bindThread, claimsMatch } from "./binding";

@@ -6,13 +6,9 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { PROJECTION_SQL, upsertRun, upsertSession } from "../../src/storage/d1/projection-writer";
 import { enqueueOutbox, projectedEntrySeq, setProjectedEntrySeq } from "../../src/storage/outbox";
-import {
-  BACKOFF_CAP_MS,
-  backoffMs,
-  drainOutbox,
-  reconcileProjection,
-  titleFrom,
-} from "../../src/storage/projection-drain";
+import { BACKOFF_CAP_MS, backoffMs, drainOutbox } from "../../src/storage/projection-drain";
+import { reconcileProjection } from "../../src/storage/projection-reconcile";
+import { titleFrom } from "../../src/storage/projection-rows";
 import { RunStore } from "../../src/storage/run-store";
 import {
   bindingOf,

@@ -3,6 +3,7 @@
 // Every write selects its tenant, thread and subject from the `threads` registry row (`deleted_at IS NULL`), so a
 // projection that arrives after erasure writes nothing, and the subject comes from the server's own record.
 import { z } from "zod";
+import type { MessageRow } from "./message-row";
 
 const watermarkRow = z.object({ projected_seq: z.number().int() });
 
@@ -30,23 +31,6 @@ export interface SessionSnapshot {
   retentionDueAt: string | null;
   version: number;
   updatedAt: string;
-}
-
-export interface MessageRow {
-  id: string;
-  seq: number;
-  parentId: string | null;
-  runId: string | null;
-  kind: string;
-  role: string | null;
-  content: string;
-  status: string | null;
-  toolCallId: string | null;
-  toolName: string | null;
-  /** JSON text. */
-  toolCalls: string | null;
-  version: number;
-  createdAt: string;
 }
 
 export interface RunRow {
@@ -91,6 +75,17 @@ export interface UsageRow {
   outputTokens: number;
   version: number;
   createdAt: string;
+}
+
+/** One retention pass as D1 mirrors it. */
+export interface RetentionPass {
+  throughSeq: number;
+  survivorIds: readonly string[];
+  rootIds: readonly string[];
+  /** ISO time; null when only a message count applied. */
+  toolCallsBefore: string | null;
+  /** The thread's tool calls created before `toolCallsBefore` (a live run's, kept). */
+  survivingToolCallIds: readonly string[];
 }
 
 /** The registry row that every projection write hangs on; its two placeholders are (tenant_id, thread id). */
@@ -280,14 +275,7 @@ export function upsertUsage(db: D1Database, scope: ThreadScope, u: UsageRow): D1
 export function mirrorRetention(
   db: D1Database,
   scope: ThreadScope,
-  pass: {
-    throughSeq: number;
-    survivorIds: readonly string[];
-    rootIds: readonly string[];
-    toolCallsBefore: string | null;
-    /** The thread's tool calls created before `toolCallsBefore` (a live run's, kept). */
-    survivingToolCallIds: readonly string[];
-  },
+  pass: RetentionPass,
 ): D1PreparedStatement[] {
   const statements = [
     db

@@ -5,8 +5,7 @@
 // test can check each one binds `tenant_id = ?` (and `user_id = ?` for subjects).
 import { z } from "zod";
 import { type Environment, environmentSchema } from "../../shared/api";
-import { parseJsonColumn } from "../json-column";
-import type { JsonValue } from "../redact";
+import { MESSAGE_COLUMNS, type MessageRecord, messageRecordSchema } from "./message-row";
 
 export type ReadScope =
   | { kind: "tenant"; tenantId: string }
@@ -36,21 +35,6 @@ export interface SessionRecord {
   updatedAt: string;
 }
 
-export interface MessageRecord {
-  id: string;
-  seq: number;
-  parentId: string | null;
-  runId: string | null;
-  kind: string;
-  role: string | null;
-  content: string;
-  status: string | null;
-  toolCallId: string | null;
-  toolName: string | null;
-  toolCalls: JsonValue | null;
-  createdAt: string;
-}
-
 export interface UsageDay {
   day: string;
   runs: number;
@@ -73,8 +57,6 @@ type RunStatusName = (typeof RUN_STATUS_NAMES)[number];
 
 const SESSION_COLUMNS = `tenant_id, id, agent_id, agent_name, environment, agent_version, artifact_digest, user_id,
   state, title, message_count, last_message_at, created_at, updated_at`;
-const MESSAGE_COLUMNS = `id, seq, parent_id, run_id, kind, role, content, status, tool_call_id, tool_name,
-  tool_calls, created_at`;
 
 /** Every read of agent_sessions starts here: the tenant, and for end users the subject and agent, always bound. */
 const SESSIONS_FROM = {
@@ -220,14 +202,6 @@ const sessionRow = z
     }),
   );
 
-function jsonOrNull(text: string): JsonValue | null {
-  try {
-    return parseJsonColumn(text);
-  } catch {
-    return null;
-  }
-}
-
 function parseJsonText(text: string | null): unknown {
   if (text === null) return null;
   try {
@@ -236,38 +210,6 @@ function parseJsonText(text: string | null): unknown {
     return null;
   }
 }
-
-const messageRow = z
-  .object({
-    id: z.string(),
-    seq: z.number().int(),
-    parent_id: z.string().nullable(),
-    run_id: z.string().nullable(),
-    kind: z.string(),
-    role: z.string().nullable(),
-    content: z.string(),
-    status: z.string().nullable(),
-    tool_call_id: z.string().nullable(),
-    tool_name: z.string().nullable(),
-    tool_calls: z.string().nullable(),
-    created_at: z.string(),
-  })
-  .transform(
-    (r): MessageRecord => ({
-      id: r.id,
-      seq: r.seq,
-      parentId: r.parent_id,
-      runId: r.run_id,
-      kind: r.kind,
-      role: r.role,
-      content: r.content,
-      status: r.status,
-      toolCallId: r.tool_call_id,
-      toolName: r.tool_name,
-      toolCalls: r.tool_calls === null ? null : jsonOrNull(r.tool_calls),
-      createdAt: r.created_at,
-    }),
-  );
 
 const tokensRow = z.object({ day: z.string(), input_tokens: z.number(), output_tokens: z.number() });
 const runsRow = z.object({ day: z.string(), runs: z.number() });
@@ -337,7 +279,7 @@ export async function listMessages(
     .prepare(page.after === undefined ? texts.first : texts.after)
     .bind(...bindings)
     .all();
-  const rows = results.map((r) => messageRow.parse(r));
+  const rows = results.map((r) => messageRecordSchema.parse(r));
   const items = rows.slice(0, page.limit);
   const last = items[items.length - 1];
   return rows.length > page.limit && last !== undefined
