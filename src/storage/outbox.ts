@@ -7,8 +7,8 @@ import type { JsonValue } from "./redact";
 import { readMetaInteger, writeMeta } from "./thread-meta";
 
 /** What a row projects: a run (with its usage) or a tool call; `entry` and `usage` rows come only from older builds. */
-export const OUTBOX_KINDS = ["entry", "run", "tool_call", "usage"] as const;
-export type OutboxKind = (typeof OUTBOX_KINDS)[number];
+const OUTBOX_KINDS = ["entry", "run", "tool_call", "usage"] as const;
+type OutboxKind = (typeof OUTBOX_KINDS)[number];
 
 export interface OutboxItem {
   kind: Exclude<OutboxKind, "entry" | "usage">;
@@ -74,10 +74,8 @@ export function setProjectedEntrySeq(storage: DurableObjectStorage, seq: number)
 }
 
 /** Entries above the watermark (a range count over the rowid). */
-export function entriesAwaitingProjection(
-  storage: DurableObjectStorage,
-  after = projectedEntrySeq(storage),
-): number {
+function entriesAwaitingProjection(storage: DurableObjectStorage): number {
+  const after = projectedEntrySeq(storage);
   return Number(storage.sql.exec("SELECT COUNT(*) AS n FROM entries WHERE seq > ?", after).one().n);
 }
 

@@ -6,7 +6,7 @@ import { ENTRY_KINDS, ENTRY_ROLES, EntryStore } from "./entry-store";
 import type { ThreadBinding } from "./pin-store";
 import { RUN_STATUSES, RunStore, TOOL_CALL_STATUSES } from "./run-store";
 
-export const THREAD_EXPORT_FORMAT = "agent-threads.thread-export.v1";
+const THREAD_EXPORT_FORMAT = "agent-threads.thread-export.v1";
 
 const isoTime = z.iso.datetime();
 const tokens = z.number().int().min(0);

@@ -1,7 +1,10 @@
 // SQL for a tenant's API keys and encrypted provider secrets. Every statement binds tenant_id, except the one
 // credential look-up by key id that runs before the tenant is known.
 import { z } from "zod";
-import { API_KEY_SCOPES, type ApiKeyScope } from "../../auth/api-keys";
+import { API_KEY_SCOPE_NAMES } from "../../shared/api";
+
+// The wire list of scopes: storage sits below auth/, so it reads the list where the API defines it.
+type ApiKeyScope = (typeof API_KEY_SCOPE_NAMES)[number];
 
 export interface ApiKeyRecord {
   tenantId: string;
@@ -32,7 +35,7 @@ const apiKeyRow = z
     tenant_id: z.string(),
     id: z.string(),
     name: z.string(),
-    scope: z.enum(API_KEY_SCOPES),
+    scope: z.enum(API_KEY_SCOPE_NAMES),
     digest: z.string(),
     prefix: z.string(),
     last4: z.string(),
@@ -56,7 +59,7 @@ const apiKeyRow = z
 const authRow = z.object({
   tenant_id: z.string(),
   id: z.string(),
-  scope: z.enum(API_KEY_SCOPES),
+  scope: z.enum(API_KEY_SCOPE_NAMES),
   digest: z.string(),
   revoked_at: z.string().nullable(),
   tenant_status: z.enum(["active", "disabled"]),
