@@ -10,6 +10,7 @@ import type { ErrorCode } from "../shared/errors";
 import { LIMITS, type ServerFrame } from "../shared/protocol";
 import { type Entry, EntryStore } from "../storage/entry-store";
 import type { ThreadBinding } from "../storage/pin-store";
+import { runsCreatedSince } from "../storage/recent-runs";
 import { type Run, RunStore } from "../storage/run-store";
 import { applyThreadRetention, type RetentionPolicy } from "../storage/thread-retention";
 import { executeToolCall } from "../tools/execute-tool";
@@ -313,16 +314,7 @@ export class ThreadRuntime {
   }
 
   #sendsInLastMinute(): number {
-    const since = this.#deps.now() - 60_000;
-    const row = this.#deps.storage.sql
-      .exec(
-        // Every send, edit and regenerate starts one run; runs are inserted in time order, so rowid is recency.
-        "SELECT COUNT(*) AS n FROM (SELECT created_at FROM runs ORDER BY rowid DESC LIMIT ?) WHERE created_at > ?",
-        this.limits.sendsPerMinute + 1,
-        since,
-      )
-      .one();
-    return Number(row.n);
+    return runsCreatedSince(this.#deps.storage, this.#deps.now() - 60_000, this.limits.sendsPerMinute + 1);
   }
 
   #start(run: Run, userEntry: Entry, subject: string | null): void {
