@@ -28,6 +28,7 @@ const THROUGH_SEQ = "retention_through_seq";
 const TOOL_CALLS_BEFORE = "retention_tool_calls_before";
 const ACTIVE_LEAF = "active_leaf";
 
+// Retention's marks are numbers: these two name the shared meta accessors in those terms.
 const metaNumber = readMetaInteger;
 const setMeta = (storage: DurableObjectStorage, key: string, value: number): void =>
   writeMeta(storage, key, String(value));
