@@ -75,6 +75,7 @@ function context(overrides: Partial<ToolCallContext> = {}): ToolCallContext {
   };
 }
 
+/** The webhook timestamps' clock: it moves only when a test moves it. */
 const clock = fakeClock();
 
 function call(input: unknown = { orderId: "A-17" }) {
