@@ -3,6 +3,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { after, afterEach, before } from "node:test";
 import { chromium } from "playwright-core";
 
 export const BASE_URL = process.env.E2E_BASE_URL ?? "";
@@ -44,9 +45,53 @@ export async function launchBrowser() {
   };
 }
 
-/** A page that records console warnings, page errors and dialogs (none of which should ever be an XSS). */
-export async function openPage(context, url) {
-  const page = await context.newPage();
+/**
+ * One browser for the enclosing `describe`: launched before its tests and closed after them; every page a test
+ * opened with `openWidgetPage` is closed when that test ends, passed or failed.
+ */
+export function useBrowser() {
+  const session = { browser: null, pages: [] };
+  before(async () => {
+    session.browser = await launchBrowser();
+  });
+  afterEach(async () => {
+    for (const page of session.pages.splice(0)) await page.close();
+  });
+  after(async () => {
+    await session.browser?.close();
+  });
+  return {
+    get context() {
+      return session.browser.context;
+    },
+    track(page) {
+      session.pages.push(page);
+    },
+  };
+}
+
+/**
+ * Opens a test page with the widget and records console warnings, page errors and dialogs (none of which should
+ * ever be an XSS).
+ *
+ * - `url` replaces the default `/test/widget.html?key=…` address entirely; otherwise `path`, `key` (default: the
+ *   fast agent) and `query` (`persist`, `dir`, `layout`, `target`, … appended as given) build it.
+ * - `viewport`, `colorScheme` and `reducedMotion` are set before the page loads.
+ */
+export async function openWidgetPage(browser, options = {}) {
+  const {
+    path = "/test/widget.html",
+    key = KEYS.fast,
+    query = {},
+    viewport,
+    colorScheme,
+    reducedMotion,
+  } = options;
+  const url = options.url ?? `${BASE_URL}${path}?${new URLSearchParams({ key: key ?? "", ...query })}`;
+  const page = await browser.context.newPage();
+  browser.track(page);
+  if (viewport) await page.setViewportSize(viewport);
+  if (colorScheme || reducedMotion) await page.emulateMedia({ colorScheme, reducedMotion });
   const log = { warnings: [], errors: [], dialogs: [] };
   page.on("console", (message) => {
     if (message.type() === "warning") log.warnings.push(message.text());
@@ -58,10 +103,11 @@ export async function openPage(context, url) {
     await dialog.dismiss();
   });
   const response = await page.goto(url);
-  return { page, log, response };
+  return { page, log, response, w: widget(page) };
 }
 
-export const testPage = (path, key, extra = "") => `${BASE_URL}${path}?key=${key ?? ""}${extra}`;
+/** Every test that passes this starts its own thread: nothing is persisted between its pages. */
+export const FRESH = { persist: "memory" };
 
 /** Locators for the widget's parts; Playwright's CSS engine pierces open shadow roots. */
 export function widget(page) {
@@ -114,6 +160,41 @@ export async function waitForReply(page, expected, timeout = 20_000) {
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   return w.replies.last().textContent();
+}
+
+/**
+ * A locator's box once it has come to rest: its own animations and transitions finished (endless ones, like the
+ * typing dots, excepted) and the box unchanged across two animation frames. Measuring right after an action would
+ * catch the panel mid-animation.
+ */
+export async function settledBox(locator) {
+  await locator.evaluate(async (element) => {
+    const frame = () => new Promise((resolve) => requestAnimationFrame(resolve));
+    const read = () => {
+      const { x, y, width, height } = element.getBoundingClientRect();
+      return `${x},${y},${width},${height}`;
+    };
+    for (let previous = null; ; ) {
+      const running = element
+        .getAnimations()
+        .filter((animation) => animation.effect?.getComputedTiming().endTime !== Infinity);
+      await Promise.all(running.map((animation) => animation.finished.catch(() => {})));
+      const box = read();
+      if (running.length === 0 && box === previous) return;
+      previous = box;
+      await frame();
+    }
+  });
+  return locator.boundingBox();
+}
+
+/** Waits until the host page has seen `count` events named `name` through `AgentThreads.on`. */
+export async function waitForHostEvents(page, name, count, timeout = 15_000) {
+  await page.waitForFunction(
+    ([eventName, atLeast]) => window.testEvents.filter((e) => e.name === eventName).length >= atLeast,
+    [name, count],
+    { timeout },
+  );
 }
 
 /** The focused element, looking through shadow roots: `{tag, part, label}`. */

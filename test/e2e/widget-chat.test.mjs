@@ -1,38 +1,28 @@
 // A visitor's conversation in a real browser: open, send, streamed reply, keyboard only, inert model output, axe.
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import AxeBuilder from "@axe-core/playwright";
 import {
   deepFocus,
+  FRESH,
   hostEvents,
-  KEYS,
-  launchBrowser,
   openAndConnect,
-  openPage,
+  openWidgetPage,
   RESULTS,
   send,
-  testPage,
+  settledBox,
+  useBrowser,
+  waitForHostEvents,
   waitForReply,
   waitForText,
-  widget,
 } from "./helpers.mjs";
 
-/** Every test starts its own thread: nothing is persisted between pages of this file. */
-const FRESH = "&persist=memory";
-
 describe("a conversation in the floating widget", () => {
-  let browser;
-  before(async () => {
-    browser = await launchBrowser();
-  });
-  after(async () => {
-    await browser?.close();
-  });
+  const browser = useBrowser();
 
   it("opens from the launcher, sends a message and streams the reply into the log", async () => {
-    const { page, log } = await openPage(browser.context, testPage("/test/widget.html", KEYS.fast, FRESH));
-    const w = widget(page);
+    const { page, log, w } = await openWidgetPage(browser, { query: FRESH });
     assert.equal(await w.launcher.getAttribute("aria-expanded"), "false");
     await openAndConnect(page);
     assert.equal(await w.launcher.getAttribute("aria-expanded"), "true");
@@ -58,12 +48,10 @@ describe("a conversation in the floating widget", () => {
       "user + reply messages",
     );
     assert.deepEqual(log.errors, [], "no console errors");
-    await page.close();
   });
 
   it("works with the keyboard alone: Tab to the launcher, Enter, type, Enter, Esc back to the launcher", async () => {
-    const { page } = await openPage(browser.context, testPage("/test/widget.html", KEYS.fast, FRESH));
-    const w = widget(page);
+    const { page, w } = await openWidgetPage(browser, { query: FRESH });
     await w.launcher.waitFor();
     await page.keyboard.press("Tab");
     assert.deepEqual(await deepFocus(page), { tag: "button", part: "launcher", label: "Open chat" });
@@ -78,18 +66,17 @@ describe("a conversation in the floating widget", () => {
     await w.panel.waitFor({ state: "hidden" });
     assert.deepEqual(await deepFocus(page), { tag: "button", part: "launcher", label: "Open chat" });
     assert.equal(await w.launcher.getAttribute("aria-expanded"), "false");
-    await page.close();
   });
 
   it("renders HTML and script links in model output as inert text", async () => {
-    const { page, log } = await openPage(browser.context, testPage("/test/widget.html", KEYS.fast, FRESH));
-    const w = widget(page);
+    const { page, log, w } = await openWidgetPage(browser, { query: FRESH });
     await openAndConnect(page);
     await send(page, "<img src=x onerror=alert(1)>");
     await waitForReply(page, "Echo: <img src=x onerror=alert(1)>");
     await send(page, "[x](javascript:alert(1)) <script>alert(2)</script> [ok](https://example.com)");
     await waitForReply(page, /Echo: x <script>alert\(2\)<\/script> ok/);
-    await page.waitForTimeout(300);
+    // Both exchanges are final (two user entries, two replies): nothing is left to render.
+    await waitForHostEvents(page, "message", 4);
 
     const found = await page.locator("agent-thread").evaluate((host) => {
       const root = host.shadowRoot;
@@ -108,11 +95,11 @@ describe("a conversation in the floating widget", () => {
     ]);
     assert.deepEqual(log.dialogs, [], "no alert() ever ran");
     assert.equal(await w.replies.count(), 2);
-    await page.close();
   });
 
   it("has no axe violations while open, in light and dark", async () => {
-    const { page } = await openPage(browser.context, testPage("/test/widget.html", KEYS.fast, FRESH));
+    // Without motion the colour-scheme switch applies at once, so axe reads the colours it is checking.
+    const { page } = await openWidgetPage(browser, { query: FRESH, reducedMotion: "reduce" });
     await openAndConnect(page);
     await send(
       page,
@@ -130,13 +117,11 @@ describe("a conversation in the floating widget", () => {
       );
       assert.deepEqual(violations, [], `axe (${colorScheme})`);
     }
-    await page.close();
   });
 
   it("looks finished on the demo page mid-conversation (screenshot)", async () => {
-    const { page } = await openPage(browser.context, `${testPage("/demo.html", KEYS.fast)}`);
+    const { page, w } = await openWidgetPage(browser, { path: "/demo.html" });
     await page.getByRole("button", { name: "Talk to the demo agent" }).click();
-    const w = widget(page);
     await w.panel.waitFor({ state: "visible" });
     await waitForText(w.status, "Online");
     await send(page, "Hi! Can I add this chat to my own site?");
@@ -144,63 +129,50 @@ describe("a conversation in the floating widget", () => {
     await send(page, "Does it keep **formatting**, like `code` and [links](https://example.com/docs)?");
     await waitForReply(page, "Echo: Does it keep formatting, like code and links?");
     await page.mouse.move(10, 10);
-    await page.screenshot({ path: join(RESULTS, "widget-demo.png") });
-    await page.close();
+    await settledBox(w.panel);
+    await page.screenshot({ path: join(RESULTS, "widget-demo.png"), animations: "disabled" });
   });
 });
 
 describe("layouts", () => {
-  let browser;
-  before(async () => {
-    browser = await launchBrowser();
-  });
-  after(async () => {
-    await browser?.close();
-  });
+  const browser = useBrowser();
 
   it("mirrors for right-to-left pages: launcher and panel on the left, messages in their own direction", async () => {
-    const { page } = await openPage(
-      browser.context,
-      testPage("/test/widget.html", KEYS.fast, `${FRESH}&dir=rtl`),
-    );
-    const w = await openAndConnect(page);
-    const launcher = await w.launcher.boundingBox();
-    const panel = await w.panel.boundingBox();
+    const { page, w } = await openWidgetPage(browser, { query: { ...FRESH, dir: "rtl" } });
+    await openAndConnect(page);
+    const launcher = await settledBox(w.launcher);
+    const panel = await settledBox(w.panel);
     assert.ok(launcher.x < 100, `launcher at x=${launcher.x}`);
     assert.ok(panel.x < 100, `panel at x=${panel.x}`);
     await send(page, "مرحبا بالعالم");
     await waitForReply(page, "Echo: مرحبا بالعالم");
     assert.equal(await w.replies.last().getAttribute("dir"), "auto");
-    await page.close();
   });
 
   it("becomes a full-screen sheet on a phone", async () => {
-    const page = await browser.context.newPage();
-    await page.setViewportSize({ width: 390, height: 844 });
-    await page.goto(testPage("/test/widget.html", KEYS.fast, FRESH));
-    const w = await openAndConnect(page);
-    const panel = await w.panel.boundingBox();
+    const { page, w } = await openWidgetPage(browser, {
+      query: FRESH,
+      viewport: { width: 390, height: 844 },
+    });
+    await openAndConnect(page);
+    // Measured once the panel's opening animation has finished, not mid-way (it scales up from 97%).
+    const panel = await settledBox(w.panel);
     assert.deepEqual([panel.x, panel.y, panel.width, panel.height], [0, 0, 390, 844]);
     assert.equal(await w.launcher.isVisible(), false, "the sheet has its own close button");
     await page.getByRole("button", { name: "Close chat" }).click();
     await w.panel.waitFor({ state: "hidden" });
     assert.equal(await w.launcher.isVisible(), true);
-    await page.close();
   });
 
   it("renders inline in the host's layout, connected without a launcher", async () => {
-    const target = encodeURIComponent("#inline-target");
-    const { page } = await openPage(
-      browser.context,
-      testPage("/test/widget.html", KEYS.fast, `${FRESH}&layout=inline&target=${target}`),
-    );
-    const w = widget(page);
+    const { page, w } = await openWidgetPage(browser, {
+      query: { ...FRESH, layout: "inline", target: "#inline-target" },
+    });
     await page.locator("#inline-target agent-thread .panel").waitFor({ state: "visible" });
     await waitForText(w.status, "Online");
     assert.equal(await w.launcher.count(), 0);
     assert.equal(await page.getByRole("region", { name: "Demo agent" }).count(), 1);
     await send(page, "inline hello");
     await waitForReply(page, "Echo: inline hello");
-    await page.close();
   });
 });

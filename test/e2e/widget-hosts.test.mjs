@@ -1,36 +1,29 @@
 // The widget on demanding host pages: a disallowed origin, a missing key, strict CSP with Trusted Types, and a
 // cross-origin isolated (COEP) page. Every failure shows a message in the panel and names the fix in the console.
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import {
   API_KEY,
   BASE_URL,
+  FRESH,
   hostEvents,
   KEYS,
-  launchBrowser,
   OTHER_ORIGIN,
   openAndConnect,
-  openPage,
+  openWidgetPage,
   send,
-  testPage,
+  useBrowser,
   waitForReply,
   waitForText,
-  widget,
 } from "./helpers.mjs";
 
 describe("host pages", () => {
-  let browser;
-  before(async () => {
-    browser = await launchBrowser();
-  });
-  after(async () => {
-    await browser?.close();
-  });
+  const browser = useBrowser();
 
   it("explains a disallowed origin in the panel and in one console line", async () => {
-    const url = `${OTHER_ORIGIN}/test/widget.html?key=${KEYS.fast}`;
-    const { page, log } = await openPage(browser.context, url);
-    const w = widget(page);
+    const { page, log, w } = await openWidgetPage(browser, {
+      url: `${OTHER_ORIGIN}/test/widget.html?key=${KEYS.fast}`,
+    });
     await w.launcher.click();
     await waitForText(w.notice, "This website is not allowed to use this chat.");
     await waitForText(w.status, "Unavailable");
@@ -42,26 +35,20 @@ describe("host pages", () => {
     );
     assert.deepEqual(errors, ["origin_not_allowed"]);
     assert.equal(await w.input.isDisabled(), true, "nothing can be sent that would be refused");
-    await page.close();
   });
 
   it("explains a missing agent key instead of showing a blank panel", async () => {
-    const { page, log } = await openPage(browser.context, `${BASE_URL}/test/widget.html`);
-    const w = widget(page);
+    const { log, w } = await openWidgetPage(browser, { url: `${BASE_URL}/test/widget.html` });
     await w.launcher.click();
     await waitForText(w.notice, "This chat is not set up correctly.");
     assert.ok(
       log.warnings.some((line) => line.includes('data-agent-key="pk_…"')),
       JSON.stringify(log.warnings),
     );
-    await page.close();
   });
 
   it("works under a strict CSP with Trusted Types enforced, without a single violation", async () => {
-    const { page, log, response } = await openPage(
-      browser.context,
-      testPage("/test/strict-csp.html", KEYS.fast),
-    );
+    const { page, log, response } = await openWidgetPage(browser, { path: "/test/strict-csp.html" });
     assert.match(response.headers()["content-security-policy"] ?? "", /require-trusted-types-for 'script'/);
     await openAndConnect(page);
     await send(page, "**strict** _policy_ with `code`");
@@ -73,32 +60,24 @@ describe("host pages", () => {
       log.errors.filter((line) => /Content Security Policy|TrustedHTML|TrustedScript/i.test(line)),
       [],
     );
-    await page.close();
   });
 
   it("works on a cross-origin isolated page (COEP require-corp)", async () => {
-    const { page, response } = await openPage(browser.context, testPage("/test/coep.html", KEYS.fast));
+    const { page, response } = await openWidgetPage(browser, { path: "/test/coep.html" });
     assert.equal(response.headers()["cross-origin-embedder-policy"], "require-corp");
     assert.equal(await page.evaluate(() => window.crossOriginIsolated), true);
     await openAndConnect(page);
     await send(page, "isolated hello");
     await waitForReply(page, "Echo: isolated hello");
     assert.deepEqual(await hostEvents(page).then((names) => names.includes("error")), false);
-    await page.close();
   });
 });
 
 describe("private agents", () => {
-  let browser;
-  before(async () => {
-    browser = await launchBrowser();
-  });
-  after(async () => {
-    await browser?.close();
-  });
+  const browser = useBrowser();
 
   it("connect through identify(getLaunchToken), with the token minted by the host's backend", async () => {
-    const { page } = await openPage(browser.context, `${BASE_URL}/test/widget.html?persist=memory`);
+    const { page } = await openWidgetPage(browser, { url: `${BASE_URL}/test/widget.html?persist=memory` });
     const reasons = [];
     // Stands in for the host's backend: it holds the tenant API key and names its signed-in user.
     await page.exposeFunction("mintLaunchToken", async (reason) => {
@@ -115,21 +94,15 @@ describe("private agents", () => {
     await send(page, "hello from a signed-in customer");
     await waitForReply(page, "Echo: hello from a signed-in customer");
     assert.deepEqual(reasons, ["start"]);
-    await page.close();
   });
 
   it("refuses to launch a private agent from the browser with its public key", async () => {
-    const { page, log } = await openPage(
-      browser.context,
-      testPage("/test/widget.html", KEYS.private, "&persist=memory"),
-    );
-    const w = widget(page);
+    const { log, w } = await openWidgetPage(browser, { key: KEYS.private, query: FRESH });
     await w.launcher.click();
     await waitForText(w.notice, "This chat is not available right now.");
     assert.ok(
       log.warnings.some((line) => line.includes("unknown, disabled or rotated")),
       JSON.stringify(log.warnings),
     );
-    await page.close();
   });
 });

@@ -1,33 +1,26 @@
 // Continuity in a real browser: a reload mid-reply continues the same reply once; a message written offline is
 // delivered exactly once when the connection comes back.
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import {
+  FRESH,
   KEYS,
-  launchBrowser,
   openAndConnect,
-  openPage,
+  openWidgetPage,
   send,
-  testPage,
+  useBrowser,
+  waitForHostEvents,
   waitForReply,
   waitForText,
-  widget,
 } from "./helpers.mjs";
 
 const SLOW_REPLY = "Echo: please keep streaming through a reload of this page";
 
 describe("continuity", () => {
-  let browser;
-  before(async () => {
-    browser = await launchBrowser();
-  });
-  after(async () => {
-    await browser?.close();
-  });
+  const browser = useBrowser();
 
   it("continues a reply after a reload mid-stream, without duplicated text", async () => {
-    const { page } = await openPage(browser.context, testPage("/test/widget.html", KEYS.slow));
-    const w = widget(page);
+    const { page, w } = await openWidgetPage(browser, { key: KEYS.slow });
     await openAndConnect(page);
     await send(page, "please keep streaming through a reload of this page");
     // The slow agent writes 30 deltas 100 ms apart: reload once a few have arrived.
@@ -46,7 +39,8 @@ describe("continuity", () => {
     );
     const finished = await waitForReply(page, SLOW_REPLY, 30_000);
     assert.equal(finished, SLOW_REPLY);
-    await page.waitForTimeout(500);
+    // The reply's final entry has arrived: nothing more is coming for this run.
+    await waitForHostEvents(page, "message", 1);
     assert.deepEqual(await w.userMessages.allTextContents(), [
       "please keep streaming through a reload of this page",
     ]);
@@ -58,18 +52,17 @@ describe("continuity", () => {
     await waitForText(w.replies, SLOW_REPLY);
     assert.equal(await w.userMessages.count(), 1);
     assert.equal(await w.replies.count(), 1);
-    await page.close();
   });
 
   it("keeps a message written offline and delivers it once when back online", async () => {
-    const { page } = await openPage(browser.context, testPage("/test/widget.html", KEYS.fast));
-    const w = widget(page);
+    const { page, w } = await openWidgetPage(browser);
     await openAndConnect(page);
 
     await browser.context.setOffline(true);
     await waitForText(w.status, "Offline");
     await send(page, "written while offline");
     await waitForText(page.locator("agent-thread .msg.user .meta"), "Waiting to send");
+    // That nothing arrives has no event to await, so this one window stays fixed.
     await page.waitForTimeout(1500);
     assert.equal(await w.replies.count(), 0, "nothing was delivered while offline");
 
@@ -82,29 +75,18 @@ describe("continuity", () => {
     // The server stored it once: a fresh page rebuilds the thread from history.
     await page.reload();
     await openAndConnect(page);
+    // History is drawn in one step, so once its reply shows, all of it does.
     await waitForText(w.replies, "Echo: written while offline");
-    await page.waitForTimeout(300);
     assert.deepEqual(await w.userMessages.allTextContents(), ["written while offline"]);
     assert.equal(await w.replies.count(), 1);
-    await page.close();
   });
 });
 
 describe("stopping a reply", () => {
-  let browser;
-  before(async () => {
-    browser = await launchBrowser();
-  });
-  after(async () => {
-    await browser?.close();
-  });
+  const browser = useBrowser();
 
   it("stops mid-stream from the stop button and keeps what was written", async () => {
-    const { page } = await openPage(
-      browser.context,
-      testPage("/test/widget.html", KEYS.slow, "&persist=memory"),
-    );
-    const w = widget(page);
+    const { page, w } = await openWidgetPage(browser, { key: KEYS.slow, query: FRESH });
     await openAndConnect(page);
     await send(page, "stop me somewhere in the middle of this reply");
     await waitForText(w.replies.last(), /^Echo: s/);
@@ -118,6 +100,5 @@ describe("stopping a reply", () => {
       kept,
     );
     assert.equal(await page.getByRole("button", { name: "Send message" }).isVisible(), true);
-    await page.close();
   });
 });

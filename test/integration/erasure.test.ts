@@ -13,6 +13,7 @@ import {
 } from "../helpers/projection";
 import { api, createApiKey, expectError } from "../helpers/tenants";
 import { type LiveAgent, liveAgent, upgradeRequest } from "../helpers/threads";
+import { waitFor } from "../helpers/wait-for";
 
 const PROJECTED_TABLES = ["agent_messages", "agent_runs", "agent_usage", "agent_tool_calls"] as const;
 
@@ -35,20 +36,24 @@ async function d1Rows(tenantId: string, threadId: string): Promise<Record<string
   return counts;
 }
 
-/** The object's own tables. An erased object answers its first call after erasure with "destroyed" while it resets. */
+/** The object's own tables. */
 async function objectState(agent: LiveAgent, threadId: string) {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await runInDurableObject(await threadStub(agent, threadId), (_i, state) => ({
-        entries: Number(state.storage.sql.exec("SELECT COUNT(*) AS n FROM entries").one().n),
-        pinned: state.storage.sql.exec("SELECT COUNT(*) AS n FROM pin").one().n,
-      }));
-    } catch (error) {
-      if (attempt >= 5 || !String(error).includes("destroyed")) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  }
+  return runInDurableObject(await threadStub(agent, threadId), (_i, state) => ({
+    entries: Number(state.storage.sql.exec("SELECT COUNT(*) AS n FROM entries").one().n),
+    pinned: state.storage.sql.exec("SELECT COUNT(*) AS n FROM pin").one().n,
+  }));
 }
+
+/**
+ * The object's tables once they are empty. An erased object resets itself just after answering, so a call that
+ * reaches it in that moment fails: waited out like any other not-yet state, and the emptiness is what is awaited.
+ */
+const erasedObjectState = (agent: LiveAgent, threadId: string) =>
+  waitFor(
+    () => objectState(agent, threadId),
+    (state) => state.entries === 0 && state.pinned === 0,
+    { what: `thread ${threadId}'s storage to be empty` },
+  );
 
 async function projectedThread(agent: LiveAgent, subject: string, texts: string[]) {
   const session = await launchFor(agent, subject);
@@ -68,6 +73,7 @@ describe("DELETE /v1/sessions/:threadId", () => {
 
     const res = await api(`/v1/sessions/${doomed.threadId}`, { method: "DELETE", key: agent.apiKey });
     expect(res.status).toBe(204);
+    expect(await erasedObjectState(agent, doomed.threadId)).toEqual({ entries: 0, pinned: 0 });
 
     expect(await d1Rows(agent.tenantId, doomed.threadId)).toEqual({
       agent_messages: 0,
@@ -76,7 +82,6 @@ describe("DELETE /v1/sessions/:threadId", () => {
       agent_tool_calls: 0,
       agent_sessions: 0,
     });
-    expect(await objectState(agent, doomed.threadId)).toEqual({ entries: 0, pinned: 0 });
     const registry = await env.DB.prepare("SELECT deleted_at FROM threads WHERE tenant_id = ? AND id = ?")
       .bind(agent.tenantId, doomed.threadId)
       .first();

@@ -17,6 +17,7 @@ import {
   upgradeRequest,
 } from "../helpers/threads";
 import { b64url } from "../helpers/tokens";
+import { untilFrames } from "../helpers/until-frames";
 
 let agent: LiveAgent;
 beforeAll(async () => {
@@ -291,20 +292,18 @@ function isInvalid(f: string | Uint8Array): boolean {
 }
 
 /** Waits until the final ping was answered (so every earlier frame was handled) and no run is still open. */
-async function settle(reader: FrameReader, expectedPongs: number): Promise<void> {
-  const deadline = Date.now() + 8000;
-  const done = () => {
-    if (reader.closed) return true;
-    const runs = reader.all("run");
-    const open = new Set(runs.map((r) => r.runId));
-    for (const r of runs) if (["succeeded", "failed", "aborted"].includes(r.status)) open.delete(r.runId);
-    return reader.all("pong").length >= expectedPongs && open.size === 0;
-  };
-  while (!done()) {
-    if (Date.now() > deadline)
-      throw new Error(`frames did not settle: ${JSON.stringify(reader.frames.slice(-5))}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+function settle(reader: FrameReader, expectedPongs: number): Promise<void> {
+  return untilFrames(
+    reader,
+    () => {
+      if (reader.closed) return true;
+      const runs = reader.all("run");
+      const open = new Set(runs.map((r) => r.runId));
+      for (const r of runs) if (["succeeded", "failed", "aborted"].includes(r.status)) open.delete(r.runId);
+      return reader.all("pong").length >= expectedPongs && open.size === 0;
+    },
+    "the frames to settle",
+  );
 }
 
 const userEntries = z.object({

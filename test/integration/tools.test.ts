@@ -4,9 +4,15 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { decryptTenantSecret } from "../../src/auth/secret-box";
 import { REDACTED } from "../../src/storage/redact";
-import { executeToolCall, MAX_TOOL_RESPONSE_BYTES, type ToolCallContext } from "../../src/tools/execute-tool";
+import {
+  type ExecuteToolCallInput,
+  executeToolCall,
+  MAX_TOOL_RESPONSE_BYTES,
+  type ToolCallContext,
+} from "../../src/tools/execute-tool";
 import { type Tool, toolDefinitions, toolNamed } from "../../src/tools/tool-definitions";
 import { verifyWebhook } from "../../src/tools/webhook-signature";
+import { fakeClock, fakeToolServer, jsonResponse, never } from "../helpers/fake-tool-server";
 import {
   API,
   api,
@@ -69,44 +75,24 @@ function context(overrides: Partial<ToolCallContext> = {}): ToolCallContext {
   };
 }
 
-interface Sent {
-  url: string;
-  method: string;
-  headers: Headers;
-  body: string;
-  redirect: RequestInit["redirect"];
-}
-
-/** A stand-in for the network: records every request and answers from a script (the last answer repeats). */
-function fakeFetch(...answers: ((signal: AbortSignal) => Response | Promise<Response>)[]) {
-  const sent: Sent[] = [];
-  const fetcher: typeof fetch = async (input, init) => {
-    sent.push({
-      url: String(input),
-      method: init?.method ?? "GET",
-      headers: new Headers(init?.headers),
-      body: typeof init?.body === "string" ? init.body : "",
-      redirect: init?.redirect,
-    });
-    const answer = answers[Math.min(sent.length - 1, answers.length - 1)];
-    if (answer === undefined) throw new Error("no answer scripted");
-    return answer(init?.signal ?? new AbortController().signal);
-  };
-  return { fetch: fetcher, sent };
-}
-
-const jsonResponse = (value: unknown, status = 200) =>
-  new Response(JSON.stringify(value), { status, headers: { "content-type": "application/json" } });
-
-/** Never answers, but gives up when the request is aborted, as a real fetch does. */
-const never = (signal: AbortSignal) =>
-  new Promise<Response>((_, reject) => signal.addEventListener("abort", () => reject(signal.reason)));
-
-let clock = 1_750_000_000_000;
-const now = () => clock;
+/** The webhook timestamps' clock: it moves only when a test moves it. */
+const clock = fakeClock();
 
 function call(input: unknown = { orderId: "A-17" }) {
   return { toolCallId: "call_7f3a", toolName: "lookup_order", input };
+}
+
+/** One tool call with working defaults, so each test states only what it is about. */
+function callTool(server: { fetch: typeof fetch }, overrides: Partial<ExecuteToolCallInput> = {}) {
+  return executeToolCall({
+    tool: tool(),
+    call: call(),
+    context: context(),
+    signingSecret: SECRET,
+    fetch: server.fetch,
+    now: clock.now,
+    ...overrides,
+  });
 }
 
 const sentBody = z.object({
@@ -168,16 +154,8 @@ describe("executeToolCall: URL policy at call time", () => {
   it.each([...BAD_URLS, `https://${PLATFORM_HOST}/v1/health`])(
     "blocks %s without sending anything",
     async (url) => {
-      const net = fakeFetch(() => jsonResponse({ ok: true }));
-      const result = await executeToolCall({
-        tool: tool({ url }),
-        call: call(),
-        context: context(),
-        signingSecret: SECRET,
-        fetch: net.fetch,
-        now,
-        platformHosts: [PLATFORM_HOST],
-      });
+      const net = fakeToolServer(() => jsonResponse({ ok: true }));
+      const result = await callTool(net, { tool: tool({ url }), platformHosts: [PLATFORM_HOST] });
       expect(result).toMatchObject({ status: "blocked", isError: true, attempts: 0 });
       expect(JSON.stringify(result.output)).toMatch(/URL must/);
       expect(net.sent).toEqual([]);
@@ -185,15 +163,10 @@ describe("executeToolCall: URL policy at call time", () => {
   );
 
   it("blocks a call naming another tool, and refuses a secret that is not whsec_, sending nothing", async () => {
-    const net = fakeFetch(() => jsonResponse({ ok: true }));
-    const base = { tool: tool(), context: context(), fetch: net.fetch, now };
-    const other = await executeToolCall({
-      ...base,
-      call: { ...call(), toolName: "drop_tables" },
-      signingSecret: SECRET,
-    });
+    const net = fakeToolServer(() => jsonResponse({ ok: true }));
+    const other = await callTool(net, { call: { ...call(), toolName: "drop_tables" } });
     expect(other).toMatchObject({ status: "blocked", isError: true, attempts: 0 });
-    const badSecret = await executeToolCall({ ...base, call: call(), signingSecret: "not base64!" });
+    const badSecret = await callTool(net, { signingSecret: "not base64!" });
     expect(badSecret).toMatchObject({ status: "error", isError: true, attempts: 0 });
     expect(net.sent).toEqual([]);
   });
@@ -201,16 +174,9 @@ describe("executeToolCall: URL policy at call time", () => {
 
 describe("executeToolCall: signed delivery", () => {
   it("POSTs the canonical body with Standard Webhooks headers that verify over the exact bytes", async () => {
-    const net = fakeFetch(() => jsonResponse({ status: "shipped", eta: "2 days" }));
+    const net = fakeToolServer(() => jsonResponse({ status: "shipped", eta: "2 days" }));
     const ctx = context();
-    const result = await executeToolCall({
-      tool: tool(),
-      call: call({ orderId: "A-17", note: "ünïcødé ✓" }),
-      context: ctx,
-      signingSecret: SECRET,
-      fetch: net.fetch,
-      now,
-    });
+    const result = await callTool(net, { call: call({ orderId: "A-17", note: "ünïcødé ✓" }), context: ctx });
     expect(result).toMatchObject({ status: "finished", httpStatus: 200, attempts: 1 });
     expect(result.output).toEqual({ status: "shipped", eta: "2 days" });
     expect(result.isError).toBeUndefined();
@@ -222,11 +188,11 @@ describe("executeToolCall: signed delivery", () => {
     expect(request.headers.get("content-type")).toBe("application/json");
     expect(request.headers.get("webhook-id")).toBe(result.webhookId);
     expect(request.headers.get("webhook-id")).toMatch(/^msg_[0-9a-f]{32}$/);
-    expect(request.headers.get("webhook-timestamp")).toBe(String(Math.floor(clock / 1000)));
+    expect(request.headers.get("webhook-timestamp")).toBe(String(Math.floor(clock.now() / 1000)));
     expect(request.headers.get("webhook-signature")).toMatch(/^v1,[A-Za-z0-9+/]{43}=$/);
     expect(
-      await verifyWebhook({ secret: SECRET, headers: request.headers, body: request.body, now: clock }),
-    ).toEqual({ ok: true, id: result.webhookId, timestamp: Math.floor(clock / 1000) });
+      await verifyWebhook({ secret: SECRET, headers: request.headers, body: request.body, now: clock.now() }),
+    ).toEqual({ ok: true, id: result.webhookId, timestamp: Math.floor(clock.now() / 1000) });
     // One byte changed and the signature no longer verifies.
     const tampered = request.body.replace("A-17", "A-18");
     expect((await verifyWebhook({ secret: SECRET, headers: request.headers, body: tampered })).ok).toBe(
@@ -261,14 +227,11 @@ describe("executeToolCall: signed delivery", () => {
     const signingSecret = await decryptTenantSecret(env, tenant.tenantId, alias);
     expect(signingSecret).toBe(SECRET);
 
-    const net = fakeFetch(() => jsonResponse({ ok: true }));
-    await executeToolCall({
+    const net = fakeToolServer(() => jsonResponse({ ok: true }));
+    await callTool(net, {
       tool: tool({ signingSecret: alias }),
-      call: call(),
       context: context({ tenantId: tenant.tenantId }),
       signingSecret: signingSecret ?? "",
-      fetch: net.fetch,
-      now,
     });
     const [request] = net.sent;
     expect(request).toBeDefined();
@@ -279,21 +242,14 @@ describe("executeToolCall: signed delivery", () => {
   });
 
   it("retries a 5xx once with the same webhook-id and body, and a fresh valid signature", async () => {
-    const net = fakeFetch(
+    const net = fakeToolServer(
       () => {
-        clock += 2_000;
+        clock.advance(2_000);
         return new Response("upstream busy", { status: 503 });
       },
       () => jsonResponse({ status: "shipped" }),
     );
-    const result = await executeToolCall({
-      tool: tool(),
-      call: call(),
-      context: context(),
-      signingSecret: SECRET,
-      fetch: net.fetch,
-      now,
-    });
+    const result = await callTool(net);
     expect(result).toMatchObject({ status: "finished", attempts: 2, output: { status: "shipped" } });
     const [first, second] = net.sent;
     if (first === undefined || second === undefined) throw new Error("expected two requests");
@@ -310,17 +266,10 @@ describe("executeToolCall: signed delivery", () => {
   });
 
   it("retries a network failure once, then reports the tool unreachable", async () => {
-    const net = fakeFetch(() => {
+    const net = fakeToolServer(() => {
       throw new TypeError("Network connection lost.");
     });
-    const result = await executeToolCall({
-      tool: tool(),
-      call: call(),
-      context: context(),
-      signingSecret: SECRET,
-      fetch: net.fetch,
-      now,
-    });
+    const result = await callTool(net);
     expect(result).toMatchObject({ status: "error", isError: true, attempts: 2 });
     expect(result.httpStatus).toBeUndefined();
     expect(net.sent.map((r) => r.headers.get("webhook-id"))).toEqual([result.webhookId, result.webhookId]);
@@ -332,69 +281,40 @@ describe("executeToolCall: signed delivery", () => {
       thisArg = this;
       return Promise.resolve(jsonResponse({ ok: true }));
     }
-    const result = await executeToolCall({
-      tool: tool(),
-      call: call(),
-      context: context(),
-      signingSecret: SECRET,
-      fetch: strict,
-      now,
-    });
+    const result = await callTool({ fetch: strict });
     expect(result).toMatchObject({ status: "finished", attempts: 1 });
     expect(thisArg).toBeUndefined();
   });
 
   it("gives a second 5xx and any 4xx to the model as an error, without another retry", async () => {
-    const down = fakeFetch(() => jsonResponse({ message: "down" }, 502));
-    const failed = await executeToolCall({
-      tool: tool(),
-      call: call(),
-      context: context(),
-      signingSecret: SECRET,
-      fetch: down.fetch,
-      now,
-    });
+    const down = fakeToolServer(() => jsonResponse({ message: "down" }, 502));
+    const failed = await callTool(down);
     expect(failed).toMatchObject({ status: "error", isError: true, httpStatus: 502, attempts: 2 });
     expect(failed.output).toEqual({ error: "The tool answered HTTP 502.", response: { message: "down" } });
 
-    const missing = fakeFetch(
+    const missing = fakeToolServer(
       () => new Response("no such order", { status: 404, headers: { "content-type": "text/plain" } }),
     );
-    const notFound = await executeToolCall({
-      tool: tool(),
-      call: call(),
-      context: context(),
-      signingSecret: SECRET,
-      fetch: missing.fetch,
-      now,
-    });
+    const notFound = await callTool(missing);
     expect(notFound).toMatchObject({ status: "error", isError: true, httpStatus: 404, attempts: 1 });
     expect(notFound.output).toEqual({ error: "The tool answered HTTP 404.", response: "no such order" });
     expect(missing.sent).toHaveLength(1);
   });
 
   it("hands a text answer to the model as text", async () => {
-    const net = fakeFetch(
+    const net = fakeToolServer(
       () => new Response("Order A-17 shipped.", { headers: { "content-type": "text/plain" } }),
     );
-    const result = await executeToolCall({
-      tool: tool(),
-      call: call(),
-      context: context(),
-      signingSecret: SECRET,
-      fetch: net.fetch,
-      now,
-    });
+    const result = await callTool(net);
     expect(result).toMatchObject({ status: "finished", output: "Order A-17 shipped." });
   });
 });
 
 describe("executeToolCall: identity comes from the runtime", () => {
   it("overrides identity arguments the model chose, in any spelling, and keeps the rest", async () => {
-    const net = fakeFetch(() => jsonResponse({ ok: true }));
+    const net = fakeToolServer(() => jsonResponse({ ok: true }));
     const ctx = context({ subject: "alice" });
-    await executeToolCall({
-      tool: tool(),
+    await callTool(net, {
       call: call({
         orderId: "A-17",
         userId: "mallory",
@@ -407,9 +327,6 @@ describe("executeToolCall: identity comes from the runtime", () => {
         SessionId: "thr_other",
       }),
       context: ctx,
-      signingSecret: SECRET,
-      fetch: net.fetch,
-      now,
     });
     const body = sentBody.parse(JSON.parse(net.sent[0]?.body ?? "null"));
     expect(body.input).toEqual({
@@ -449,14 +366,11 @@ describe("executeToolCall: identity comes from the runtime", () => {
     const other = tool({ name: "track_parcel" });
     expect(toolNamed([other, declaring], "lookup_order")).toBe(declaring);
     expect(toolNamed([declaring], "drop_tables")).toBeNull();
-    const net = fakeFetch(() => jsonResponse({ ok: true }));
-    await executeToolCall({
+    const net = fakeToolServer(() => jsonResponse({ ok: true }));
+    await callTool(net, {
       tool: declaring,
       call: call({ orderId: "A-17" }),
       context: context({ subject: null }),
-      signingSecret: SECRET,
-      fetch: net.fetch,
-      now,
     });
     const body = sentBody.parse(JSON.parse(net.sent[0]?.body ?? "null"));
     expect(body.input).toEqual({ orderId: "A-17", userId: null });
@@ -464,16 +378,9 @@ describe("executeToolCall: identity comes from the runtime", () => {
   });
 
   it("refuses input that is not an object, sending nothing", async () => {
-    const net = fakeFetch(() => jsonResponse({ ok: true }));
+    const net = fakeToolServer(() => jsonResponse({ ok: true }));
     for (const input of [["a"], "text", 42, null]) {
-      const result = await executeToolCall({
-        tool: tool(),
-        call: call(input),
-        context: context(),
-        signingSecret: SECRET,
-        fetch: net.fetch,
-        now,
-      });
+      const result = await callTool(net, { call: call(input) });
       expect(result).toMatchObject({ status: "error", isError: true, attempts: 0 });
     }
     expect(net.sent).toEqual([]);
@@ -486,40 +393,27 @@ describe("executeToolCall: redirects, time and size caps", () => {
     ["another public host", "https://elsewhere.example.net/hook"],
     ["the same host", `${TOOL_URL}/v2`],
   ])("does not follow a redirect to %s", async (_, location) => {
-    const net = fakeFetch(() => new Response(null, { status: 307, headers: { location } }));
-    const result = await executeToolCall({
-      tool: tool(),
-      call: call(),
-      context: context(),
-      signingSecret: SECRET,
-      fetch: net.fetch,
-      now,
-    });
+    const net = fakeToolServer(() => new Response(null, { status: 307, headers: { location } }));
+    const result = await callTool(net);
     expect(result).toMatchObject({ status: "error", isError: true, httpStatus: 307, attempts: 1 });
     expect(JSON.stringify(result.output)).toContain("redirect");
     expect(net.sent.map((r) => r.url)).toEqual([TOOL_URL]);
     expect(net.sent[0]?.redirect).toBe("manual");
   });
 
+  // The time cap is the runtime's own AbortSignal.timeout, so these two wait a real 150 ms; they assert what the
+  // tool saw and what the model is told, never how long it took (that is `npm run bench`'s job).
   it("gives up after the tool's timeout when no answer comes, without a retry", async () => {
-    const net = fakeFetch(never);
-    const started = Date.now();
-    const result = await executeToolCall({
-      tool: tool({ timeoutMs: 150 }),
-      call: call(),
-      context: context(),
-      signingSecret: SECRET,
-      fetch: net.fetch,
-      now,
-    });
+    const net = fakeToolServer(never);
+    const result = await callTool(net, { tool: tool({ timeoutMs: 150 }) });
     expect(result).toMatchObject({ status: "error", isError: true, attempts: 1 });
     expect(result.output).toEqual({ error: "The tool did not answer within 150 ms." });
-    expect(Date.now() - started).toBeLessThan(5_000);
     expect(net.sent).toHaveLength(1);
+    expect(net.sent[0]?.signal?.reason).toMatchObject({ name: "TimeoutError" });
   });
 
   it("times out a response whose body never finishes", async () => {
-    const net = fakeFetch(
+    const net = fakeToolServer(
       () =>
         new Response(
           new ReadableStream<Uint8Array>({
@@ -530,39 +424,30 @@ describe("executeToolCall: redirects, time and size caps", () => {
           { headers: { "content-type": "application/json" } },
         ),
     );
-    const result = await executeToolCall({
-      tool: tool({ timeoutMs: 150 }),
-      call: call(),
-      context: context(),
-      signingSecret: SECRET,
-      fetch: net.fetch,
-      now,
-    });
+    const result = await callTool(net, { tool: tool({ timeoutMs: 150 }) });
     expect(result).toMatchObject({ status: "error", isError: true, httpStatus: 200, attempts: 1 });
     expect(result.output).toEqual({ error: "The tool did not answer within 150 ms." });
+    expect(net.sent[0]?.signal?.reason).toMatchObject({ name: "TimeoutError" });
   });
 
   it("stops when the turn is cancelled, without a retry", async () => {
-    const net = fakeFetch(never);
     const turn = new AbortController();
-    setTimeout(() => turn.abort("cancelled"), 50);
-    const result = await executeToolCall({
-      tool: tool(),
-      call: call(),
-      context: context(),
-      signingSecret: SECRET,
-      fetch: net.fetch,
-      now,
-      signal: turn.signal,
+    // The turn is cancelled once the request is out and the tool holds it open.
+    const net = fakeToolServer((signal) => {
+      queueMicrotask(() => turn.abort("cancelled"));
+      return never(signal);
     });
+    const result = await callTool(net, { signal: turn.signal });
     expect(result).toMatchObject({ status: "error", isError: true, attempts: 1 });
     expect(result.output).toEqual({ error: "The tool call was cancelled." });
+    expect(net.sent).toHaveLength(1);
+    expect(net.sent[0]?.signal?.reason).toBe("cancelled");
   });
 
   it("refuses a response over 64 KiB, declared or streamed", async () => {
     const big = "x".repeat(MAX_TOOL_RESPONSE_BYTES + 1);
-    const declared = fakeFetch(() => new Response(big, { headers: { "content-type": "text/plain" } }));
-    const streamed = fakeFetch(
+    const declared = fakeToolServer(() => new Response(big, { headers: { "content-type": "text/plain" } }));
+    const streamed = fakeToolServer(
       () =>
         new Response(
           new ReadableStream<Uint8Array>({
@@ -574,26 +459,12 @@ describe("executeToolCall: redirects, time and size caps", () => {
         ),
     );
     for (const net of [declared, streamed]) {
-      const result = await executeToolCall({
-        tool: tool(),
-        call: call(),
-        context: context(),
-        signingSecret: SECRET,
-        fetch: net.fetch,
-        now,
-      });
+      const result = await callTool(net);
       expect(result).toMatchObject({ status: "error", isError: true, httpStatus: 200, attempts: 1 });
       expect(JSON.stringify(result.output)).toContain("too large");
     }
-    const exact = fakeFetch(() => new Response("z".repeat(MAX_TOOL_RESPONSE_BYTES)));
-    const fits = await executeToolCall({
-      tool: tool(),
-      call: call(),
-      context: context(),
-      signingSecret: SECRET,
-      fetch: exact.fetch,
-      now,
-    });
+    const exact = fakeToolServer(() => new Response("z".repeat(MAX_TOOL_RESPONSE_BYTES)));
+    const fits = await callTool(exact);
     expect(fits).toMatchObject({ status: "finished", output: "z".repeat(MAX_TOOL_RESPONSE_BYTES) });
   });
 });
@@ -601,22 +472,14 @@ describe("executeToolCall: redirects, time and size caps", () => {
 describe("executeToolCall: secrets in responses", () => {
   it("redacts the signing secret and listed tenant secrets a tool echoes back", async () => {
     const providerKey = "prov-key-9f8e7d6c5b4a39281706";
-    const net = fakeFetch(() =>
+    const net = fakeToolServer(() =>
       jsonResponse({
         echoed: SECRET,
         key: SECRET.slice("whsec_".length),
         nested: [{ note: `the key is ${providerKey}` }],
       }),
     );
-    const result = await executeToolCall({
-      tool: tool(),
-      call: call(),
-      context: context(),
-      signingSecret: SECRET,
-      fetch: net.fetch,
-      now,
-      secrets: [providerKey],
-    });
+    const result = await callTool(net, { secrets: [providerKey] });
     expect(result.output).toEqual({
       echoed: REDACTED,
       key: REDACTED,
