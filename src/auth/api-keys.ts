@@ -2,9 +2,6 @@
 import { base32 } from "../control/ids";
 import { constantTimeEqual, hmacSha256, randomBytes, toHex } from "../shared/bytes";
 
-export const API_KEY_SCOPES = ["admin", "read"] as const;
-export type ApiKeyScope = (typeof API_KEY_SCOPES)[number];
-
 // Lower-case base32 has no `_`, so the two separators split a key unambiguously.
 const ID_CHARS = 26; // 16 bytes
 const SECRET_CHARS = 52; // 32 bytes

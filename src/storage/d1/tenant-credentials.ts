@@ -1,7 +1,7 @@
 // SQL for a tenant's API keys and encrypted provider secrets. Every statement binds tenant_id, except the one
 // credential look-up by key id that runs before the tenant is known.
 import { z } from "zod";
-import { API_KEY_SCOPES, type ApiKeyScope } from "../../auth/api-keys";
+import { API_KEY_SCOPES, type ApiKeyScope } from "../../shared/api";
 
 export interface ApiKeyRecord {
   tenantId: string;

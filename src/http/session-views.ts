@@ -1,0 +1,80 @@
+// Shapes projected rows into API JSON and keeps list cursors bound to one query, for the sessions and "me" routes.
+import { z } from "zod";
+import { AppError } from "../errors";
+import type { MessageResponse, MyThreadResponse, SessionResponse } from "../shared/sessions-api";
+import type {
+  MessagePosition,
+  MessageRecord,
+  SessionPosition,
+  SessionRecord,
+} from "../storage/d1/sessions-repository";
+
+export function sessionView(s: SessionRecord): SessionResponse {
+  return {
+    threadId: s.threadId,
+    agentId: s.agentId,
+    agentName: s.agentName,
+    environment: s.environment,
+    agentVersion: s.agentVersion,
+    artifactDigest: s.artifactDigest,
+    subject: s.subject,
+    title: s.title,
+    messageCount: s.messageCount,
+    lastMessageAt: s.lastMessageAt,
+    leafId: s.state.leafId,
+    lastRun: s.state.lastRun,
+    createdAt: s.createdAt,
+    updatedAt: s.updatedAt,
+  };
+}
+
+export function myThreadView(s: SessionRecord): MyThreadResponse {
+  return {
+    threadId: s.threadId,
+    agentVersion: s.agentVersion,
+    title: s.title,
+    messageCount: s.messageCount,
+    lastMessageAt: s.lastMessageAt,
+    createdAt: s.createdAt,
+    updatedAt: s.updatedAt,
+  };
+}
+
+export function messageView(m: MessageRecord): MessageResponse {
+  return { ...m };
+}
+
+/** A list's cursor name: the query's own parameters, so a cursor only continues the list it came from. */
+export function listName(kind: string, parameters: readonly (string | null)[]): string {
+  return `${kind}:${JSON.stringify(parameters)}`;
+}
+
+const sessionPosition = z.tuple([z.string(), z.string()]);
+const messagePosition = z.tuple([z.number().int(), z.string()]);
+
+function decodePosition<T>(schema: z.ZodType<T>, text: string): T {
+  try {
+    const parsed = schema.safeParse(JSON.parse(text));
+    if (parsed.success) return parsed.data;
+  } catch {
+    // Falls through to the same answer as any other unreadable cursor.
+  }
+  throw new AppError("bad_request", "Invalid cursor.");
+}
+
+export const positions = {
+  session: {
+    encode: (p: SessionPosition): string => JSON.stringify([p.updatedAt, p.id]),
+    decode: (text: string): SessionPosition => {
+      const [updatedAt, id] = decodePosition(sessionPosition, text);
+      return { updatedAt, id };
+    },
+  },
+  message: {
+    encode: (p: MessagePosition): string => JSON.stringify([p.seq, p.id]),
+    decode: (text: string): MessagePosition => {
+      const [seq, id] = decodePosition(messagePosition, text);
+      return { seq, id };
+    },
+  },
+};
