@@ -5,8 +5,8 @@ import { CanonicalJsonError, canonicalJson } from "../control/canonical-json";
 import { AppError, errors, unwrap } from "../errors";
 import type { AppContext, AppEnv } from "../http/context";
 import { readJson } from "../http/json-body";
+import { loadAgent } from "../http/load-agent";
 import { deploymentStore } from "../http/store";
-import { loadAgent } from "./load-agent";
 
 export const MAX_DRAFT_BYTES = 256 * 1024;
 
