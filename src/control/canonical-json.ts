@@ -1,4 +1,5 @@
 // Canonical JSON (sorted keys, no undefined, finite numbers only) and the SHA-256 digest artifacts are pinned by.
+import { toHex, utf8 } from "../shared/bytes";
 
 export class CanonicalJsonError extends Error {}
 
@@ -37,8 +38,7 @@ export function canonicalJson(value: unknown): string {
 }
 
 export async function sha256Hex(text: string): Promise<string> {
-  const hash = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
-  return [...new Uint8Array(hash)].map((b) => b.toString(16).padStart(2, "0")).join("");
+  return toHex(new Uint8Array(await crypto.subtle.digest("SHA-256", utf8(text))));
 }
 
 /** `sha256:<hex>` over the canonical JSON of `value`. */
