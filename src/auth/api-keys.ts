@@ -28,7 +28,7 @@ export function generateApiKey(): GeneratedApiKey {
 /** Splits a presented key into id and secret; anything not exactly of the generated shape is `null`. */
 export function parseApiKey(value: string): { id: string; secret: string } | null {
   if (value.length !== API_KEY_LENGTH) return null;
-  const match = API_KEY_PATTERN.exec(value);
+  const match = value.match(API_KEY_PATTERN);
   if (match === null) return null;
   return { id: match[1]!, secret: match[2]! };
 }
