@@ -1,6 +1,7 @@
 // Tenant API keys `sk_<id>_<secret>`: generated with 128-bit ids and 256-bit secrets, stored only as a peppered digest.
 import { base32 } from "../control/ids";
-import { constantTimeEqual, hmacSha256, randomBytes, toHex } from "../shared/bytes";
+import { constantTimeEqual, hmacSha256, randomBytes } from "../shared/bytes";
+import { toHex } from "../shared/hex";
 
 // Lower-case base32 has no `_`, so the two separators split a key unambiguously.
 const ID_CHARS = 26; // 16 bytes

@@ -1,5 +1,6 @@
 // Durable Object names are an HMAC of verified claims: opaque, unguessable, and never chosen by a client.
-import { hmacSha256, toHex } from "../shared/bytes";
+import { hmacSha256 } from "../shared/bytes";
+import { toHex } from "../shared/hex";
 import { secretBytes } from "./signing-keys";
 
 const encoder = new TextEncoder();

@@ -1,6 +1,7 @@
 // Visitor tokens: a long-lived, agent-scoped proof of "the same anonymous visitor", kept in the browser.
 import { z } from "zod";
-import { randomBytes, toHex } from "../shared/bytes";
+import { randomBytes } from "../shared/bytes";
+import { toHex } from "../shared/hex";
 import { signJwt, type TokenResult, verifyJwt } from "./jwt";
 import { secretBytes } from "./signing-keys";
 import { tokenPolicy } from "./token-policy";

@@ -1,5 +1,6 @@
 // Canonical JSON (sorted keys, no undefined, finite numbers only) and the SHA-256 digest artifacts are pinned by.
-import { toHex, utf8 } from "../shared/bytes";
+import { utf8 } from "../shared/bytes";
+import { toHex } from "../shared/hex";
 
 export class CanonicalJsonError extends Error {}
 

@@ -11,7 +11,7 @@ import type {
 } from "@ai-sdk/provider";
 import type { z } from "zod";
 import type { localModelOptionsSchema } from "../control/artifact";
-import { toHex } from "../shared/bytes";
+import { toHex } from "../shared/hex";
 
 export type LocalModelOptions = z.infer<typeof localModelOptionsSchema>;
 

@@ -1,15 +1,10 @@
 // Byte encodings and keyed hashing for credentials, written once so every credential uses the same primitives.
+import { toHex } from "./hex";
 
 const encoder = new TextEncoder();
 
 export function utf8(text: string): Uint8Array<ArrayBuffer> {
   return new Uint8Array(encoder.encode(text));
-}
-
-export function toHex(bytes: Uint8Array): string {
-  let out = "";
-  for (const byte of bytes) out += byte.toString(16).padStart(2, "0");
-  return out;
 }
 
 export function base64urlEncode(bytes: Uint8Array): string {
