@@ -6,14 +6,17 @@ import { requestId } from "./http/request-id";
 import { agents } from "./routes/agents";
 import { apiKeys } from "./routes/api-keys";
 import { assets } from "./routes/assets";
+import { drafts } from "./routes/drafts";
 import { health } from "./routes/health";
 import { launch } from "./routes/launch";
 import { me } from "./routes/me";
 import { operator } from "./routes/operator";
+import { releases } from "./routes/releases";
 import { secrets } from "./routes/secrets";
 import { sessions } from "./routes/sessions";
 import { threads } from "./routes/threads";
 import { usage } from "./routes/usage";
+import { versions } from "./routes/versions";
 
 export function createApp() {
   const app = new Hono<AppEnv>();
@@ -27,6 +30,10 @@ export function createApp() {
   v1.route("/", threads);
   v1.route("/", me);
   v1.route("/agents", agents);
+  // Mounted after `agents`, whose "*" tenantAuth and requireAdminForWrites cover every /agents/* path first.
+  v1.route("/agents/:agentId/draft", drafts);
+  v1.route("/agents/:agentId/versions", versions);
+  v1.route("/agents/:agentId/releases", releases);
   v1.route("/api-keys", apiKeys);
   v1.route("/secrets", secrets);
   v1.route("/sessions", sessions);

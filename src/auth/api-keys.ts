@@ -1,9 +1,7 @@
 // Tenant API keys `sk_<id>_<secret>`: generated with 128-bit ids and 256-bit secrets, stored only as a peppered digest.
 import { base32 } from "../control/ids";
-import { constantTimeEqual, hmacSha256, randomBytes, toHex } from "../shared/bytes";
-
-export const API_KEY_SCOPES = ["admin", "read"] as const;
-export type ApiKeyScope = (typeof API_KEY_SCOPES)[number];
+import { constantTimeEqual, hmacSha256, randomBytes } from "../shared/bytes";
+import { toHex } from "../shared/hex";
 
 // Lower-case base32 has no `_`, so the two separators split a key unambiguously.
 const ID_CHARS = 26; // 16 bytes
@@ -31,7 +29,7 @@ export function generateApiKey(): GeneratedApiKey {
 /** Splits a presented key into id and secret; anything not exactly of the generated shape is `null`. */
 export function parseApiKey(value: string): { id: string; secret: string } | null {
   if (value.length !== API_KEY_LENGTH) return null;
-  const match = API_KEY_PATTERN.exec(value);
+  const match = value.match(API_KEY_PATTERN);
   if (match === null) return null;
   return { id: match[1]!, secret: match[2]! };
 }

@@ -1,22 +1,12 @@
 // Durable Object names are an HMAC of verified claims: opaque, unguessable, and never chosen by a client.
+import { hmacSha256 } from "../shared/bytes";
+import { toHex } from "../shared/hex";
 import { secretBytes } from "./signing-keys";
 
 const encoder = new TextEncoder();
-const keyCache = new Map<string, Promise<CryptoKey>>();
-
-function hmacKey(secret: string): Promise<CryptoKey> {
-  let key = keyCache.get(secret);
-  if (!key) {
-    key = crypto.subtle.importKey("raw", secretBytes(secret), { name: "HMAC", hash: "SHA-256" }, false, [
-      "sign",
-    ]);
-    keyCache.set(secret, key);
-  }
-  return key;
-}
 
 /** Length-prefixed, so no two different claim tuples can encode to the same bytes. */
-function encodeParts(parts: readonly string[]): Uint8Array {
+function encodeParts(parts: readonly string[]): Uint8Array<ArrayBuffer> {
   const encoded = parts.map((part) => encoder.encode(part));
   const out = new Uint8Array(encoded.reduce((n, p) => n + 4 + p.length, 0));
   const view = new DataView(out.buffer);
@@ -37,11 +27,6 @@ export interface ThreadAddress {
 }
 
 export async function threadObjectName(secret: string, address: ThreadAddress): Promise<string> {
-  const key = await hmacKey(secret);
-  const mac = await crypto.subtle.sign(
-    "HMAC",
-    key,
-    encodeParts([address.tenantId, address.environment, address.agentEntityId, address.threadId]),
-  );
-  return `t_${[...new Uint8Array(mac)].map((b) => b.toString(16).padStart(2, "0")).join("")}`;
+  const parts = [address.tenantId, address.environment, address.agentEntityId, address.threadId];
+  return `t_${toHex(await hmacSha256(secretBytes(secret), encodeParts(parts)))}`;
 }

@@ -2,6 +2,7 @@
 import { decodeProtectedHeader, errors as joseErrors, jwtVerify, SignJWT } from "jose";
 import type { z } from "zod";
 import { AppError } from "../errors";
+import { hmacKey } from "../shared/bytes";
 import { MAX_TOKEN_BYTES } from "./token-policy";
 
 const FORBIDDEN_HEADERS = ["jwk", "jku", "x5u", "x5c", "x5t", "x5t#S256", "crit", "b64"] as const;
@@ -25,22 +26,8 @@ export type TokenResult<T> = { ok: true; claims: T } | TokenFailure;
 
 const refuse = (reason: string, expired = false): TokenFailure => ({ ok: false, reason, expired });
 
-/**
- * HS256 keys imported once per isolate rather than on every sign and verify (jose imports raw bytes each call).
- * Keyed by the byte array itself: key sets and secrets hand out one stable array per secret (`signing-keys.ts`).
- */
-const importedKeys = new WeakMap<Uint8Array, CryptoKey>();
-
-async function hs256Key(secret: Uint8Array): Promise<CryptoKey> {
-  const hit = importedKeys.get(secret);
-  if (hit !== undefined) return hit;
-  const key = await crypto.subtle.importKey("raw", secret, { name: "HMAC", hash: "SHA-256" }, false, [
-    "sign",
-    "verify",
-  ]);
-  importedKeys.set(secret, key);
-  return key;
-}
+/** HS256 keys imported once per isolate (`hmacKey`) rather than on every sign and verify, as jose would. */
+const hs256Key = (secret: Uint8Array): Promise<CryptoKey> => hmacKey(secret, ["sign", "verify"]);
 
 const B64URL = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 

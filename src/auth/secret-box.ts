@@ -1,6 +1,7 @@
 // Tenant provider secrets at rest: AES-256-GCM under SECRETS_KEY, bound to their tenant and alias as associated data.
 
-import { base64urlDecode, base64urlEncode, randomBytes, toHex, utf8 } from "../shared/bytes";
+import { base64urlDecode, base64urlEncode, randomBytes, utf8 } from "../shared/bytes";
+import { toHex } from "../shared/hex";
 import { getTenantSecret } from "../storage/d1/tenant-credentials";
 
 export interface SealedSecret {

@@ -1,5 +1,7 @@
 // Visitor tokens: a long-lived, agent-scoped proof of "the same anonymous visitor", kept in the browser.
 import { z } from "zod";
+import { randomBytes } from "../shared/bytes";
+import { toHex } from "../shared/hex";
 import { signJwt, type TokenResult, verifyJwt } from "./jwt";
 import { secretBytes } from "./signing-keys";
 import { tokenPolicy } from "./token-policy";
@@ -19,8 +21,7 @@ export const visitorClaimsSchema = z.object({
 export type VisitorClaims = z.infer<typeof visitorClaimsSchema>;
 
 export function newVisitorId(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(16));
-  return `vis_${[...bytes].map((b) => b.toString(16).padStart(2, "0")).join("")}`;
+  return `vis_${toHex(randomBytes(16))}`;
 }
 
 export async function signVisitorToken(

@@ -2,8 +2,6 @@
 import { z } from "zod";
 import { toolUrlProblem } from "./url-policy";
 
-export const ARTIFACT_SCHEMA_VERSIONS = [1] as const;
-
 export const MODEL_PROVIDERS = ["local", "workers-ai", "openai-compatible", "anthropic"] as const;
 
 const secretAlias = z

@@ -1,4 +1,6 @@
 // Canonical JSON (sorted keys, no undefined, finite numbers only) and the SHA-256 digest artifacts are pinned by.
+import { utf8 } from "../shared/bytes";
+import { toHex } from "../shared/hex";
 
 export class CanonicalJsonError extends Error {}
 
@@ -37,8 +39,7 @@ export function canonicalJson(value: unknown): string {
 }
 
 export async function sha256Hex(text: string): Promise<string> {
-  const hash = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
-  return [...new Uint8Array(hash)].map((b) => b.toString(16).padStart(2, "0")).join("");
+  return toHex(new Uint8Array(await crypto.subtle.digest("SHA-256", utf8(text))));
 }
 
 /** `sha256:<hex>` over the canonical JSON of `value`. */

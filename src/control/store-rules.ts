@@ -142,10 +142,6 @@ export async function verifyStoredArtifact(text: string, digest: string): Promis
   return parsed.success ? ok(parsed.data) : fail("internal", TAMPERED);
 }
 
-export function runtimeSupports(supportedSchemaVersions: readonly number[], schemaVersion: number): boolean {
-  return supportedSchemaVersions.includes(schemaVersion);
-}
-
 export function unknownRuntime(runtimeRevision: string): Result<never> {
   return fail("bad_request", "Release is invalid.", [
     { path: "runtimeRevision", message: `unknown runtime revision '${runtimeRevision}'` },

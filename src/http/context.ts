@@ -1,11 +1,12 @@
 // The Hono environment shared by every route: bindings plus what middleware verified.
 import type { Context } from "hono";
+import type { ApiKeyScope } from "../shared/api";
 
 export interface TenantPrincipal {
   kind: "tenant";
   tenantId: string;
   apiKeyId: string;
-  scope: "admin" | "read";
+  scope: ApiKeyScope;
 }
 
 export interface AppVariables {

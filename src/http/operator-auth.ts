@@ -1,7 +1,8 @@
 // Operator authentication: only the Worker's OPERATOR_TOKEN opens the operator API, compared in constant time.
 import { createMiddleware } from "hono/factory";
 import { AppError } from "../errors";
-import { constantTimeEqual, hmacSha256, randomBytes, toHex } from "../shared/bytes";
+import { constantTimeEqual, hmacSha256, randomBytes } from "../shared/bytes";
+import { toHex } from "../shared/hex";
 import { bearerToken } from "./bearer";
 import type { AppEnv } from "./context";
 

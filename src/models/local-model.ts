@@ -11,6 +11,7 @@ import type {
 } from "@ai-sdk/provider";
 import type { z } from "zod";
 import type { localModelOptionsSchema } from "../control/artifact";
+import { toHex } from "../shared/hex";
 
 export type LocalModelOptions = z.infer<typeof localModelOptionsSchema>;
 
@@ -38,8 +39,6 @@ const encoder = new TextEncoder();
 async function sha256(text: string): Promise<Uint8Array> {
   return new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(text)));
 }
-
-const hex = (bytes: Uint8Array): string => Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 
 const tokens = (chars: number): number => Math.ceil(chars / 4);
 
@@ -129,7 +128,7 @@ async function lorem(seed: Uint8Array, minWords: number): Promise<string> {
       if (words.length === wordCount) break;
       words.push(LOREM[byte % LOREM.length] ?? "lorem");
     }
-    block = await sha256(hex(block));
+    block = await sha256(toHex(block));
   }
   const sentence = words.join(" ");
   return `${sentence.charAt(0).toUpperCase()}${sentence.slice(1)}.`;
@@ -164,7 +163,7 @@ async function plan(
   if (toolCall !== undefined && facts.toolResults.length === 0) {
     return {
       kind: "tool-call",
-      toolCallId: `call_${hex(seed.slice(0, 8))}`,
+      toolCallId: `call_${toHex(seed.slice(0, 8))}`,
       toolName: toolCall.name,
       input: JSON.stringify(toolCall.input),
     };

@@ -39,13 +39,6 @@ export const modelErrors = {
   }),
 };
 
-export function isAbortError(error: unknown): boolean {
-  return (
-    (error instanceof Error || error instanceof DOMException) &&
-    (error.name === "AbortError" || error.name === "ResponseAborted")
-  );
-}
-
 export function isTimeoutError(error: unknown): boolean {
   return (error instanceof Error || error instanceof DOMException) && error.name === "TimeoutError";
 }

@@ -1,4 +1,4 @@
-// Tenant admin: agents, plus their drafts, versions and releases under /v1/agents/:agentId.
+// Tenant admin: agents; its tenant middleware also guards the drafts, versions and releases mounted below it.
 import { Hono } from "hono";
 import type { AgentEntity, AgentPatch } from "../control/deployment-store";
 import { base32 } from "../control/ids";
@@ -7,14 +7,11 @@ import { invalidateAgentKeys } from "../http/agent-key-cache";
 import type { AppEnv } from "../http/context";
 import { pageBody, readPage } from "../http/cursor";
 import { readJson } from "../http/json-body";
+import { loadAgent } from "../http/load-agent";
 import { deploymentStore } from "../http/store";
 import { requireAdminForWrites, tenantAuth } from "../http/tenant-auth";
 import type { AgentResponse } from "../shared/api";
 import { createAgentRequest, patchAgentRequest } from "../shared/api";
-import { drafts } from "./drafts";
-import { loadAgent } from "./load-agent";
-import { releases } from "./releases";
-import { versions } from "./versions";
 
 /** `pk_` + 128 random bits: selects an agent, grants nothing. */
 export function newPublicKey(): string {
@@ -59,7 +56,4 @@ export const agents = new Hono<AppEnv>()
     const updated = unwrap(await deploymentStore(c).updateAgent(agent.tenantId, agent.id, patch));
     invalidateAgentKeys(agent.publicKey, updated.publicKey);
     return c.json(agentView(updated));
-  })
-  .route("/:agentId/draft", drafts)
-  .route("/:agentId/versions", versions)
-  .route("/:agentId/releases", releases);
+  });

@@ -1,54 +1,14 @@
 // Tenant admin: the tenant's own API keys. Plaintext exists only in the creation response.
 import { Hono } from "hono";
 import { z } from "zod";
-import { apiKeyDigest, generateApiKey } from "../auth/api-keys";
 import { AppError, errors } from "../errors";
 import type { AppEnv } from "../http/context";
 import { pageBody, readPage } from "../http/cursor";
+import { apiKeyView, issueApiKey } from "../http/issue-api-key";
 import { readJson } from "../http/json-body";
 import { requireAdminForWrites, tenantAuth } from "../http/tenant-auth";
-import { type ApiKeyResponse, type CreatedApiKeyResponse, createApiKeyRequest } from "../shared/api";
-import {
-  type ApiKeyRecord,
-  getApiKey,
-  insertApiKey,
-  listApiKeys,
-  revokeApiKey,
-} from "../storage/d1/tenant-credentials";
-
-function apiKeyView(key: ApiKeyRecord): ApiKeyResponse {
-  return {
-    id: key.id,
-    name: key.name,
-    scope: key.scope,
-    prefix: key.prefix,
-    last4: key.last4,
-    createdAt: key.createdAt,
-    revokedAt: key.revokedAt,
-  };
-}
-
-/** Creates and stores a key; the returned plaintext must go to its owner once and nowhere else. */
-export async function issueApiKey(
-  env: Env,
-  tenantId: string,
-  input: { name: string; scope: "admin" | "read" },
-  now = new Date(),
-): Promise<CreatedApiKeyResponse> {
-  const key = generateApiKey();
-  const record: Omit<ApiKeyRecord, "revokedAt"> = {
-    tenantId,
-    id: key.id,
-    name: input.name,
-    scope: input.scope,
-    digest: await apiKeyDigest(env.API_KEY_PEPPER, key.secret),
-    prefix: key.prefix,
-    last4: key.last4,
-    createdAt: now.toISOString(),
-  };
-  await insertApiKey(env.DB, record);
-  return { ...apiKeyView({ ...record, revokedAt: null }), apiKey: key.plaintext };
-}
+import { createApiKeyRequest } from "../shared/api";
+import { getApiKey, listApiKeys, revokeApiKey } from "../storage/d1/tenant-credentials";
 
 const LIST = "api-keys";
 const positionSchema = z.tuple([z.string(), z.string()]);

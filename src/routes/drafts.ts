@@ -5,8 +5,8 @@ import { CanonicalJsonError, canonicalJson } from "../control/canonical-json";
 import { AppError, errors, unwrap } from "../errors";
 import type { AppContext, AppEnv } from "../http/context";
 import { readJson } from "../http/json-body";
+import { loadAgent } from "../http/load-agent";
 import { deploymentStore } from "../http/store";
-import { loadAgent } from "./load-agent";
 
 export const MAX_DRAFT_BYTES = 256 * 1024;
 
@@ -24,7 +24,7 @@ function expectedRevision(c: AppContext): number {
       'If-Match is required: send the current draft revision, or "0" to create.',
     );
   }
-  const match = /^"(0|[1-9][0-9]{0,14})"$/.exec(header.trim());
+  const match = header.trim().match(/^"(0|[1-9][0-9]{0,14})"$/);
   if (match === null) throw new AppError("bad_request", 'If-Match must be a quoted revision such as "3".');
   return Number(match[1]);
 }

@@ -6,9 +6,9 @@ import type { AppEnv } from "../http/context";
 import { DEFAULT_PAGE_LIMIT, decodeCursor, encodeCursor, MAX_PAGE_LIMIT } from "../http/cursor";
 import { parseWith } from "../http/json-body";
 import { threadCors } from "../http/launch-cors";
+import { listName, myThreadView, positions } from "../http/session-views";
 import { pageQuery } from "../shared/sessions-api";
 import { listSessions, type ReadScope } from "../storage/d1/sessions-repository";
-import { listName, myThreadView, positions } from "./session-views";
 import { authorize, launchBearer } from "./threads";
 
 const limitSchema = z.coerce.number().int().min(1).max(MAX_PAGE_LIMIT);

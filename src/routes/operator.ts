@@ -1,11 +1,11 @@
 // Operator API: creating tenants, each with its first admin API key.
 import { Hono } from "hono";
 import type { AppEnv } from "../http/context";
+import { issueApiKey } from "../http/issue-api-key";
 import { readJson } from "../http/json-body";
 import { operatorAuth } from "../http/operator-auth";
 import { deploymentStore } from "../http/store";
 import { createTenantRequest } from "../shared/api";
-import { issueApiKey } from "./api-keys";
 
 export const operator = new Hono<AppEnv>().use("*", operatorAuth).post("/tenants", async (c) => {
   const { name } = await readJson(c, createTenantRequest);

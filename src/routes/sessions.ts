@@ -6,6 +6,7 @@ import { AppError, errors } from "../errors";
 import type { AppContext, AppEnv } from "../http/context";
 import { pageBody, readPage } from "../http/cursor";
 import { parseWith } from "../http/json-body";
+import { listName, messageView, positions, sessionView } from "../http/session-views";
 import { requireAdminForWrites, tenantAuth } from "../http/tenant-auth";
 import { ERROR_CODES } from "../shared/errors";
 import { pageQuery, sessionListQuery } from "../shared/sessions-api";
@@ -18,7 +19,6 @@ import {
 } from "../storage/d1/sessions-repository";
 import { findThread, markThreadDeleted, type ThreadRecord } from "../storage/d1/thread-registry";
 import { threadExportSchema } from "../storage/thread-export";
-import { listName, messageView, positions, sessionView } from "./session-views";
 
 const THREAD_ID = /^[A-Za-z0-9_-]{1,128}$/;
 

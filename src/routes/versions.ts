@@ -6,9 +6,9 @@ import { errors, unwrap } from "../errors";
 import type { AppEnv } from "../http/context";
 import { pageBody, readPage } from "../http/cursor";
 import { readJson } from "../http/json-body";
+import { loadAgent } from "../http/load-agent";
 import { deploymentStore } from "../http/store";
 import { publishVersionRequest, type VersionSummaryResponse } from "../shared/api";
-import { loadAgent } from "./load-agent";
 
 function summaryView(version: AgentVersion): VersionSummaryResponse {
   return {

@@ -88,11 +88,13 @@ export const createReleaseRequest = z
     });
   });
 
-export const API_KEY_SCOPE_NAMES = ["admin", "read"] as const;
+/** What a tenant API key may do: `admin` writes, `read` only reads. */
+export const API_KEY_SCOPES = ["admin", "read"] as const;
+export type ApiKeyScope = (typeof API_KEY_SCOPES)[number];
 
 export const createApiKeyRequest = z.strictObject({
   name: z.string().trim().min(1).max(100),
-  scope: z.enum(API_KEY_SCOPE_NAMES).default("admin"),
+  scope: z.enum(API_KEY_SCOPES).default("admin"),
 });
 
 export const SECRET_ALIAS = /^[a-z0-9][a-z0-9_-]{0,63}$/;
@@ -160,7 +162,7 @@ export const releaseResponse = z.strictObject({
 export const apiKeyResponse = z.strictObject({
   id: z.string(),
   name: z.string(),
-  scope: z.enum(API_KEY_SCOPE_NAMES),
+  scope: z.enum(API_KEY_SCOPES),
   prefix: z.string().startsWith("sk_"),
   last4: z.string().length(4),
   createdAt: timestamp,

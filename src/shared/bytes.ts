@@ -1,15 +1,10 @@
 // Byte encodings and keyed hashing for credentials, written once so every credential uses the same primitives.
+import { toHex } from "./hex";
 
 const encoder = new TextEncoder();
 
 export function utf8(text: string): Uint8Array<ArrayBuffer> {
   return new Uint8Array(encoder.encode(text));
-}
-
-export function toHex(bytes: Uint8Array): string {
-  let out = "";
-  for (const byte of bytes) out += byte.toString(16).padStart(2, "0");
-  return out;
 }
 
 export function base64urlEncode(bytes: Uint8Array): string {
@@ -31,15 +26,28 @@ export function randomBytes(length: number): Uint8Array<ArrayBuffer> {
   return crypto.getRandomValues(new Uint8Array(length));
 }
 
+export type HmacUsage = "sign" | "verify";
+
 const hmacKeys = new Map<string, Promise<CryptoKey>>();
 
-function hmacKey(secret: string | Uint8Array<ArrayBuffer>): Promise<CryptoKey> {
-  const raw = typeof secret === "string" ? utf8(secret) : secret;
-  // Keys derived from Worker secrets are few and stable; importing them once per isolate saves work per request.
-  const cacheKey = typeof secret === "string" ? `s:${secret}` : `b:${toHex(secret)}`;
+/**
+ * The HMAC-SHA256 key for a secret string (its UTF-8 bytes) or raw key bytes. Keys derived from Worker secrets are
+ * few and stable, so each is imported once per isolate; `cache: false` for keys that are many and a tenant's own.
+ */
+export function hmacKey(
+  secret: string | Uint8Array,
+  usages: readonly HmacUsage[] = ["sign"],
+  options: { cache?: boolean } = {},
+): Promise<CryptoKey> {
+  const load = () => {
+    const raw = typeof secret === "string" ? utf8(secret) : new Uint8Array(secret);
+    return crypto.subtle.importKey("raw", raw, { name: "HMAC", hash: "SHA-256" }, false, [...usages]);
+  };
+  if (options.cache === false) return load();
+  const cacheKey = `${usages.join("+")}|${typeof secret === "string" ? `s:${secret}` : `b:${toHex(secret)}`}`;
   let key = hmacKeys.get(cacheKey);
   if (key === undefined) {
-    key = crypto.subtle.importKey("raw", raw, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+    key = load();
     if (hmacKeys.size < 64) hmacKeys.set(cacheKey, key);
   }
   return key;
@@ -47,7 +55,7 @@ function hmacKey(secret: string | Uint8Array<ArrayBuffer>): Promise<CryptoKey> {
 
 /** HMAC-SHA256 keyed by the UTF-8 bytes of a secret string (or raw key bytes). */
 export async function hmacSha256(
-  secret: string | Uint8Array<ArrayBuffer>,
+  secret: string | Uint8Array,
   message: string | Uint8Array<ArrayBuffer>,
 ): Promise<Uint8Array<ArrayBuffer>> {
   const data = typeof message === "string" ? utf8(message) : message;

@@ -61,10 +61,6 @@ export function isTerminalCloseCode(code: number): boolean {
   return code >= 4400 && code < 4500 && code !== WS_CLOSE_IDLE && code !== 4429;
 }
 
-export function isErrorCode(value: unknown): value is ErrorCode {
-  return typeof value === "string" && (ERROR_CODES as readonly string[]).includes(value);
-}
-
 export interface ErrorBody {
   error: { code: ErrorCode; message: string; requestId: string; details?: unknown };
 }

@@ -12,7 +12,7 @@ const LOCAL_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
 
 /** Parses an allowed-origin pattern; returns null when it is not one we accept. */
 export function parseOriginPattern(pattern: string): OriginPattern | null {
-  const match = /^(https?):\/\/(\*\.)?([^/?#*@\s]+)$/.exec(pattern);
+  const match = pattern.match(/^(https?):\/\/(\*\.)?([^/?#*@\s]+)$/);
   if (!match) return null;
   const [, scheme, star, rest] = match;
   let url: URL;

@@ -1,4 +1,5 @@
 // Standard Webhooks signatures on outbound tool calls, so a tool can prove a request came from this platform unaltered.
+import { type HmacUsage, hmacKey } from "../shared/bytes";
 
 export const WEBHOOK_SECRET_PREFIX = "whsec_";
 /** How far a receiver lets `webhook-timestamp` drift from its clock (the Standard Webhooks default). */
@@ -42,11 +43,12 @@ export function webhookSigningKey(secret: string): Uint8Array<ArrayBuffer> | nul
   return key === null || key.byteLength === 0 ? null : key;
 }
 
-function importKey(secret: string, usage: "sign" | "verify"): Promise<CryptoKey> {
+function importKey(secret: string, usage: HmacUsage): Promise<CryptoKey> {
   const raw = webhookSigningKey(secret);
   if (raw === null)
     throw new WebhookSecretError("The signing secret is not a Standard Webhooks secret (whsec_…).");
-  return crypto.subtle.importKey("raw", raw, { name: "HMAC", hash: "SHA-256" }, false, [usage]);
+  // Not cached: these are tenants' own secrets, one per tool, and keeping them in the isolate would only grow.
+  return hmacKey(raw, [usage], { cache: false });
 }
 
 const signedContent = (id: string, timestamp: number | string, body: string) =>

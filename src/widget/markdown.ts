@@ -61,7 +61,7 @@ interface Marker {
 
 function marker(line: string): Marker | null {
   if (HR.test(line)) return null;
-  const m = ITEM.exec(line);
+  const m = line.match(ITEM);
   if (m === null) return null;
   const lead = m[1]!;
   const mark = m[2]!;
@@ -94,14 +94,14 @@ function parseLines(lines: string[]): SourcedBlock[] {
       i++;
       continue;
     }
-    const fence = FENCE.exec(line);
+    const fence = line.match(FENCE);
     if (fence !== null) {
       const indent = fence[1]!.length;
       const open = fence[2]!;
       const body: string[] = [];
       i++;
       while (i < n) {
-        const close = /^ {0,3}(`{3,}|~{3,})[ \t]*$/.exec(lines[i]!);
+        const close = lines[i]!.match(/^ {0,3}(`{3,}|~{3,})[ \t]*$/);
         if (close !== null && close[1]![0] === open[0] && close[1]!.length >= open.length) {
           i++;
           break;
@@ -113,7 +113,7 @@ function parseLines(lines: string[]): SourcedBlock[] {
       push({ t: "pre", v: body.join("\n"), ...(fence[3] ? { lang: fence[3] } : {}) }, from);
       continue;
     }
-    const heading = HEADING.exec(line);
+    const heading = line.match(HEADING);
     if (heading !== null) {
       i++;
       push({ t: "p", c: [{ t: "strong", c: parseInline(heading[1] ?? "") }] }, from);
@@ -127,7 +127,7 @@ function parseLines(lines: string[]): SourcedBlock[] {
     if (QUOTE.test(line)) {
       const inner: string[] = [];
       while (i < n) {
-        const m = QUOTE.exec(lines[i]!);
+        const m = lines[i]!.match(QUOTE);
         if (m === null) break;
         inner.push(m[1]!);
         i++;
@@ -341,7 +341,7 @@ export function parseInline(s: string): Inline[] {
       }
     }
     if (c === "<") {
-      const auto = /^<((?:https?:\/\/|mailto:)[^\s<>]+)>/.exec(s.slice(i));
+      const auto = s.slice(i).match(/^<((?:https?:\/\/|mailto:)[^\s<>]+)>/);
       const href = auto === null ? null : safeHref(auto[1]!);
       if (auto !== null && href !== null) {
         emit({ t: "a", href, c: [{ t: "text", v: auto[1]! }] });
@@ -350,7 +350,7 @@ export function parseInline(s: string): Inline[] {
       }
     }
     if ((s.startsWith("http", i) || s.startsWith("mailto:", i)) && (i === 0 || !WORD.test(s[i - 1]!))) {
-      const bare = BARE_URL.exec(s.slice(i, i + 2048));
+      const bare = s.slice(i, i + 2048).match(BARE_URL);
       if (bare !== null) {
         const url = trimUrlTail(bare[0]);
         const href = safeHref(url);

@@ -81,6 +81,14 @@ describe("tenant API key authentication", () => {
     await expectError(res, 401, "unauthenticated");
     expect(await countRows("agents", tenant.tenantId)).toBe(0);
   });
+
+  it("guards an agent's draft, versions and releases like the agent itself", async () => {
+    const tenant = await createTenant();
+    const { agent } = await createPublishedAgent(tenant.apiKey);
+    for (const path of ["draft", "versions", "releases"]) {
+      await expectError(await api(`/v1/agents/${agent.id}/${path}`), 401, "unauthenticated");
+    }
+  });
 });
 
 describe("read-only API keys", () => {

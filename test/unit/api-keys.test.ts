@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { apiKeyDigest, generateApiKey, parseApiKey, verifyApiKeySecret } from "../../src/auth/api-keys";
-import { hmacSha256, toHex } from "../../src/shared/bytes";
+import { hmacSha256 } from "../../src/shared/bytes";
+import { toHex } from "../../src/shared/hex";
 
 describe("API key format", () => {
   it("generates sk_<id>_<secret> that parses back into its parts", () => {

@@ -1,10 +1,7 @@
 // SQL for a tenant's API keys and encrypted provider secrets. Every statement binds tenant_id, except the one
 // credential look-up by key id that runs before the tenant is known.
 import { z } from "zod";
-import { API_KEY_SCOPE_NAMES } from "../../shared/api";
-
-// The wire list of scopes: storage sits below auth/, so it reads the list where the API defines it.
-type ApiKeyScope = (typeof API_KEY_SCOPE_NAMES)[number];
+import { API_KEY_SCOPES, type ApiKeyScope } from "../../shared/api";
 
 export interface ApiKeyRecord {
   tenantId: string;
@@ -35,7 +32,7 @@ const apiKeyRow = z
     tenant_id: z.string(),
     id: z.string(),
     name: z.string(),
-    scope: z.enum(API_KEY_SCOPE_NAMES),
+    scope: z.enum(API_KEY_SCOPES),
     digest: z.string(),
     prefix: z.string(),
     last4: z.string(),
@@ -59,7 +56,7 @@ const apiKeyRow = z
 const authRow = z.object({
   tenant_id: z.string(),
   id: z.string(),
-  scope: z.enum(API_KEY_SCOPE_NAMES),
+  scope: z.enum(API_KEY_SCOPES),
   digest: z.string(),
   revoked_at: z.string().nullable(),
   tenant_status: z.enum(["active", "disabled"]),

@@ -1,9 +1,8 @@
 // Resolves `:agentId` within the caller's tenant; another tenant's agent is simply not found.
-
 import type { AgentEntity } from "../control/deployment-store";
 import { errors } from "../errors";
-import type { AppContext } from "../http/context";
-import { deploymentStore } from "../http/store";
+import type { AppContext } from "./context";
+import { deploymentStore } from "./store";
 
 const AGENT_ID = /^[A-Za-z0-9_-]{1,128}$/;
 

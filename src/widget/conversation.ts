@@ -1,0 +1,289 @@
+// One thread as the widget follows it: unsent messages in order, server frames merged into the transcript, replies.
+
+import { toHex } from "../shared/hex";
+import type { ServerFrame, WireEntry } from "../shared/protocol";
+import type { Connection, ConnectionState } from "./connection";
+import type { PanelView } from "./panel-view";
+import type { Store } from "./storage";
+import { format, type Strings } from "./strings";
+import type { Transcript } from "./transcript";
+import { warnOnce } from "./widget-error";
+
+const HISTORY_PAGE = 200;
+const HISTORY_MAX_PAGES = 10;
+const ANNOUNCE_MAX_CHARS = 600;
+/** After a `conflict` (a reply, maybe from another tab, is still being written), try the send again this late. */
+const CONFLICT_RETRY_MS = 1500;
+
+interface Outgoing {
+  clientMessageId: string;
+  text: string;
+  inflight: boolean;
+}
+
+export interface ConversationDeps {
+  strings: Strings;
+  view: PanelView;
+  transcript: Transcript;
+  connection: Connection;
+  /** The current store: `identify` replaces it. */
+  store: () => Store;
+  emit(name: string, detail: Record<string, unknown>): void;
+}
+
+function newClientMessageId(): string {
+  return `cm_${toHex(crypto.getRandomValues(new Uint8Array(16)))}`;
+}
+
+export class Conversation {
+  readonly #d: ConversationDeps;
+  #outbox: Outgoing[] = [];
+  #activeRun: string | null = null;
+  readonly #announced = new Set<string>();
+  #threadId: string | undefined;
+  #historyBuffer: WireEntry[] = [];
+  #historyPages = 0;
+  #historyLeaf: string | undefined;
+  #agentName = "";
+  #retryTimer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(deps: ConversationDeps) {
+    this.#d = deps;
+  }
+
+  get agentName(): string {
+    return this.#agentName;
+  }
+
+  get activeRun(): string | null {
+    return this.#activeRun;
+  }
+
+  /** Whether anything waits on the socket: unsent messages or a live reply. */
+  get busy(): boolean {
+    return this.#outbox.length > 0 || this.#activeRun !== null;
+  }
+
+  /** Adds a message to the transcript and the queue; `pump` sends it once the socket is open and no reply runs. */
+  queue(text: string): void {
+    const { transcript, strings } = this.#d;
+    const clientMessageId = newClientMessageId();
+    this.#outbox.push({ clientMessageId, text, inflight: false });
+    const item = transcript.upsert(`u:${clientMessageId}`, "user", text, "pending");
+    if (this.#d.connection.state !== "open") transcript.setState(item, "pending", strings.waiting);
+    transcript.scrollToEnd();
+  }
+
+  /** Drops the thread and anything still unsent: a new conversation or a new identity. */
+  forget(): void {
+    this.#resetThread();
+    this.#outbox = [];
+  }
+
+  destroy(): void {
+    clearTimeout(this.#retryTimer);
+  }
+
+  /** Unsent messages wait visibly while the socket is not open, and are sent again once it is. */
+  connectionChanged(state: ConnectionState): void {
+    const note = state === "open" ? "" : this.#d.strings.waiting;
+    for (const out of this.#outbox) {
+      const item = this.#d.transcript.get(`u:${out.clientMessageId}`);
+      if (item !== undefined) this.#d.transcript.setState(item, "pending", note);
+    }
+    if (state !== "open") for (const out of this.#outbox) out.inflight = false;
+  }
+
+  resumePoint(): { runId: string; afterSeq: number } | undefined {
+    const runId = this.#activeRun ?? this.#d.store().get().runId;
+    if (runId === undefined) return undefined;
+    const seq = this.#d.transcript.get(`r:${runId}`)?.seq ?? 0;
+    return Number.isFinite(seq) ? { runId, afterSeq: seq } : undefined;
+  }
+
+  onFrame(frame: ServerFrame): void {
+    switch (frame.type) {
+      case "ready":
+        this.#onReady(frame);
+        return;
+      case "entry":
+        this.#onEntry(frame.entry);
+        return;
+      case "run":
+        this.#onRun(frame.runId, frame.status);
+        return;
+      case "delta":
+        this.#onDelta(frame.runId, frame.seq, frame.text);
+        return;
+      case "history":
+        this.#onHistory(frame.items, frame.nextCursor);
+        return;
+      case "error":
+        this.#onError(frame.code, frame.message);
+        return;
+      case "pong":
+        return;
+    }
+  }
+
+  /** Sends the oldest unsent message, one at a time and never while a reply runs. */
+  pump(): void {
+    const connection = this.#d.connection;
+    if (connection.state !== "open" || this.#activeRun !== null) return;
+    const head = this.#outbox[0];
+    if (head === undefined || head.inflight) return;
+    if (connection.send({ type: "send", clientMessageId: head.clientMessageId, text: head.text })) {
+      head.inflight = true;
+      const item = this.#d.transcript.get(`u:${head.clientMessageId}`);
+      if (item !== undefined) this.#d.transcript.setState(item, "pending");
+    }
+  }
+
+  #onReady(frame: Extract<ServerFrame, { type: "ready" }>): void {
+    if (this.#threadId !== undefined && this.#threadId !== frame.threadId) {
+      const pending = this.#outbox;
+      this.#resetThread();
+      for (const out of pending)
+        this.#d.transcript.upsert(`u:${out.clientMessageId}`, "user", out.text, "pending");
+      this.#outbox = pending;
+    }
+    const firstReady = this.#threadId !== frame.threadId;
+    this.#threadId = frame.threadId;
+    this.#agentName = frame.agent.name;
+    this.#d.view.setTitle(this.#agentName);
+    if (this.#activeRun !== null) this.#setBusy(null);
+    // History on every (re)connect: whatever happened while this page was away (another tab, a reply that ended
+    // offline) is merged in by key, never duplicated.
+    if (frame.leafId !== null) {
+      this.#historyBuffer = [];
+      this.#historyPages = 0;
+      this.#historyLeaf = frame.leafId;
+      this.#d.connection.send({ type: "history", leafId: frame.leafId, limit: HISTORY_PAGE });
+    }
+    for (const out of this.#outbox) out.inflight = false;
+    setTimeout(() => this.pump(), 0);
+    if (firstReady) this.#d.emit("ready", { threadId: frame.threadId, agent: frame.agent });
+  }
+
+  #onEntry(entry: WireEntry): void {
+    const item = this.#d.transcript.finalEntry(entry);
+    if (item === null) return;
+    if (entry.role === "user" && entry.clientMessageId !== undefined) {
+      this.#outbox = this.#outbox.filter((out) => out.clientMessageId !== entry.clientMessageId);
+    }
+    this.#d.emit("message", {
+      id: entry.id,
+      role: entry.role,
+      text: entry.text,
+      status: entry.status ?? "complete",
+    });
+  }
+
+  #onRun(runId: string, status: string): void {
+    const { transcript, strings: s, view } = this.#d;
+    const key = `r:${runId}`;
+    if (status === "queued" || status === "running") {
+      this.#setBusy(runId);
+      if (transcript.get(key) === undefined) transcript.upsert(key, "assistant", "", "streaming", runId);
+      if (!this.#announced.has(runId)) {
+        this.#announced.add(runId);
+        view.announce(format(s.replyStarted, { agent: this.#agentName || s.agent }));
+      }
+      this.#d.store().set({ runId });
+      return;
+    }
+    if (this.#activeRun === runId) this.#setBusy(null);
+    this.#d.store().set({ runId: undefined, seq: undefined });
+    const item = transcript.get(key);
+    if (status === "failed") {
+      if (item !== undefined) transcript.setState(item, "failed", s.replyFailed);
+      else
+        transcript.setState(
+          transcript.upsert(key, "assistant", "", "failed", runId),
+          "failed",
+          s.replyFailed,
+        );
+    } else if (item !== undefined && item.text === "") {
+      transcript.remove(item);
+    } else if (item !== undefined && status === "aborted") {
+      transcript.setState(item, "stopped", s.replyStopped);
+    }
+    if (item !== undefined && item.text !== "" && this.#announced.has(runId)) {
+      view.announce(
+        format(s.replyFinished, {
+          agent: this.#agentName || s.agent,
+          text:
+            item.text.length > ANNOUNCE_MAX_CHARS ? `${item.text.slice(0, ANNOUNCE_MAX_CHARS)}…` : item.text,
+        }),
+      );
+    }
+    if (item !== undefined) view.markUnread();
+    this.pump();
+  }
+
+  #onDelta(runId: string, seq: number, text: string): void {
+    if (this.#activeRun === null) this.#setBusy(runId);
+    if (!this.#d.transcript.delta(runId, seq, text)) {
+      // A gap (a frame lost between sockets): reconnect and resume from the last seq shown.
+      this.#d.connection.reconnect();
+      return;
+    }
+    this.#d.store().set({ runId, seq });
+  }
+
+  #onHistory(items: WireEntry[], nextCursor: string | undefined): void {
+    this.#historyBuffer.push(...items);
+    this.#historyPages++;
+    const leafId = this.#historyLeaf;
+    if (nextCursor !== undefined && leafId !== undefined && this.#historyPages < HISTORY_MAX_PAGES) {
+      if (this.#d.connection.send({ type: "history", leafId, cursor: nextCursor, limit: HISTORY_PAGE }))
+        return;
+    }
+    const delivered = new Set(this.#historyBuffer.map((entry) => entry.clientMessageId));
+    this.#outbox = this.#outbox.filter((out) => !delivered.has(out.clientMessageId));
+    this.#d.transcript.history(this.#historyBuffer);
+    this.#historyBuffer = [];
+  }
+
+  #onError(code: string, message: string): void {
+    const head = this.#outbox[0];
+    if (head?.inflight) {
+      head.inflight = false;
+      if (code === "conflict") {
+        clearTimeout(this.#retryTimer);
+        this.#retryTimer = setTimeout(() => this.pump(), CONFLICT_RETRY_MS);
+        return;
+      }
+      this.#outbox.shift();
+      const item = this.#d.transcript.get(`u:${head.clientMessageId}`);
+      if (item !== undefined) {
+        this.#d.transcript.setState(
+          item,
+          "failed",
+          format(this.#d.strings.errorMessage, { reason: message }),
+        );
+      }
+      this.#d.emit("error", {
+        code: "message_rejected",
+        message: `the message was refused (${code}): ${message}`,
+      });
+      this.pump();
+      return;
+    }
+    if (code === "not_found" || code === "conflict") return; // a stale resume or cancel: nothing to show
+    warnOnce(`the thread answered ${code}: ${message}`);
+    this.#d.view.notice(this.#d.strings.errorGeneric, false);
+  }
+
+  #resetThread(): void {
+    this.#d.transcript.clear();
+    this.#threadId = undefined;
+    this.#announced.clear();
+    this.#setBusy(null);
+  }
+
+  #setBusy(runId: string | null): void {
+    this.#activeRun = runId;
+    this.#d.view.setBusy(runId !== null);
+  }
+}
