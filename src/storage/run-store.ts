@@ -1,4 +1,4 @@
-// The thread's run ledger: run lifecycle, per-run event sequence, resumable delta chunks, tool calls and token usage.
+// The thread's run ledger: run lifecycle, resumable delta chunks, tool calls and token usage.
 import { z } from "zod";
 import { fail, ok, type Result } from "../errors";
 import { ERROR_CODES, type ErrorCode } from "../shared/errors";
@@ -64,14 +64,6 @@ export interface RunPatch {
   error?: RunError;
 }
 
-export interface RunEvent {
-  runId: string;
-  seq: number;
-  type: string;
-  data: JsonValue;
-  createdAt: number;
-}
-
 export interface Delta {
   seq: number;
   text: string;
@@ -120,7 +112,7 @@ export interface UsageTotals {
 
 export interface RunStoreOptions {
   now: () => number;
-  /** Secret values to redact from event data, tool input/output, deltas and error text before storage. */
+  /** Secret values to redact from tool input/output, deltas and error text before storage. */
   secrets?: readonly string[];
   newId?: () => string;
 }
@@ -175,14 +167,6 @@ const runRowSchema = z.object({
   error_message: z.string().nullable(),
   version_id: z.string().nullable(),
   revision: z.number().int(),
-});
-
-const eventRowSchema = z.object({
-  run_id: z.string(),
-  seq: z.number().int(),
-  type: z.string(),
-  data_json: z.string(),
-  created_at: z.number().int(),
 });
 
 const chunkRowSchema = z.object({ first_seq: z.number().int(), text_json: z.string() });
@@ -360,62 +344,6 @@ export class RunStore {
       this.#enqueueRun(updated, now);
       return ok(updated);
     });
-  }
-
-  /** Appends to the run's event ledger; `seq` must be greater than every seq already stored for the run. */
-  appendEvent(runId: string, event: { seq: number; type: string; data?: unknown }): Result<RunEvent> {
-    const parsedSeq = seq.safeParse(event.seq);
-    const parsedType = z.string().min(1).max(128).safeParse(event.type);
-    if (!parsedSeq.success) return invalid(parsedSeq.error);
-    if (!parsedType.success) return invalid(parsedType.error);
-    const data = this.#redactor.value(event.data ?? null);
-    return this.#storage.transactionSync((): Result<RunEvent> => {
-      if (!this.get(runId)) return fail("not_found", "Run not found.");
-      const last = this.lastEventSeq(runId);
-      if (parsedSeq.data <= last) {
-        return fail("conflict", "Event sequence must increase.", { lastSeq: last });
-      }
-      const createdAt = this.#now();
-      this.#storage.sql.exec(
-        "INSERT INTO run_events (run_id, seq, type, data_json, created_at) VALUES (?, ?, ?, ?, ?)",
-        runId,
-        parsedSeq.data,
-        parsedType.data,
-        JSON.stringify(data),
-        createdAt,
-      );
-      return ok({ runId, seq: parsedSeq.data, type: parsedType.data, data, createdAt });
-    });
-  }
-
-  lastEventSeq(runId: string): number {
-    const row = this.#storage.sql
-      .exec("SELECT COALESCE(MAX(seq), 0) AS last FROM run_events WHERE run_id = ?", runId)
-      .one();
-    return z.number().int().parse(row.last);
-  }
-
-  /** The run's events after a seq (exclusive), in order. */
-  events(runId: string, page: { afterSeq?: number; limit?: number } = {}): RunEvent[] {
-    const limit = Math.min(Math.max(Math.trunc(page.limit ?? 1000), 1), 1000);
-    return this.#storage.sql
-      .exec(
-        "SELECT run_id, seq, type, data_json, created_at FROM run_events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?",
-        runId,
-        page.afterSeq ?? 0,
-        limit,
-      )
-      .toArray()
-      .map((row) => {
-        const r = eventRowSchema.parse(row);
-        return {
-          runId: r.run_id,
-          seq: r.seq,
-          type: r.type,
-          data: parseJsonColumn(r.data_json),
-          createdAt: r.created_at,
-        };
-      });
   }
 
   /**
