@@ -17,8 +17,10 @@ import {
 import { type Entry, EntryStore } from "./entry-store";
 import { enqueueOutbox, projectedEntrySeq, setProjectedEntrySeq } from "./outbox";
 import type { ThreadBinding } from "./pin-store";
-import { type Run, RunStore, type ToolCall, type UsageRecord } from "./run-store";
+import { type Run, RunStore } from "./run-store";
 import { pendingRetention, type RetentionMark, retentionProjected } from "./thread-retention";
+import { type ToolCall, ToolCallStore } from "./tool-call-store";
+import { type UsageRecord, UsageStore } from "./usage-store";
 
 export interface DrainInput {
   storage: DurableObjectStorage;
@@ -330,6 +332,8 @@ function recordStatements(
   rows: readonly OutboxRow[],
   entries: EntryStore,
   runs: RunStore,
+  toolCalls: ToolCallStore,
+  usage: UsageStore,
 ): D1PreparedStatement[] {
   const newest = new Map<string, OutboxRow>();
   for (const row of rows) {
@@ -351,11 +355,11 @@ function recordStatements(
         if (run === null) break;
         statements.push(upsertRun(input.db, scope, runRow(run, input.binding.agentId)));
         // Usage has no outbox rows of its own: it travels with its run (written once, so version 1).
-        for (const u of runs.usageRecords(run.id)) statements.push(usageStatement(input, scope, u, 1));
+        for (const u of usage.records(run.id)) statements.push(usageStatement(input, scope, u, 1));
         break;
       }
       case "tool_call": {
-        const call = runs.toolCall(row.ref_id);
+        const call = toolCalls.get(row.ref_id);
         if (call !== null) statements.push(upsertToolCall(input.db, scope, toolCallRow(call)));
         break;
       }
@@ -427,12 +431,14 @@ async function drainOnce(input: DrainInput): Promise<DrainOutcome> {
 
   const scope: ThreadScope = { tenantId: binding.tenantId, threadId: binding.threadId };
   const runs = new RunStore(storage, { now: input.now });
+  const toolCalls = new ToolCallStore(storage, { now: input.now });
+  const usage = new UsageStore(storage, { now: input.now });
   const version = readMetaNumber(storage, VERSION_KEY) + 1;
   writeMeta(storage, VERSION_KEY, String(version));
   const batchSeqs = rows.map((r) => r.seq);
   const statements = [
     ...pendingEntries.map((entry) => upsertMessage(input.db, scope, messageRow(entry))),
-    ...recordStatements(input, scope, rows, entries, runs),
+    ...recordStatements(input, scope, rows, entries, runs, toolCalls, usage),
     ...(mark === null ? [] : mirrorStatements(input, scope, mark)),
     upsertSession(input.db, scope, sessionSnapshot(storage, binding, entries, version, throughSeq)),
   ];
@@ -522,6 +528,7 @@ async function reconcileOnce(input: DrainInput): Promise<{ missing: number; fail
   if (watermark !== null && watermark >= maxSeq) return { missing: 0 };
 
   const runs = new RunStore(storage, { now: input.now });
+  const toolCalls = new ToolCallStore(storage, { now: input.now });
   const now = input.now();
   const queued = (kind: string) =>
     new Set(
@@ -551,7 +558,7 @@ async function reconcileOnce(input: DrainInput): Promise<{ missing: number; fail
             now,
           );
         }
-        for (const call of runs.toolCalls(run.id)) {
+        for (const call of toolCalls.forRun(run.id)) {
           if (pendingCalls.has(call.id)) continue;
           enqueueOutbox(
             storage,

@@ -10,8 +10,11 @@ import type { ErrorCode } from "../shared/errors";
 import { LIMITS, type ServerFrame } from "../shared/protocol";
 import { type Entry, EntryStore } from "../storage/entry-store";
 import type { ThreadBinding } from "../storage/pin-store";
+import { RunChunkStore } from "../storage/run-chunk-store";
 import { type Run, RunStore } from "../storage/run-store";
 import { applyThreadRetention, type RetentionPolicy } from "../storage/thread-retention";
+import { ToolCallStore } from "../storage/tool-call-store";
+import { UsageStore } from "../storage/usage-store";
 import { executeToolCall } from "../tools/execute-tool";
 import { toolDefinitions, toolNamed } from "../tools/tool-definitions";
 import { webhookSecretRedactions } from "../tools/webhook-signature";
@@ -64,6 +67,19 @@ interface LiveRun {
 interface RunScopedStores {
   entries: EntryStore;
   runs: RunStore;
+  chunks: RunChunkStore;
+  toolCalls: ToolCallStore;
+  usage: UsageStore;
+}
+
+function openRunStores(storage: DurableObjectStorage, options: { now: () => number; secrets?: string[] }) {
+  return {
+    entries: new EntryStore(storage, options),
+    runs: new RunStore(storage, options),
+    chunks: new RunChunkStore(storage, options),
+    toolCalls: new ToolCallStore(storage, options),
+    usage: new UsageStore(storage, options),
+  };
 }
 
 export interface RuntimeDeps {
@@ -96,6 +112,7 @@ export interface TurnAccepted {
 
 export class ThreadRuntime {
   readonly #deps: RuntimeDeps;
+  readonly #stores: RunScopedStores;
   readonly #entries: EntryStore;
   readonly #runs: RunStore;
   readonly #subscribers = new Set<Peer>();
@@ -109,8 +126,9 @@ export class ThreadRuntime {
 
   constructor(deps: RuntimeDeps) {
     this.#deps = deps;
-    this.#entries = new EntryStore(deps.storage, { now: deps.now });
-    this.#runs = new RunStore(deps.storage, { now: deps.now });
+    this.#stores = openRunStores(deps.storage, { now: deps.now });
+    this.#entries = this.#stores.entries;
+    this.#runs = this.#stores.runs;
   }
 
   /** Retention over this thread's storage under `policy` (the remembered prompt history goes with it). */
@@ -166,7 +184,7 @@ export class ThreadRuntime {
     const live = this.#live;
     if (live !== null && live.runId === runId) {
       const frames: ServerFrame[] = [{ type: "run", runId, status: "running" }];
-      for (const delta of this.#runs.chunksAfter(runId, afterSeq)) {
+      for (const delta of this.#stores.chunks.after(runId, afterSeq)) {
         frames.push({ type: "delta", runId, seq: delta.seq, text: delta.text });
       }
       live.pending.forEach((text, i) => {
@@ -313,16 +331,8 @@ export class ThreadRuntime {
   }
 
   #sendsInLastMinute(): number {
-    const since = this.#deps.now() - 60_000;
-    const row = this.#deps.storage.sql
-      .exec(
-        // Every send, edit and regenerate starts one run; runs are inserted in time order, so rowid is recency.
-        "SELECT COUNT(*) AS n FROM (SELECT created_at FROM runs ORDER BY rowid DESC LIMIT ?) WHERE created_at > ?",
-        this.limits.sendsPerMinute + 1,
-        since,
-      )
-      .one();
-    return Number(row.n);
+    // Every send, edit and regenerate starts one run, so recent runs are recent sends.
+    return this.#runs.countCreatedAfter(this.#deps.now() - 60_000, this.limits.sendsPerMinute + 1);
   }
 
   #start(run: Run, userEntry: Entry, subject: string | null): void {
@@ -338,7 +348,7 @@ export class ThreadRuntime {
       flushedSeq: 0,
       pending: [],
       done,
-      stores: { entries: this.#entries, runs: this.#runs },
+      stores: this.#stores,
       subject,
     };
     this.#live = live;
@@ -375,8 +385,8 @@ export class ThreadRuntime {
 
   /** The reply text already packed into chunk rows. */
   #persistedText(runId: string): string {
-    return this.#runs
-      .chunksAfter(runId, 0)
+    return this.#stores.chunks
+      .after(runId, 0)
       .map((d) => d.text)
       .join("");
   }
@@ -406,10 +416,7 @@ export class ThreadRuntime {
       value ? [value, ...webhookSecretRedactions(value)] : [],
     );
     if (secrets.length > 0) {
-      live.stores = {
-        entries: new EntryStore(storage, { now, secrets }),
-        runs: new RunStore(storage, { now, secrets }),
-      };
+      live.stores = openRunStores(storage, { now, secrets });
     }
     const model = await resolveModel(binding.artifact.model, {
       env,
@@ -447,7 +454,7 @@ export class ThreadRuntime {
         if (live.pending.length >= DELTAS_PER_CHUNK) this.#flush(live);
       },
       onToolCall: async (call, signal) => {
-        const recorded = live.stores.runs.recordToolCall({
+        const recorded = live.stores.toolCalls.record({
           runId: live.runId,
           name: call.toolName,
           input: call.input,
@@ -481,7 +488,7 @@ export class ThreadRuntime {
                 },
               });
         if (recorded.ok) {
-          live.stores.runs.completeToolCall(recorded.value.id, {
+          live.stores.toolCalls.complete(recorded.value.id, {
             status: result.status,
             output: result.output,
           });
@@ -489,7 +496,7 @@ export class ThreadRuntime {
         return { output: result.output, ...(result.isError ? { isError: true } : {}) };
       },
       onUsage: (usage) => {
-        live.stores.runs.recordUsage(live.runId, usage.step, {
+        live.stores.usage.record(live.runId, usage.step, {
           provider: binding.artifact.model.provider,
           model: binding.artifact.model.model,
           inputTokens: usage.inputTokens,
@@ -537,7 +544,7 @@ export class ThreadRuntime {
 
   #flush(live: LiveRun): void {
     if (live.pending.length === 0) return;
-    const stored = live.stores.runs.appendChunk(live.runId, live.flushedSeq + 1, live.pending);
+    const stored = live.stores.chunks.append(live.runId, live.flushedSeq + 1, live.pending);
     if (stored.ok) {
       live.flushedSeq = stored.value.lastSeq;
       live.pending = [];
@@ -552,7 +559,7 @@ export class ThreadRuntime {
       | { status: "succeeded" }
       | { status: "aborted"; reason: string }
       | { status: "failed"; error: { code: ErrorCode; message: string } },
-    stores: RunScopedStores = { entries: this.#entries, runs: this.#runs },
+    stores: RunScopedStores = this.#stores,
   ): Run {
     const entryStatus =
       outcome.status === "succeeded" ? "complete" : outcome.status === "aborted" ? "interrupted" : "failed";

@@ -11,6 +11,7 @@ import {
   THREAD_SCHEMA_VERSION,
   threadSchemaVersion,
 } from "../../src/storage/thread-schema";
+import { UsageStore } from "../../src/storage/usage-store";
 
 const now = () => Date.UTC(2026, 0, 2);
 const newThread = () => env.THREAD.get(env.THREAD.idFromName(`thread-schema-${crypto.randomUUID()}`));
@@ -151,7 +152,7 @@ describe("thread schema migrations", () => {
           idempotencyKey: "client-1",
         }),
         run: runs.byIdempotencyKey("client-1"),
-        usage: runs.usageForRun("run-old"),
+        usage: new UsageStore(state.storage, { now }).totalsForRun("run-old"),
         pin: state.storage.sql.exec("SELECT tenant_id, version FROM pin").toArray(),
         outbox: state.storage.sql.exec("SELECT kind, ref_id FROM outbox ORDER BY seq").toArray(),
         entryWatermark: projectedEntrySeq(state.storage),
