@@ -28,6 +28,8 @@ import {
 import { RunStore } from "./run-store";
 import { deleteMeta, readMetaInteger, writeMeta } from "./thread-meta";
 import { pendingRetention, type RetentionMark, retentionProjected } from "./thread-retention";
+import { type ToolCall, ToolCallStore } from "./tool-call-store";
+import { type UsageRecord, UsageStore } from "./usage-store";
 
 export interface DrainInput extends ProjectionInput {
   /** Entries, and outbox rows, per D1 batch (default 100 each). */
@@ -131,6 +133,8 @@ function recordStatements(
   rows: readonly OutboxRow[],
   entries: EntryStore,
   runs: RunStore,
+  toolCalls: ToolCallStore,
+  usage: UsageStore,
 ): D1PreparedStatement[] {
   const { db, binding } = input;
   const newest = new Map<string, OutboxRow>();
@@ -153,13 +157,13 @@ function recordStatements(
         if (run === null) break;
         statements.push(upsertRun(db, scope, runRow(run, binding.agentId)));
         // Usage has no outbox rows of its own: it travels with its run (written once, so version 1).
-        for (const u of runs.usageRecords(run.id)) {
+        for (const u of usage.records(run.id)) {
           statements.push(upsertUsage(db, scope, usageRow(u, binding.agentId, 1)));
         }
         break;
       }
       case "tool_call": {
-        const call = runs.toolCall(row.ref_id);
+        const call = toolCalls.get(row.ref_id);
         if (call !== null) statements.push(upsertToolCall(db, scope, toolCallRow(call)));
         break;
       }
@@ -222,6 +226,8 @@ async function drainOnce(input: DrainInput): Promise<DrainOutcome> {
 
   const scope: ThreadScope = { tenantId: binding.tenantId, threadId: binding.threadId };
   const runs = new RunStore(storage, { now: input.now });
+  const toolCalls = new ToolCallStore(storage, { now: input.now });
+  const usage = new UsageStore(storage, { now: input.now });
   const version = (readMetaInteger(storage, VERSION_KEY) ?? 0) + 1;
   writeMeta(storage, VERSION_KEY, String(version));
   const batchSeqs = rows.map((r) => r.seq);
@@ -234,7 +240,7 @@ async function drainOnce(input: DrainInput): Promise<DrainOutcome> {
   );
   const statements = [
     ...pendingEntries.map((entry) => upsertMessage(input.db, scope, messageRow(entry))),
-    ...recordStatements(input, scope, rows, entries, runs),
+    ...recordStatements(input, scope, rows, entries, runs, toolCalls, usage),
     ...(mark === null ? [] : mirrorStatements(input, scope, mark)),
     upsertSession(input.db, scope, session),
   ];

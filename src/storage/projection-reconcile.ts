@@ -5,6 +5,7 @@ import { readWatermark } from "./d1/projection-writer";
 import { enqueueOutbox, projectedEntrySeq, setProjectedEntrySeq } from "./outbox";
 import { logProjection, type ProjectionInput, serialized, withinTimeout } from "./projection-lane";
 import { RunStore } from "./run-store";
+import { ToolCallStore } from "./tool-call-store";
 
 const countSchema = z.object({ n: z.number().nullable() });
 
@@ -35,6 +36,7 @@ async function reconcileOnce(input: ProjectionInput): Promise<{ missing: number;
   if (watermark !== null && watermark >= maxSeq) return { missing: 0 };
 
   const runs = new RunStore(storage, { now: input.now });
+  const toolCalls = new ToolCallStore(storage, { now: input.now });
   const now = input.now();
   const queued = (kind: string) =>
     new Set(
@@ -64,7 +66,7 @@ async function reconcileOnce(input: ProjectionInput): Promise<{ missing: number;
             now,
           );
         }
-        for (const call of runs.toolCalls(run.id)) {
+        for (const call of toolCalls.forRun(run.id)) {
           if (pendingCalls.has(call.id)) continue;
           enqueueOutbox(
             storage,

@@ -5,8 +5,10 @@ import type { MessageRow } from "./d1/message-row";
 import type { RetentionPass, RunRow, SessionSnapshot, ToolCallRow, UsageRow } from "./d1/projection-writer";
 import type { Entry } from "./entry-store";
 import type { ThreadBinding } from "./pin-store";
-import type { Run, ToolCall, UsageRecord } from "./run-store";
+import type { Run } from "./run-store";
 import type { RetentionMark } from "./thread-retention";
+import type { ToolCall } from "./tool-call-store";
+import type { UsageRecord } from "./usage-store";
 
 const TITLE_MAX_CHARS = 80;
 const DAY_MS = 86_400_000;

@@ -1,13 +1,11 @@
-// The thread's run ledger: run lifecycle, per-run event sequence, resumable delta chunks, tool calls and token usage.
+// The thread's runs table: a run's lifecycle from queued to its end, found again by id or idempotency key.
 import { z } from "zod";
 import { fail, ok, type Result } from "../errors";
 import { ERROR_CODES, type ErrorCode } from "../shared/errors";
-import { parseJsonColumn } from "./json-column";
+import { RUN_STATUSES, type RunStatus } from "../shared/protocol";
 import { enqueueOutbox } from "./outbox";
-import { createRedactor, type JsonValue, type Redactor } from "./redact";
-
-export const RUN_STATUSES = ["queued", "running", "succeeded", "failed", "aborted"] as const;
-export type RunStatus = (typeof RUN_STATUSES)[number];
+import { createRedactor, type Redactor } from "./redact";
+import { invalidRunRecord, type RunStoreOptions, recordIdSchema } from "./run-types";
 
 /** The only moves a run can make; anything else is a conflict. */
 const NEXT_STATUS: Record<RunStatus, readonly RunStatus[]> = {
@@ -19,12 +17,6 @@ const NEXT_STATUS: Record<RunStatus, readonly RunStatus[]> = {
 };
 
 export const isTerminalRunStatus = (status: RunStatus): boolean => NEXT_STATUS[status].length === 0;
-
-export const TOOL_CALL_STATUSES = ["started", "finished", "error", "blocked"] as const;
-export type ToolCallStatus = (typeof TOOL_CALL_STATUSES)[number];
-
-/** Deltas a chunk row holds at most (a bound on row size); writers pack about ten. */
-export const MAX_DELTAS_PER_CHUNK = 1000;
 
 // A type alias, not an interface, so a run stays assignable to JsonValue for the outbox payload.
 export type RunError = {
@@ -64,84 +56,17 @@ export interface RunPatch {
   error?: RunError;
 }
 
-export interface RunEvent {
-  runId: string;
-  seq: number;
-  type: string;
-  data: JsonValue;
-  createdAt: number;
-}
-
-export interface Delta {
-  seq: number;
-  text: string;
-}
-
-export interface ToolCall {
-  id: string;
-  runId: string;
-  name: string;
-  input: JsonValue;
-  output: JsonValue | null;
-  status: ToolCallStatus;
-  createdAt: number;
-  endedAt: number | null;
-  revision: number;
-}
-
-export interface UsageTurn {
-  provider: string;
-  model: string;
-  inputTokens: number;
-  outputTokens: number;
-}
-
-export interface UsageRecord extends UsageTurn {
-  runId: string;
-  turn: number;
-  createdAt: number;
-}
-
-const usageRowSchema = z.object({
-  run_id: z.string(),
-  turn: z.number().int(),
-  provider: z.string(),
-  model: z.string(),
-  input_tokens: z.number().int(),
-  output_tokens: z.number().int(),
-  created_at: z.number(),
-});
-
-export interface UsageTotals {
-  turns: number;
-  inputTokens: number;
-  outputTokens: number;
-}
-
-export interface RunStoreOptions {
-  now: () => number;
-  /** Secret values to redact from event data, tool input/output, deltas and error text before storage. */
-  secrets?: readonly string[];
-  newId?: () => string;
-}
-
-const id = z.string().min(1).max(128);
-const seq = z.number().int().min(1).max(Number.MAX_SAFE_INTEGER);
-const tokens = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
-// Provider turns count from 0 (the model loop's step index).
-const turnNumber = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
-
 const newRunSchema = z.object({
-  id: id.optional(),
+  id: recordIdSchema.optional(),
   idempotencyKey: z.string().min(1).max(256).optional(),
-  parentEntryId: id.optional(),
-  userEntryId: id.optional(),
-  versionId: id.optional(),
+  parentEntryId: recordIdSchema.optional(),
+  userEntryId: recordIdSchema.optional(),
+  versionId: recordIdSchema.optional(),
 });
 
 const runPatchSchema = z.object({
-  userEntryId: id.optional(),
-  assistantEntryId: id.optional(),
+  userEntryId: recordIdSchema.optional(),
+  assistantEntryId: recordIdSchema.optional(),
   // Long texts are cut, not refused: ending a run must never fail because a provider's message was verbose.
   abortReason: z
     .string()
@@ -151,13 +76,6 @@ const runPatchSchema = z.object({
   error: z
     .object({ code: z.enum(ERROR_CODES), message: z.string().transform((t) => t.slice(0, 4000)) })
     .optional(),
-});
-
-const usageTurnSchema = z.object({
-  provider: z.string().min(1).max(128),
-  model: z.string().min(1).max(256),
-  inputTokens: tokens,
-  outputTokens: tokens,
 });
 
 const runRowSchema = z.object({
@@ -177,38 +95,8 @@ const runRowSchema = z.object({
   revision: z.number().int(),
 });
 
-const eventRowSchema = z.object({
-  run_id: z.string(),
-  seq: z.number().int(),
-  type: z.string(),
-  data_json: z.string(),
-  created_at: z.number().int(),
-});
-
-const chunkRowSchema = z.object({ first_seq: z.number().int(), text_json: z.string() });
-const chunkTextsSchema = z.array(z.string());
-
-const toolCallRowSchema = z.object({
-  id: z.string(),
-  run_id: z.string(),
-  name: z.string(),
-  input_json: z.string(),
-  output_json: z.string().nullable(),
-  status: z.enum(TOOL_CALL_STATUSES),
-  created_at: z.number().int(),
-  ended_at: z.number().int().nullable(),
-  revision: z.number().int(),
-});
-
-const totalsRowSchema = z.object({
-  turns: z.number().int(),
-  input_tokens: z.number().int(),
-  output_tokens: z.number().int(),
-});
-
 const RUN_COLUMNS =
   "id, status, idempotency_key, user_entry_id, assistant_entry_id, parent_entry_id, created_at, started_at, ended_at, abort_reason, error_code, error_message, version_id, revision";
-const TOOL_CALL_COLUMNS = "id, run_id, name, input_json, output_json, status, created_at, ended_at, revision";
 
 function toRun(row: unknown): Run {
   const r = runRowSchema.parse(row);
@@ -229,23 +117,10 @@ function toRun(row: unknown): Run {
   };
 }
 
-function toToolCall(row: unknown): ToolCall {
-  const r = toolCallRowSchema.parse(row);
-  return {
-    id: r.id,
-    runId: r.run_id,
-    name: r.name,
-    input: parseJsonColumn(r.input_json),
-    output: r.output_json === null ? null : parseJsonColumn(r.output_json),
-    status: r.status,
-    createdAt: r.created_at,
-    endedAt: r.ended_at,
-    revision: r.revision,
-  };
-}
-
-function invalid(error: z.ZodError): Result<never> {
-  return fail("bad_request", "Invalid run record.", { fields: error.issues.map((i) => i.path.join(".")) });
+/** One run by id; the other run tables check with it that the run they write for exists. */
+export function findRun(storage: DurableObjectStorage, runId: string): Run | null {
+  const row = storage.sql.exec(`SELECT ${RUN_COLUMNS} FROM runs WHERE id = ?`, runId).toArray()[0];
+  return row ? toRun(row) : null;
 }
 
 export class RunStore {
@@ -264,7 +139,7 @@ export class RunStore {
   /** Creates a queued run; a known idempotency key returns the run it created before (`created: false`). */
   create(input: NewRun = {}): Result<{ run: Run; created: boolean }> {
     const parsed = newRunSchema.safeParse(input);
-    if (!parsed.success) return invalid(parsed.error);
+    if (!parsed.success) return invalidRunRecord(parsed.error);
     const n = parsed.data;
     return this.#storage.transactionSync((): Result<{ run: Run; created: boolean }> => {
       if (n.idempotencyKey !== undefined) {
@@ -295,8 +170,7 @@ export class RunStore {
   }
 
   get(runId: string): Run | null {
-    const row = this.#storage.sql.exec(`SELECT ${RUN_COLUMNS} FROM runs WHERE id = ?`, runId).toArray()[0];
-    return row ? toRun(row) : null;
+    return findRun(this.#storage, runId);
   }
 
   byIdempotencyKey(key: string): Run | null {
@@ -315,13 +189,29 @@ export class RunStore {
   }
 
   /**
+   * How many runs were created after `since`, looking only at the newest `atMost` (a rate limit needs to know
+   * whether a bound is reached, not the whole history).
+   */
+  countCreatedAfter(since: number, atMost: number): number {
+    const row = this.#storage.sql
+      .exec(
+        // Every send, edit and regenerate starts one run; runs are inserted in time order, so rowid is recency.
+        "SELECT COUNT(*) AS n FROM (SELECT created_at FROM runs ORDER BY rowid DESC LIMIT ?) WHERE created_at > ?",
+        atMost,
+        since,
+      )
+      .one();
+    return Number(row.n);
+  }
+
+  /**
    * Moves a run to `to` if the lifecycle allows it (queued→running→succeeded|failed|aborted, queued→aborted).
    * Ending a run deletes its delta chunks in the same transaction: the final entry now holds the text. Call it
    * inside the caller's `transactionSync` together with the final entry's append to commit both at once.
    */
   transition(runId: string, to: RunStatus, patch: RunPatch = {}): Result<Run> {
     const parsed = runPatchSchema.safeParse(patch);
-    if (!parsed.success) return invalid(parsed.error);
+    if (!parsed.success) return invalidRunRecord(parsed.error);
     const p = parsed.data;
     return this.#storage.transactionSync((): Result<Run> => {
       const run = this.get(runId);
@@ -356,263 +246,11 @@ export class RunStore {
         runId,
       );
       const updated = toRun(row.one());
+      // The one write outside the runs table: chunks exist only for a live run, and the run's end is what ends them.
       if (ending) this.#storage.sql.exec("DELETE FROM run_chunks WHERE run_id = ?", runId);
       this.#enqueueRun(updated, now);
       return ok(updated);
     });
-  }
-
-  /** Appends to the run's event ledger; `seq` must be greater than every seq already stored for the run. */
-  appendEvent(runId: string, event: { seq: number; type: string; data?: unknown }): Result<RunEvent> {
-    const parsedSeq = seq.safeParse(event.seq);
-    const parsedType = z.string().min(1).max(128).safeParse(event.type);
-    if (!parsedSeq.success) return invalid(parsedSeq.error);
-    if (!parsedType.success) return invalid(parsedType.error);
-    const data = this.#redactor.value(event.data ?? null);
-    return this.#storage.transactionSync((): Result<RunEvent> => {
-      if (!this.get(runId)) return fail("not_found", "Run not found.");
-      const last = this.lastEventSeq(runId);
-      if (parsedSeq.data <= last) {
-        return fail("conflict", "Event sequence must increase.", { lastSeq: last });
-      }
-      const createdAt = this.#now();
-      this.#storage.sql.exec(
-        "INSERT INTO run_events (run_id, seq, type, data_json, created_at) VALUES (?, ?, ?, ?, ?)",
-        runId,
-        parsedSeq.data,
-        parsedType.data,
-        JSON.stringify(data),
-        createdAt,
-      );
-      return ok({ runId, seq: parsedSeq.data, type: parsedType.data, data, createdAt });
-    });
-  }
-
-  lastEventSeq(runId: string): number {
-    const row = this.#storage.sql
-      .exec("SELECT COALESCE(MAX(seq), 0) AS last FROM run_events WHERE run_id = ?", runId)
-      .one();
-    return z.number().int().parse(row.last);
-  }
-
-  /** The run's events after a seq (exclusive), in order. */
-  events(runId: string, page: { afterSeq?: number; limit?: number } = {}): RunEvent[] {
-    const limit = Math.min(Math.max(Math.trunc(page.limit ?? 1000), 1), 1000);
-    return this.#storage.sql
-      .exec(
-        "SELECT run_id, seq, type, data_json, created_at FROM run_events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?",
-        runId,
-        page.afterSeq ?? 0,
-        limit,
-      )
-      .toArray()
-      .map((row) => {
-        const r = eventRowSchema.parse(row);
-        return {
-          runId: r.run_id,
-          seq: r.seq,
-          type: r.type,
-          data: parseJsonColumn(r.data_json),
-          createdAt: r.created_at,
-        };
-      });
-  }
-
-  /**
-   * Stores streamed deltas `firstSeq, firstSeq+1, …` as one packed row. Delta seqs start at 1 and are contiguous
-   * per run, so a resuming client can be given exactly what it missed. Only a live (queued/running) run takes chunks.
-   */
-  appendChunk(runId: string, firstSeq: number, texts: readonly string[]): Result<{ lastSeq: number }> {
-    const parsedSeq = seq.safeParse(firstSeq);
-    if (!parsedSeq.success) return invalid(parsedSeq.error);
-    if (texts.length === 0 || texts.length > MAX_DELTAS_PER_CHUNK) {
-      return fail("bad_request", `A chunk holds 1 to ${MAX_DELTAS_PER_CHUNK} deltas.`);
-    }
-    const redacted = texts.map((t) => this.#redactor.text(t));
-    return this.#storage.transactionSync((): Result<{ lastSeq: number }> => {
-      const run = this.get(runId);
-      if (!run) return fail("not_found", "Run not found.");
-      if (isTerminalRunStatus(run.status))
-        return fail("conflict", "The run has ended.", { status: run.status });
-      const previous = this.lastChunkSeq(runId);
-      if (parsedSeq.data !== previous + 1) {
-        return fail("conflict", "Delta sequence must continue from the last stored delta.", {
-          lastSeq: previous,
-        });
-      }
-      const lastSeq = parsedSeq.data + redacted.length - 1;
-      this.#storage.sql.exec(
-        "INSERT INTO run_chunks (run_id, first_seq, last_seq, text_json) VALUES (?, ?, ?, ?)",
-        runId,
-        parsedSeq.data,
-        lastSeq,
-        JSON.stringify(redacted),
-      );
-      return ok({ lastSeq });
-    });
-  }
-
-  lastChunkSeq(runId: string): number {
-    const row = this.#storage.sql
-      .exec("SELECT COALESCE(MAX(last_seq), 0) AS last FROM run_chunks WHERE run_id = ?", runId)
-      .one();
-    return z.number().int().parse(row.last);
-  }
-
-  /** Every stored delta with seq greater than `afterSeq`, in order (empty once the run has ended). */
-  chunksAfter(runId: string, afterSeq: number): Delta[] {
-    const rows = this.#storage.sql
-      .exec(
-        "SELECT first_seq, text_json FROM run_chunks WHERE run_id = ? AND last_seq > ? ORDER BY first_seq",
-        runId,
-        afterSeq,
-      )
-      .toArray();
-    const deltas: Delta[] = [];
-    for (const row of rows) {
-      const r = chunkRowSchema.parse(row);
-      chunkTextsSchema.parse(JSON.parse(r.text_json)).forEach((text, i) => {
-        const deltaSeq = r.first_seq + i;
-        if (deltaSeq > afterSeq) deltas.push({ seq: deltaSeq, text });
-      });
-    }
-    return deltas;
-  }
-
-  /** Records a tool call as started. */
-  recordToolCall(call: { id?: string; runId: string; name: string; input: unknown }): Result<ToolCall> {
-    const parsedName = z.string().min(1).max(128).safeParse(call.name);
-    if (!parsedName.success) return invalid(parsedName.error);
-    const parsedId = id.optional().safeParse(call.id);
-    if (!parsedId.success) return invalid(parsedId.error);
-    const input = this.#redactor.value(call.input);
-    return this.#storage.transactionSync((): Result<ToolCall> => {
-      if (!this.get(call.runId)) return fail("not_found", "Run not found.");
-      const callId = parsedId.data ?? this.#newId();
-      if (this.toolCall(callId))
-        return fail("conflict", "A tool call with this id already exists.", { callId });
-      const now = this.#now();
-      this.#storage.sql.exec(
-        `INSERT INTO tool_calls (id, run_id, name, input_json, output_json, status, created_at, revision)
-         VALUES (?, ?, ?, ?, NULL, 'started', ?, 1)`,
-        callId,
-        call.runId,
-        parsedName.data,
-        JSON.stringify(input),
-        now,
-      );
-      return ok(this.#enqueueToolCall(callId, now));
-    });
-  }
-
-  /** Ends a started tool call with its (redacted) output. */
-  completeToolCall(
-    callId: string,
-    result: { status: Exclude<ToolCallStatus, "started">; output?: unknown },
-  ): Result<ToolCall> {
-    const status = z.enum(["finished", "error", "blocked"]).safeParse(result.status);
-    if (!status.success) return invalid(status.error);
-    const output = this.#redactor.value(result.output ?? null);
-    return this.#storage.transactionSync((): Result<ToolCall> => {
-      const existing = this.toolCall(callId);
-      if (!existing) return fail("not_found", "Tool call not found.");
-      if (existing.status !== "started") {
-        return fail("conflict", "The tool call has already ended.", { status: existing.status });
-      }
-      const now = this.#now();
-      this.#storage.sql.exec(
-        "UPDATE tool_calls SET status = ?, output_json = ?, ended_at = ?, revision = revision + 1 WHERE id = ?",
-        status.data,
-        JSON.stringify(output),
-        now,
-        callId,
-      );
-      return ok(this.#enqueueToolCall(callId, now));
-    });
-  }
-
-  toolCall(callId: string): ToolCall | null {
-    const row = this.#storage.sql
-      .exec(`SELECT ${TOOL_CALL_COLUMNS} FROM tool_calls WHERE id = ?`, callId)
-      .toArray()[0];
-    return row ? toToolCall(row) : null;
-  }
-
-  toolCalls(runId: string): ToolCall[] {
-    return this.#storage.sql
-      .exec(`SELECT ${TOOL_CALL_COLUMNS} FROM tool_calls WHERE run_id = ? ORDER BY created_at, id`, runId)
-      .toArray()
-      .map(toToolCall);
-  }
-
-  /** Records one provider turn's token usage (turns count from 0); each (run, turn) is recorded once. */
-  recordUsage(
-    runId: string,
-    turn: number,
-    usage: UsageTurn,
-  ): Result<UsageTurn & { runId: string; turn: number }> {
-    const parsedTurn = turnNumber.safeParse(turn);
-    if (!parsedTurn.success) return invalid(parsedTurn.error);
-    const parsed = usageTurnSchema.safeParse(usage);
-    if (!parsed.success) return invalid(parsed.error);
-    const u = parsed.data;
-    return this.#storage.transactionSync((): Result<UsageTurn & { runId: string; turn: number }> => {
-      if (!this.get(runId)) return fail("not_found", "Run not found.");
-      const recorded = this.#storage.sql
-        .exec("SELECT 1 AS present FROM usage WHERE run_id = ? AND turn = ?", runId, parsedTurn.data)
-        .toArray();
-      if (recorded.length > 0) return fail("conflict", "Usage for this turn is already recorded.");
-      const now = this.#now();
-      this.#storage.sql.exec(
-        `INSERT INTO usage (run_id, turn, provider, model, input_tokens, output_tokens, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?)`,
-        runId,
-        parsedTurn.data,
-        u.provider,
-        u.model,
-        u.inputTokens,
-        u.outputTokens,
-        now,
-      );
-      // No outbox row of its own: usage is recorded while its run is live, and the run's end queues the run, whose
-      // projection carries its usage.
-      return ok({ runId, turn: parsedTurn.data, ...u });
-    });
-  }
-
-  /** Every recorded provider turn of one run in turn order, or of the whole thread in time order. */
-  usageRecords(runId?: string): UsageRecord[] {
-    const columns = "run_id, turn, provider, model, input_tokens, output_tokens, created_at";
-    const cursor =
-      runId === undefined
-        ? this.#storage.sql.exec(`SELECT ${columns} FROM usage ORDER BY created_at, run_id, turn`)
-        : this.#storage.sql.exec(`SELECT ${columns} FROM usage WHERE run_id = ? ORDER BY turn`, runId);
-    return cursor.toArray().map((row) => {
-      const r = usageRowSchema.parse(row);
-      return {
-        runId: r.run_id,
-        turn: r.turn,
-        provider: r.provider,
-        model: r.model,
-        inputTokens: r.input_tokens,
-        outputTokens: r.output_tokens,
-        createdAt: r.created_at,
-      };
-    });
-  }
-
-  /** Token totals over every recorded turn of a run. */
-  usageForRun(runId: string): UsageTotals {
-    const row = this.#storage.sql
-      .exec(
-        `SELECT COUNT(*) AS turns, COALESCE(SUM(input_tokens), 0) AS input_tokens,
-                COALESCE(SUM(output_tokens), 0) AS output_tokens
-         FROM usage WHERE run_id = ?`,
-        runId,
-      )
-      .one();
-    const r = totalsRowSchema.parse(row);
-    return { turns: r.turns, inputTokens: r.input_tokens, outputTokens: r.output_tokens };
   }
 
   #enqueueRun(run: Run, now: number, options: { fresh?: boolean } = {}): void {
@@ -622,16 +260,5 @@ export class RunStore {
       now,
       options,
     );
-  }
-
-  #enqueueToolCall(callId: string, now: number): ToolCall {
-    const call = this.toolCall(callId);
-    if (!call) throw new Error("A tool call vanished inside its own transaction.");
-    enqueueOutbox(
-      this.#storage,
-      { kind: "tool_call", refId: call.id, version: call.revision, payload: { ...call } },
-      now,
-    );
-    return call;
   }
 }

@@ -2,9 +2,12 @@
 import { z } from "zod";
 import { environmentSchema } from "../shared/api";
 import { ERROR_CODES } from "../shared/errors";
+import { RUN_STATUSES } from "../shared/protocol";
 import { ENTRY_KINDS, ENTRY_ROLES, EntryStore } from "./entry-store";
 import type { ThreadBinding } from "./pin-store";
-import { RUN_STATUSES, RunStore, TOOL_CALL_STATUSES } from "./run-store";
+import { RunStore } from "./run-store";
+import { TOOL_CALL_STATUSES, ToolCallStore } from "./tool-call-store";
+import { UsageStore } from "./usage-store";
 
 const THREAD_EXPORT_FORMAT = "agent-threads.thread-export.v1";
 
@@ -93,6 +96,8 @@ export function exportThread(storage: DurableObjectStorage, binding: ThreadBindi
   const now = () => Date.now();
   const entries = new EntryStore(storage, { now });
   const runs = new RunStore(storage, { now });
+  const calls = new ToolCallStore(storage, { now });
+  const usage = new UsageStore(storage, { now });
 
   const allEntries: ThreadExport["entries"] = [];
   for (let after = 0; ; ) {
@@ -132,7 +137,7 @@ export function exportThread(storage: DurableObjectStorage, binding: ThreadBindi
       abortReason: run.abortReason,
       error: run.error,
     });
-    for (const call of runs.toolCalls(run.id)) {
+    for (const call of calls.forRun(run.id)) {
       toolCalls.push({
         id: call.id,
         runId: call.runId,
@@ -146,7 +151,7 @@ export function exportThread(storage: DurableObjectStorage, binding: ThreadBindi
     }
   }
 
-  const turns = runs.usageRecords().map((u) => ({ ...u, createdAt: iso(u.createdAt) }));
+  const turns = usage.records().map((u) => ({ ...u, createdAt: iso(u.createdAt) }));
   const byRun = new Map<
     string,
     { runId: string; turns: number; inputTokens: number; outputTokens: number }

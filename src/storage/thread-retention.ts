@@ -58,7 +58,7 @@ const ids = (rows: Record<string, SqlStorageValue>[]): string[] => rows.map((r) 
  * Deletes entries older than `maxAgeDays` and entries older than the newest `maxMessagesPerThread` messages,
  * except entries of a live (queued or running) run and their user message. Survivors whose parent was deleted
  * become roots; a deleted active leaf is cleared; queued projections of deleted records are dropped; tool calls
- * and run events past the age limit go too. Runs and token usage (no content) are kept.
+ * past the age limit go too. Runs and token usage (no content) are kept.
  */
 export function applyThreadRetention(
   storage: DurableObjectStorage,
@@ -151,11 +151,6 @@ export function applyThreadRetention(
           callIds,
         );
       }
-      sql.exec(
-        "DELETE FROM run_events WHERE created_at < ? AND run_id NOT IN (SELECT value FROM json_each(?))",
-        cutoff,
-        liveJson,
-      );
     }
 
     if (victims.length > 0 || deletedCalls > 0) {

@@ -173,6 +173,13 @@ export const THREAD_MIGRATIONS: readonly ThreadMigration[] = [
       `ALTER TABLE usage_by_key RENAME TO usage`,
     ],
   },
+  {
+    version: 5,
+    up: [
+      // The run-events ledger was never written: a run's audit (what the model was given) lives on the run itself.
+      `DROP TABLE IF EXISTS run_events`,
+    ],
+  },
 ];
 
 export const THREAD_SCHEMA_VERSION: number = THREAD_MIGRATIONS[THREAD_MIGRATIONS.length - 1]?.version ?? 0;

@@ -19,11 +19,11 @@ import { drainOutbox } from "../../src/storage/projection-drain";
 import { RunStore } from "../../src/storage/run-store";
 import { applyThreadRetention } from "../../src/storage/thread-retention";
 import { migrateThreadSchema } from "../../src/storage/thread-schema";
+import { ToolCallStore } from "../../src/storage/tool-call-store";
 import {
   converse,
   drainThread,
   launchFor,
-  outboxRows,
   projectedEntries,
   threadEntries,
   threadStub,
@@ -80,6 +80,7 @@ describe("applyThreadRetention", () => {
       let clock = at(0);
       const entries = new EntryStore(state.storage, { now: () => clock });
       const runs = new RunStore(state.storage, { now: () => clock });
+      const toolCalls = new ToolCallStore(state.storage, { now: () => clock });
       const put = (id: string, parentId: string | null, role: "user" | "assistant", runId?: string) => {
         const appended = entries.append({
           id,
@@ -95,7 +96,7 @@ describe("applyThreadRetention", () => {
       put("a1", "u1", "assistant");
       // A regenerate of u1 that is still queued: its user message and its entries must survive.
       runs.create({ id: "r-live", userEntryId: "u1" });
-      runs.recordToolCall({ id: "call-live", runId: "r-live", name: "lookup", input: { q: "live" } });
+      toolCalls.record({ id: "call-live", runId: "r-live", name: "lookup", input: { q: "live" } });
       const ev = entries.append({
         id: "ev-live",
         parentId: "u1",
@@ -106,7 +107,7 @@ describe("applyThreadRetention", () => {
       if (!ev.ok) throw new Error(ev.message);
       clock = at(5);
       runs.create({ id: "r-old" });
-      const call = runs.recordToolCall({ id: "call-old", runId: "r-old", name: "lookup", input: { q: "x" } });
+      const call = toolCalls.record({ id: "call-old", runId: "r-old", name: "lookup", input: { q: "x" } });
       if (!call.ok) throw new Error(call.message);
       runs.transition("r-old", "aborted", { abortReason: "cancelled" });
       clock = at(10);

@@ -1,10 +1,13 @@
-// The run ledger on a real thread object: lifecycle, event order, resumable chunks, tool calls and usage.
+// A run's tables on a real thread object: run lifecycle, resumable chunks, tool calls and usage.
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { EntryStore } from "../../src/storage/entry-store";
+import { RunChunkStore } from "../../src/storage/run-chunk-store";
 import { RunStore } from "../../src/storage/run-store";
 import { migrateThreadSchema } from "../../src/storage/thread-schema";
+import { ToolCallStore } from "../../src/storage/tool-call-store";
+import { UsageStore } from "../../src/storage/usage-store";
 
 let tick = Date.UTC(2026, 0, 1);
 const now = () => tick++;
@@ -16,6 +19,9 @@ function open(storage: DurableObjectStorage) {
   migrateThreadSchema(storage);
   return {
     runs: new RunStore(storage, { now, secrets: [SECRET] }),
+    chunks: new RunChunkStore(storage, { now, secrets: [SECRET] }),
+    toolCalls: new ToolCallStore(storage, { now, secrets: [SECRET] }),
+    usage: new UsageStore(storage, { now, secrets: [SECRET] }),
     entries: new EntryStore(storage, { now, secrets: [SECRET] }),
     outbox: () =>
       storage.sql
@@ -135,80 +141,34 @@ describe("RunStore runs", () => {
   });
 });
 
-describe("RunStore events", () => {
-  it("keeps a strictly increasing sequence per run and redacts event data", async () => {
-    const stub = newThread();
-    const result = await runInDurableObject(stub, (_i, state) => {
-      const { runs } = open(state.storage);
-      runs.create({ id: "ev-run" });
-      runs.create({ id: "other-run" });
-      const accepted = [
-        runs.appendEvent("ev-run", { seq: 1, type: "run_started" }),
-        runs.appendEvent("ev-run", { seq: 2, type: "tool_started", data: { token: SECRET } }),
-        runs.appendEvent("ev-run", { seq: 5, type: "turn_ended" }),
-        // Sequences are per run.
-        runs.appendEvent("other-run", { seq: 1, type: "run_started" }),
-      ];
-      const refused = [
-        runs.appendEvent("ev-run", { seq: 5, type: "again" }),
-        runs.appendEvent("ev-run", { seq: 3, type: "late" }),
-        runs.appendEvent("ev-run", { seq: 0, type: "zero" }),
-        runs.appendEvent("missing-run", { seq: 1, type: "x" }),
-      ];
-      return {
-        accepted: accepted.map((r) => r.ok),
-        refused: refused.map((r) => (r.ok ? "ok" : r.code)),
-        last: runs.lastEventSeq("ev-run"),
-      };
-    });
-    expect(result.accepted).toEqual([true, true, true, true]);
-    expect(result.refused).toEqual(["conflict", "conflict", "bad_request", "not_found"]);
-    expect(result.last).toBe(5);
-
-    await evictDurableObject(stub);
-    const events = await runInDurableObject(stub, (_i, state) => {
-      const { runs } = open(state.storage);
-      return {
-        after1: runs.events("ev-run", { afterSeq: 1 }),
-        next: runs.appendEvent("ev-run", { seq: 5, type: "x" }),
-      };
-    });
-    expect(events.after1.map((e) => [e.seq, e.type, e.data])).toEqual([
-      [2, "tool_started", { token: "[REDACTED]" }],
-      [5, "turn_ended", null],
-    ]);
-    expect(events.next).toMatchObject({ ok: false, code: "conflict" });
-  });
-});
-
-describe("RunStore delta chunks", () => {
+describe("RunChunkStore", () => {
   it("gives a resuming client exactly the deltas after its seq, across a restart", async () => {
     const stub = newThread();
     const written = await runInDurableObject(stub, (_i, state) => {
-      const { runs } = open(state.storage);
+      const { runs, chunks } = open(state.storage);
       runs.create({ id: "stream" });
       runs.transition("stream", "running");
       const texts = Array.from({ length: 25 }, (_, i) => `d${i + 1} `);
       return [
-        runs.appendChunk("stream", 1, texts.slice(0, 10)),
-        runs.appendChunk("stream", 11, texts.slice(10, 20)),
-        runs.appendChunk("stream", 21, texts.slice(20)),
+        chunks.append("stream", 1, texts.slice(0, 10)),
+        chunks.append("stream", 11, texts.slice(10, 20)),
+        chunks.append("stream", 21, texts.slice(20)),
         // A gap or an overlap would lose or duplicate deltas.
-        runs.appendChunk("stream", 27, ["gap"]),
-        runs.appendChunk("stream", 20, ["overlap"]),
-        runs.appendChunk("stream", 26, []),
+        chunks.append("stream", 27, ["gap"]),
+        chunks.append("stream", 20, ["overlap"]),
+        chunks.append("stream", 26, []),
       ].map((r) => (r.ok ? r.value.lastSeq : r.code));
     });
     expect(written).toEqual([10, 20, 25, "conflict", "conflict", "bad_request"]);
 
     await evictDurableObject(stub);
     const resumed = await runInDurableObject(stub, (_i, state) => {
-      const { runs } = open(state.storage);
+      const { chunks } = open(state.storage);
       return {
-        after7: runs.chunksAfter("stream", 7),
-        after20: runs.chunksAfter("stream", 20),
-        after25: runs.chunksAfter("stream", 25),
-        all: runs.chunksAfter("stream", 0).length,
+        after7: chunks.after("stream", 7),
+        after20: chunks.after("stream", 20),
+        after25: chunks.after("stream", 25),
+        all: chunks.after("stream", 0).length,
       };
     });
     expect(resumed.after7.map((d) => d.seq)).toEqual(Array.from({ length: 18 }, (_, i) => i + 8));
@@ -220,11 +180,11 @@ describe("RunStore delta chunks", () => {
 
   it("drops the chunks in the same transaction that commits the final entry and ends the run", async () => {
     const result = await runInDurableObject(newThread(), (_i, state) => {
-      const { runs, entries } = open(state.storage);
+      const { runs, entries, chunks } = open(state.storage);
       entries.append({ id: "u1", parentId: null, kind: "message", role: "user", body: { text: "hi" } });
       runs.create({ id: "final-run", userEntryId: "u1" });
       runs.transition("final-run", "running");
-      runs.appendChunk("final-run", 1, ["Hel", "lo"]);
+      chunks.append("final-run", 1, ["Hel", "lo"]);
 
       // A crash between the two writes must leave neither.
       let crashed = false;
@@ -247,7 +207,7 @@ describe("RunStore delta chunks", () => {
       const afterCrash = {
         entry: entries.get("a1"),
         status: runs.get("final-run")?.status,
-        deltas: runs.chunksAfter("final-run", 0).length,
+        deltas: chunks.after("final-run", 0).length,
       };
 
       const committed = state.storage.transactionSync(() => {
@@ -268,8 +228,8 @@ describe("RunStore delta chunks", () => {
         committed,
         entry: entries.get("a1")?.body,
         run: runs.get("final-run"),
-        deltas: runs.chunksAfter("final-run", 0),
-        lateChunk: runs.appendChunk("final-run", 3, ["!"]),
+        deltas: chunks.after("final-run", 0),
+        lateChunk: chunks.append("final-run", 3, ["!"]),
       };
     });
     expect(result.crashed).toBe(true);
@@ -282,30 +242,30 @@ describe("RunStore delta chunks", () => {
   });
 });
 
-describe("RunStore tool calls and usage", () => {
+describe("ToolCallStore and UsageStore", () => {
   it("records tool calls from start to end with redacted input and output", async () => {
     const result = await runInDurableObject(newThread(), (_i, state) => {
-      const { runs, outbox } = open(state.storage);
+      const { runs, outbox, toolCalls } = open(state.storage);
       runs.create({ id: "tools" });
-      const started = runs.recordToolCall({
+      const started = toolCalls.record({
         id: "call-1",
         runId: "tools",
         name: "lookup",
         input: { q: "weather", apiKey: SECRET },
       });
-      const finished = runs.completeToolCall("call-1", {
+      const finished = toolCalls.complete("call-1", {
         status: "finished",
         output: { echo: `key=${SECRET}` },
       });
-      const twice = runs.completeToolCall("call-1", { status: "error", output: null });
-      const dup = runs.recordToolCall({ id: "call-1", runId: "tools", name: "lookup", input: {} });
-      const noRun = runs.recordToolCall({ id: "call-2", runId: "missing", name: "lookup", input: {} });
-      const noCall = runs.completeToolCall("missing", { status: "finished" });
+      const twice = toolCalls.complete("call-1", { status: "error", output: null });
+      const dup = toolCalls.record({ id: "call-1", runId: "tools", name: "lookup", input: {} });
+      const noRun = toolCalls.record({ id: "call-2", runId: "missing", name: "lookup", input: {} });
+      const noCall = toolCalls.complete("missing", { status: "finished" });
       return {
         started,
         finished,
         codes: [twice, dup, noRun, noCall].map((r) => (r.ok ? "ok" : r.code)),
-        list: runs.toolCalls("tools"),
+        list: toolCalls.forRun("tools"),
         outbox: outbox(),
       };
     });
@@ -330,7 +290,7 @@ describe("RunStore tool calls and usage", () => {
   it("records usage per provider turn once and totals it per run", async () => {
     const stub = newThread();
     const result = await runInDurableObject(stub, (_i, state) => {
-      const { runs, outbox } = open(state.storage);
+      const { runs, outbox, usage } = open(state.storage);
       runs.create({ id: "u-run" });
       runs.create({ id: "other" });
       const turn = (inputTokens: number, outputTokens: number) => ({
@@ -340,18 +300,18 @@ describe("RunStore tool calls and usage", () => {
         outputTokens,
       });
       const accepted = [
-        runs.recordUsage("u-run", 0, turn(100, 20)),
-        runs.recordUsage("u-run", 1, turn(150, 35)),
-        runs.recordUsage("other", 0, turn(7, 7)),
+        usage.record("u-run", 0, turn(100, 20)),
+        usage.record("u-run", 1, turn(150, 35)),
+        usage.record("other", 0, turn(7, 7)),
       ].map((r) => r.ok);
       const refused = [
-        runs.recordUsage("u-run", 1, turn(1, 1)),
-        runs.recordUsage("u-run", 2, turn(-1, 1)),
-        runs.recordUsage("u-run", -1, turn(1, 1)),
-        runs.recordUsage("u-run", 1.5, turn(1, 1)),
-        runs.recordUsage("missing", 0, turn(1, 1)),
+        usage.record("u-run", 1, turn(1, 1)),
+        usage.record("u-run", 2, turn(-1, 1)),
+        usage.record("u-run", -1, turn(1, 1)),
+        usage.record("u-run", 1.5, turn(1, 1)),
+        usage.record("missing", 0, turn(1, 1)),
       ].map((r) => (r.ok ? "ok" : r.code));
-      return { accepted, refused, outbox: outbox(), records: runs.usageRecords("u-run") };
+      return { accepted, refused, outbox: outbox(), records: usage.records("u-run") };
     });
     expect(result.accepted).toEqual([true, true, true]);
     expect(result.refused).toEqual(["conflict", "bad_request", "bad_request", "bad_request", "not_found"]);
@@ -364,8 +324,8 @@ describe("RunStore tool calls and usage", () => {
 
     await evictDurableObject(stub);
     const totals = await runInDurableObject(stub, (_i, state) => {
-      const { runs } = open(state.storage);
-      return [runs.usageForRun("u-run"), runs.usageForRun("other"), runs.usageForRun("none")];
+      const { usage } = open(state.storage);
+      return [usage.totalsForRun("u-run"), usage.totalsForRun("other"), usage.totalsForRun("none")];
     });
     expect(totals).toEqual([
       { turns: 2, inputTokens: 250, outputTokens: 55 },

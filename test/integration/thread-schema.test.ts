@@ -11,6 +11,7 @@ import {
   THREAD_SCHEMA_VERSION,
   threadSchemaVersion,
 } from "../../src/storage/thread-schema";
+import { UsageStore } from "../../src/storage/usage-store";
 
 const now = () => Date.UTC(2026, 0, 2);
 const newThread = () => env.THREAD.get(env.THREAD.idFromName(`thread-schema-${crypto.randomUUID()}`));
@@ -22,16 +23,18 @@ const OUR_TABLES = [
   "outbox",
   "pin",
   "run_chunks",
-  "run_events",
   "runs",
   "tool_calls",
   "usage",
 ];
 
+/** Tables an older schema had and a later migration dropped. */
+const RETIRED_TABLES = ["run_events"];
+
 /** Empties an object of our tables, as it was before any build of ours ran (the SDK's tables stay). */
 function wipeThreadTables(storage: DurableObjectStorage): void {
   storage.transactionSync(() => {
-    for (const table of OUR_TABLES) storage.sql.exec(`DROP TABLE IF EXISTS ${table}`);
+    for (const table of [...OUR_TABLES, ...RETIRED_TABLES]) storage.sql.exec(`DROP TABLE IF EXISTS ${table}`);
   });
 }
 
@@ -81,9 +84,10 @@ describe("thread schema migrations", () => {
       true,
     );
     expect(result.indexes).toEqual(expect.arrayContaining(["entries_parent_id", "tool_calls_run_id"]));
-    // Migration 3 dropped the outbox index again, migration 4 the entries-by-run index.
+    // Migration 3 dropped the outbox index again, migration 4 the entries-by-run index, migration 5 run_events.
     expect(result.indexes).not.toContain("outbox_due");
     expect(result.indexes).not.toContain("entries_run_id");
+    expect(result.tables).not.toContain("run_events");
   });
 
   it("upgrades a v1 thread with data to the latest schema, keeping every row", async () => {
@@ -113,14 +117,19 @@ describe("thread schema migrations", () => {
       sql.exec(
         "INSERT INTO usage (run_id, turn, provider, model, input_tokens, output_tokens, created_at) VALUES ('run-old', 1, 'local', 'echo', 10, 4, 2)",
       );
+      // The run-events ledger existed in v1; nothing wrote it, but a row in it must not block the upgrade.
+      sql.exec(
+        "INSERT INTO run_events (run_id, seq, type, data_json, created_at) VALUES ('run-old', 1, 'run_started', 'null', 1)",
+      );
       sql.exec(
         `INSERT INTO pin (id, tenant_id, environment, agent_id, thread_id, version_id, version, digest, artifact_json, bound_at)
          VALUES (1, 'tenant-1', 'development', 'agent-1', 'thread-1', 'ver-1', 3, 'abc', '{}', 1)`,
       );
-      return { version, indexes: schemaObjects(state.storage).indexes };
+      return { version, ...schemaObjects(state.storage) };
     });
     expect(v1.version).toBe(1);
     expect(v1.indexes).not.toContain("entries_run_id");
+    expect(v1.tables).toContain("run_events");
 
     // A redeploy: the object restarts under the new build, which applies the missing migrations on start.
     await evictDurableObject(stub);
@@ -132,7 +141,7 @@ describe("thread schema migrations", () => {
       return {
         version,
         stored: threadSchemaVersion(state.storage),
-        indexes: schemaObjects(state.storage).indexes,
+        ...schemaObjects(state.storage),
         branch: branch.ok ? branch.value.items.map((e) => [e.id, e.role, e.body]) : branch.code,
         retry: entries.append({
           id: "u1-again",
@@ -143,7 +152,7 @@ describe("thread schema migrations", () => {
           idempotencyKey: "client-1",
         }),
         run: runs.byIdempotencyKey("client-1"),
-        usage: runs.usageForRun("run-old"),
+        usage: new UsageStore(state.storage, { now }).totalsForRun("run-old"),
         pin: state.storage.sql.exec("SELECT tenant_id, version FROM pin").toArray(),
         outbox: state.storage.sql.exec("SELECT kind, ref_id FROM outbox ORDER BY seq").toArray(),
         entryWatermark: projectedEntrySeq(state.storage),
@@ -162,6 +171,8 @@ describe("thread schema migrations", () => {
     expect(upgraded.indexes).toEqual(expect.arrayContaining(["entries_parent_id", "tool_calls_run_id"]));
     expect(upgraded.indexes).not.toContain("entries_run_id");
     expect(upgraded.indexes).not.toContain("outbox_due");
+    // Migration 5: the unused run-events ledger is gone; every other table is as a fresh object has it.
+    expect(upgraded.tables.filter((t) => !t.startsWith("cf_"))).toEqual(OUR_TABLES);
     expect(upgraded.branch).toEqual([
       ["u1", "user", { text: "hello" }],
       ["a1", "assistant", { text: "hi there" }],

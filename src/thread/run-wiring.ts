@@ -1,0 +1,112 @@
+// A run's wiring: the tenant secrets it uses, stores redacting them, its model, and the tool and usage callbacks.
+import { decryptTenantSecret } from "../auth/secret-box";
+import { publicHosts } from "../control/url-policy";
+import { ok, type Result } from "../errors";
+import { resolveModel } from "../models/resolve-model";
+import type { RunTurnInput } from "../models/turn";
+import type { ThreadBinding } from "../storage/pin-store";
+import { executeToolCall } from "../tools/execute-tool";
+import { toolDefinitions, toolNamed } from "../tools/tool-definitions";
+import { webhookSecretRedactions } from "../tools/webhook-signature";
+import { openRunStores, type RunStores } from "./run-stores";
+
+export interface WiringDeps {
+  storage: DurableObjectStorage;
+  env: Env;
+  binding: ThreadBinding;
+  now: () => number;
+  /** Outbound fetch for tool webhooks (tests pass a fake). */
+  fetch?: typeof fetch;
+}
+
+export interface RunWiring {
+  /** The stores the run writes through: redacting ones when it resolved any secret, else the ones it was given. */
+  stores: RunStores;
+  /** The model and the tool and usage callbacks runTurn takes, or why the model could not be resolved. */
+  turn: Result<Pick<RunTurnInput, "model" | "tools" | "onToolCall" | "onUsage">>;
+}
+
+/**
+ * Wires one run. Every secret this run may use is resolved once; each value (in every spelling a tool might echo)
+ * is redacted from everything the run stores and from what tools hand back to the model.
+ */
+export async function wireRun(
+  deps: WiringDeps,
+  run: { runId: string; subject: string | null; stores: RunStores },
+): Promise<RunWiring> {
+  const { binding, env, storage, now } = deps;
+  const tools = binding.artifact.tools ?? [];
+  const aliases = new Set([
+    ...tools.map((tool) => tool.signingSecret),
+    ...(binding.artifact.model.apiKeySecret !== undefined ? [binding.artifact.model.apiKeySecret] : []),
+  ]);
+  const secretByAlias = new Map<string, string | null>();
+  for (const alias of aliases) {
+    secretByAlias.set(alias, await decryptTenantSecret(env, binding.tenantId, alias).catch(() => null));
+  }
+  const secrets = [...secretByAlias.values()].flatMap((value) =>
+    value ? [value, ...webhookSecretRedactions(value)] : [],
+  );
+  const stores = secrets.length > 0 ? openRunStores(storage, { now, secrets }) : run.stores;
+  const model = await resolveModel(binding.artifact.model, {
+    env,
+    tenantSecret: async (alias) => secretByAlias.get(alias) ?? null,
+  });
+  if (!model.ok) return { stores, turn: model };
+  const platformHosts = publicHosts(env);
+
+  const onToolCall: RunTurnInput["onToolCall"] = async (call, signal) => {
+    const recorded = stores.toolCalls.record({ runId: run.runId, name: call.toolName, input: call.input });
+    const tool = toolNamed(tools, call.toolName);
+    const signingSecret = tool === null ? null : (secretByAlias.get(tool.signingSecret) ?? null);
+    const result =
+      tool === null || signingSecret === null
+        ? {
+            output: {
+              error: tool === null ? "Unknown tool." : "The tool's signing secret is not configured.",
+            },
+            isError: true,
+            status: "blocked" as const,
+          }
+        : await executeToolCall({
+            tool,
+            call,
+            signingSecret,
+            fetch: deps.fetch ?? fetch,
+            now,
+            signal,
+            platformHosts,
+            secrets,
+            context: {
+              tenantId: binding.tenantId,
+              agentId: binding.agentId,
+              threadId: binding.threadId,
+              subject: run.subject,
+              runId: run.runId,
+            },
+          });
+    if (recorded.ok) {
+      stores.toolCalls.complete(recorded.value.id, { status: result.status, output: result.output });
+    }
+    return { output: result.output, ...(result.isError ? { isError: true } : {}) };
+  };
+
+  const onUsage: RunTurnInput["onUsage"] = (usage) => {
+    stores.usage.record(run.runId, usage.step, {
+      provider: binding.artifact.model.provider,
+      model: binding.artifact.model.model,
+      inputTokens: usage.inputTokens,
+      outputTokens: usage.outputTokens,
+    });
+  };
+
+  return {
+    stores,
+    turn: ok({
+      model: model.value,
+      ...(tools.length > 0 ? { tools: toolDefinitions(tools) } : {}),
+      onToolCall,
+      onUsage,
+    }),
+  };
+}

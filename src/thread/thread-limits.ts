@@ -1,0 +1,20 @@
+// A thread's limits: the agent version's own where it sets them, the protocol's defaults otherwise.
+import { LIMITS } from "../shared/protocol";
+import type { ThreadBinding } from "../storage/pin-store";
+
+export interface ThreadLimits {
+  maxMessageChars: number;
+  sendsPerMinute: number;
+  socketsPerThread: number;
+  idleTimeoutSeconds: number;
+}
+
+export function threadLimits(binding: ThreadBinding): ThreadLimits {
+  const limits = binding.artifact.limits ?? {};
+  return {
+    maxMessageChars: limits.maxMessageChars ?? LIMITS.maxMessageChars,
+    sendsPerMinute: limits.maxSendsPerMinute ?? LIMITS.sendsPerMinute,
+    socketsPerThread: limits.maxSocketsPerThread ?? LIMITS.socketsPerThread,
+    idleTimeoutSeconds: limits.idleTimeoutSeconds ?? LIMITS.idleTimeoutSeconds,
+  };
+}
