@@ -28,8 +28,8 @@ import {
 import { RunStore } from "./run-store";
 import { deleteMeta, readMetaInteger, writeMeta } from "./thread-meta";
 import { pendingRetention, type RetentionMark, retentionProjected } from "./thread-retention";
-import { type ToolCall, ToolCallStore } from "./tool-call-store";
-import { type UsageRecord, UsageStore } from "./usage-store";
+import { ToolCallStore } from "./tool-call-store";
+import { UsageStore } from "./usage-store";
 
 export interface DrainInput extends ProjectionInput {
   /** Entries, and outbox rows, per D1 batch (default 100 each). */
