@@ -23,16 +23,16 @@ export class TenantQuota extends DurableObject<Env> {
   }
 
   /** Consumes one unit of `kind` for today if the limit allows; a refusal consumes nothing. */
-  async consume(kind: string, limit: number, now: number = Date.now()): Promise<QuotaDecision> {
-    const { day, secondsLeft } = utcDay(now);
+  async consume(kind: string, limit: number): Promise<QuotaDecision> {
+    const { day, secondsLeft } = utcDay(Date.now());
     const used = quotaUsed(this.ctx.storage.sql, kind, day);
     if (used >= limit) return { ok: false, used, limit, retryAfterSeconds: secondsLeft };
     countQuotaUse(this.ctx.storage.sql, kind, day);
     return { ok: true, used: used + 1, limit };
   }
 
-  async usage(kind: string, now: number = Date.now()): Promise<number> {
-    const { day } = utcDay(now);
+  async usage(kind: string): Promise<number> {
+    const { day } = utcDay(Date.now());
     return quotaUsed(this.ctx.storage.sql, kind, day);
   }
 }

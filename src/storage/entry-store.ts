@@ -3,7 +3,7 @@ import { z } from "zod";
 import { fail, ok, type Result } from "../errors";
 import { parseJsonColumn } from "./json-column";
 import { createRedactor, type JsonValue, type Redactor } from "./redact";
-import { deleteMeta, readMeta, replaceMeta, writeMeta } from "./thread-meta";
+import { ACTIVE_LEAF_KEY, deleteMeta, readMeta, replaceMeta, writeMeta } from "./thread-meta";
 
 export const ENTRY_KINDS = ["message", "event", "model_change", "label", "summary", "custom"] as const;
 export type EntryKind = (typeof ENTRY_KINDS)[number];
@@ -59,7 +59,6 @@ export interface EntryStoreOptions {
 
 export const DEFAULT_PAGE_LIMIT = 50;
 export const MAX_PAGE_LIMIT = 1000;
-const ACTIVE_LEAF_KEY = "active_leaf";
 
 const appendInputSchema = z.object({
   id: z.string().min(1).max(128).optional(),

@@ -1,6 +1,9 @@
 // The thread's `meta` key/value table (schema version, active leaf, projection and retention marks), read and
 // written one way by every module that keeps a fact there.
 
+/** The selected leaf of the thread's tree (read by the entry store, cleared by retention when it deletes it). */
+export const ACTIVE_LEAF_KEY = "active_leaf";
+
 /** The stored text of `key`, or null when it is not set. */
 export function readMeta(storage: DurableObjectStorage, key: string): string | null {
   const row = storage.sql.exec("SELECT value FROM meta WHERE key = ?", key).toArray()[0];

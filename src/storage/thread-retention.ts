@@ -5,7 +5,7 @@
 // thread no longer holds. The mark is cleared only after that batch commits, so D1 never keeps what the thread
 // deleted for longer than one successful drain (the D1 retention job applies the same policy on its own as well).
 import { PROJECTED_ENTRY_SEQ_KEY } from "./outbox";
-import { deleteMeta, readMetaInteger, writeMeta } from "./thread-meta";
+import { ACTIVE_LEAF_KEY, deleteMeta, readMetaInteger, writeMeta } from "./thread-meta";
 
 export interface RetentionPolicy {
   maxAgeDays?: number;
@@ -26,7 +26,6 @@ const GENERATION = "retention_generation";
 const PROJECTED = "retention_projected_generation";
 const THROUGH_SEQ = "retention_through_seq";
 const TOOL_CALLS_BEFORE = "retention_tool_calls_before";
-const ACTIVE_LEAF = "active_leaf";
 
 // Retention's marks are numbers: these two name the shared meta accessors in those terms.
 const metaNumber = readMetaInteger;
@@ -117,7 +116,7 @@ export function applyThreadRetention(
       );
       sql.exec(
         "DELETE FROM meta WHERE key = ? AND value IN (SELECT value FROM json_each(?))",
-        ACTIVE_LEAF,
+        ACTIVE_LEAF_KEY,
         victimIds,
       );
       sql.exec(

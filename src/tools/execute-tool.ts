@@ -140,7 +140,11 @@ function parseOutput(text: string, contentType: string | null): JSONValue {
 
 /** Settles with the promise, or rejects as soon as the signal aborts (a fetch or read that ignores it still ends). */
 function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
+  if (signal.aborted) {
+    // Nobody awaits `promise` any more; a later rejection of it must not surface as unhandled.
+    promise.catch(() => {});
+    return Promise.reject(signal.reason);
+  }
   let onAbort = () => {};
   const aborted = new Promise<never>((_, reject) => {
     onAbort = () => reject(signal.reason);
