@@ -4,6 +4,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { threadObjectName } from "../../src/auth/do-name";
 import { publishedVersionResponse } from "../../src/shared/api";
+import type { ThreadClaims } from "../../src/thread/claims";
 import { readToken, threadObjects } from "../helpers/edge-gate";
 import { claimCases, now, session, tokenCases } from "../helpers/forged-tokens";
 import { API, api, expectError, json } from "../helpers/tenants";
@@ -293,7 +294,7 @@ describe("the thread object's binding", () => {
 
     const other = await liveAgent();
     const stub = await threadStub(agent.tenantId, agent.agentId, session.threadId);
-    const claims = {
+    const claims: ThreadClaims = {
       tenantId: agent.tenantId,
       environment: "development",
       agentEntityId: agent.agentId,
@@ -301,7 +302,7 @@ describe("the thread object's binding", () => {
       sub: String(readToken(session.token).claims.sub),
       subjectKind: "visitor",
     };
-    const mismatches = [
+    const mismatches: ThreadClaims[] = [
       { ...claims, tenantId: other.tenantId },
       { ...claims, agentEntityId: other.agentId },
       { ...claims, tenantId: other.tenantId, agentEntityId: other.agentId },
@@ -309,14 +310,19 @@ describe("the thread object's binding", () => {
       { ...claims, environment: "production" },
     ];
     for (const mismatch of mismatches) {
-      for (const path of ["/http/", "/http/entries"]) {
-        const res = await stub.fetch(
-          new Request(`https://thread.internal${path}`, {
-            headers: { "X-Agent-Threads-Claims": JSON.stringify(mismatch) },
-          }),
-        );
-        const text = await res.text();
-        expect(res.status, text).toBe(403);
+      const { tenantId, environment, agentEntityId, threadId } = mismatch;
+      const answers = [
+        await stub.threadInfo(mismatch),
+        await stub.threadEntries(mismatch, {}),
+        await stub.postMessage(mismatch, { clientMessageId: clientMessageId(), text: "sneaky" }),
+        await stub.cancelRun(mismatch, "run_x"),
+        await stub.exportThread({ tenantId, environment, agentEntityId, threadId }),
+        await stub.eraseThread({ tenantId, environment, agentEntityId, threadId }),
+        await stub.applyRetention({ tenantId, environment, agentEntityId, threadId }),
+      ];
+      for (const answer of answers) {
+        const text = JSON.stringify(answer);
+        expect(answer.ok ? null : answer.code, text).toBe("forbidden");
         expect(text).not.toContain("private words");
         expect(text).not.toContain(session.threadId);
       }
@@ -330,13 +336,8 @@ describe("the thread object's binding", () => {
     }
 
     // The right claims still read the thread: the refusals changed nothing.
-    const same = await stub.fetch(
-      new Request("https://thread.internal/http/entries", {
-        headers: { "X-Agent-Threads-Claims": JSON.stringify(claims) },
-      }),
-    );
-    const entries = await json(same, 200, entriesBody);
-    expect(entries.items.map((e) => e.role)).toEqual(["user", "assistant"]);
+    const same = await stub.threadEntries(claims, {});
+    expect(same.ok && same.value.items.map((e) => e.role)).toEqual(["user", "assistant"]);
   });
 
   it("refuses a request without claims, or with malformed claims, with 401", async () => {
@@ -345,11 +346,22 @@ describe("the thread object's binding", () => {
     const stub = await threadStub(agent.tenantId, agent.agentId, session.threadId);
     for (const header of [undefined, "", "{", "null", "[]", JSON.stringify({ tenantId: agent.tenantId })]) {
       const res = await stub.fetch(
-        new Request("https://thread.internal/http/", {
-          headers: header === undefined ? {} : { "X-Agent-Threads-Claims": header },
+        new Request("https://thread.internal/ws", {
+          headers: {
+            Upgrade: "websocket",
+            ...(header === undefined ? {} : { "X-Agent-Threads-Claims": header }),
+          },
         }),
       );
       expect(res.status).toBe(401);
+      expect(res.webSocket).toBeNull();
+    }
+    for (const claims of [undefined, "", null, [], { tenantId: agent.tenantId }]) {
+      // Over RPC the claims are a value, parsed by the object exactly as the header is.
+      const answer = await stub.threadInfo(claims as never);
+      expect(answer.ok ? null : answer.code).toBe("unauthenticated");
+      const addressed = await stub.exportThread(claims as never);
+      expect(addressed.ok ? null : addressed.code).toBe("unauthenticated");
     }
   });
 
