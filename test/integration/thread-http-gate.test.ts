@@ -378,3 +378,81 @@ describe("the thread object's binding", () => {
     expect(await threadObjects()).toBe(objects);
   });
 });
+
+describe("thread HTTP messages and runs", () => {
+  const post = (session: Launch, path: string, body: string, headers: Record<string, string> = {}) =>
+    exports.default.fetch(`${API}/v1/threads/${session.threadId}${path}`, {
+      method: "POST",
+      headers: {
+        Authorization: `Bearer ${session.token}`,
+        Origin: ORIGIN,
+        "Content-Type": "application/json",
+        ...headers,
+      },
+      body,
+    });
+  const entries = async (session: Launch) =>
+    json(
+      await threadGet(session.threadId, { Authorization: `Bearer ${session.token}` }, "/entries"),
+      200,
+      entriesBody,
+    );
+
+  it("refuses a bad message body with the thread API's statuses and messages, storing nothing", async () => {
+    const session = await launch(agent.publicKey);
+    const valid = JSON.stringify({ clientMessageId: clientMessageId(), text: "hello" });
+    const plain = await expectError(
+      await post(session, "/messages", valid, { "Content-Type": "text/plain" }),
+      415,
+      "unsupported_media_type",
+    );
+    expect(plain.message).toBe("Content-Type must be application/json.");
+    const big = JSON.stringify({ clientMessageId: clientMessageId(), text: "x".repeat(70_000) });
+    expect((await expectError(await post(session, "/messages", big), 413, "payload_too_large")).message).toBe(
+      "Request body too large.",
+    );
+    expect((await expectError(await post(session, "/messages", "{"), 400, "bad_request")).message).toBe(
+      "Request body is not valid JSON.",
+    );
+    const invalid = await expectError(
+      await post(session, "/messages", JSON.stringify({ clientMessageId: "short", text: "" })),
+      400,
+      "bad_request",
+    );
+    expect(invalid.message).toBe("Request body is invalid.");
+    expect(z.array(z.object({ path: z.string(), message: z.string() })).parse(invalid.details)).toEqual([
+      { path: "clientMessageId", message: expect.any(String) },
+      { path: "text", message: expect.any(String) },
+    ]);
+    expect((await entries(session)).items).toEqual([]);
+  });
+
+  it("answers a retried clientMessageId with 200 and the same entries, starting nothing", async () => {
+    const session = await launch(agent.publicKey);
+    const body = JSON.stringify({ clientMessageId: clientMessageId(), text: "once" });
+    const first = await post(session, "/messages", body);
+    expect(first.status).toBe(201);
+    const again = await post(session, "/messages", body);
+    expect(again.status).toBe(200);
+    expect(await again.json()).toEqual(await first.json());
+    expect((await entries(session)).items.map((e) => e.role)).toEqual(["user", "assistant"]);
+  });
+
+  it("cancels a running reply with 202, and answers an unknown run or path with 404", async () => {
+    const slow = await liveAgent({
+      artifact: { model: { provider: "local", model: "echo", local: { chunks: 50, chunkDelayMs: 50 } } },
+    });
+    const session = await launch(slow.publicKey);
+    const ws = await connect(session);
+    ws.send({ type: "send", clientMessageId: clientMessageId(), text: "go on and on" });
+    const d = await ws.next("delta", (f) => f.seq === 2);
+    const cancelled = await post(session, `/runs/${d.runId}/cancel`, "");
+    expect(cancelled.status).toBe(202);
+    expect(await cancelled.json()).toEqual({ runId: d.runId, status: "cancelling" });
+    await ws.next("run", (f) => f.runId === d.runId && f.status === "aborted");
+    const unknown = await expectError(await post(session, "/runs/run_nope/cancel", ""), 404, "not_found");
+    expect(unknown.message).toBe("Run not found.");
+    await expectError(await post(session, "/nowhere", ""), 404, "not_found");
+    ws.ws.close();
+  });
+});
