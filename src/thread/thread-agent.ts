@@ -23,6 +23,7 @@ import {
   entriesPage,
   type MessageReply,
   type PostMessage,
+  postMessageSchema,
   sendRequest,
   settledReply,
   type ThreadInfo,
@@ -101,7 +102,10 @@ export class ThreadAgent extends Agent<Env> {
     message: PostMessage,
   ): Promise<RpcResult<{ created: boolean; reply: MessageReply }>> {
     return this.#launch(claims, async (runtime) => {
-      const accepted = runtime.accept(sendRequest(claims.sub, message));
+      // Parsed by the Worker already; parsed again because this is the object's own boundary.
+      const parsed = postMessageSchema.safeParse(message);
+      if (!parsed.success) return fail("bad_request", "Request body is invalid.");
+      const accepted = runtime.accept(sendRequest(claims.sub, parsed.data));
       return accepted.ok ? ok(await settledReply(runtime, accepted.value)) : accepted;
     });
   }

@@ -23,7 +23,6 @@ import {
   converse,
   drainThread,
   launchFor,
-  outboxRows,
   projectedEntries,
   threadEntries,
   threadStub,
