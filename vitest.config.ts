@@ -7,6 +7,8 @@ export default defineConfig(async () => {
   return {
     plugins: [
       cloudflareTest({
+        // Production's entry with ThreadAgent swapped for a subclass whose clock and timers tests drive.
+        main: "./test/helpers/test-worker.ts",
         wrangler: { configPath: "./wrangler.toml" },
         miniflare: {
           bindings: {

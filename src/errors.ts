@@ -10,18 +10,28 @@ export class AppError extends Error {
   readonly details: unknown;
   /** Seconds, for 429 responses. */
   readonly retryAfter: number | undefined;
+  /** Response headers the status itself requires (426 names the protocol to upgrade to). */
+  readonly headers: Readonly<Record<string, string>>;
 
   constructor(
     code: ErrorCode,
     message: string,
-    options: { details?: unknown; retryAfter?: number; cause?: unknown } = {},
+    options: {
+      details?: unknown;
+      retryAfter?: number;
+      cause?: unknown;
+      /** The one status the taxonomy does not own: 426 Upgrade Required, answered as `bad_request`. */
+      status?: 426;
+      headers?: Record<string, string>;
+    } = {},
   ) {
     super(message, { cause: options.cause });
     this.name = "AppError";
     this.code = code;
-    this.status = HTTP_STATUS[code];
+    this.status = options.status ?? HTTP_STATUS[code];
     this.details = options.details;
     this.retryAfter = options.retryAfter;
+    this.headers = options.headers ?? {};
   }
 }
 
@@ -33,13 +43,35 @@ export const ok = <T>(value: T): Result<T> => ({ ok: true, value });
 export const fail = (code: ErrorCode, message: string, details?: unknown): Failure =>
   details === undefined ? { ok: false, code, message } : { ok: false, code, message, details };
 
+/**
+ * A failure as it crosses into or out of a Durable Object (RPC return values and the object's fetch errors): no
+ * `details`. Internal details stay inside the object, and an `unknown` member would make workers-types drop the
+ * whole failure branch from the stub's return type (it is not `Rpc.Serializable`).
+ */
+export type Refusal = Omit<Failure, "details">;
+export type RpcResult<T> = { ok: true; value: T } | Refusal;
+
+export function refusal(failure: Failure): Refusal {
+  return {
+    ok: false,
+    code: failure.code,
+    message: failure.message,
+    ...(failure.retryAfter !== undefined ? { retryAfter: failure.retryAfter } : {}),
+  };
+}
+
+/** A returned failure as the AppError the HTTP edge throws. */
+export function failureError(failure: Failure): AppError {
+  return new AppError(failure.code, failure.message, {
+    details: failure.details,
+    ...(failure.retryAfter !== undefined ? { retryAfter: failure.retryAfter } : {}),
+  });
+}
+
 /** Turns a returned failure back into a thrown AppError at the HTTP edge. */
 export function unwrap<T>(result: Result<T>): T {
   if (result.ok) return result.value;
-  throw new AppError(result.code, result.message, {
-    details: result.details,
-    ...(result.retryAfter !== undefined ? { retryAfter: result.retryAfter } : {}),
-  });
+  throw failureError(result);
 }
 
 export const errors = {

@@ -8,7 +8,7 @@ import type { AppEnv } from "./context";
 export function errorResponse(error: AppError, requestId: string): Response {
   const body: ErrorBody = { error: { code: error.code, message: error.message, requestId } };
   if (error.details !== undefined) body.error.details = error.details;
-  const headers = new Headers({ "Content-Type": "application/json; charset=utf-8" });
+  const headers = new Headers({ ...error.headers, "Content-Type": "application/json; charset=utf-8" });
   if (error.retryAfter !== undefined)
     headers.set("Retry-After", String(Math.max(1, Math.ceil(error.retryAfter))));
   return new Response(JSON.stringify(body), { status: error.status, headers });

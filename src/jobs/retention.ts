@@ -2,8 +2,9 @@
 //
 // The thread objects apply the same policy to their own storage on their own daily schedule, and their drain then
 // deletes from D1 exactly what they deleted. This job makes D1 honour the policy even for threads that sleep, and
-// asks each thread it pruned to apply the policy at the same clock now (so both copies lose the same entries).
-import { threadStubFor } from "../auth/thread-stub";
+// asks each thread it pruned to apply the policy too, at the thread's own clock: that is later than `now`, so the
+// thread deletes at least what D1 lost here, and its drain then deletes from D1 anything more it deleted.
+import { threadStub } from "../auth/thread-stub";
 import { type DueSession, dueSessions, pruneSession, tenantsPage } from "../storage/d1/session-retention";
 
 const DAY_MS = 86_400_000;
@@ -16,7 +17,7 @@ export interface RetentionRun {
   deletedMessages: number;
   /** Sessions that lost messages; each of their thread objects was asked to apply the policy too. */
   affected: DueSession[];
-  /** Thread objects that could not be reached (their own daily schedule applies the policy later). */
+  /** Thread objects that could not be reached or refused (their own daily schedule applies the policy later). */
   unreachable: number;
 }
 
@@ -51,15 +52,20 @@ export async function runRetentionJob(
     after = last;
   }
   for (const session of run.affected) {
+    const address = {
+      tenantId: session.tenantId,
+      environment: session.environment,
+      agentEntityId: session.agentId,
+      threadId: session.threadId,
+    };
+    let error: string | null = null;
     try {
-      const stub = await threadStubFor(env, {
-        tenantId: session.tenantId,
-        environment: session.environment,
-        agentId: session.agentId,
-        id: session.threadId,
-      });
-      await stub.applyRetention(now);
-    } catch (error) {
+      const applied = await (await threadStub(env, address)).applyRetention(address);
+      if (!applied.ok) error = `${applied.code}: ${applied.message}`;
+    } catch (thrown) {
+      error = String(thrown);
+    }
+    if (error !== null) {
       run.unreachable += 1;
       console.log(
         JSON.stringify({
@@ -67,7 +73,7 @@ export async function runRetentionJob(
           message: "retention could not reach a thread",
           tenantId: session.tenantId,
           threadId: session.threadId,
-          error: String(error),
+          error,
         }),
       );
     }

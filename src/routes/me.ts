@@ -5,11 +5,11 @@ import { AppError } from "../errors";
 import type { AppEnv } from "../http/context";
 import { DEFAULT_PAGE_LIMIT, decodeCursor, encodeCursor, MAX_PAGE_LIMIT } from "../http/cursor";
 import { parseWith } from "../http/json-body";
+import { launchAccess, launchBearer } from "../http/launch-access";
 import { threadCors } from "../http/launch-cors";
 import { listName, myThreadView, positions } from "../http/session-views";
 import { pageQuery } from "../shared/sessions-api";
 import { listSessions, type ReadScope } from "../storage/d1/sessions-repository";
-import { authorize, launchBearer } from "./threads";
 
 const limitSchema = z.coerce.number().int().min(1).max(MAX_PAGE_LIMIT);
 
@@ -27,7 +27,9 @@ export const me = new Hono<AppEnv>()
   .options("/me/*", threadCors.preflight)
   .get("/me/threads", async (c) => {
     // The token's own thread must still be live and its subject's: the same gate as every thread route.
-    const claims = await authorize(c, launchBearer(c.req.header("Authorization")), { threadFromPath: false });
+    const claims = await launchAccess(c, launchBearer(c.req.header("Authorization")), {
+      threadFromPath: false,
+    });
     const query = parseWith(pageQuery, c.req.query(), "Query");
     const scope: ReadScope = {
       kind: "subject",

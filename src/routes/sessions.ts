@@ -1,14 +1,12 @@
 // Tenant admin over projected threads: list, read, messages (D1), export and erasure (the thread object itself).
 import { Hono } from "hono";
-import { z } from "zod";
-import { threadStubFor } from "../auth/thread-stub";
-import { AppError, errors } from "../errors";
+import { rowAddress, threadStubFor } from "../auth/thread-stub";
+import { AppError, errors, type Result, unwrap } from "../errors";
 import type { AppContext, AppEnv } from "../http/context";
 import { pageBody, readPage } from "../http/cursor";
 import { parseWith } from "../http/json-body";
 import { listName, messageView, positions, sessionView } from "../http/session-views";
 import { requireAdminForWrites, tenantAuth } from "../http/tenant-auth";
-import { ERROR_CODES } from "../shared/errors";
 import { pageQuery, sessionListQuery } from "../shared/sessions-api";
 import {
   eraseSessionRows,
@@ -41,23 +39,23 @@ async function registryRow(c: AppContext, options: { includeDeleted: boolean }):
   return thread;
 }
 
-const rpcFailure = z.object({ ok: z.literal(false), code: z.enum(ERROR_CODES), message: z.string() });
-const rpcSuccess = z.object({ ok: z.literal(true), value: z.unknown() });
-
-/** An RPC answer as a value: JSON text is parsed, a Result is unwrapped, anything else is taken as is. */
-function rpcValue(answer: unknown): unknown {
-  let value = answer;
-  if (typeof answer === "string") {
-    try {
-      value = JSON.parse(answer);
-    } catch (error) {
-      throw new AppError("internal", "Internal error.", { cause: error });
-    }
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new AppError("internal", "Internal error.", { cause: error });
   }
-  const failed = rpcFailure.safeParse(value);
-  if (failed.success) throw new AppError(failed.data.code, failed.data.message);
-  const succeeded = rpcSuccess.safeParse(value);
-  return succeeded.success ? succeeded.data.value : value;
+}
+
+/** An RPC to the thread object; an object that cannot be reached is a 502, its refusals are its own. */
+async function call<T>(rpc: () => Promise<Result<T>>): Promise<T> {
+  let result: Result<T>;
+  try {
+    result = await rpc();
+  } catch (error) {
+    throw unavailable(error);
+  }
+  return unwrap(result);
 }
 
 function unavailable(cause: unknown): AppError {
@@ -113,15 +111,9 @@ export const sessions = new Hono<AppEnv>()
   .get("/:threadId/export", async (c) => {
     const thread = await registryRow(c, { includeDeleted: false });
     const stub = await threadStubFor(c.env, thread);
-    let answer: unknown;
-    try {
-      answer = await stub.exportThread();
-    } catch (error) {
-      throw unavailable(error);
-    }
-    const value = rpcValue(answer);
-    if (value === null || value === undefined) throw errors.notFound("Session");
-    const exported = threadExportSchema.safeParse(typeof value === "string" ? JSON.parse(value) : value);
+    const text = await call(() => stub.exportThread(rowAddress(thread)));
+    if (text === null) throw errors.notFound("Session");
+    const exported = threadExportSchema.safeParse(parseJson(text));
     if (!exported.success) throw new AppError("internal", "Internal error.", { cause: exported.error });
     if (exported.data.tenantId !== thread.tenantId || exported.data.threadId !== thread.id) {
       throw new AppError("internal", "Internal error.");
@@ -138,11 +130,6 @@ export const sessions = new Hono<AppEnv>()
     }
     await eraseSessionRows(c.env.DB, thread.tenantId, thread.id);
     const stub = await threadStubFor(c.env, thread);
-    try {
-      rpcValue(await stub.eraseThread());
-    } catch (error) {
-      if (error instanceof AppError) throw error;
-      throw unavailable(error);
-    }
+    await call(() => stub.eraseThread(rowAddress(thread)));
     return c.body(null, 204);
   });

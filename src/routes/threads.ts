@@ -1,28 +1,18 @@
-// The edge gate for thread traffic: verify the launch token and Origin, derive the object name, forward clean requests.
+// The edge gate for thread traffic: verify the launch token and Origin, derive the object, call it with the claims.
 import { Hono } from "hono";
-import { z } from "zod";
-import { threadObjectName } from "../auth/do-name";
-import { tokenError } from "../auth/jwt";
-import { type LaunchClaims, verifyLaunchToken } from "../auth/launch-token";
-import { MAX_TOKEN_BYTES } from "../auth/token-policy";
-import { AppError } from "../errors";
-import { bearerToken } from "../http/bearer";
+import type { LaunchClaims } from "../auth/launch-token";
+import { threadStub } from "../auth/thread-stub";
+import { AppError, failureError, unwrap } from "../errors";
 import type { AppContext, AppEnv } from "../http/context";
+import { DEFAULT_MAX_BODY_BYTES, parseWith, readJsonText } from "../http/json-body";
+import { launchAccess, launchBearer } from "../http/launch-access";
 import { threadCors } from "../http/launch-cors";
-import { deploymentStore } from "../http/store";
-import { ERROR_CODES } from "../shared/errors";
-import { originAllowed } from "../shared/origin-policy";
 import { BEARER_PREFIX, PROTOCOL } from "../shared/protocol";
-import { findThread } from "../storage/d1/thread-registry";
 import { CLAIMS_HEADER, threadClaimsFrom } from "../thread/claims";
+import { responseRefusal } from "../thread/object-error";
+import { type PostMessage, postMessageSchema } from "../thread/thread-commands";
 
 const INTERNAL_ORIGIN = "https://thread.internal";
-const TOKEN_QUERY_PARAMS = ["token", "access_token", "bearer", "jwt"];
-
-/** `Authorization: Bearer <jwt>` only; Basic, Token, … carry no launch token. */
-export function launchBearer(header: string | undefined): string | null {
-  return bearerToken(header, MAX_TOKEN_BYTES + "Bearer ".length);
-}
 
 /** `Sec-WebSocket-Protocol` must offer `agent.v1` and exactly one `bearer.<token>`. */
 function tokenFromSubprotocols(header: string | undefined): string | null {
@@ -33,65 +23,13 @@ function tokenFromSubprotocols(header: string | undefined): string | null {
   return bearers[0]!.slice(BEARER_PREFIX.length);
 }
 
-/**
- * Verifies a launch token for this request. Thread routes (`threadFromPath`, the default) require the path's
- * thread to be the token's; `/v1/me/*` has no thread in its path and is scoped by the token's own thread.
- */
-export async function authorize(
-  c: AppContext,
-  token: string | null,
-  options: { threadFromPath?: boolean } = {},
-): Promise<LaunchClaims> {
-  const url = new URL(c.req.url);
-  if (TOKEN_QUERY_PARAMS.some((name) => url.searchParams.has(name))) {
-    throw new AppError("unauthenticated", "Tokens are accepted only in headers.");
-  }
-  if (token === null) throw new AppError("unauthenticated", "Authentication required.");
-  const verified = await verifyLaunchToken(c.env, token);
-  if (!verified.ok) {
-    console.log(JSON.stringify({ level: "info", requestId: c.get("requestId"), refused: verified.reason }));
-    throw tokenError(verified);
-  }
-  const claims = verified.claims;
-  // Another thread is "not found" for this token whether or not it exists: no existence oracle (SPEC §3).
-  if ((options.threadFromPath ?? true) && c.req.param("threadId") !== claims.threadId) {
-    throw new AppError("not_found", "Thread not found.");
-  }
-
-  const agent = await deploymentStore(c).getAgent(claims.tenantId, claims.agentEntityId);
-  if (agent === null) throw new AppError("unauthenticated", "Authentication required.");
-  if (agent.status !== "active") throw new AppError("forbidden", "This agent is disabled.");
-  const origin = c.req.header("Origin");
-  if (agent.visibility === "public" || origin !== undefined) {
-    if (!originAllowed(origin, agent.allowedOrigins)) throw new AppError("forbidden", "Origin not allowed.");
-    if (claims.origin !== undefined && claims.origin !== origin) {
-      throw new AppError("forbidden", "The token was issued for another origin.");
-    }
-    c.set("launchOrigin", origin);
-  }
-  const thread = await findThread(c.env.DB, claims.tenantId, claims.threadId);
-  if (thread === null || thread.deletedAt !== null || thread.subject !== claims.sub) {
-    throw new AppError("unauthenticated", "Authentication required.");
-  }
-  return claims;
-}
-
-async function threadStub(c: AppContext, claims: LaunchClaims) {
-  const name = await threadObjectName(c.env.DO_NAME_KEY, {
-    tenantId: claims.tenantId,
-    environment: claims.environment,
-    agentEntityId: claims.agentEntityId,
-    threadId: claims.threadId,
-  });
-  return c.env.THREAD.get(c.env.THREAD.idFromName(name));
-}
-
-/** A request built from scratch: no client header reaches the object unless named here. */
+/** A request built from scratch for the object's streaming paths: no client header reaches it unless named here. */
 function internalRequest(
   c: AppContext,
   path: string,
   claims: LaunchClaims,
   pass: readonly string[],
+  body?: string,
 ): Request {
   const headers = new Headers();
   for (const name of pass) {
@@ -99,31 +37,37 @@ function internalRequest(
     if (value !== undefined) headers.set(name, value);
   }
   headers.set(CLAIMS_HEADER, JSON.stringify(threadClaimsFrom(claims)));
-  const url = new URL(path, INTERNAL_ORIGIN);
-  const source = new URL(c.req.url);
-  url.search = source.search;
-  const method = c.req.method;
-  return new Request(url, {
-    method,
+  if (body !== undefined) headers.set("Content-Type", "application/json");
+  return new Request(new URL(path, INTERNAL_ORIGIN), {
+    method: body === undefined ? "GET" : "POST",
     headers,
-    ...(method === "GET" || method === "HEAD" ? {} : { body: c.req.raw.body }),
+    ...(body !== undefined ? { body } : {}),
   });
 }
 
-const objectError = z.object({
-  error: z.object({ code: z.enum(ERROR_CODES), message: z.string(), details: z.unknown().optional() }),
-});
+/** The object's refusal on a streaming path becomes the Worker's (same taxonomy, this request's id). */
+async function refused(res: Response): Promise<never> {
+  throw failureError(await responseRefusal(res));
+}
 
-/** The object's errors become the Worker's (same taxonomy, this request's id); other responses pass through. */
-async function fromThreadObject(res: Response): Promise<Response> {
-  if (res.status < 400) return new Response(res.body, res);
-  const parsed = objectError.safeParse(await res.json().catch(() => null));
-  if (!parsed.success) throw new AppError("internal", "Internal error.");
-  const retryAfter = Number(res.headers.get("Retry-After"));
-  throw new AppError(parsed.data.error.code, parsed.data.error.message, {
-    details: parsed.data.error.details,
-    ...(Number.isFinite(retryAfter) && retryAfter > 0 ? { retryAfter } : {}),
-  });
+/** The message body under the thread API's limits; its 413 keeps the thread API's own message. */
+async function readMessage(c: AppContext): Promise<PostMessage> {
+  let value: unknown;
+  try {
+    value = await readJsonText(c, DEFAULT_MAX_BODY_BYTES);
+  } catch (error) {
+    if (error instanceof AppError && error.code === "payload_too_large") {
+      throw new AppError("payload_too_large", "Request body too large.");
+    }
+    throw error;
+  }
+  return parseWith(postMessageSchema, value);
+}
+
+/** The launch token's claims for this request's thread, and that thread's object. */
+async function launchThread(c: AppContext) {
+  const claims = await launchAccess(c, launchBearer(c.req.header("Authorization")));
+  return { claims, threadClaims: threadClaimsFrom(claims), stub: await threadStub(c.env, claims) };
 }
 
 const WS_PASS = [
@@ -133,40 +77,69 @@ const WS_PASS = [
   "Sec-WebSocket-Version",
   "Sec-WebSocket-Extensions",
 ];
-const HTTP_PASS = ["Content-Type", "Content-Length", "Accept", "Last-Event-ID"];
+const SSE_PASS = ["Accept", "Last-Event-ID"];
 
 export const threads = new Hono<AppEnv>()
   .use("/threads/*", threadCors.response)
   .options("/threads/*", threadCors.preflight)
   .get("/threads/:threadId/ws", async (c) => {
     if (c.req.header("Upgrade")?.toLowerCase() !== "websocket") {
-      return c.json(
-        {
-          error: {
-            code: "bad_request",
-            message: "This endpoint needs a WebSocket upgrade.",
-            requestId: c.get("requestId"),
-          },
-        },
-        426,
-        { Upgrade: "websocket" },
-      );
+      throw new AppError("bad_request", "This endpoint needs a WebSocket upgrade.", {
+        status: 426,
+        headers: { Upgrade: "websocket" },
+      });
     }
-    const claims = await authorize(c, tokenFromSubprotocols(c.req.header("Sec-WebSocket-Protocol")));
-    const stub = await threadStub(c, claims);
+    const claims = await launchAccess(c, tokenFromSubprotocols(c.req.header("Sec-WebSocket-Protocol")));
+    const stub = await threadStub(c.env, claims);
     const request = internalRequest(c, "/ws", claims, WS_PASS);
     request.headers.set("Sec-WebSocket-Protocol", PROTOCOL);
     const res = await stub.fetch(request);
-    if (res.status !== 101 || res.webSocket === null) return fromThreadObject(res);
+    if (res.status !== 101 || res.webSocket === null) return refused(res);
     return new Response(null, {
       status: 101,
       webSocket: res.webSocket,
       headers: { "Sec-WebSocket-Protocol": PROTOCOL },
     });
   })
+  .get("/threads/:threadId", async (c) => {
+    const { threadClaims, stub } = await launchThread(c);
+    return c.json(unwrap(await stub.threadInfo(threadClaims)));
+  })
+  .get("/threads/:threadId/", async (c) => {
+    const { threadClaims, stub } = await launchThread(c);
+    return c.json(unwrap(await stub.threadInfo(threadClaims)));
+  })
+  .get("/threads/:threadId/entries", async (c) => {
+    const { threadClaims, stub } = await launchThread(c);
+    const leafId = c.req.query("leafId");
+    const cursor = c.req.query("cursor");
+    const limit = c.req.query("limit");
+    const page = await stub.threadEntries(threadClaims, {
+      ...(leafId !== undefined ? { leafId } : {}),
+      ...(cursor !== undefined ? { cursor } : {}),
+      // Checked by the object, after an empty thread has answered with no items.
+      ...(limit !== undefined ? { limit: Number(limit) } : {}),
+    });
+    return c.json(unwrap(page));
+  })
+  .post("/threads/:threadId/messages", async (c) => {
+    const { claims, threadClaims, stub } = await launchThread(c);
+    const message = await readMessage(c);
+    if ((c.req.header("Accept") ?? "").includes("text/event-stream")) {
+      const res = await stub.fetch(
+        internalRequest(c, "/messages", claims, SSE_PASS, JSON.stringify(message)),
+      );
+      return res.status < 400 ? new Response(res.body, res) : refused(res);
+    }
+    const { created, reply } = unwrap(await stub.postMessage(threadClaims, message));
+    return c.json(reply, created ? 201 : 200);
+  })
+  .post("/threads/:threadId/runs/:runId/cancel", async (c) => {
+    const { threadClaims, stub } = await launchThread(c);
+    return c.json(unwrap(await stub.cancelRun(threadClaims, c.req.param("runId"))), 202);
+  })
   .on(["GET", "POST"], ["/threads/:threadId", "/threads/:threadId/*"], async (c) => {
-    const claims = await authorize(c, launchBearer(c.req.header("Authorization")));
-    const stub = await threadStub(c, claims);
-    const rest = new URL(c.req.url).pathname.replace(/^\/v1\/threads\/[^/]+/, "") || "/";
-    return fromThreadObject(await stub.fetch(internalRequest(c, `/http${rest}`, claims, HTTP_PASS)));
+    // Authenticated first, so an unknown path says nothing to a caller without a valid token.
+    await launchThread(c);
+    throw new AppError("not_found", "Not found.");
   });

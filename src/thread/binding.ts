@@ -2,9 +2,9 @@
 import type { DeploymentStore } from "../control/deployment-store";
 import { fail, ok, type Result } from "../errors";
 import { readPin, type ThreadBinding, writePin } from "../storage/pin-store";
-import type { ThreadClaims } from "./claims";
+import type { ThreadAddress, ThreadClaims } from "./claims";
 
-export function claimsMatch(binding: ThreadBinding, claims: ThreadClaims): boolean {
+export function claimsMatch(binding: ThreadBinding, claims: ThreadAddress): boolean {
   return (
     binding.tenantId === claims.tenantId &&
     binding.environment === claims.environment &&

@@ -4,13 +4,6 @@ import type { LaunchClaims } from "../auth/launch-token";
 import { environmentSchema } from "../shared/api";
 
 export const CLAIMS_HEADER = "X-Agent-Threads-Claims";
-/** Headers a client might send to impersonate the Worker or the SDK; always removed before forwarding. */
-export const INTERNAL_HEADERS = [
-  CLAIMS_HEADER,
-  "x-agents-lifecycle-props",
-  "x-partykit-room",
-  "x-partykit-namespace",
-];
 
 export const threadClaimsSchema = z.strictObject({
   tenantId: z.string().min(1),
@@ -23,6 +16,16 @@ export const threadClaimsSchema = z.strictObject({
 
 export type ThreadClaims = z.infer<typeof threadClaimsSchema>;
 
+/** Which thread, without a subject: what the tenant admin API and the retention job name a thread object by. */
+export const threadAddressSchema = threadClaimsSchema.pick({
+  tenantId: true,
+  environment: true,
+  agentEntityId: true,
+  threadId: true,
+});
+
+export type ThreadAddress = z.infer<typeof threadAddressSchema>;
+
 export function threadClaimsFrom(claims: LaunchClaims): ThreadClaims {
   return {
     tenantId: claims.tenantId,
@@ -34,11 +37,16 @@ export function threadClaimsFrom(claims: LaunchClaims): ThreadClaims {
   };
 }
 
+/** Claims as an RPC argument: parsed like the header, never trusted by type alone. */
+export function readThreadClaims(value: unknown): ThreadClaims | null {
+  const parsed = threadClaimsSchema.safeParse(value);
+  return parsed.success ? parsed.data : null;
+}
+
 export function parseThreadClaims(header: string | null): ThreadClaims | null {
   if (header === null) return null;
   try {
-    const parsed = threadClaimsSchema.safeParse(JSON.parse(header));
-    return parsed.success ? parsed.data : null;
+    return readThreadClaims(JSON.parse(header));
   } catch {
     return null;
   }

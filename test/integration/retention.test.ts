@@ -29,6 +29,7 @@ import {
   threadStub,
 } from "../helpers/projection";
 import { validArtifact } from "../helpers/tenants";
+import { inTestThread } from "../helpers/test-thread-agent";
 import { liveAgent } from "../helpers/threads";
 
 const DAY_MS = 86_400_000;
@@ -276,6 +277,8 @@ describe("the retention job", () => {
     const stub = await threadStub(agent, session.threadId);
     await drainThread(stub);
 
+    // The thread applies the policy at its own clock, which (as in production) is no earlier than the job's.
+    await inTestThread(stub, (instance) => instance.clock.advance(3 * DAY_MS));
     await runRetentionJob(env, Date.now() + 3 * DAY_MS);
     expect(await threadEntries(stub)).toEqual([]);
     await drainThread(stub);

@@ -4,6 +4,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { threadObjectName } from "../../src/auth/do-name";
 import { publishedVersionResponse } from "../../src/shared/api";
+import type { ThreadClaims } from "../../src/thread/claims";
 import { readToken, threadObjects } from "../helpers/edge-gate";
 import { claimCases, now, session, tokenCases } from "../helpers/forged-tokens";
 import { API, api, expectError, json } from "../helpers/tenants";
@@ -293,7 +294,7 @@ describe("the thread object's binding", () => {
 
     const other = await liveAgent();
     const stub = await threadStub(agent.tenantId, agent.agentId, session.threadId);
-    const claims = {
+    const claims: ThreadClaims = {
       tenantId: agent.tenantId,
       environment: "development",
       agentEntityId: agent.agentId,
@@ -301,7 +302,7 @@ describe("the thread object's binding", () => {
       sub: String(readToken(session.token).claims.sub),
       subjectKind: "visitor",
     };
-    const mismatches = [
+    const mismatches: ThreadClaims[] = [
       { ...claims, tenantId: other.tenantId },
       { ...claims, agentEntityId: other.agentId },
       { ...claims, tenantId: other.tenantId, agentEntityId: other.agentId },
@@ -309,14 +310,19 @@ describe("the thread object's binding", () => {
       { ...claims, environment: "production" },
     ];
     for (const mismatch of mismatches) {
-      for (const path of ["/http/", "/http/entries"]) {
-        const res = await stub.fetch(
-          new Request(`https://thread.internal${path}`, {
-            headers: { "X-Agent-Threads-Claims": JSON.stringify(mismatch) },
-          }),
-        );
-        const text = await res.text();
-        expect(res.status, text).toBe(403);
+      const { tenantId, environment, agentEntityId, threadId } = mismatch;
+      const answers = [
+        await stub.threadInfo(mismatch),
+        await stub.threadEntries(mismatch, {}),
+        await stub.postMessage(mismatch, { clientMessageId: clientMessageId(), text: "sneaky" }),
+        await stub.cancelRun(mismatch, "run_x"),
+        await stub.exportThread({ tenantId, environment, agentEntityId, threadId }),
+        await stub.eraseThread({ tenantId, environment, agentEntityId, threadId }),
+        await stub.applyRetention({ tenantId, environment, agentEntityId, threadId }),
+      ];
+      for (const answer of answers) {
+        const text = JSON.stringify(answer);
+        expect(answer.ok ? null : answer.code, text).toBe("forbidden");
         expect(text).not.toContain("private words");
         expect(text).not.toContain(session.threadId);
       }
@@ -330,13 +336,8 @@ describe("the thread object's binding", () => {
     }
 
     // The right claims still read the thread: the refusals changed nothing.
-    const same = await stub.fetch(
-      new Request("https://thread.internal/http/entries", {
-        headers: { "X-Agent-Threads-Claims": JSON.stringify(claims) },
-      }),
-    );
-    const entries = await json(same, 200, entriesBody);
-    expect(entries.items.map((e) => e.role)).toEqual(["user", "assistant"]);
+    const same = await stub.threadEntries(claims, {});
+    expect(same.ok && same.value.items.map((e) => e.role)).toEqual(["user", "assistant"]);
   });
 
   it("refuses a request without claims, or with malformed claims, with 401", async () => {
@@ -345,11 +346,22 @@ describe("the thread object's binding", () => {
     const stub = await threadStub(agent.tenantId, agent.agentId, session.threadId);
     for (const header of [undefined, "", "{", "null", "[]", JSON.stringify({ tenantId: agent.tenantId })]) {
       const res = await stub.fetch(
-        new Request("https://thread.internal/http/", {
-          headers: header === undefined ? {} : { "X-Agent-Threads-Claims": header },
+        new Request("https://thread.internal/ws", {
+          headers: {
+            Upgrade: "websocket",
+            ...(header === undefined ? {} : { "X-Agent-Threads-Claims": header }),
+          },
         }),
       );
       expect(res.status).toBe(401);
+      expect(res.webSocket).toBeNull();
+    }
+    for (const claims of [undefined, "", null, [], { tenantId: agent.tenantId }]) {
+      // Over RPC the claims are a value, parsed by the object exactly as the header is.
+      const answer = await stub.threadInfo(claims as never);
+      expect(answer.ok ? null : answer.code).toBe("unauthenticated");
+      const addressed = await stub.exportThread(claims as never);
+      expect(addressed.ok ? null : addressed.code).toBe("unauthenticated");
     }
   });
 
@@ -364,5 +376,83 @@ describe("the thread object's binding", () => {
       expect([401, 426]).toContain(res.status);
     }
     expect(await threadObjects()).toBe(objects);
+  });
+});
+
+describe("thread HTTP messages and runs", () => {
+  const post = (session: Launch, path: string, body: string, headers: Record<string, string> = {}) =>
+    exports.default.fetch(`${API}/v1/threads/${session.threadId}${path}`, {
+      method: "POST",
+      headers: {
+        Authorization: `Bearer ${session.token}`,
+        Origin: ORIGIN,
+        "Content-Type": "application/json",
+        ...headers,
+      },
+      body,
+    });
+  const entries = async (session: Launch) =>
+    json(
+      await threadGet(session.threadId, { Authorization: `Bearer ${session.token}` }, "/entries"),
+      200,
+      entriesBody,
+    );
+
+  it("refuses a bad message body with the thread API's statuses and messages, storing nothing", async () => {
+    const session = await launch(agent.publicKey);
+    const valid = JSON.stringify({ clientMessageId: clientMessageId(), text: "hello" });
+    const plain = await expectError(
+      await post(session, "/messages", valid, { "Content-Type": "text/plain" }),
+      415,
+      "unsupported_media_type",
+    );
+    expect(plain.message).toBe("Content-Type must be application/json.");
+    const big = JSON.stringify({ clientMessageId: clientMessageId(), text: "x".repeat(70_000) });
+    expect((await expectError(await post(session, "/messages", big), 413, "payload_too_large")).message).toBe(
+      "Request body too large.",
+    );
+    expect((await expectError(await post(session, "/messages", "{"), 400, "bad_request")).message).toBe(
+      "Request body is not valid JSON.",
+    );
+    const invalid = await expectError(
+      await post(session, "/messages", JSON.stringify({ clientMessageId: "short", text: "" })),
+      400,
+      "bad_request",
+    );
+    expect(invalid.message).toBe("Request body is invalid.");
+    expect(z.array(z.object({ path: z.string(), message: z.string() })).parse(invalid.details)).toEqual([
+      { path: "clientMessageId", message: expect.any(String) },
+      { path: "text", message: expect.any(String) },
+    ]);
+    expect((await entries(session)).items).toEqual([]);
+  });
+
+  it("answers a retried clientMessageId with 200 and the same entries, starting nothing", async () => {
+    const session = await launch(agent.publicKey);
+    const body = JSON.stringify({ clientMessageId: clientMessageId(), text: "once" });
+    const first = await post(session, "/messages", body);
+    expect(first.status).toBe(201);
+    const again = await post(session, "/messages", body);
+    expect(again.status).toBe(200);
+    expect(await again.json()).toEqual(await first.json());
+    expect((await entries(session)).items.map((e) => e.role)).toEqual(["user", "assistant"]);
+  });
+
+  it("cancels a running reply with 202, and answers an unknown run or path with 404", async () => {
+    const slow = await liveAgent({
+      artifact: { model: { provider: "local", model: "echo", local: { chunks: 50, chunkDelayMs: 50 } } },
+    });
+    const session = await launch(slow.publicKey);
+    const ws = await connect(session);
+    ws.send({ type: "send", clientMessageId: clientMessageId(), text: "go on and on" });
+    const d = await ws.next("delta", (f) => f.seq === 2);
+    const cancelled = await post(session, `/runs/${d.runId}/cancel`, "");
+    expect(cancelled.status).toBe(202);
+    expect(await cancelled.json()).toEqual({ runId: d.runId, status: "cancelling" });
+    await ws.next("run", (f) => f.runId === d.runId && f.status === "aborted");
+    const unknown = await expectError(await post(session, "/runs/run_nope/cancel", ""), 404, "not_found");
+    expect(unknown.message).toBe("Run not found.");
+    await expectError(await post(session, "/nowhere", ""), 404, "not_found");
+    ws.ws.close();
   });
 });

@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { threadObjectName } from "../../src/auth/do-name";
 import type { ThreadAgent } from "../../src/thread/thread-agent";
 import { api, createRelease, publish, saveDraft, validArtifact } from "../helpers/tenants";
+import { inTestThread } from "../helpers/test-thread-agent";
 import { clientMessageId, connect, type Launch, launch, liveAgent, ORIGIN } from "../helpers/threads";
 
 const local = (options: Record<string, unknown>) => ({
@@ -26,14 +27,29 @@ async function branch(
   return ((await res.json()) as { items: { id: string; role: string; text: string }[] }).items;
 }
 
-async function stub(agent: { tenantId: string; agentId: string }, threadId: string) {
-  const name = await threadObjectName(env.DO_NAME_KEY, {
+function address(agent: { tenantId: string; agentId: string }, threadId: string) {
+  return {
     tenantId: agent.tenantId,
     environment: "development",
     agentEntityId: agent.agentId,
     threadId,
-  });
+  } as const;
+}
+
+async function stub(agent: { tenantId: string; agentId: string }, threadId: string) {
+  const name = await threadObjectName(env.DO_NAME_KEY, address(agent, threadId));
   return env.THREAD.get(env.THREAD.idFromName(name));
+}
+
+/** Waits for `read` to return `want`, checking after every turn of the event loop's timers. */
+async function eventually<T>(read: () => Promise<T>, want: T, timeoutMs = 5000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let value = await read();
+  while (value !== want && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    value = await read();
+  }
+  return value;
 }
 
 describe("agent.v1 over WebSocket", () => {
@@ -211,8 +227,8 @@ describe("agent.v1 over WebSocket", () => {
     expect(await promptTokens(again.runId)).toBe(await promptTokens(third.runId));
     expect(await promptTokens(third.runId)).toBeGreaterThan(0);
 
-    const retention = await runInDurableObject(thread, (instance: ThreadAgent) => instance.applyRetention());
-    expect(retention.deletedEntries).toBeGreaterThan(0);
+    const retention = await thread.applyRetention(address(agent, session.threadId));
+    expect(retention.ok && retention.value.deletedEntries).toBeGreaterThan(0);
     const fourth = await send("fourth question");
     const fourthAgain = await turn({ type: "regenerate", entryId: fourth.replyId });
     expect(await promptTokens(fourth.runId)).toBe(await promptTokens(fourthAgain.runId));
@@ -384,30 +400,16 @@ describe("pinning and eviction", () => {
     const thread = await stub(agent, session.threadId);
     const ws = await connect(session);
     const keepAlives = () => runInDurableObject(thread, (instance: ThreadAgent) => instance._keepAliveRefs);
-    const setArmAfter = (ms: number) =>
-      runInDurableObject(thread, (instance: ThreadAgent) => {
-        const previous = (instance.constructor as typeof ThreadAgent).keepAliveAfterMs;
-        (instance.constructor as typeof ThreadAgent).keepAliveAfterMs = ms;
-        return previous;
-      });
-    const previous = await setArmAfter(1500);
-    try {
-      ws.send({ type: "send", clientMessageId: clientMessageId(), text: "a reply that never ends" });
-      const d = await ws.next("delta", (f) => f.seq === 5);
-      // Streaming, but not yet long: no heartbeat.
-      expect(await keepAlives()).toBe(0);
-      await new Promise((resolve) => setTimeout(resolve, 2500));
-      expect(await keepAlives()).toBe(1);
-      ws.send({ type: "cancel", runId: d.runId });
-      await ws.next("run", (f) => f.runId === d.runId && f.status === "aborted");
-      const deadline = Date.now() + 5000;
-      while ((await keepAlives()) !== 0 && Date.now() < deadline) {
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-      expect(await keepAlives()).toBe(0);
-    } finally {
-      await setArmAfter(previous);
-    }
+    ws.send({ type: "send", clientMessageId: clientMessageId(), text: "a reply that never ends" });
+    const d = await ws.next("delta", (f) => f.seq === 5);
+    // Streaming, but not yet long: no heartbeat.
+    expect(await keepAlives()).toBe(0);
+    // The turn's "running long" timer comes due now instead of after 10 s.
+    expect(await inTestThread(thread, (instance) => instance.timers.fireAll())).toBe(1);
+    expect(await eventually(keepAlives, 1)).toBe(1);
+    ws.send({ type: "cancel", runId: d.runId });
+    await ws.next("run", (f) => f.runId === d.runId && f.status === "aborted");
+    expect(await eventually(keepAlives, 0)).toBe(0);
   });
 
   it("seals a reply cut off by the object's death as interrupted, never leaving the run running", async () => {
@@ -495,10 +497,11 @@ describe("idle sockets", () => {
     ws.send({ type: "send", clientMessageId: clientMessageId(), text: "before idling" });
     await ws.next("run", (f) => f.status === "succeeded");
     const threadStub = await stub(agent, session.threadId);
-    // The sweep runs from an alarm every 30 s; here it is run as if the default 300 s had passed.
-    await runInDurableObject(threadStub, (instance: ThreadAgent) =>
-      instance.sweepIdleConnections(Date.now() + 301_000),
-    );
+    // The sweep runs from an alarm every 30 s; here it runs once the object's clock has moved past 300 s.
+    await inTestThread(threadStub, (instance) => {
+      instance.clock.advance(301_000);
+      return instance.sweepIdleConnections();
+    });
     expect((await ws.waitClosed()).code).toBe(4408);
 
     const again = await connect(session);
@@ -516,9 +519,10 @@ describe("idle sockets", () => {
     const agent = await liveAgent();
     const session = await launch(agent.publicKey);
     const ws = await connect(session);
-    await runInDurableObject(await stub(agent, session.threadId), (instance: ThreadAgent) =>
-      instance.sweepIdleConnections(Date.now() + 60_000),
-    );
+    await inTestThread(await stub(agent, session.threadId), (instance) => {
+      instance.clock.advance(60_000);
+      return instance.sweepIdleConnections();
+    });
     ws.send({ type: "ping" });
     await ws.next("pong");
   });

@@ -262,7 +262,9 @@ describe("subprotocols, query tokens and Upgrade", () => {
         "Sec-WebSocket-Protocol": `agent.v1, bearer.${s.launch.token}`,
       },
     });
-    expect(res.status).toBe(426);
+    expect(res.headers.get("Upgrade")).toBe("websocket");
+    const error = await expectError(res, 426, "bad_request");
+    expect(error.message).toBe("This endpoint needs a WebSocket upgrade.");
   });
 });
 

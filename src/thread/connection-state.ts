@@ -1,0 +1,18 @@
+// What the object remembers per socket (in the SDK's hibernation-safe connection state), parsed on every read.
+import type { Connection } from "agents";
+import { z } from "zod";
+import { threadClaimsSchema } from "./claims";
+
+const connectionStateSchema = z.object({
+  claims: threadClaimsSchema,
+  ready: z.boolean(),
+  malformed: z.number().int(),
+  lastActive: z.number(),
+});
+
+export type ConnectionState = z.infer<typeof connectionStateSchema>;
+
+export function connectionState(connection: Connection): ConnectionState | null {
+  const parsed = connectionStateSchema.safeParse(connection.state);
+  return parsed.success ? parsed.data : null;
+}

@@ -1,0 +1,73 @@
+// What a parsed client frame does to the thread: the frames to answer, a close, or the socket becoming ready.
+import type { ErrorCode } from "../shared/errors";
+import { WS_CLOSE_CODE } from "../shared/errors";
+import type { ClientFrame, ServerFrame } from "../shared/protocol";
+import { cancelRun, entriesPage, helloFrames, retriedFrames, sendRequest } from "./thread-commands";
+import type { ThreadRuntime, TurnRequest } from "./thread-runtime";
+
+export interface FrameOutcome {
+  frames: ServerFrame[];
+  close?: { code: number; reason: string };
+  /** The socket finished `hello` and now receives the live stream. */
+  ready?: true;
+}
+
+export function closeCode(code: ErrorCode): number {
+  return WS_CLOSE_CODE[code] ?? 4400;
+}
+
+const errorFrame = (failure: { code: ErrorCode; message: string }): ServerFrame => ({
+  type: "error",
+  code: failure.code,
+  message: failure.message,
+});
+
+function turnRequest(frame: Extract<ClientFrame, { type: "send" | "edit" | "regenerate" }>, subject: string) {
+  const request: TurnRequest =
+    frame.type === "send"
+      ? sendRequest(subject, frame)
+      : frame.type === "edit"
+        ? {
+            kind: "edit",
+            subject,
+            entryId: frame.entryId,
+            clientMessageId: frame.clientMessageId,
+            text: frame.text,
+          }
+        : { kind: "regenerate", subject, entryId: frame.entryId };
+  return request;
+}
+
+/** Synchronous, so catch-up and becoming ready happen with no stream frame in between. */
+export function dispatchFrame(runtime: ThreadRuntime, frame: ClientFrame, subject: string): FrameOutcome {
+  switch (frame.type) {
+    case "hello":
+      return { frames: helloFrames(runtime, frame.resume), ready: true };
+    case "ping":
+      return { frames: [{ type: "pong" }] };
+    case "send":
+    case "edit":
+    case "regenerate": {
+      const accepted = runtime.accept(turnRequest(frame, subject));
+      if (!accepted.ok) {
+        if (accepted.code === "rate_limited") {
+          return { frames: [], close: { code: closeCode("rate_limited"), reason: "rate_limited" } };
+        }
+        return { frames: [errorFrame(accepted)] };
+      }
+      return { frames: accepted.value.created ? [] : retriedFrames(runtime, accepted.value) };
+    }
+    case "cancel": {
+      const cancelled = cancelRun(runtime, frame.runId);
+      return { frames: cancelled.ok ? [] : [errorFrame(cancelled)] };
+    }
+    case "history": {
+      const page = entriesPage(runtime, {
+        ...(frame.leafId !== undefined ? { leafId: frame.leafId } : {}),
+        ...(frame.cursor !== undefined ? { cursor: frame.cursor } : {}),
+        ...(frame.limit !== undefined ? { limit: frame.limit } : {}),
+      });
+      return { frames: [page.ok ? { type: "history", ...page.value } : errorFrame(page)] };
+    }
+  }
+}

@@ -1,0 +1,45 @@
+// A run as Server-Sent Events for `POST …/messages` with `Accept: text/event-stream`; `Last-Event-ID` resumes it.
+import type { ServerFrame } from "../shared/protocol";
+import type { ThreadRuntime } from "./thread-runtime";
+
+/** The resume point a client sent: the seq of the last delta it saw, or 0. */
+export function lastEventId(request: Request): number {
+  const id = Number(request.headers.get("Last-Event-ID") ?? "0");
+  return Number.isInteger(id) && id > 0 ? id : 0;
+}
+
+/** `id` is the delta seq, so `Last-Event-ID` resumes exactly; the stream ends with the run. */
+export function sseStream(runtime: ThreadRuntime, runId: string, afterSeq: number): Response {
+  const encoder = new TextEncoder();
+  const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
+  const writer = writable.getWriter();
+  let closed = false;
+  let unsubscribe = () => {};
+  const write = (frame: ServerFrame) => {
+    if (closed) return;
+    if ("runId" in frame && frame.runId !== runId) return;
+    if (frame.type === "entry" && frame.entry.runId !== runId) return;
+    const id = frame.type === "delta" ? `id: ${frame.seq}\n` : "";
+    void writer
+      .write(encoder.encode(`${id}event: ${frame.type}\ndata: ${JSON.stringify(frame)}\n\n`))
+      .catch(() => {
+        closed = true;
+        unsubscribe();
+      });
+    if (
+      frame.type === "run" &&
+      (frame.status === "succeeded" || frame.status === "failed" || frame.status === "aborted")
+    ) {
+      closed = true;
+      unsubscribe();
+      void writer.close().catch(() => {});
+    }
+  };
+  // Catch-up and subscription happen in one synchronous step, so no delta falls between them.
+  for (const frame of runtime.catchUp(runId, afterSeq)) write(frame);
+  if (!closed) unsubscribe = runtime.subscribe({ id: `sse:${runId}`, send: write });
+  return new Response(readable, {
+    status: 200,
+    headers: { "Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-store" },
+  });
+}

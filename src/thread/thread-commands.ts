@@ -1,0 +1,129 @@
+// The thread's operations, once: the WebSocket frames and the Worker's RPC calls both run these over a ThreadRuntime.
+import { z } from "zod";
+import { fail, ok, type Result } from "../errors";
+import { LIMITS, type RunStatus, type ServerFrame, type WireEntry } from "../shared/protocol";
+import type { RunError } from "../storage/run-store";
+import { toWireEntry } from "./frames";
+import type { ThreadRuntime, TurnAccepted, TurnRequest } from "./thread-runtime";
+
+/** The body of `POST /v1/threads/:threadId/messages`, parsed by the Worker and again by the object for SSE. */
+export const postMessageSchema = z.strictObject({
+  clientMessageId: z.string().regex(/^[A-Za-z0-9_-]{8,128}$/),
+  text: z.string().min(1),
+  parentId: z.string().min(1).max(128).optional(),
+});
+export type PostMessage = z.infer<typeof postMessageSchema>;
+
+export interface ThreadInfo {
+  threadId: string;
+  agent: { id: string; name: string; version: number; versionId: string; digest: string };
+  createdAt: string;
+  updatedAt: string;
+  leafId: string | null;
+}
+
+export function threadInfo(runtime: ThreadRuntime): ThreadInfo {
+  const binding = runtime.binding;
+  const first = runtime.entries.all({ limit: 1 })[0];
+  const leaf = runtime.entries.latestLeaf();
+  return {
+    threadId: binding.threadId,
+    agent: {
+      id: binding.agentId,
+      name: binding.artifact.name,
+      version: binding.version,
+      versionId: binding.versionId,
+      digest: binding.digest,
+    },
+    createdAt: new Date(first?.createdAt ?? binding.boundAt).toISOString(),
+    updatedAt: new Date(leaf?.createdAt ?? binding.boundAt).toISOString(),
+    leafId: leaf?.id ?? null,
+  };
+}
+
+export interface EntriesPage {
+  items: WireEntry[];
+  nextCursor?: string;
+}
+
+/** `limit` as the HTTP query gave it (`Number(param)`): an empty thread answers before it is checked, as always. */
+export interface EntriesQuery {
+  leafId?: string;
+  cursor?: string;
+  limit?: number;
+}
+
+/** A page of the branch ending at `leafId` (default: the active leaf); an empty thread has no branch to page. */
+export function entriesPage(runtime: ThreadRuntime, query: EntriesQuery): Result<EntriesPage> {
+  const leafId = query.leafId ?? runtime.leafId();
+  if (leafId === null) return ok({ items: [] });
+  const limit = query.limit ?? 50;
+  if (!Number.isInteger(limit) || limit < 1 || limit > LIMITS.historyPageMax) {
+    return fail("bad_request", `limit must be an integer from 1 to ${LIMITS.historyPageMax}.`);
+  }
+  const page = runtime.entries.branch(leafId, {
+    limit,
+    ...(query.cursor !== undefined ? { cursor: query.cursor } : {}),
+  });
+  if (!page.ok) return page;
+  return ok({
+    items: page.value.items.map(toWireEntry),
+    ...(page.value.nextCursor !== undefined ? { nextCursor: page.value.nextCursor } : {}),
+  });
+}
+
+export function sendRequest(subject: string, message: PostMessage): TurnRequest {
+  return {
+    kind: "send",
+    subject,
+    clientMessageId: message.clientMessageId,
+    text: message.text,
+    ...(message.parentId !== undefined ? { parentId: message.parentId } : {}),
+  };
+}
+
+export interface MessageReply {
+  run: { id: string; status: RunStatus; error?: RunError };
+  entries: WireEntry[];
+}
+
+/** The JSON answer to a message: waits for the run to settle; `created` is false for a retried clientMessageId. */
+export async function settledReply(
+  runtime: ThreadRuntime,
+  accepted: TurnAccepted,
+): Promise<{ created: boolean; reply: MessageReply }> {
+  const { run, userEntry } = accepted;
+  const final = (await runtime.settled(run.id)) ?? run;
+  const assistant = final.assistantEntryId === null ? null : runtime.entries.get(final.assistantEntryId);
+  return {
+    created: accepted.created,
+    reply: {
+      run: { id: final.id, status: final.status, ...(final.error !== null ? { error: final.error } : {}) },
+      entries: [toWireEntry(userEntry), ...(assistant !== null ? [toWireEntry(assistant)] : [])],
+    },
+  };
+}
+
+export function cancelRun(
+  runtime: ThreadRuntime,
+  runId: string,
+): Result<{ runId: string; status: "cancelling" }> {
+  const cancelled = runtime.cancel(runId);
+  if (!cancelled.ok) return cancelled;
+  return ok({ runId: cancelled.value.id, status: "cancelling" });
+}
+
+/** What a socket receives for `hello`: `ready`, then the live run (or the one it resumes) from where it left off. */
+export function helloFrames(
+  runtime: ThreadRuntime,
+  resume: { runId: string; afterSeq: number } | undefined,
+): ServerFrame[] {
+  const live = runtime.liveRunId();
+  const from = resume ?? (live !== null ? { runId: live, afterSeq: 0 } : undefined);
+  return [runtime.readyFrame(), ...(from !== undefined ? runtime.catchUp(from.runId, from.afterSeq) : [])];
+}
+
+/** A retried send starts nothing: its peer learns where its message already is, and the run so far. */
+export function retriedFrames(runtime: ThreadRuntime, accepted: TurnAccepted): ServerFrame[] {
+  return [{ type: "entry", entry: toWireEntry(accepted.userEntry) }, ...runtime.catchUp(accepted.run.id, 0)];
+}

@@ -1,0 +1,64 @@
+// Which runtime a caller reaches: the stored binding checked against verified claims or an address, bound on first use.
+import type { DeploymentStore } from "../control/deployment-store";
+import { fail, ok, type Result, type RpcResult, refusal } from "../errors";
+import { readPin, type ThreadBinding } from "../storage/pin-store";
+import { bindThread, claimsMatch } from "./binding";
+import { readThreadClaims, threadAddressSchema } from "./claims";
+import type { ThreadRuntime } from "./thread-runtime";
+
+const unauthenticated = () => fail("unauthenticated", "Authentication required.");
+const forbidden = () => fail("forbidden", "This thread belongs to another agent or tenant.");
+
+export interface GateDeps {
+  storage: DurableObjectStorage;
+  store: () => DeploymentStore;
+  now: () => number;
+  /** Creates the runtime of a binding; called once per object lifetime (and again after `forget`). */
+  start: (binding: ThreadBinding) => ThreadRuntime;
+}
+
+export class ThreadGate {
+  readonly #deps: GateDeps;
+  #runtime: ThreadRuntime | null = null;
+
+  constructor(deps: GateDeps) {
+    this.#deps = deps;
+  }
+
+  /** The runtime of an already-bound thread, created from its stored pin; null before the first binding. */
+  async stored(): Promise<ThreadRuntime | null> {
+    if (this.#runtime !== null) return this.#runtime;
+    const stored = await readPin(this.#deps.storage);
+    if (!stored.ok || stored.binding === null) return null;
+    return this.#install(stored.binding);
+  }
+
+  /** Launch traffic: verified claims against the stored binding, before any read; an unbound thread binds now. */
+  async admit(claims: unknown): Promise<Result<ThreadRuntime>> {
+    const verified = readThreadClaims(claims);
+    if (verified === null) return unauthenticated();
+    const runtime = await this.stored();
+    if (runtime !== null) return claimsMatch(runtime.binding, verified) ? ok(runtime) : forbidden();
+    const bound = await bindThread(this.#deps.storage, verified, this.#deps.store(), this.#deps.now);
+    return bound.ok ? ok(this.#install(bound.value)) : bound;
+  }
+
+  /** The tenant admin API and jobs: the thread they name, never bound by them. */
+  async addressed(address: unknown): Promise<RpcResult<ThreadRuntime | null>> {
+    const parsed = threadAddressSchema.safeParse(address);
+    if (!parsed.success) return refusal(unauthenticated());
+    const runtime = await this.stored();
+    return runtime === null || claimsMatch(runtime.binding, parsed.data) ? ok(runtime) : refusal(forbidden());
+  }
+
+  /** After erasure: the next caller starts from storage again. */
+  forget(): void {
+    this.#runtime = null;
+  }
+
+  #install(binding: ThreadBinding): ThreadRuntime {
+    // Another caller may have installed it while this one awaited the control plane.
+    this.#runtime ??= this.#deps.start(binding);
+    return this.#runtime;
+  }
+}

@@ -1,0 +1,77 @@
+// A thread object whose clock and keep-alive timer a test can drive: the production class, only its settings replaced.
+import { runInDurableObject } from "cloudflare:test";
+import { ThreadAgent } from "../../src/thread/thread-agent";
+import { THREAD_SETTINGS } from "../../src/thread/thread-settings";
+
+/** The object's clock: real time plus however far a test has moved it on. */
+export class TestClock {
+  #offsetMs = 0;
+
+  now(): number {
+    return Date.now() + this.#offsetMs;
+  }
+
+  advance(ms: number): void {
+    this.#offsetMs += ms;
+  }
+}
+
+/** Real timers that a test may also fire at once, so "after a while" needs no sleep. */
+export class TestTimers {
+  readonly #pending = new Map<number, () => void>();
+  #next = 0;
+
+  after(ms: number, fn: () => void): () => void {
+    const id = this.#next++;
+    const timer = setTimeout(() => this.#fire(id), ms);
+    this.#pending.set(id, () => {
+      clearTimeout(timer);
+      fn();
+    });
+    return () => {
+      clearTimeout(timer);
+      this.#pending.delete(id);
+    };
+  }
+
+  /** Fires every pending timer now; returns how many there were. */
+  fireAll(): number {
+    const ids = [...this.#pending.keys()];
+    for (const id of ids) this.#fire(id);
+    return ids.length;
+  }
+
+  #fire(id: number): void {
+    const fire = this.#pending.get(id);
+    this.#pending.delete(id);
+    fire?.();
+  }
+}
+
+export class TestThreadAgent extends ThreadAgent {
+  readonly clock: TestClock;
+  readonly timers: TestTimers;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    const clock = new TestClock();
+    const timers = new TestTimers();
+    super(ctx, env, {
+      ...THREAD_SETTINGS,
+      now: () => clock.now(),
+      after: (ms, fn) => timers.after(ms, fn),
+    });
+    this.clock = clock;
+    this.timers = timers;
+  }
+}
+
+/** Runs `fn` inside a thread object, which the test Worker entry makes a TestThreadAgent. */
+export function inTestThread<R>(
+  stub: DurableObjectStub<ThreadAgent>,
+  fn: (instance: TestThreadAgent) => R | Promise<R>,
+): Promise<R> {
+  return runInDurableObject(stub, (instance: ThreadAgent) => {
+    if (!(instance instanceof TestThreadAgent)) throw new Error("tests must run the test Worker entry");
+    return fn(instance);
+  });
+}
