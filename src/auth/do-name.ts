@@ -22,11 +22,11 @@ function encodeParts(parts: readonly string[]): Uint8Array<ArrayBuffer> {
 export interface ThreadAddress {
   tenantId: string;
   environment: string;
-  agentEntityId: string;
+  agentId: string;
   threadId: string;
 }
 
 export async function threadObjectName(secret: string, address: ThreadAddress): Promise<string> {
-  const parts = [address.tenantId, address.environment, address.agentEntityId, address.threadId];
+  const parts = [address.tenantId, address.environment, address.agentId, address.threadId];
   return `t_${toHex(await hmacSha256(secretBytes(secret), encodeParts(parts)))}`;
 }

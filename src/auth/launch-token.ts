@@ -9,27 +9,30 @@ export const LAUNCH_TOKEN_TYP = "agent-launch+jwt";
 
 const id = z.string().min(1).max(256);
 
-export const launchClaimsSchema = z.object({
-  iss: z.string(),
-  aud: z.union([z.string(), z.array(z.string())]),
-  exp: z.number().int(),
-  iat: z.number().int(),
-  jti: id,
-  tenantId: id,
-  agentEntityId: id,
-  environment: environmentSchema,
-  threadId: id,
-  sub: id,
-  /** How the subject was established: an anonymous visitor, or the tenant's signed-in user. */
-  subjectKind: z.enum(["visitor", "user"]).optional(),
-  origin: z.string().max(2048).optional(),
-});
+/** The JWT payload as SPEC §2 names it (`agentEntityId` on the wire); code reads `agentId`. */
+export const launchClaimsSchema = z
+  .object({
+    iss: z.string(),
+    aud: z.union([z.string(), z.array(z.string())]),
+    exp: z.number().int(),
+    iat: z.number().int(),
+    jti: id,
+    tenantId: id,
+    agentEntityId: id,
+    environment: environmentSchema,
+    threadId: id,
+    sub: id,
+    /** How the subject was established: an anonymous visitor, or the tenant's signed-in user. */
+    subjectKind: z.enum(["visitor", "user"]).optional(),
+    origin: z.string().max(2048).optional(),
+  })
+  .transform(({ agentEntityId, ...claims }) => ({ ...claims, agentId: agentEntityId }));
 
-export type LaunchClaims = z.infer<typeof launchClaimsSchema>;
+export type LaunchClaims = z.output<typeof launchClaimsSchema>;
 
 export interface LaunchGrant {
   tenantId: string;
-  agentEntityId: string;
+  agentId: string;
   threadId: string;
   sub: string;
   subjectKind: "visitor" | "user";
@@ -39,9 +42,9 @@ export interface LaunchGrant {
 export async function signLaunchToken(env: Env, grant: LaunchGrant, now = new Date()) {
   const policy = tokenPolicy(env);
   const keys = parseKeySet(env.LAUNCH_TOKEN_KEYS);
-  const { sub, ...rest } = grant;
+  const { sub, agentId, ...rest } = grant;
   return signJwt(
-    { ...rest, environment: env.ENVIRONMENT, sub },
+    { ...rest, agentEntityId: agentId, environment: env.ENVIRONMENT, sub },
     {
       typ: LAUNCH_TOKEN_TYP,
       kid: keys.currentKid,

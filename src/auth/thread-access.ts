@@ -45,7 +45,7 @@ export async function authorizeLaunch(request: LaunchAccessRequest): Promise<Lau
     throw new AppError("not_found", "Thread not found.");
   }
 
-  const agent = await request.store.getAgent(claims.tenantId, claims.agentEntityId);
+  const agent = await request.store.getAgent(claims.tenantId, claims.agentId);
   if (agent === null) throw new AppError("unauthenticated", "Authentication required.");
   if (agent.status !== "active") throw new AppError("forbidden", "This agent is disabled.");
   const origin = request.origin;

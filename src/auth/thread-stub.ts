@@ -12,7 +12,7 @@ export function rowAddress(thread: Pick<ThreadRecord, "tenantId" | "environment"
   return {
     tenantId: thread.tenantId,
     environment: thread.environment,
-    agentEntityId: thread.agentId,
+    agentId: thread.agentId,
     threadId: thread.id,
   };
 }

@@ -13,7 +13,7 @@ export interface BucketInput {
   threadId: string;
 }
 
-/** First 48 bits of SHA-256(canonical [tenantId, environment, agentEntityId, releaseId, threadId]) mod 10,000. */
+/** First 48 bits of SHA-256(canonical [tenantId, environment, agentId, releaseId, threadId]) mod 10,000. */
 export async function bucketFor(input: BucketInput): Promise<number> {
   const hex = await sha256Hex(
     canonicalJson([input.tenantId, input.environment, input.agentId, input.releaseId, input.threadId]),

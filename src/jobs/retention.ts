@@ -55,7 +55,7 @@ export async function runRetentionJob(
     const address = {
       tenantId: session.tenantId,
       environment: session.environment,
-      agentEntityId: session.agentId,
+      agentId: session.agentId,
       threadId: session.threadId,
     };
     let error: string | null = null;

@@ -64,11 +64,7 @@ async function resolvePublic(c: AppContext, raw: unknown, origin: string | undef
   let issueVisitorToken = false;
   if (body.visitorToken !== undefined) {
     const visitor = await verifyVisitorToken(c.env, body.visitorToken);
-    if (
-      !visitor.ok ||
-      visitor.claims.tenantId !== agent.tenantId ||
-      visitor.claims.agentEntityId !== agent.id
-    ) {
+    if (!visitor.ok || visitor.claims.tenantId !== agent.tenantId || visitor.claims.agentId !== agent.id) {
       throw new AppError("unauthenticated", "The visitor token is not valid for this agent.");
     }
     subject = visitor.claims.sub;
@@ -164,7 +160,7 @@ export const launch = new Hono<AppEnv>()
 
     const launchToken = await signLaunchToken(c.env, {
       tenantId: agent.tenantId,
-      agentEntityId: agent.id,
+      agentId: agent.id,
       threadId,
       sub: target.subject,
       subjectKind: target.subjectKind,
@@ -175,7 +171,7 @@ export const launch = new Hono<AppEnv>()
           await signVisitorToken(c.env, {
             sub: target.subject,
             tenantId: agent.tenantId,
-            agentEntityId: agent.id,
+            agentId: agent.id,
           })
         ).token
       : undefined;

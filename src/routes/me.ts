@@ -34,10 +34,10 @@ export const me = new Hono<AppEnv>()
     const scope: ReadScope = {
       kind: "subject",
       tenantId: claims.tenantId,
-      agentId: claims.agentEntityId,
+      agentId: claims.agentId,
       subject: claims.sub,
     };
-    const list = listName("me-threads", [claims.agentEntityId, claims.sub]);
+    const list = listName("me-threads", [claims.agentId, claims.sub]);
     const after =
       query.cursor === undefined
         ? undefined

@@ -8,7 +8,7 @@ export function claimsMatch(binding: ThreadBinding, claims: ThreadAddress): bool
   return (
     binding.tenantId === claims.tenantId &&
     binding.environment === claims.environment &&
-    binding.agentId === claims.agentEntityId &&
+    binding.agentId === claims.agentId &&
     binding.threadId === claims.threadId
   );
 }
@@ -31,14 +31,14 @@ export async function bindThread(
   if (stored.binding !== null) return claimsMatch(stored.binding, claims) ? ok(stored.binding) : mismatch();
 
   const pin = await store.assignThread(claims.tenantId, {
-    agentId: claims.agentEntityId,
+    agentId: claims.agentId,
     environment: claims.environment,
     threadId: claims.threadId,
   });
   if (!pin.ok) return pin;
   const version = await store.getVersionById(claims.tenantId, pin.value.versionId);
   if (!version.ok) return version;
-  if (version.value.digest !== pin.value.digest || version.value.agentId !== claims.agentEntityId)
+  if (version.value.digest !== pin.value.digest || version.value.agentId !== claims.agentId)
     return tampered();
 
   // Another request may have bound the thread while this one awaited the control plane.
@@ -49,7 +49,7 @@ export async function bindThread(
   const binding: ThreadBinding = {
     tenantId: claims.tenantId,
     environment: claims.environment,
-    agentId: claims.agentEntityId,
+    agentId: claims.agentId,
     threadId: claims.threadId,
     versionId: version.value.id,
     version: version.value.version,

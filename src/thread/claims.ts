@@ -5,22 +5,35 @@ import { environmentSchema } from "../shared/api";
 
 export const CLAIMS_HEADER = "X-Agent-Threads-Claims";
 
-export const threadClaimsSchema = z.strictObject({
+const claimsObject = z.strictObject({
   tenantId: z.string().min(1),
   environment: environmentSchema,
-  agentEntityId: z.string().min(1),
+  agentId: z.string().min(1),
   threadId: z.string().min(1),
   sub: z.string().min(1),
   subjectKind: z.enum(["visitor", "user"]),
 });
 
-export type ThreadClaims = z.infer<typeof threadClaimsSchema>;
+/**
+ * Sockets that hibernated under an earlier build keep claims that spell the agent `agentEntityId` in their
+ * attachment; they are read as `agentId`, so a deploy does not close them.
+ */
+function renamedAgentKey(value: unknown): unknown {
+  if (value === null || typeof value !== "object" || !("agentEntityId" in value) || "agentId" in value)
+    return value;
+  const { agentEntityId, ...rest } = value as Record<string, unknown>;
+  return { ...rest, agentId: agentEntityId };
+}
+
+export const threadClaimsSchema = z.preprocess(renamedAgentKey, claimsObject);
+
+export type ThreadClaims = z.infer<typeof claimsObject>;
 
 /** Which thread, without a subject: what the tenant admin API and the retention job name a thread object by. */
-export const threadAddressSchema = threadClaimsSchema.pick({
+export const threadAddressSchema = claimsObject.pick({
   tenantId: true,
   environment: true,
-  agentEntityId: true,
+  agentId: true,
   threadId: true,
 });
 
@@ -30,7 +43,7 @@ export function threadClaimsFrom(claims: LaunchClaims): ThreadClaims {
   return {
     tenantId: claims.tenantId,
     environment: claims.environment,
-    agentEntityId: claims.agentEntityId,
+    agentId: claims.agentId,
     threadId: claims.threadId,
     sub: claims.sub,
     subjectKind: claims.subjectKind ?? "visitor",

@@ -110,7 +110,7 @@ export const tokenCases: [string, (s: Session) => Promise<string>][] = [
         await signVisitorToken(env, {
           sub: String(s.claims.sub),
           tenantId: s.agent.tenantId,
-          agentEntityId: s.agent.agentId,
+          agentId: s.agent.agentId,
         })
       ).token,
   ],

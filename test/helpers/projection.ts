@@ -14,7 +14,7 @@ export function threadStub(agent: Pick<LiveAgent, "tenantId" | "agentId">, threa
   return threadObjectName(env.DO_NAME_KEY, {
     tenantId: agent.tenantId,
     environment: "development",
-    agentEntityId: agent.agentId,
+    agentId: agent.agentId,
     threadId,
   }).then((name) => env.THREAD.get(env.THREAD.idFromName(name)));
 }

@@ -274,11 +274,11 @@ describe("forged and defective tokens on thread HTTP", () => {
 });
 
 /** The object a thread lives in, addressed exactly as the Worker addresses it. */
-async function threadStub(tenantId: string, agentEntityId: string, threadId: string) {
+async function threadStub(tenantId: string, agentId: string, threadId: string) {
   const name = await threadObjectName(env.DO_NAME_KEY, {
     tenantId,
     environment: "development",
-    agentEntityId,
+    agentId,
     threadId,
   });
   return env.THREAD.get(env.THREAD.idFromName(name));
@@ -297,28 +297,28 @@ describe("the thread object's binding", () => {
     const claims: ThreadClaims = {
       tenantId: agent.tenantId,
       environment: "development",
-      agentEntityId: agent.agentId,
+      agentId: agent.agentId,
       threadId: session.threadId,
       sub: String(readToken(session.token).claims.sub),
       subjectKind: "visitor",
     };
     const mismatches: ThreadClaims[] = [
       { ...claims, tenantId: other.tenantId },
-      { ...claims, agentEntityId: other.agentId },
-      { ...claims, tenantId: other.tenantId, agentEntityId: other.agentId },
+      { ...claims, agentId: other.agentId },
+      { ...claims, tenantId: other.tenantId, agentId: other.agentId },
       { ...claims, threadId: `thr_${"b".repeat(32)}` },
       { ...claims, environment: "production" },
     ];
     for (const mismatch of mismatches) {
-      const { tenantId, environment, agentEntityId, threadId } = mismatch;
+      const { tenantId, environment, agentId, threadId } = mismatch;
       const answers = [
         await stub.threadInfo(mismatch),
         await stub.threadEntries(mismatch, {}),
         await stub.postMessage(mismatch, { clientMessageId: clientMessageId(), text: "sneaky" }),
         await stub.cancelRun(mismatch, "run_x"),
-        await stub.exportThread({ tenantId, environment, agentEntityId, threadId }),
-        await stub.eraseThread({ tenantId, environment, agentEntityId, threadId }),
-        await stub.applyRetention({ tenantId, environment, agentEntityId, threadId }),
+        await stub.exportThread({ tenantId, environment, agentId, threadId }),
+        await stub.eraseThread({ tenantId, environment, agentId, threadId }),
+        await stub.applyRetention({ tenantId, environment, agentId, threadId }),
       ];
       for (const answer of answers) {
         const text = JSON.stringify(answer);

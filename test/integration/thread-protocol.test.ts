@@ -31,7 +31,7 @@ function address(agent: { tenantId: string; agentId: string }, threadId: string)
   return {
     tenantId: agent.tenantId,
     environment: "development",
-    agentEntityId: agent.agentId,
+    agentId: agent.agentId,
     threadId,
   } as const;
 }

@@ -7,7 +7,7 @@ import { b64url, baseLaunchClaims, forgeToken, launchKeys, signWithJose } from "
 
 const grant = {
   tenantId: "ten_a",
-  agentEntityId: "agt_a",
+  agentId: "agt_a",
   threadId: "thr_0123456789abcdef0123456789abcdef",
   sub: "vis_0123456789abcdef0123456789abcdef",
   subjectKind: "visitor" as const,
@@ -123,7 +123,7 @@ describe("launch tokens", () => {
     const { token } = await signVisitorToken(env, {
       sub: "vis_0123456789abcdef0123456789abcdef",
       tenantId: "ten_a",
-      agentEntityId: "agt_a",
+      agentId: "agt_a",
     });
     await refused(token);
   });
