@@ -15,7 +15,7 @@ import {
   listSessions,
   type ReadScope,
 } from "../storage/d1/sessions-repository";
-import { findThread, markThreadDeleted, type ThreadRecord } from "../storage/d1/thread-registry";
+import { eraseThreadRecord, findThread, type ThreadRecord } from "../storage/d1/thread-registry";
 import { threadExportSchema } from "../storage/thread-export";
 
 const THREAD_ID = /^[A-Za-z0-9_-]{1,128}$/;
@@ -123,11 +123,10 @@ export const sessions = new Hono<AppEnv>()
     });
   })
   .delete("/:threadId", async (c) => {
-    // Deleted first, so tokens for the thread are refused and late projections write nothing from here on.
+    // Deleted first, so tokens for the thread are refused and late projections write nothing from here on; the
+    // tombstone keeps no subject and the pin goes (SPEC §12: no subject id left anywhere).
     const thread = await registryRow(c, { includeDeleted: true });
-    if (thread.deletedAt === null) {
-      await markThreadDeleted(c.env.DB, thread.tenantId, thread.id, new Date().toISOString());
-    }
+    await eraseThreadRecord(c.env.DB, thread.tenantId, thread.id, new Date().toISOString());
     await eraseSessionRows(c.env.DB, thread.tenantId, thread.id);
     const stub = await threadStubFor(c.env, thread);
     await call(() => stub.eraseThread(rowAddress(thread)));

@@ -13,6 +13,7 @@ import { responseRefusal } from "../thread/object-error";
 import { type PostMessage, postMessageSchema } from "../thread/thread-commands";
 
 const INTERNAL_ORIGIN = "https://thread.internal";
+const RUN_ID = /^[A-Za-z0-9_-]{1,128}$/;
 
 /** `Sec-WebSocket-Protocol` must offer `agent.v1` and exactly one `bearer.<token>`. */
 function tokenFromSubprotocols(header: string | undefined): string | null {
@@ -136,7 +137,10 @@ export const threads = new Hono<AppEnv>()
   })
   .post("/threads/:threadId/runs/:runId/cancel", async (c) => {
     const { threadClaims, stub } = await launchThread(c);
-    return c.json(unwrap(await stub.cancelRun(threadClaims, c.req.param("runId"))), 202);
+    const runId = c.req.param("runId");
+    // Run ids are URL-safe; anything else (an undecodable escape included) cannot name one.
+    if (!RUN_ID.test(runId)) throw new AppError("bad_request", "That is not a run id.");
+    return c.json(unwrap(await stub.cancelRun(threadClaims, runId)), 202);
   })
   .on(["GET", "POST"], ["/threads/:threadId", "/threads/:threadId/*"], async (c) => {
     // Authenticated first, so an unknown path says nothing to a caller without a valid token.

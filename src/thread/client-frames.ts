@@ -4,12 +4,23 @@ import { type ClientFrame, clientFrameSchema, LIMITS } from "../shared/protocol"
 
 const CLIENT_FRAME_TYPES = new Set(["hello", "send", "cancel", "regenerate", "edit", "history", "ping"]);
 
+/** UTF-8 size of a frame, counted only when its length alone cannot settle it against the limit. */
+export function frameTooLarge(message: string | ArrayBuffer | ArrayBufferView): boolean {
+  if (typeof message !== "string") return message.byteLength > LIMITS.maxFrameBytes;
+  if (message.length > LIMITS.maxFrameBytes) return true;
+  return message.length * 3 > LIMITS.maxFrameBytes && utf8Bytes(message) > LIMITS.maxFrameBytes;
+}
+
+const encoder = new TextEncoder();
+const utf8Bytes = (text: string): number => encoder.encode(text).byteLength;
+
 /**
  * Anything else the SDK would act on (state writes, RPC, MCP) is renamed, so `onMessage` answers it as an invalid
  * frame and no SDK frame answers a client.
  */
 export function onlyProtocolFrames(message: string | ArrayBuffer): string | ArrayBuffer {
-  if (typeof message !== "string" || message.length > LIMITS.maxFrameBytes) return message;
+  // Binary frames pass: `onMessage` refuses them as malformed, and the SDK acts only on JSON text.
+  if (typeof message !== "string") return message;
   let value: unknown;
   try {
     value = JSON.parse(message);
@@ -27,8 +38,8 @@ export type ParsedMessage =
   | { kind: "too_large" };
 
 export function parseClientMessage(message: WSMessage): ParsedMessage {
+  if (frameTooLarge(message)) return { kind: "too_large" };
   if (typeof message !== "string") return { kind: "malformed", message: "Frames must be JSON text." };
-  if (new TextEncoder().encode(message).byteLength > LIMITS.maxFrameBytes) return { kind: "too_large" };
   let value: unknown;
   try {
     value = JSON.parse(message);

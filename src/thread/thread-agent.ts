@@ -11,7 +11,7 @@ import { reconcileProjection } from "../storage/projection-reconcile";
 import { exportThread } from "../storage/thread-export";
 import { migrateThreadSchema } from "../storage/thread-schema";
 import { CLAIMS_HEADER, parseThreadClaims, type ThreadAddress, type ThreadClaims } from "./claims";
-import { onlyProtocolFrames, parseClientMessage } from "./client-frames";
+import { frameTooLarge, onlyProtocolFrames, parseClientMessage } from "./client-frames";
 import { connectionState } from "./connection-state";
 import { closeCode, dispatchFrame } from "./frame-dispatch";
 import { keepAliveIfLong } from "./keep-alive";
@@ -207,8 +207,15 @@ export class ThreadAgent extends Agent<Env> {
     });
   }
 
-  /** Owns the wire: only `agent.v1` frame types reach the SDK's dispatch. */
+  /**
+   * Owns the wire: a frame over the limit closes the socket (1009) before anything reads it, and only `agent.v1`
+   * frame types reach the SDK's dispatch.
+   */
   override async webSocketMessage(ws: WebSocket, message: string | ArrayBuffer): Promise<void> {
+    if (frameTooLarge(message)) {
+      ws.close(WS_CLOSE_CODE.payload_too_large ?? 1009, "frame too large");
+      return;
+    }
     await this.lifecycle.webSocketMessage(ws, onlyProtocolFrames(message));
   }
 

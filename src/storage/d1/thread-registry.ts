@@ -67,11 +67,20 @@ export async function findThread(
   return row === null ? null : fromRow(row);
 }
 
-export async function markThreadDeleted(db: D1Database, tenantId: string, threadId: string, at: string) {
-  await db
-    .prepare("UPDATE threads SET deleted_at = ? WHERE tenant_id = ? AND id = ? AND deleted_at IS NULL")
-    .bind(at, tenantId, threadId)
-    .run();
+/**
+ * Erasure's registry step: the row stays as a tombstone (tokens for the thread are refused from here on, late
+ * projections write nothing) but keeps no subject, and the thread's pin row goes. `subject` is NOT NULL, so an
+ * erased thread's is the empty string, which no verified claim can carry. Idempotent.
+ */
+export async function eraseThreadRecord(db: D1Database, tenantId: string, threadId: string, at: string) {
+  await db.batch([
+    db
+      .prepare(
+        "UPDATE threads SET deleted_at = COALESCE(deleted_at, ?), subject = '' WHERE tenant_id = ? AND id = ?",
+      )
+      .bind(at, tenantId, threadId),
+    db.prepare("DELETE FROM thread_pins WHERE tenant_id = ? AND thread_id = ?").bind(tenantId, threadId),
+  ]);
 }
 
 /** True when some active agent allows `candidates` (an exact origin or its single-label wildcard form). */
