@@ -1,4 +1,5 @@
 // Markdown → a small tree of allowlisted nodes (no HTML anywhere), tolerant of half-written text while a reply streams.
+import { headingLine, itemLine, trimUrlTail } from "./markdown-scan";
 
 export type Inline =
   | { t: "text"; v: string }
@@ -44,10 +45,8 @@ export function safeHref(raw: string): string | null {
 // ---- blocks ----
 
 const FENCE = /^( {0,3})(`{3,}|~{3,})[ \t]*([^`\s]*)/;
-const HEADING = /^ {0,3}#{1,6}(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$/;
 const HR = /^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$/;
 const QUOTE = /^ {0,3}> ?(.*)$/;
-const ITEM = /^( {0,3})([-*+]|\d{1,9}[.)])(?:[ \t]+(.*))?$/;
 
 interface Marker {
   ordered: boolean;
@@ -61,11 +60,10 @@ interface Marker {
 
 function marker(line: string): Marker | null {
   if (HR.test(line)) return null;
-  const m = line.match(ITEM);
+  const m = itemLine(line);
   if (m === null) return null;
-  const lead = m[1]!;
-  const mark = m[2]!;
-  const rest = m[3] ?? "";
+  const { lead, mark } = m;
+  const rest = m.rest ?? "";
   const ordered = /\d/.test(mark[0]!);
   const gap = line.length - lead.length - mark.length - rest.length;
   return {
@@ -80,7 +78,11 @@ function marker(line: string): Marker | null {
 const blank = (line: string) => line.trim() === "";
 const leading = (line: string) => line.length - line.trimStart().length;
 const startsBlock = (line: string) =>
-  FENCE.test(line) || HEADING.test(line) || HR.test(line) || QUOTE.test(line) || marker(line) !== null;
+  FENCE.test(line) ||
+  headingLine(line) !== null ||
+  HR.test(line) ||
+  QUOTE.test(line) ||
+  marker(line) !== null;
 
 function parseLines(lines: string[]): SourcedBlock[] {
   const out: SourcedBlock[] = [];
@@ -113,10 +115,10 @@ function parseLines(lines: string[]): SourcedBlock[] {
       push({ t: "pre", v: body.join("\n"), ...(fence[3] ? { lang: fence[3] } : {}) }, from);
       continue;
     }
-    const heading = line.match(HEADING);
+    const heading = headingLine(line);
     if (heading !== null) {
       i++;
-      push({ t: "p", c: [{ t: "strong", c: parseInline(heading[1] ?? "") }] }, from);
+      push({ t: "p", c: [{ t: "strong", c: parseInline(heading.text ?? "") }] }, from);
       continue;
     }
     if (HR.test(line)) {
@@ -270,14 +272,6 @@ function closingDelimiter(s: string, from: number, d: string): number {
 }
 
 const BARE_URL = /^(?:https?:\/\/|mailto:)[^\s<>"]+/;
-
-function trimUrlTail(url: string): string {
-  let out = url.replace(/[.,;:!?'"*_~]+$/, "");
-  while (out.endsWith(")") && (out.match(/\(/g) ?? []).length < (out.match(/\)/g) ?? []).length) {
-    out = out.slice(0, -1).replace(/[.,;:!?'"*_~]+$/, "");
-  }
-  return out;
-}
 
 export function parseInline(s: string): Inline[] {
   const out: Inline[] = [];

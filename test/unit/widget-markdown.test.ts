@@ -2,6 +2,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { safeHref } from "../../src/widget/markdown";
+import { headingLine, itemLine, type ScanMeter, trimUrlTail } from "../../src/widget/markdown-scan";
 import { MarkdownView, renderMarkdown } from "../../src/widget/render-markdown";
 import { StubNode, stubDocument, toHtml } from "../helpers/dom-stub";
 
@@ -192,6 +193,151 @@ describe("MarkdownView", () => {
           expect(toHtml(root.children)).toBe(html(text));
         },
       ),
+    );
+  });
+});
+
+// The regexes the scanners replaced, kept here only as the reference they must agree with.
+const HEADING_REGEX = /^ {0,3}#{1,6}(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$/;
+const ITEM_REGEX = /^( {0,3})([-*+]|\d{1,9}[.)])(?:[ \t]+(.*))?$/;
+const URL_TAIL_REGEX = /[.,;:!?'"*_~]+$/;
+
+function headingOracle(line: string) {
+  const m = line.match(HEADING_REGEX);
+  return m === null ? null : { level: /^ *(#+)/.exec(line)![1]!.length, text: m[1] };
+}
+
+function itemOracle(line: string) {
+  const m = line.match(ITEM_REGEX);
+  return m === null ? null : { lead: m[1]!, mark: m[2]!, rest: m[3] };
+}
+
+function urlTailOracle(url: string) {
+  let out = url.replace(URL_TAIL_REGEX, "");
+  while (out.endsWith(")") && (out.match(/\(/g) ?? []).length < (out.match(/\)/g) ?? []).length) {
+    out = out.slice(0, -1).replace(URL_TAIL_REGEX, "");
+  }
+  return out;
+}
+
+const grammarLine = fc.string({
+  unit: fc.constantFrom(
+    " ",
+    "\t",
+    "#",
+    "a",
+    "x",
+    "\r",
+    "\u2028",
+    "\u2029",
+    "-",
+    "*",
+    ">",
+    "1",
+    ".",
+    "+",
+    ")",
+  ),
+  maxLength: 40,
+});
+// Half the lines start like a heading or an item, so the property reaches the grammar's inner cases.
+const syntaxLine = fc.oneof(
+  grammarLine,
+  fc
+    .tuple(fc.constantFrom("", " ", "   ", "    ", "#", "######", "# ", "- ", "1. ", "12)"), grammarLine)
+    .map(([head, rest]) => (head + rest).slice(0, 40)),
+);
+
+describe("markdown line scanners", () => {
+  it("read headings exactly as the former heading regex did", () => {
+    const cases: [string, { level: number; text: string | undefined } | null][] = [
+      ["#", { level: 1, text: undefined }],
+      ["# ", { level: 1, text: "" }],
+      ["#\t \t", { level: 1, text: "" }],
+      ["# #", { level: 1, text: "#" }],
+      ["# ##", { level: 1, text: "##" }],
+      ["#  foo ##  ", { level: 1, text: "foo" }],
+      ["## foo # ##", { level: 2, text: "foo #" }],
+      ["### foo#", { level: 3, text: "foo#" }],
+      ["###### x", { level: 6, text: "x" }],
+      ["   # x", { level: 1, text: "x" }],
+      ["####### x", null],
+      ["#foo", null],
+      ["    # x", null],
+      ["\t# x", null],
+      ["# x\r", null],
+      ["# \u2028", null],
+      ["#\u2029", null],
+    ];
+    for (const [line, expected] of cases) {
+      expect(headingLine(line), JSON.stringify(line)).toEqual(expected);
+      expect(headingOracle(line), JSON.stringify(line)).toEqual(expected);
+    }
+  });
+
+  it("agree with the former regexes on any line of markdown syntax characters", () => {
+    fc.assert(
+      fc.property(syntaxLine, (line) => {
+        expect(headingLine(line)).toEqual(headingOracle(line));
+        expect(itemLine(line)).toEqual(itemOracle(line));
+      }),
+      { numRuns: 5000 },
+    );
+    fc.assert(
+      fc.property(fc.string({ unit: fc.constantFrom(..."a()/.,;:!?'\"*_~"), maxLength: 40 }), (tail) => {
+        const url = `https://x.io/${tail}`;
+        expect(trimUrlTail(url)).toBe(urlTailOracle(url));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("examine each character of an adversarial line a bounded number of times", () => {
+    const families: ((n: number) => string)[] = [
+      (n) => `#${" ".repeat(n)}\u2028`,
+      (n) => `# a${" ".repeat(n)}b`,
+      (n) => `# a${" \t".repeat(n)}#\u2029`,
+      (n) => `#${"#".repeat(n)}`,
+      (n) => `- ${" ".repeat(n)}\u2028`,
+      (n) => `1.${"\t".repeat(n)}\r`,
+      (n) => `https://x.io/${".".repeat(n)}x`,
+      (n) => `https://x.io/${")".repeat(n)}`,
+    ];
+    for (const family of families) {
+      for (const n of [0, 1, 10, 1_000, 100_000]) {
+        const line = family(n);
+        for (const scan of [headingLine, itemLine, trimUrlTail]) {
+          const meter: ScanMeter = { steps: 0 };
+          scan(line, meter);
+          expect(meter.steps, `${scan.name} on ${n}`).toBeLessThanOrEqual(4 * (line.length + 1));
+        }
+      }
+    }
+  });
+
+  it("renders long adversarial lines with their text kept", () => {
+    const spaces = " ".repeat(50_000);
+    expect(html(`# a${spaces}b`)).toBe(`<p><strong>a${spaces}b</strong></p>`);
+    expect(html(`## Title${spaces}###${spaces}`)).toBe("<p><strong>Title</strong></p>");
+    expect(html(`#${spaces}\u2028`)).toBe("<p>#</p>");
+    expect(html(`- item${spaces}\u2028 end`)).toBe(`<p>- item${spaces}\u2028 end</p>`);
+    expect(html(`- item${spaces}end`)).toBe(`<ul><li><p>item${spaces}end</p></li></ul>`);
+    expect(html(`see https://x.io/a${".".repeat(3_000)} next`)).toBe(
+      `<p>see <a href="https://x.io/a" ${LINK}>https://x.io/a</a>${".".repeat(3_000)} next</p>`,
+    );
+    fc.assert(
+      fc.property(
+        fc.constantFrom("#", "##", "-", "1.", "> #", "- #"),
+        fc.constantFrom(" ", "\t", " \t"),
+        fc.integer({ min: 1_000, max: 20_000 }),
+        fc.constantFrom("\u2028", "\u2029", "b", "#", " #x"),
+        (head, run, n, tail) => {
+          const text = `${head} a${run.repeat(n)}${tail}`;
+          expect(html(text)).toContain("a");
+          expect(html(text)).not.toContain("<h");
+        },
+      ),
+      { numRuns: 20 },
     );
   });
 });
