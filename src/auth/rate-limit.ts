@@ -1,4 +1,4 @@
-// Launch rate limits per (agent key, client IP) through the Workers Rate Limiting binding, and tenant quotas.
+// Launch rate limits per (agent key, client network) through the Workers Rate Limiting binding, and tenant quotas.
 import { AppError } from "../errors";
 import { tenantQuota } from "./tenant-quota";
 
@@ -10,8 +10,51 @@ export function clientIp(request: Request): string {
   return request.headers.get("CF-Connecting-IP") ?? "unknown";
 }
 
+/**
+ * The network a client address is limited as: an IPv4 address itself, an IPv6 address its /64 (one subscriber is
+ * routinely handed a whole /64, so counting single addresses there limits nothing). An IPv4-mapped IPv6 address is
+ * its IPv4 address; anything that is not an address is kept as it came.
+ */
+export function clientNetwork(ip: string): string {
+  if (!ip.includes(":")) return ip;
+  const address = ip
+    .replace(/^\[|\]$/g, "")
+    .split("%")[0]!
+    .toLowerCase();
+  const hextets = expandIpv6(address);
+  if (hextets === null) return ip;
+  if (hextets.slice(0, 5).every((h) => h === 0) && hextets[5] === 0xffff) {
+    return [hextets[6]! >> 8, hextets[6]! & 255, hextets[7]! >> 8, hextets[7]! & 255].join(".");
+  }
+  return `${hextets
+    .slice(0, 4)
+    .map((h) => h.toString(16))
+    .join(":")}::/64`;
+}
+
+/** The eight 16-bit groups of an IPv6 address (`::` and a dotted IPv4 tail allowed), or null. */
+function expandIpv6(address: string): number[] | null {
+  let text = address;
+  const dotted = text.match(/^(.*:)(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/);
+  if (dotted !== null) {
+    const octets = dotted.slice(2, 6).map(Number);
+    if (octets.some((o) => o > 255)) return null;
+    text = `${dotted[1]}${((octets[0]! << 8) | octets[1]!).toString(16)}:${((octets[2]! << 8) | octets[3]!).toString(16)}`;
+  }
+  const halves = text.split("::");
+  if (halves.length > 2) return null;
+  const groups = (half: string) => (half === "" ? [] : half.split(":"));
+  const head = groups(halves[0]!);
+  const tail = halves.length === 2 ? groups(halves[1]!) : [];
+  const missing = 8 - head.length - tail.length;
+  if (halves.length === 2 ? missing < 1 : missing !== 0) return null;
+  const all = [...head, ...Array<string>(halves.length === 2 ? missing : 0).fill("0"), ...tail];
+  if (!all.every((g) => /^[0-9a-f]{1,4}$/.test(g))) return null;
+  return all.map((g) => Number.parseInt(g, 16));
+}
+
 export async function enforceLaunchRateLimit(env: Env, agentKey: string, ip: string): Promise<void> {
-  const { success } = await env.LAUNCH_LIMITER.limit({ key: `launch:${agentKey}:${ip}` });
+  const { success } = await env.LAUNCH_LIMITER.limit({ key: `launch:${agentKey}:${clientNetwork(ip)}` });
   if (!success) {
     throw new AppError("rate_limited", "Too many launches; try again shortly.", {
       retryAfter: LAUNCH_WINDOW_SECONDS,

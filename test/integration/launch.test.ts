@@ -563,6 +563,34 @@ describe("abuse limits", () => {
     expect((await launchRequest({ agentKey: agent.publicKey })).status).toBe(201);
   });
 
+  it("limits an IPv6 client by its /64: new addresses in the same /64 do not reset the limit", async () => {
+    const agent = await liveAgent();
+    const hex = () => Math.floor(Math.random() * 0xffff).toString(16);
+    const prefix = `2001:db8:${hex()}:${hex()}`;
+    let accepted = 0;
+    for (;;) {
+      // Every launch from another address of the same /64.
+      const launched = await launchRequest(
+        { agentKey: agent.publicKey },
+        { ip: `${prefix}:${hex()}::${accepted + 1}` },
+      );
+      if (launched.status === 429) break;
+      expect(launched.status).toBe(201);
+      accepted += 1;
+      expect(accepted).toBeLessThanOrEqual(90);
+    }
+    expect(accepted).toBeGreaterThanOrEqual(30);
+    await refusedWithoutTrace(
+      agent.tenantId,
+      () => launchRequest({ agentKey: agent.publicKey }, { ip: `${prefix}:1:2:3:4` }),
+      429,
+      "rate_limited",
+    );
+    // The neighbouring /64 is another client.
+    const neighbour = `2001:db8:${hex()}:${hex()}::1`;
+    expect((await launchRequest({ agentKey: agent.publicKey }, { ip: neighbour })).status).toBe(201);
+  });
+
   it("answers 429 quota_exceeded once the tenant's daily launch quota is used up, consuming nothing", async () => {
     const agent = await liveAgent();
     const quotaEnv = { TENANT_DAILY_LAUNCH_QUOTA: "2" };
