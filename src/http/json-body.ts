@@ -40,6 +40,34 @@ function jsonDepth(value: unknown, limit: number): number {
   return max;
 }
 
+/**
+ * The body's bytes, read chunk by chunk and abandoned (the stream cancelled) as soon as they pass `maxBytes`, so a
+ * chunked body without a Content-Length is never read whole; null when it is too large.
+ */
+async function readAtMost(body: ReadableStream<Uint8Array> | null, maxBytes: number): Promise<Uint8Array | null> {
+  if (body === null) return new Uint8Array(0);
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > maxBytes) {
+      await reader.cancel().catch(() => {});
+      return null;
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(total);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return bytes;
+}
+
 export async function readJsonText(c: AppContext, maxBytes: number): Promise<unknown> {
   const type = c.req.header("Content-Type") ?? "";
   const mediaType = type.split(";")[0]!.trim().toLowerCase();
@@ -50,8 +78,8 @@ export async function readJsonText(c: AppContext, maxBytes: number): Promise<unk
   if (Number.isFinite(declared) && declared > maxBytes) {
     throw new AppError("payload_too_large", `Request body must be at most ${maxBytes} bytes.`);
   }
-  const buffer = await c.req.arrayBuffer();
-  if (buffer.byteLength > maxBytes) {
+  const buffer = await readAtMost(c.req.raw.body, maxBytes);
+  if (buffer === null) {
     throw new AppError("payload_too_large", `Request body must be at most ${maxBytes} bytes.`);
   }
   let text: string;
