@@ -44,7 +44,10 @@ function jsonDepth(value: unknown, limit: number): number {
  * The body's bytes, read chunk by chunk and abandoned (the stream cancelled) as soon as they pass `maxBytes`, so a
  * chunked body without a Content-Length is never read whole; null when it is too large.
  */
-async function readAtMost(body: ReadableStream<Uint8Array> | null, maxBytes: number): Promise<Uint8Array | null> {
+async function readAtMost(
+  body: ReadableStream<Uint8Array> | null,
+  maxBytes: number,
+): Promise<Uint8Array | null> {
   if (body === null) return new Uint8Array(0);
   const reader = body.getReader();
   const chunks: Uint8Array[] = [];
