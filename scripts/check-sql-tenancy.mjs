@@ -20,8 +20,8 @@ const EXCEPTIONS = [
     why: "API-key authentication: the key id is what names the tenant; the secret is verified before trusting it",
   },
   {
-    file: "src/storage/d1/thread-registry.ts",
-    fragment: "WHERE agents.status = 'active' AND origin.value IN",
+    file: "src/storage/d1/agent-origins.ts",
+    fragment: "WHERE o.origin IN (?1, ?2) AND a.status = 'active'",
     why: "CORS preflight: carries no credential, answers only whether some active agent allows the Origin",
   },
   {

@@ -1,31 +1,16 @@
 // CORS for the browser-facing endpoints (launch, thread HTTP): only origins an active agent allows are reflected.
 import type { MiddlewareHandler } from "hono";
 import { createMiddleware } from "hono/factory";
-import { parseOriginPattern } from "../shared/origin-policy";
-import { anyAgentAllowsOrigin } from "../storage/d1/thread-registry";
+import { enforcePreflightLimit } from "../auth/abuse-limits";
+import { clientIp } from "../auth/rate-limit";
 import type { AppContext, AppEnv } from "./context";
+import { originKnown } from "./origin-lookup";
 
 const MAX_AGE_SECONDS = 600;
 
 export function withCorsHeaders(headers: Headers, origin: string): void {
   headers.set("Access-Control-Allow-Origin", origin);
   headers.append("Vary", "Origin");
-}
-
-/** The allow-list entries that would admit `origin`: itself, and its single-label wildcard form. */
-function patternsFor(origin: string): string[] {
-  if (!parseOriginPattern(origin)) return [];
-  const url = new URL(origin);
-  const labels = url.hostname.split(".");
-  const out = [url.origin];
-  if (labels.length > 2) {
-    out.push(`${url.protocol}//*.${labels.slice(1).join(".")}${url.port ? `:${url.port}` : ""}`);
-  }
-  return out;
-}
-
-async function originKnown(c: AppContext, origin: string): Promise<boolean> {
-  return anyAgentAllowsOrigin(c.env.DB, patternsFor(origin));
 }
 
 interface CorsPolicy {
@@ -40,11 +25,15 @@ function corsPolicy(policy: CorsPolicy): {
   response: MiddlewareHandler<AppEnv>;
 } {
   return {
-    /** Preflight carries no credential: answer it for origins some active agent allows, and nothing else. */
+    /**
+     * Preflight carries no credential: answer it for origins some active agent allows, and nothing else. One that
+     * needs a D1 look-up counts against its client network's preflight limit first (429 past it).
+     */
     preflight: async (c: AppContext) => {
       const origin = c.req.header("Origin");
       const headers = new Headers({ Vary: "Origin" });
-      if (origin && (await originKnown(c, origin))) {
+      const beforeRead = () => enforcePreflightLimit(c.env, clientIp(c.req.raw));
+      if (origin && (await originKnown(c.env.DB, origin, { beforeRead }))) {
         headers.set("Access-Control-Allow-Origin", origin);
         headers.set("Access-Control-Allow-Methods", policy.methods);
         headers.set("Access-Control-Allow-Headers", policy.allowHeaders);
@@ -64,7 +53,10 @@ function corsPolicy(policy: CorsPolicy): {
       const origin = c.req.header("Origin");
       if (!origin || (policy.skipWhenAuthorized && c.req.header("Authorization") !== undefined)) return;
       const verified = c.get("launchOrigin") === origin;
-      if (verified || (c.res.status >= 400 && c.res.status !== 403 && (await originKnown(c, origin)))) {
+      if (
+        verified ||
+        (c.res.status >= 400 && c.res.status !== 403 && (await originKnown(c.env.DB, origin)))
+      ) {
         withCorsHeaders(c.res.headers, origin);
         c.res.headers.set("Access-Control-Expose-Headers", "Retry-After, X-Request-Id");
       }

@@ -8,6 +8,7 @@ import type { AppEnv } from "../http/context";
 import { pageBody, readPage } from "../http/cursor";
 import { readJson } from "../http/json-body";
 import { loadAgent } from "../http/load-agent";
+import { forgetUnknownOrigins } from "../http/origin-lookup";
 import { deploymentStore } from "../http/store";
 import { requireAdminForWrites, tenantAuth } from "../http/tenant-auth";
 import type { AgentResponse } from "../shared/api";
@@ -39,6 +40,7 @@ export const agents = new Hono<AppEnv>()
     const agent = unwrap(
       await deploymentStore(c).createAgent(c.get("tenant").tenantId, { ...input, publicKey: newPublicKey() }),
     );
+    forgetUnknownOrigins();
     return c.json(agentView(agent), 201);
   })
   .get("/", async (c) => {
@@ -55,5 +57,6 @@ export const agents = new Hono<AppEnv>()
     if (Object.keys(patch).length === 0) return c.json(agentView(agent));
     const updated = unwrap(await deploymentStore(c).updateAgent(agent.tenantId, agent.id, patch));
     invalidateAgentKeys(agent.publicKey, updated.publicKey);
+    forgetUnknownOrigins();
     return c.json(agentView(updated));
   });

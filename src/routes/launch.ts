@@ -1,14 +1,17 @@
 // POST /v1/agent-sessions: turns a public agent key (browser) or a tenant key + subject (backend) into a launch token.
 import { Hono } from "hono";
 import { z } from "zod";
+import { enforceSubjectLaunchLimit } from "../auth/abuse-limits";
+import { consumePublicLaunchQuota } from "../auth/launch-budget";
 import { signLaunchToken } from "../auth/launch-token";
-import { clientIp, consumeLaunchQuota, enforceLaunchRateLimit } from "../auth/rate-limit";
+import { clientIp, consumeLaunchQuota, dailyLaunchQuota, enforceLaunchRateLimit } from "../auth/rate-limit";
 import { newThreadId, THREAD_ID_PATTERN } from "../auth/thread-ids";
 import { newVisitorId, signVisitorToken, verifyVisitorToken } from "../auth/visitor-token";
 import type { AgentEntity, Environment } from "../control/deployment-store";
 import { AppError } from "../errors";
 import { findAgentByPublicKeyCached } from "../http/agent-key-cache";
 import type { AppContext, AppEnv } from "../http/context";
+import { failedLaunchLimit } from "../http/failed-launch-limit";
 import { parseWith, readJsonText } from "../http/json-body";
 import { launchCors } from "../http/launch-cors";
 import { deploymentStore } from "../http/store";
@@ -88,6 +91,8 @@ async function resolvePublic(c: AppContext, raw: unknown, origin: string | undef
 async function resolvePrivate(c: AppContext, raw: unknown): Promise<LaunchTarget> {
   const principal = await authenticateApiKey(c.env, c.req.header("Authorization"));
   if (principal === null) throw new AppError("unauthenticated", "A valid API key is required.");
+  // From here on the caller is the tenant's backend: its failures are its own, not a client network's.
+  c.set("tenant", principal);
   if (principal.scope !== "admin") throw new AppError("forbidden", "This API key is read-only.");
   const body = parseWith(privateLaunchSchema, raw);
   const store = deploymentStore(c);
@@ -113,7 +118,7 @@ function websocketUrl(requestUrl: string, threadId: string): string {
 }
 
 export const launch = new Hono<AppEnv>()
-  .use("/agent-sessions", launchCors.response)
+  .use("/agent-sessions", failedLaunchLimit, launchCors.response)
   .options("/agent-sessions", launchCors.preflight)
   .post("/agent-sessions", async (c) => {
     const origin = c.req.header("Origin");
@@ -137,13 +142,21 @@ export const launch = new Hono<AppEnv>()
     }
 
     // One after another, in this order: a launch the limiter refuses consumes no quota, and one that either refuses
-    // stores no thread (docs/decisions.md, "Launch latency").
-    await enforceLaunchRateLimit(
-      c.env,
-      isBackend ? `tenant:${agent.tenantId}:${agent.id}` : agent.publicKey,
-      clientIp(c.req.raw),
-    );
-    await consumeLaunchQuota(c.env, agent.tenantId);
+    // stores no thread (docs/decisions.md, "Launch latency"). A backend serves all its users from one address, so its
+    // launches are limited per subject; a browser's per (agent key, client network), and a refresh also per visitor.
+    const refresh = target.threadId !== undefined;
+    if (isBackend) {
+      await enforceSubjectLaunchLimit(c.env, agent.tenantId, target.subjectKind, target.subject);
+    } else {
+      await enforceLaunchRateLimit(c.env, agent.publicKey, clientIp(c.req.raw));
+      if (refresh) await enforceSubjectLaunchLimit(c.env, agent.tenantId, target.subjectKind, target.subject);
+    }
+    // A refresh (a new token for a thread found above) is not a new launch: it takes no quota. A new public launch
+    // takes the tenant's quota and its agent's share of it in one call (docs/decisions.md, "Launch budgets").
+    if (!refresh) {
+      if (isBackend) await consumeLaunchQuota(c.env, agent.tenantId);
+      else await consumePublicLaunchQuota(c.env, agent.tenantId, agent.id, dailyLaunchQuota(c.env));
+    }
 
     const threadId = target.threadId ?? newThreadId();
     if (target.threadId === undefined) {

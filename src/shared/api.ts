@@ -1,6 +1,6 @@
 // The tenant admin and operator API contract: zod request and response shapes for `/v1` (SPEC §3.4, §3.5).
 import { z } from "zod";
-import { parseOriginPattern } from "./origin-policy";
+import { canonicalOriginPattern } from "./origin-policy";
 
 export const ENVIRONMENTS = ["development", "staging", "production"] as const;
 export type Environment = (typeof ENVIRONMENTS)[number];
@@ -29,12 +29,12 @@ export const originPatternSchema = z
   .string()
   .max(300)
   .transform((value, ctx) => {
-    const pattern = parseOriginPattern(value.toLowerCase());
+    const pattern = canonicalOriginPattern(value);
     if (pattern === null) {
       ctx.addIssue({ code: "custom", message: ORIGIN_PATTERN_HELP });
       return z.NEVER;
     }
-    return `${pattern.scheme}://${pattern.wildcard ? "*." : ""}${pattern.host}${pattern.port ? `:${pattern.port}` : ""}`;
+    return pattern;
   });
 
 const allowedOrigins = z

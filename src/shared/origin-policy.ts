@@ -60,3 +60,24 @@ export function originAllowed(origin: string | null | undefined, patterns: reado
   }
   return false;
 }
+
+/** A pattern's canonical spelling (lower-case, `scheme://[*.]host[:port]`), or null when it is not one we accept. */
+export function canonicalOriginPattern(raw: string): string | null {
+  const pattern = parseOriginPattern(raw.toLowerCase());
+  if (pattern === null) return null;
+  return `${pattern.scheme}://${pattern.wildcard ? "*." : ""}${pattern.host}${pattern.port ? `:${pattern.port}` : ""}`;
+}
+
+/**
+ * The canonical patterns that would admit `origin` (a request's Origin): itself, and the single-label wildcard of its
+ * parent host (`https://a.example.com` → `https://*.example.com`). Empty when `origin` is not an origin. These are
+ * the keys an index of allowed patterns is searched with, so matching stays an equality look-up.
+ */
+export function originLookupKeys(origin: string): string[] {
+  const parsed = parseOriginPattern(origin);
+  if (parsed === null || parsed.wildcard) return [];
+  const port = parsed.port ? `:${parsed.port}` : "";
+  const exact = `${parsed.scheme}://${parsed.host}${port}`;
+  const labels = parsed.host.split(".");
+  return labels.length > 2 ? [exact, `${parsed.scheme}://*.${labels.slice(1).join(".")}${port}`] : [exact];
+}

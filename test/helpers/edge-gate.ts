@@ -2,10 +2,11 @@
 import { createExecutionContext, listDurableObjectIds, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { decodeJwt, decodeProtectedHeader } from "jose";
+import { expect } from "vitest";
 import { z } from "zod";
 import { app } from "../../src/app";
 import { tenantQuota } from "../../src/auth/tenant-quota";
-import { API, api, countRows } from "./tenants";
+import { API, api, countRows, expectError } from "./tenants";
 import { freshIp } from "./threads";
 
 /** A launch from a tenant's backend: `Authorization: Bearer sk_…` and a subject. */
@@ -34,6 +35,23 @@ export async function tenantFootprint(tenantId: string): Promise<{ threads: numb
     threads: await countRows("threads", tenantId),
     launches: await tenantQuota(env, tenantId).usage("launches"),
   };
+}
+
+/** Asserts a refusal and that the tenant's rows and quota, and every tenant's thread rows, are exactly as before it. */
+export async function refusedWithoutTrace(
+  tenantId: string,
+  send: () => Promise<Response>,
+  status: number,
+  code: string,
+): Promise<Response> {
+  const before = await tenantFootprint(tenantId);
+  const rowsBefore = await allThreadRows();
+  const res = await send();
+  const copy = res.clone();
+  await expectError(res, status, code);
+  expect(await tenantFootprint(tenantId)).toEqual(before);
+  expect(await allThreadRows()).toBe(rowsBefore);
+  return copy;
 }
 
 /** Thread objects that exist in this test file's storage. */

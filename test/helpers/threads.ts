@@ -12,6 +12,7 @@ import {
   json,
   publish,
   saveDraft,
+  type TestTenant,
   validArtifact,
 } from "./tenants";
 
@@ -24,11 +25,11 @@ export interface LiveAgent {
   publicKey: string;
 }
 
-/** A tenant with a public agent whose version 1 is released to 100% of development traffic. */
+/** A tenant (new, unless one is given) with a public agent whose version 1 is released to 100% of development traffic. */
 export async function liveAgent(
-  options: { artifact?: Record<string, unknown>; agent?: Record<string, unknown> } = {},
+  options: { artifact?: Record<string, unknown>; agent?: Record<string, unknown>; tenant?: TestTenant } = {},
 ): Promise<LiveAgent> {
-  const tenant = await createTenant();
+  const tenant = options.tenant ?? (await createTenant());
   const agent = await createAgent(tenant.apiKey, { allowedOrigins: [ORIGIN], ...(options.agent ?? {}) });
   await saveDraft(tenant.apiKey, agent.id, 0, validArtifact(options.artifact ?? {}));
   await publish(tenant.apiKey, agent.id, 1);

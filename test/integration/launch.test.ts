@@ -8,29 +8,13 @@ import {
   fetchWithEnv,
   privateLaunchRequest,
   readToken,
+  refusedWithoutTrace,
   tenantFootprint,
 } from "../helpers/edge-gate";
 import { API, api, createApiKey, createTenant, expectError, json } from "../helpers/tenants";
 import { freshIp, launch, launchRequest, launchResponse, liveAgent, ORIGIN } from "../helpers/threads";
 
 const THREAD_ID = /^thr_[0-9a-f]{32}$/;
-
-/** Asserts a refusal and that the tenant's rows and quota are exactly as before it. */
-async function refusedWithoutTrace(
-  tenantId: string,
-  send: () => Promise<Response>,
-  status: number,
-  code: string,
-): Promise<Response> {
-  const before = await tenantFootprint(tenantId);
-  const rowsBefore = await allThreadRows();
-  const res = await send();
-  const copy = res.clone();
-  await expectError(res, status, code);
-  expect(await tenantFootprint(tenantId)).toEqual(before);
-  expect(await allThreadRows()).toBe(rowsBefore);
-  return copy;
-}
 
 describe("public launch from a browser", () => {
   it("answers 201 with a launch token, visitor token and the CORS header for the allowed origin", async () => {
@@ -593,16 +577,23 @@ describe("abuse limits", () => {
 
   it("answers 429 quota_exceeded once the tenant's daily launch quota is used up, consuming nothing", async () => {
     const agent = await liveAgent();
+    // Two agents of one tenant: each agent alone may use only its share of the day (docs/decisions.md).
+    const second = await liveAgent({ tenant: agent });
     const quotaEnv = { TENANT_DAILY_LAUNCH_QUOTA: "2" };
-    const send = () =>
+    const send = (agentKey = agent.publicKey) =>
       fetchWithEnv(quotaEnv, "/v1/agent-sessions", {
         method: "POST",
         headers: { "Content-Type": "application/json", Origin: ORIGIN, "CF-Connecting-IP": freshIp() },
-        body: JSON.stringify({ agentKey: agent.publicKey }),
+        body: JSON.stringify({ agentKey }),
       });
     expect((await send()).status).toBe(201);
-    expect((await send()).status).toBe(201);
-    const res = await refusedWithoutTrace(agent.tenantId, send, 429, "quota_exceeded");
+    expect((await send(second.publicKey)).status).toBe(201);
+    const res = await refusedWithoutTrace(
+      agent.tenantId,
+      () => send(second.publicKey),
+      429,
+      "quota_exceeded",
+    );
     expect(Number(res.headers.get("Retry-After"))).toBeGreaterThan(0);
     expect(await tenantQuota(env, agent.tenantId).usage("launches")).toBe(2);
 

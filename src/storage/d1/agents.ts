@@ -1,4 +1,4 @@
-// The `agents` table on D1: every statement binds tenant_id except the public-key lookup that finds the tenant.
+// The `agents` table on D1 (and its origin index): every statement binds tenant_id except the public-key lookup.
 import type { AgentEntity, AgentPatch, NewAgent, Page, PageRequest } from "../../control/deployment-store";
 import { newId } from "../../control/ids";
 import { decodeCursor, encodeCursor, pageLimit, timeIdCursor } from "../../control/page-cursor";
@@ -12,6 +12,7 @@ import {
   slugTaken,
 } from "../../control/store-rules";
 import { fail, ok, type Result } from "../../errors";
+import { deleteAgentOrigins, insertAgentOrigins } from "./agent-origins";
 import { AGENT_COLUMNS, toAgent, uniqueViolation } from "./deployment-rows";
 
 export async function createAgent(
@@ -24,25 +25,30 @@ export async function createAgent(
   if (!parsed.ok) return parsed;
   const agent = parsed.value;
   const now = stamp();
+  const agentId = newId("agt");
   try {
-    const row = await db
-      .prepare(
-        `INSERT INTO agents (${AGENT_COLUMNS})
-         SELECT ?1, ?2, ?3, ?4, 'active', ?5, ?6, ?7, ?8, ?8 WHERE EXISTS (SELECT 1 FROM tenants WHERE id = ?1)
-         RETURNING ${AGENT_COLUMNS}`,
-      )
-      .bind(
-        tenantId,
-        newId("agt"),
-        agent.slug,
-        agent.name,
-        agent.visibility,
-        JSON.stringify(agent.allowedOrigins),
-        agent.publicKey,
-        now,
-      )
-      .first();
-    return row === null ? fail("not_found", "Tenant not found.") : ok(toAgent(row));
+    // One batch, one transaction: the agent and its origin index rows exist together or not at all.
+    const [inserted] = await db.batch([
+      db
+        .prepare(
+          `INSERT INTO agents (${AGENT_COLUMNS})
+           SELECT ?1, ?2, ?3, ?4, 'active', ?5, ?6, ?7, ?8, ?8 WHERE EXISTS (SELECT 1 FROM tenants WHERE id = ?1)
+           RETURNING ${AGENT_COLUMNS}`,
+        )
+        .bind(
+          tenantId,
+          agentId,
+          agent.slug,
+          agent.name,
+          agent.visibility,
+          JSON.stringify(agent.allowedOrigins),
+          agent.publicKey,
+          now,
+        ),
+      insertAgentOrigins(db, tenantId, agentId, agent.allowedOrigins),
+    ]);
+    const row = inserted?.results[0];
+    return row === undefined ? fail("not_found", "Tenant not found.") : ok(toAgent(row));
   } catch (error) {
     return agentConflict(error);
   }
@@ -103,8 +109,9 @@ export async function updateAgent(
     return agent === null ? agentNotFound() : ok(agent);
   }
   try {
-    // COALESCE keeps each absent field, so two patches of different fields never undo each other.
-    const row = await db
+    // COALESCE keeps each absent field, so two patches of different fields never undo each other. A new origin list
+    // replaces the agent's origin index rows in the same batch (one transaction).
+    const update = db
       .prepare(
         `UPDATE agents SET name = COALESCE(?3, name), status = COALESCE(?4, status),
            visibility = COALESCE(?5, visibility), allowed_origins = COALESCE(?6, allowed_origins),
@@ -120,9 +127,18 @@ export async function updateAgent(
         p.allowedOrigins === undefined ? null : JSON.stringify(p.allowedOrigins),
         p.publicKey ?? null,
         stamp(),
-      )
-      .first();
-    return row === null ? agentNotFound() : ok(toAgent(row));
+      );
+    const [updated] = await db.batch(
+      p.allowedOrigins === undefined
+        ? [update]
+        : [
+            update,
+            deleteAgentOrigins(db, tenantId, agentId),
+            insertAgentOrigins(db, tenantId, agentId, p.allowedOrigins),
+          ],
+    );
+    const row = updated?.results[0];
+    return row === undefined ? agentNotFound() : ok(toAgent(row));
   } catch (error) {
     return agentConflict(error);
   }

@@ -82,18 +82,3 @@ export async function eraseThreadRecord(db: D1Database, tenantId: string, thread
     db.prepare("DELETE FROM thread_pins WHERE tenant_id = ? AND thread_id = ?").bind(tenantId, threadId),
   ]);
 }
-
-/** True when some active agent allows `candidates` (an exact origin or its single-label wildcard form). */
-export async function anyAgentAllowsOrigin(db: D1Database, candidates: readonly string[]): Promise<boolean> {
-  if (candidates.length === 0) return false;
-  const placeholders = candidates.map(() => "?").join(", ");
-  // Cross-tenant by design: a CORS preflight carries no credential, only the Origin.
-  const row = await db
-    .prepare(
-      `SELECT 1 AS hit FROM agents, json_each(agents.allowed_origins) AS origin
-       WHERE agents.status = 'active' AND origin.value IN (${placeholders}) LIMIT 1`,
-    )
-    .bind(...candidates)
-    .first<{ hit: number }>();
-  return row !== null;
-}
