@@ -4,6 +4,7 @@ import { ABUSE_WINDOW_SECONDS, countFailedLaunch, tooManyFailedLaunches } from "
 import { clientIp, clientNetwork } from "../auth/rate-limit";
 import type { AppContext, AppEnv } from "./context";
 import { ExpiringSet } from "./expiring-set";
+import { authenticateApiKey } from "./tenant-auth";
 
 export const BLOCKED_NETWORKS_MAX = 10_000;
 
@@ -21,6 +22,15 @@ function countsAsFailed(c: AppContext): boolean {
 }
 
 /**
+ * A blocked network's launch is refused unless a tenant API key authenticates it: a tenant's backend may share an
+ * address with abusive clients (a NAT, a cloud egress) and is limited per subject, never by that address.
+ */
+async function authenticatedBackend(c: AppContext): Promise<boolean> {
+  const authorization = c.req.header("Authorization");
+  return authorization !== undefined && (await authenticateApiKey(c.env, authorization)) !== null;
+}
+
+/**
  * Mounted before the launch CORS middleware, so a refusal here makes no origin look-up either (and carries no CORS
  * header: a browser sees a network error, which the widget retries with backoff).
  */
@@ -28,7 +38,8 @@ export const failedLaunchLimit = createMiddleware<AppEnv>(async (c, next) => {
   if (c.req.method !== "POST") return next();
   const ip = clientIp(c.req.raw);
   const network = clientNetwork(ip);
-  if (blockedNetworks.has(network, Date.now())) throw tooManyFailedLaunches();
+  if (blockedNetworks.has(network, Date.now()) && !(await authenticatedBackend(c)))
+    throw tooManyFailedLaunches();
   await next();
   if (!countsAsFailed(c) || (await countFailedLaunch(c.env, ip))) return;
   blockedNetworks.add(network, Date.now() + ABUSE_WINDOW_SECONDS * 1000);

@@ -230,8 +230,20 @@ describe("failed launches per client network", () => {
       429,
       "rate_limited",
     );
-    // Other networks are unaffected.
+    // Other networks are unaffected, and so is a tenant's backend that shares the blocked address.
     expect((await launchRequest({ agentKey: agent.publicKey })).status).toBe(201);
+    const backend = await privateLaunchRequest(
+      agent.apiKey,
+      { agentId: agent.agentId, subject: "alice" },
+      { ip },
+    );
+    expect(backend.status).toBe(201);
+    const forged = await privateLaunchRequest(
+      `sk_${short()}_${"x".repeat(43)}`,
+      { subject: "alice" },
+      { ip },
+    );
+    await expectError(forged, 429, "rate_limited");
   });
 
   it("never counts an authenticated backend's failed launches against the address it serves from", async () => {
