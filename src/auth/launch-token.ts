@@ -25,6 +25,8 @@ export const launchClaimsSchema = z
     /** How the subject was established: an anonymous visitor, or the tenant's signed-in user. */
     subjectKind: z.enum(["visitor", "user"]).optional(),
     origin: z.string().max(2048).optional(),
+    /** The thread's context version at this launch (SPEC §8): the object re-reads its context when it is behind. */
+    contextVersion: z.number().int().positive().optional(),
   })
   .transform(({ agentEntityId, ...claims }) => ({ ...claims, agentId: agentEntityId }));
 
@@ -37,6 +39,7 @@ export interface LaunchGrant {
   sub: string;
   subjectKind: "visitor" | "user";
   origin?: string;
+  contextVersion?: number;
 }
 
 export async function signLaunchToken(env: Env, grant: LaunchGrant, now = new Date()) {

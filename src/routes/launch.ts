@@ -7,20 +7,24 @@ import { signLaunchToken } from "../auth/launch-token";
 import { clientIp, consumeLaunchQuota, dailyLaunchQuota, enforceLaunchRateLimit } from "../auth/rate-limit";
 import { newThreadId, THREAD_ID_PATTERN } from "../auth/thread-ids";
 import { newVisitorId, signVisitorToken, verifyVisitorToken } from "../auth/visitor-token";
+import { type ContextVariables, contextText, contextVariablesSchema } from "../control/context-variables";
 import type { AgentEntity, Environment } from "../control/deployment-store";
 import { AppError } from "../errors";
 import { findAgentByPublicKeyCached } from "../http/agent-key-cache";
 import type { AppContext, AppEnv } from "../http/context";
 import { failedLaunchLimit } from "../http/failed-launch-limit";
 import { parseWith, readJsonText } from "../http/json-body";
+import { relaunchContext } from "../http/launch-context";
 import { launchCors } from "../http/launch-cors";
 import { deploymentStore } from "../http/store";
 import { authenticateApiKey } from "../http/tenant-auth";
 import { originAllowed } from "../shared/origin-policy";
 import { PROTOCOL } from "../shared/protocol";
-import { findThread, insertThread } from "../storage/d1/thread-registry";
+import { findThread, insertThread, type ThreadRecord } from "../storage/d1/thread-registry";
 
 export const MAX_LAUNCH_BODY_BYTES = 8 * 1024;
+/** A backend launch may carry up to 8 KiB of context variables beside the rest (docs/decisions.md). */
+export const MAX_PRIVATE_LAUNCH_BODY_BYTES = 16 * 1024;
 
 const agentKey = z.string().regex(/^pk_[A-Za-z0-9_-]{8,128}$/, "must be a public agent key (pk_…)");
 const threadId = z.string().regex(THREAD_ID_PATTERN, "must be a thread id (thr_…)");
@@ -29,6 +33,7 @@ const publicLaunchSchema = z.strictObject({
   agentKey,
   threadId: threadId.optional(),
   visitorToken: z.string().min(1).max(4096).optional(),
+  context: z.never("is accepted only on a private launch (Authorization: Bearer sk_…)").optional(),
 });
 
 const privateLaunchSchema = z
@@ -37,6 +42,7 @@ const privateLaunchSchema = z
     agentId: z.string().min(1).max(128).optional(),
     subject: z.string().min(1).max(256),
     threadId: threadId.optional(),
+    context: contextVariablesSchema.optional(),
   })
   .refine((body) => (body.agentKey === undefined) !== (body.agentId === undefined), {
     message: "exactly one of agentKey or agentId is required",
@@ -53,6 +59,8 @@ interface LaunchTarget {
   threadId?: string;
   issueVisitorToken: boolean;
   origin?: string;
+  /** A private launch's context (null: none, which clears the thread's); a public launch leaves it undefined. */
+  context?: ContextVariables | null;
 }
 
 async function resolvePublic(c: AppContext, raw: unknown, origin: string | undefined): Promise<LaunchTarget> {
@@ -108,6 +116,7 @@ async function resolvePrivate(c: AppContext, raw: unknown): Promise<LaunchTarget
     subjectKind: "user",
     issueVisitorToken: false,
     ...(body.threadId !== undefined ? { threadId: body.threadId } : {}),
+    context: body.context ?? null,
   };
 }
 
@@ -123,13 +132,14 @@ export const launch = new Hono<AppEnv>()
   .post("/agent-sessions", async (c) => {
     const origin = c.req.header("Origin");
     const isBackend = c.req.header("Authorization") !== undefined;
-    const raw = await readJsonText(c, MAX_LAUNCH_BODY_BYTES);
+    const raw = await readJsonText(c, isBackend ? MAX_PRIVATE_LAUNCH_BODY_BYTES : MAX_LAUNCH_BODY_BYTES);
     const target = isBackend ? await resolvePrivate(c, raw) : await resolvePublic(c, raw, origin);
     const { agent } = target;
     const environment = c.env.ENVIRONMENT as Environment;
 
+    let existing: ThreadRecord | null = null;
     if (target.threadId !== undefined) {
-      const existing = await findThread(c.env.DB, agent.tenantId, target.threadId);
+      existing = await findThread(c.env.DB, agent.tenantId, target.threadId);
       if (
         existing === null ||
         existing.deletedAt !== null ||
@@ -159,6 +169,7 @@ export const launch = new Hono<AppEnv>()
     }
 
     const threadId = target.threadId ?? newThreadId();
+    const context = contextText(target.context ?? null);
     if (target.threadId === undefined) {
       await insertThread(c.env.DB, {
         tenantId: agent.tenantId,
@@ -168,8 +179,11 @@ export const launch = new Hono<AppEnv>()
         subject: target.subject,
         subjectKind: target.subjectKind,
         createdAt: new Date().toISOString(),
+        context,
       });
     }
+    const contextVersion =
+      existing === null ? (context === null ? 0 : 1) : await relaunchContext(c.env, existing, target.context);
 
     const launchToken = await signLaunchToken(c.env, {
       tenantId: agent.tenantId,
@@ -178,6 +192,7 @@ export const launch = new Hono<AppEnv>()
       sub: target.subject,
       subjectKind: target.subjectKind,
       ...(target.origin !== undefined ? { origin: target.origin } : {}),
+      ...(contextVersion > 0 ? { contextVersion } : {}),
     });
     const visitorToken = target.issueVisitorToken
       ? (

@@ -12,6 +12,8 @@ const claimsObject = z.strictObject({
   threadId: z.string().min(1),
   sub: z.string().min(1),
   subjectKind: z.enum(["visitor", "user"]),
+  /** The registry's context version the launch issued this token at; absent while the thread has none. */
+  contextVersion: z.number().int().positive().optional(),
 });
 
 /**
@@ -47,6 +49,7 @@ export function threadClaimsFrom(claims: LaunchClaims): ThreadClaims {
     threadId: claims.threadId,
     sub: claims.sub,
     subjectKind: claims.subjectKind ?? "visitor",
+    ...(claims.contextVersion !== undefined ? { contextVersion: claims.contextVersion } : {}),
   };
 }
 

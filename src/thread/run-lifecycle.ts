@@ -225,7 +225,7 @@ export class RunLifecycle {
     const result = await runTurn({
       ...wiring.turn.value,
       prompt: buildPrompt({
-        instructions: binding.artifact.instructions,
+        instructions: wiring.instructions,
         branch: history,
         maxContextTokens: binding.artifact.limits?.maxContextTokens ?? DEFAULT_CONTEXT_TOKENS,
       }),

@@ -1,9 +1,11 @@
 // A run's wiring: the tenant secrets it uses, stores redacting them, its model, and the tool and usage callbacks.
 import { decryptTenantSecret } from "../auth/secret-box";
+import { expandContext } from "../control/context-template";
 import { publicHosts } from "../control/url-policy";
 import { ok, type Result } from "../errors";
 import { resolveModel } from "../models/resolve-model";
 import type { RunTurnInput } from "../models/turn";
+import { readThreadContext } from "../storage/context-store";
 import type { ThreadBinding } from "../storage/pin-store";
 import { executeToolCall } from "../tools/execute-tool";
 import { toolDefinitions, toolNamed } from "../tools/tool-definitions";
@@ -22,6 +24,8 @@ export interface WiringDeps {
 export interface RunWiring {
   /** The stores the run writes through: redacting ones when it resolved any secret, else the ones it was given. */
   stores: RunStores;
+  /** The artifact's instructions with the thread's context variables filled in (SPEC §8). */
+  instructions: string;
   /** The model and the tool and usage callbacks runTurn takes, or why the model could not be resolved. */
   turn: Result<Pick<RunTurnInput, "model" | "tools" | "onToolCall" | "onUsage">>;
 }
@@ -48,11 +52,14 @@ export async function wireRun(
     value ? [value, ...webhookSecretRedactions(value)] : [],
   );
   const stores = secrets.length > 0 ? openRunStores(storage, { now, secrets }) : run.stores;
+  // Read once per run, so its prompt and every tool call see the same variables.
+  const { variables } = readThreadContext(storage);
+  const instructions = expandContext(binding.artifact.instructions, variables);
   const model = await resolveModel(binding.artifact.model, {
     env,
     tenantSecret: async (alias) => secretByAlias.get(alias) ?? null,
   });
-  if (!model.ok) return { stores, turn: model };
+  if (!model.ok) return { stores, instructions, turn: model };
   const platformHosts = publicHosts(env);
 
   const onToolCall: RunTurnInput["onToolCall"] = async (call, signal) => {
@@ -83,6 +90,7 @@ export async function wireRun(
               threadId: binding.threadId,
               subject: run.subject,
               runId: run.runId,
+              variables,
             },
           });
     if (recorded.ok) {
@@ -102,6 +110,7 @@ export async function wireRun(
 
   return {
     stores,
+    instructions,
     turn: ok({
       model: model.value,
       ...(tools.length > 0 ? { tools: toolDefinitions(tools) } : {}),

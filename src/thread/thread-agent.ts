@@ -3,6 +3,7 @@ import { Agent, type Connection, type ConnectionContext, type WSMessage } from "
 import { fail, ok, type Result, type RpcResult, refusal } from "../errors";
 import { WS_CLOSE_CODE, WS_CLOSE_IDLE } from "../shared/errors";
 import { LIMITS } from "../shared/protocol";
+import { adoptThreadContext, type ThreadContext, threadContextSchema } from "../storage/context-store";
 import { D1DeploymentStore } from "../storage/d1/d1-deployment-store";
 import { projectionBacklog } from "../storage/outbox";
 import type { ThreadBinding } from "../storage/pin-store";
@@ -56,6 +57,7 @@ export class ThreadAgent extends Agent<Env> {
     this.#sockets = new ThreadSockets(() => this.getConnections(), settings.now);
     this.#gate = new ThreadGate({
       storage: ctx.storage,
+      db: env.DB,
       store: () => new D1DeploymentStore(env.DB),
       now: settings.now,
       start: (binding) => this.#start(binding),
@@ -117,6 +119,21 @@ export class ThreadAgent extends Agent<Env> {
     runId: string,
   ): Promise<RpcResult<{ runId: string; status: "cancelling" }>> {
     return this.#launch(claims, (runtime) => cancelRun(runtime, runId));
+  }
+
+  /**
+   * RPC (a private launch that changed the thread's context): the thread's turns use `context` from the next one on,
+   * on sockets opened before that launch too. Kept even before the thread is bound, and only when newer than the copy
+   * held, so a late delivery never undoes a later launch.
+   */
+  async adoptLaunchContext(address: ThreadAddress, context: ThreadContext): Promise<RpcResult<null>> {
+    const runtime = await this.#gate.addressed(address);
+    if (!runtime.ok) return runtime;
+    // Built by the Worker; parsed again because this is the object's own boundary.
+    const parsed = threadContextSchema.safeParse(context);
+    if (!parsed.success) return refusal(fail("bad_request", "The context is invalid."));
+    adoptThreadContext(this.ctx.storage, parsed.data);
+    return ok(null);
   }
 
   /**

@@ -3,7 +3,8 @@ import type { DeploymentStore } from "../control/deployment-store";
 import { fail, ok, type Result, type RpcResult, refusal } from "../errors";
 import { readPin, type ThreadBinding } from "../storage/pin-store";
 import { bindThread, claimsMatch } from "./binding";
-import { readThreadClaims, threadAddressSchema } from "./claims";
+import { readThreadClaims, type ThreadClaims, threadAddressSchema } from "./claims";
+import { catchUpContext } from "./context-catch-up";
 import type { ThreadRuntime } from "./thread-runtime";
 
 const unauthenticated = () => fail("unauthenticated", "Authentication required.");
@@ -11,6 +12,8 @@ const forbidden = () => fail("forbidden", "This thread belongs to another agent 
 
 export interface GateDeps {
   storage: DurableObjectStorage;
+  /** The registry, read when a caller's claims show a context newer than the object's copy. */
+  db: D1Database;
   store: () => DeploymentStore;
   now: () => number;
   /** Creates the runtime of a binding; called once per object lifetime (and again after `forget`). */
@@ -38,9 +41,15 @@ export class ThreadGate {
     const verified = readThreadClaims(claims);
     if (verified === null) return unauthenticated();
     const runtime = await this.stored();
-    if (runtime !== null) return claimsMatch(runtime.binding, verified) ? ok(runtime) : forbidden();
+    if (runtime !== null) {
+      if (!claimsMatch(runtime.binding, verified)) return forbidden();
+      await this.#catchUp(verified);
+      return ok(runtime);
+    }
     const bound = await bindThread(this.#deps.storage, verified, this.#deps.store(), this.#deps.now);
-    return bound.ok ? ok(this.#install(bound.value)) : bound;
+    if (!bound.ok) return bound;
+    await this.#catchUp(verified);
+    return ok(this.#install(bound.value));
   }
 
   /** The tenant admin API and jobs: the thread they name, never bound by them. */
@@ -54,6 +63,11 @@ export class ThreadGate {
   /** After erasure: the next caller starts from storage again. */
   forget(): void {
     this.#runtime = null;
+  }
+
+  /** Only after the claims matched the binding: a refused caller makes the object read nothing. */
+  #catchUp(claims: ThreadClaims): Promise<void> {
+    return catchUpContext(this.#deps.storage, this.#deps.db, claims);
   }
 
   #install(binding: ThreadBinding): ThreadRuntime {

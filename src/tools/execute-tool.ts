@@ -1,6 +1,7 @@
 // One agent tool call as a signed outbound webhook: URL policy, runtime identity, time and size caps, one retry.
 import type { JSONValue } from "@ai-sdk/provider";
 import { CanonicalJsonError, canonicalJson, sha256Hex } from "../control/canonical-json";
+import type { ContextVariables } from "../control/context-variables";
 import { toolUrlProblem } from "../control/url-policy";
 import { createRedactor } from "../storage/redact";
 import { identityKind, type Tool } from "./tool-definitions";
@@ -21,6 +22,8 @@ export interface ToolCallContext {
   /** The end user (`sub`), or `null` for an anonymous visitor. */
   subject: string | null;
   runId: string;
+  /** The thread's context variables from its latest private launch (SPEC §8); sent as `{}` when there are none. */
+  variables?: ContextVariables;
 }
 
 export interface ExecuteToolCallInput {
@@ -221,13 +224,15 @@ export async function executeToolCall(input: ExecuteToolCallInput): Promise<Tool
   const args = call.input === undefined ? {} : call.input;
   if (!isPlainObject(args)) return finish(refused("error", "The tool input must be a JSON object."));
 
+  // The request body, canonical JSON: `{tool, toolCallId, input, context: {tenantId, agentId, threadId, subject,
+  // runId, variables}}`, identity and variables from the runtime only.
   let body: string;
   try {
     body = canonicalJson({
       tool: tool.name,
       toolCallId: call.toolCallId,
       input: withRuntimeIdentity(tool, args, context),
-      context,
+      context: { ...context, variables: context.variables ?? {} },
     });
   } catch (error) {
     if (error instanceof CanonicalJsonError)

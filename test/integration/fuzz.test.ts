@@ -1,10 +1,10 @@
 // Property tests inside workerd: mutated tokens, hostile launch bodies and arbitrary frames never get past the gate.
-import { exports } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { clientFrameSchema } from "../../src/shared/protocol";
-import { allThreadRows, threadObjects } from "../helpers/edge-gate";
+import { allThreadRows, privateLaunchRequest, tenantFootprint, threadObjects } from "../helpers/edge-gate";
 import { API, json } from "../helpers/tenants";
 import {
   FrameReader,
@@ -20,8 +20,10 @@ import { b64url } from "../helpers/tokens";
 import { untilFrames } from "../helpers/until-frames";
 
 let agent: LiveAgent;
+let privateAgent: LiveAgent;
 beforeAll(async () => {
   agent = await liveAgent();
+  privateAgent = await liveAgent({ agent: { visibility: "private" } });
 });
 
 const B64URL_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
@@ -207,6 +209,125 @@ describe("fuzzing the edge gate", () => {
       { numRuns: 200 },
     );
     expect(statuses.has(400)).toBe(true);
+  }, 120_000);
+});
+
+/** JSON text of one value a context variable might be given: valid ones, and the number and string edge cases. */
+const contextValueText = fc.oneof(
+  fc.string({ maxLength: 20 }).map((v) => JSON.stringify(v)),
+  fc.string({ minLength: 995, maxLength: 1005 }).map((v) => JSON.stringify(v)),
+  withLoneSurrogates.map((v) => JSON.stringify(v)),
+  fc.double().map((v) => JSON.stringify(v) ?? "0"),
+  fc.integer().map(String),
+  fc.boolean().map(String),
+  fc.constantFrom("null", "1e400", "-1e400", "-0", "123456789012345678901234567890123456789", "[]", "{}"),
+  fc.jsonValue({ maxDepth: 2 }).map((v) => JSON.stringify(v) ?? "null"),
+  fc.constant('{"polluted": true}'),
+);
+
+const contextKey = fc.oneof(
+  fc.stringMatching(/^[A-Za-z_][A-Za-z0-9_]{0,70}$/),
+  fc.string({ maxLength: 8 }),
+  withLoneSurrogates,
+  fc.constantFrom("__proto__", "constructor", "prototype", "toString", "hasOwnProperty", ""),
+);
+
+/** A launch's `context` as raw JSON text, so `__proto__` stays an own key and 1e400 reaches the server as written. */
+const contextText: fc.Arbitrary<string> = fc.oneof(
+  {
+    arbitrary: fc
+      .array(fc.tuple(contextKey, contextValueText), { maxLength: 40 })
+      .map((entries) => `{${entries.map(([k, v]) => `${JSON.stringify(k)}: ${v}`).join(", ")}}`),
+    weight: 6,
+  },
+  { arbitrary: fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.stringify(v) ?? "null"), weight: 2 },
+  {
+    arbitrary: fc.constantFrom(
+      '{"__proto__": {"polluted": true}}',
+      '{"__proto__": "x", "name": "Ada"}',
+      '{"constructor": {"prototype": {"polluted": true}}}',
+      '{"constructor": "x", "toString": 1, "hasOwnProperty": true}',
+      "{}",
+    ),
+    weight: 1,
+  },
+);
+
+/** What SPEC §8 allows as a context, written apart from the server's schema. */
+function contextAllowed(value: unknown): boolean {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  const entries = Object.entries(value);
+  if (entries.length > 32) return false;
+  for (const [key, item] of entries) {
+    if (!/^[A-Za-z_][A-Za-z0-9_]{0,63}$/.test(key) || key === "__proto__") return false;
+    if (
+      typeof item === "string"
+        ? item.length > 1000
+        : typeof item === "number"
+          ? !Number.isFinite(item)
+          : typeof item !== "boolean"
+    )
+      return false;
+  }
+  return new TextEncoder().encode(JSON.stringify(value)).byteLength <= 8 * 1024;
+}
+
+const registryContext = z.object({ context: z.string().nullable() });
+
+describe("fuzzing the launch context", () => {
+  it("answers arbitrary private contexts with 201 exactly when SPEC allows them, storing them, else 400 storing nothing", async () => {
+    const statuses = new Set<number>();
+    let launchNo = 0;
+    await fc.assert(
+      fc.asyncProperty(contextText, async (context) => {
+        launchNo += 1;
+        const body = `{"agentId": ${JSON.stringify(privateAgent.agentId)}, "subject": "fuzz-${launchNo}", "context": ${context}}`;
+        const before = await tenantFootprint(privateAgent.tenantId);
+        const res = await privateLaunchRequest(privateAgent.apiKey, body);
+        statuses.add(res.status);
+        const answer = await res.text();
+        expect(polluted()).toBe(false);
+        const parsed: unknown = JSON.parse(context);
+        const expected =
+          new TextEncoder().encode(body).byteLength > 16 * 1024 ? 413 : contextAllowed(parsed) ? 201 : 400;
+        expect(res.status, answer).toBe(expected);
+        if (res.status !== 201) {
+          expect(await tenantFootprint(privateAgent.tenantId)).toEqual(before);
+          return;
+        }
+        const threadId = z.object({ threadId: z.string() }).parse(JSON.parse(answer)).threadId;
+        const row = registryContext.parse(
+          await env.DB.prepare("SELECT context FROM threads WHERE tenant_id = ? AND id = ?")
+            .bind(privateAgent.tenantId, threadId)
+            .first(),
+        );
+        const empty = Object.keys(parsed as object).length === 0;
+        if (empty) expect(row.context).toBeNull();
+        else expect(JSON.parse(row.context ?? "null")).toEqual(parsed);
+      }),
+      { numRuns: 150 },
+    );
+    expect(statuses.has(201)).toBe(true);
+    expect(statuses.has(400)).toBe(true);
+  }, 120_000);
+
+  it("answers every public launch carrying context with 400 (413 past 8 KiB), storing nothing", async () => {
+    const rows = await allThreadRows();
+    await fc.assert(
+      fc.asyncProperty(contextText, async (context) => {
+        const body = `{"agentKey": ${JSON.stringify(agent.publicKey)}, "context": ${context}}`;
+        const res = await exports.default.fetch(`${API}/v1/agent-sessions`, {
+          method: "POST",
+          headers: { "Content-Type": "application/json", Origin: ORIGIN, "CF-Connecting-IP": freshIp() },
+          body,
+        });
+        await res.arrayBuffer();
+        expect(res.status).toBe(new TextEncoder().encode(body).byteLength > 8 * 1024 ? 413 : 400);
+        expect(polluted()).toBe(false);
+      }),
+      { numRuns: 100 },
+    );
+    expect(await allThreadRows()).toBe(rows);
   }, 120_000);
 });
 

@@ -105,6 +105,7 @@ const sentBody = z.object({
     threadId: z.string(),
     subject: z.string().nullable(),
     runId: z.string(),
+    variables: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])),
   }),
 });
 
@@ -207,6 +208,7 @@ describe("executeToolCall: signed delivery", () => {
           subject: ctx.subject,
           tenantId: ctx.tenantId,
           threadId: ctx.threadId,
+          variables: {},
         },
         input: { note: "ünïcødé ✓", orderId: "A-17" },
         tool: "lookup_order",
@@ -340,7 +342,7 @@ describe("executeToolCall: identity comes from the runtime", () => {
       threadId: ctx.threadId,
       SessionId: ctx.threadId,
     });
-    expect(body.context).toEqual(ctx);
+    expect(body.context).toEqual({ ...ctx, variables: {} });
     expect(JSON.stringify(body)).not.toContain("mallory");
     expect(JSON.stringify(body)).not.toContain("victim");
   });

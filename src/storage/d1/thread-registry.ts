@@ -10,6 +10,10 @@ export interface ThreadRecord {
   subjectKind: "visitor" | "user";
   createdAt: string;
   deletedAt: string | null;
+  /** The latest private launch's context variables as canonical JSON; null when it carried none. */
+  context: string | null;
+  /** Grows by one with every change of `context`; 0 while no launch ever set one. */
+  contextVersion: number;
 }
 
 interface ThreadRow {
@@ -21,6 +25,8 @@ interface ThreadRow {
   subject_kind: "visitor" | "user";
   created_at: string;
   deleted_at: string | null;
+  context: string | null;
+  context_version: number;
 }
 
 const fromRow = (row: ThreadRow): ThreadRecord => ({
@@ -32,13 +38,21 @@ const fromRow = (row: ThreadRow): ThreadRecord => ({
   subjectKind: row.subject_kind,
   createdAt: row.created_at,
   deletedAt: row.deleted_at,
+  context: row.context,
+  contextVersion: row.context_version,
 });
 
-export async function insertThread(db: D1Database, record: Omit<ThreadRecord, "deletedAt">): Promise<void> {
+/** A new thread's row; a context given here is its version 1. */
+export async function insertThread(
+  db: D1Database,
+  record: Omit<ThreadRecord, "deletedAt" | "context" | "contextVersion"> & { context?: string | null },
+): Promise<void> {
+  const context = record.context ?? null;
   await db
     .prepare(
-      `INSERT INTO threads (tenant_id, id, agent_id, environment, subject, subject_kind, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO threads (tenant_id, id, agent_id, environment, subject, subject_kind, created_at, context,
+         context_version)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
     .bind(
       record.tenantId,
@@ -48,6 +62,8 @@ export async function insertThread(db: D1Database, record: Omit<ThreadRecord, "d
       record.subject,
       record.subjectKind,
       record.createdAt,
+      context,
+      context === null ? 0 : 1,
     )
     .run();
 }
@@ -59,7 +75,8 @@ export async function findThread(
 ): Promise<ThreadRecord | null> {
   const row = await db
     .prepare(
-      `SELECT tenant_id, id, agent_id, environment, subject, subject_kind, created_at, deleted_at
+      `SELECT tenant_id, id, agent_id, environment, subject, subject_kind, created_at, deleted_at, context,
+         context_version
        FROM threads WHERE tenant_id = ? AND id = ?`,
     )
     .bind(tenantId, threadId)
@@ -67,16 +84,49 @@ export async function findThread(
   return row === null ? null : fromRow(row);
 }
 
+/** Replaces a live thread's context (null clears it); the new version, or null when no live row matched. */
+export async function replaceThreadContext(
+  db: D1Database,
+  tenantId: string,
+  threadId: string,
+  context: string | null,
+): Promise<number | null> {
+  const row = await db
+    .prepare(
+      `UPDATE threads SET context = ?, context_version = context_version + 1
+       WHERE tenant_id = ? AND id = ? AND deleted_at IS NULL
+       RETURNING context_version`,
+    )
+    .bind(context, tenantId, threadId)
+    .first<{ context_version: number }>();
+  return row === null ? null : row.context_version;
+}
+
+/** A live thread's context and its version, for the thread object catching up; null for no live row. */
+export async function findThreadContext(
+  db: D1Database,
+  tenantId: string,
+  threadId: string,
+): Promise<{ context: string | null; contextVersion: number } | null> {
+  const row = await db
+    .prepare(
+      "SELECT context, context_version FROM threads WHERE tenant_id = ? AND id = ? AND deleted_at IS NULL",
+    )
+    .bind(tenantId, threadId)
+    .first<{ context: string | null; context_version: number }>();
+  return row === null ? null : { context: row.context, contextVersion: row.context_version };
+}
+
 /**
  * Erasure's registry step: the row stays as a tombstone (tokens for the thread are refused from here on, late
- * projections write nothing) but keeps no subject, and the thread's pin row goes. `subject` is NOT NULL, so an
- * erased thread's is the empty string, which no verified claim can carry. Idempotent.
+ * projections write nothing) but keeps no subject and no context variables, and the thread's pin row goes.
+ * `subject` is NOT NULL, so an erased thread's is the empty string, which no verified claim can carry. Idempotent.
  */
 export async function eraseThreadRecord(db: D1Database, tenantId: string, threadId: string, at: string) {
   await db.batch([
     db
       .prepare(
-        "UPDATE threads SET deleted_at = COALESCE(deleted_at, ?), subject = '' WHERE tenant_id = ? AND id = ?",
+        "UPDATE threads SET deleted_at = COALESCE(deleted_at, ?), subject = '', context = NULL WHERE tenant_id = ? AND id = ?",
       )
       .bind(at, tenantId, threadId),
     db.prepare("DELETE FROM thread_pins WHERE tenant_id = ? AND thread_id = ?").bind(tenantId, threadId),
