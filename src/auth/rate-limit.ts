@@ -69,6 +69,7 @@ export function dailyLaunchQuota(env: Env): number {
 
 export async function consumeLaunchQuota(env: Env, tenantId: string): Promise<void> {
   const decision = await tenantQuota(env, tenantId).consume("launches", dailyLaunchQuota(env));
+  if (decision.disabled) throw new AppError("forbidden", "This account is disabled.");
   if (!decision.ok) {
     throw new AppError("quota_exceeded", "The daily launch quota for this account is used up.", {
       retryAfter: decision.retryAfterSeconds ?? 3600,

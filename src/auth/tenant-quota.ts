@@ -1,6 +1,21 @@
-// Exact per-tenant quotas (for example launches per UTC day), counted in one small Durable Object per tenant.
+// Exact per-tenant quotas and the tenant's on/off switch, in one small Durable Object per tenant: launches and tokens
+// per UTC day, and runs in progress at once (leases that expire, so a dead holder frees its slot by itself).
 import { DurableObject } from "cloudflare:workers";
-import { countQuotaUse, createQuotaCounters, quotaUsed } from "../storage/quota-counters";
+import type { TenantQuotas, TenantStatus } from "../shared/api";
+import { getTenantSettings } from "../storage/d1/tenants";
+import {
+  countQuotaUse,
+  createQuotaCounters,
+  deleteRunLease,
+  expireRunLeases,
+  insertRunLease,
+  leasedThreads,
+  quotaUsed,
+  readTenantSettings,
+  renewRunLease,
+  type StoredTenantSettings,
+  writeTenantSettings,
+} from "../storage/quota-counters";
 
 export interface QuotaDecision {
   ok: boolean;
@@ -8,7 +23,29 @@ export interface QuotaDecision {
   limit: number;
   /** Seconds until the window resets; set when refused. */
   retryAfterSeconds?: number;
+  /** Set when refused because the operator disabled the tenant. */
+  disabled?: true;
 }
+
+/** A run's slot: granted with a lease id, or refused with the taxonomy code to answer. */
+export type RunGrant =
+  | { ok: true; leaseId: string; leaseMs: number }
+  | { ok: false; code: "quota_exceeded" | "forbidden"; message: string; retryAfter?: number };
+
+/** How long a run's lease lasts unless renewed; its holder renews it well before (see `RUN_LEASE_RENEW_MS`). */
+export const RUN_LEASE_MS = 180_000;
+/** A concurrency refusal's Retry-After: runs end at any moment, so a client may try again soon. */
+const CONCURRENCY_RETRY_SECONDS = 5;
+/**
+ * The settings copy is refreshed at once by every operator change (`refreshSettings`); this re-read is only the
+ * backstop for a change that reached D1 some other way, and it happens in the background.
+ */
+export const SETTINGS_REVALIDATE_MS = 300_000;
+
+const DEFAULT_SETTINGS: Omit<StoredTenantSettings, "loadedAt"> = {
+  status: "active",
+  quotas: { launchesPerDay: null, tokensPerDay: null, concurrentThreads: null },
+};
 
 function utcDay(now: number): { day: string; secondsLeft: number } {
   const date = new Date(now);
@@ -16,24 +53,129 @@ function utcDay(now: number): { day: string; secondsLeft: number } {
   return { day: date.toISOString().slice(0, 10), secondsLeft: Math.ceil((next - now) / 1000) };
 }
 
+export interface QuotaClock {
+  now(): number;
+}
+
 export class TenantQuota extends DurableObject<Env> {
-  constructor(ctx: DurableObjectState, env: Env) {
+  readonly #clock: QuotaClock;
+  #loading: Promise<StoredTenantSettings> | null = null;
+
+  /** The runtime constructs with `(ctx, env)`; only a test-only subclass passes another clock. */
+  constructor(ctx: DurableObjectState, env: Env, clock: QuotaClock = { now: () => Date.now() }) {
     super(ctx, env);
+    this.#clock = clock;
     createQuotaCounters(ctx.storage.sql);
   }
 
-  /** Consumes one unit of `kind` for today if the limit allows; a refusal consumes nothing. */
-  async consume(kind: string, limit: number): Promise<QuotaDecision> {
-    const { day, secondsLeft } = utcDay(Date.now());
-    const used = quotaUsed(this.ctx.storage.sql, kind, day);
+  /**
+   * Consumes one unit of `kind` for today if the tenant is active and the limit allows; a refusal consumes nothing.
+   * `defaultLimit` applies unless the tenant has its own (`launches` only).
+   */
+  async consume(kind: "launches", defaultLimit: number): Promise<QuotaDecision> {
+    const settings = await this.#settings();
+    const limit = settings.quotas.launchesPerDay ?? defaultLimit;
+    const { day, secondsLeft } = utcDay(this.#clock.now());
+    const sql = this.ctx.storage.sql;
+    const used = quotaUsed(sql, kind, day);
+    if (settings.status !== "active") return { ok: false, used, limit, disabled: true };
     if (used >= limit) return { ok: false, used, limit, retryAfterSeconds: secondsLeft };
-    countQuotaUse(this.ctx.storage.sql, kind, day);
+    countQuotaUse(sql, kind, day);
     return { ok: true, used: used + 1, limit };
   }
 
+  /** Units of `kind` (`launches`, `tokens`) used today. */
   async usage(kind: string): Promise<number> {
-    const { day } = utcDay(Date.now());
+    const { day } = utcDay(this.#clock.now());
     return quotaUsed(this.ctx.storage.sql, kind, day);
+  }
+
+  /** Re-reads the tenant's status and quotas from D1 now: the operator API calls it after every change. */
+  async refreshSettings(): Promise<{ status: TenantStatus; quotas: TenantQuotas }> {
+    const settings = await this.#load();
+    return { status: settings.status, quotas: settings.quotas };
+  }
+
+  /**
+   * A slot for a run of `threadId`: refused while the tenant is disabled, once today's tokens are used up, or when
+   * `concurrentThreads` other threads hold a live lease. A thread that already holds one gets another (its runs
+   * are one at a time anyway). A refusal stores nothing.
+   */
+  async startRun(threadId: string): Promise<RunGrant> {
+    const settings = await this.#settings();
+    if (settings.status !== "active") {
+      return { ok: false, code: "forbidden", message: "This account is disabled." };
+    }
+    const now = this.#clock.now();
+    const sql = this.ctx.storage.sql;
+    const { tokensPerDay, concurrentThreads } = settings.quotas;
+    const { day, secondsLeft } = utcDay(now);
+    if (tokensPerDay !== null && quotaUsed(sql, "tokens", day) >= tokensPerDay) {
+      return {
+        ok: false,
+        code: "quota_exceeded",
+        message: "The daily token quota for this account is used up.",
+        retryAfter: secondsLeft,
+      };
+    }
+    expireRunLeases(sql, now);
+    if (concurrentThreads !== null) {
+      const { threads, holdsOne } = leasedThreads(sql, threadId);
+      if (!holdsOne && threads >= concurrentThreads) {
+        return {
+          ok: false,
+          code: "quota_exceeded",
+          message: "Too many conversations of this account are answering at once; try again shortly.",
+          retryAfter: CONCURRENCY_RETRY_SECONDS,
+        };
+      }
+    }
+    const leaseId = crypto.randomUUID();
+    insertRunLease(sql, { id: leaseId, threadId, expiresAt: now + RUN_LEASE_MS });
+    return { ok: true, leaseId, leaseMs: RUN_LEASE_MS };
+  }
+
+  /** Keeps a run's lease alive; false when it had already expired (the slot may have gone to another run). */
+  async renewRun(leaseId: string): Promise<boolean> {
+    return renewRunLease(this.ctx.storage.sql, leaseId, this.#clock.now() + RUN_LEASE_MS);
+  }
+
+  /** A run ended (however it ended): its slot is freed and its tokens count towards today's. */
+  async endRun(leaseId: string, tokens: number): Promise<void> {
+    const sql = this.ctx.storage.sql;
+    deleteRunLease(sql, leaseId);
+    if (Number.isSafeInteger(tokens) && tokens > 0) {
+      countQuotaUse(sql, "tokens", utcDay(this.#clock.now()).day, tokens);
+    }
+  }
+
+  /** The stored copy; read from D1 the first time, re-read in the background once it is old. */
+  async #settings(): Promise<StoredTenantSettings> {
+    const stored = readTenantSettings(this.ctx.storage.sql);
+    if (stored === null) return this.#load();
+    if (this.#clock.now() - stored.loadedAt > SETTINGS_REVALIDATE_MS) {
+      this.ctx.waitUntil(this.#load().catch(() => undefined));
+    }
+    return stored;
+  }
+
+  /** One D1 read at a time; concurrent callers share it. */
+  #load(): Promise<StoredTenantSettings> {
+    this.#loading ??= (async () => {
+      try {
+        // Named by the tenant id (`tenantQuota` below), so the name is the tenant.
+        const tenantId = this.ctx.id.name;
+        if (tenantId === undefined) throw new Error("TenantQuota must be reached by tenant name.");
+        const loadedAt = this.#clock.now();
+        const read = await getTenantSettings(this.env.DB, tenantId);
+        const settings: StoredTenantSettings = { ...(read ?? DEFAULT_SETTINGS), loadedAt };
+        writeTenantSettings(this.ctx.storage.sql, settings);
+        return settings;
+      } finally {
+        this.#loading = null;
+      }
+    })();
+    return this.#loading;
   }
 }
 
