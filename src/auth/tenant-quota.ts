@@ -29,7 +29,8 @@ export interface QuotaDecision {
 
 /** A run's slot: granted with a lease id, or refused with the taxonomy code to answer. */
 export type RunGrant =
-  | { ok: true; leaseId: string; leaseMs: number }
+  /** `unlimited`: the tenant is active and has no run quota, so a thread may skip asking for a while. */
+  | { ok: true; leaseId: string; leaseMs: number; unlimited: boolean }
   | { ok: false; code: "quota_exceeded" | "forbidden"; message: string; retryAfter?: number };
 
 /** How long a run's lease lasts unless renewed; its holder renews it well before (see `RUN_LEASE_RENEW_MS`). */
@@ -132,7 +133,12 @@ export class TenantQuota extends DurableObject<Env> {
     }
     const leaseId = crypto.randomUUID();
     insertRunLease(sql, { id: leaseId, threadId, expiresAt: now + RUN_LEASE_MS });
-    return { ok: true, leaseId, leaseMs: RUN_LEASE_MS };
+    return {
+      ok: true,
+      leaseId,
+      leaseMs: RUN_LEASE_MS,
+      unlimited: tokensPerDay === null && concurrentThreads === null,
+    };
   }
 
   /** Keeps a run's lease alive; false when it had already expired (the slot may have gone to another run). */
@@ -140,10 +146,10 @@ export class TenantQuota extends DurableObject<Env> {
     return renewRunLease(this.ctx.storage.sql, leaseId, this.#clock.now() + RUN_LEASE_MS);
   }
 
-  /** A run ended (however it ended): its slot is freed and its tokens count towards today's. */
-  async endRun(leaseId: string, tokens: number): Promise<void> {
+  /** A run ended (however it ended): its slot, if it took one, is freed and its tokens count towards today's. */
+  async endRun(leaseId: string | null, tokens: number): Promise<void> {
     const sql = this.ctx.storage.sql;
-    deleteRunLease(sql, leaseId);
+    if (leaseId !== null) deleteRunLease(sql, leaseId);
     if (Number.isSafeInteger(tokens) && tokens > 0) {
       countQuotaUse(sql, "tokens", utcDay(this.#clock.now()).day, tokens);
     }

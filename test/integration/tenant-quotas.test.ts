@@ -3,10 +3,12 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { tenantRunQuota, UNLIMITED_RECHECK_MS } from "../../src/auth/run-quota";
 import { RUN_LEASE_MS, tenantQuota } from "../../src/auth/tenant-quota";
 import { tenantFootprint } from "../helpers/edge-gate";
 import { api, expectError, json, operatorHeaders } from "../helpers/tenants";
 import { inTestQuota } from "../helpers/test-tenant-quota";
+import { TestTimers } from "../helpers/test-thread-agent";
 import {
   clientMessageId,
   connect,
@@ -159,5 +161,58 @@ describe("concurrentThreads", () => {
     expect(await quota.startRun("thr_waiting")).toMatchObject({ ok: false, code: "quota_exceeded" });
     await inTestQuota(quota, (instance) => instance.clock.advance(RUN_LEASE_MS));
     expect((await quota.startRun("thr_waiting")).ok).toBe(true);
+  });
+
+  it("keeps a long run's slot by renewing its lease until the run gives it back", async () => {
+    const agent = await liveAgent();
+    await setQuotas(agent.tenantId, { concurrentThreads: 1 });
+    const quota = tenantQuota(env, agent.tenantId);
+    const timers = new TestTimers();
+    const runQuota = tenantRunQuota(
+      env,
+      { tenantId: agent.tenantId, threadId: "thr_long" },
+      { now: () => Date.now(), after: (ms, fn) => timers.after(ms, fn) },
+    );
+    const slot = await runQuota.acquire();
+    expect(slot.ok).toBe(true);
+    const expiry = () =>
+      inTestQuota(quota, (_instance, state) =>
+        z.number().parse(state.storage.sql.exec("SELECT MAX(expires_at) AS e FROM run_leases").one().e),
+      );
+    const granted = await expiry();
+
+    // Two thirds of the lease later, the renewal comes due.
+    await inTestQuota(quota, (instance) => instance.clock.advance((RUN_LEASE_MS * 2) / 3));
+    expect(timers.fireAll()).toBe(1);
+    await waitFor(expiry, (e) => e > granted, { what: "the renewed lease" });
+    // Past the first lease's end, the slot is still held.
+    await inTestQuota(quota, (instance) => instance.clock.advance((RUN_LEASE_MS * 2) / 3));
+    expect(await quota.startRun("thr_waiting")).toMatchObject({ ok: false, code: "quota_exceeded" });
+
+    if (slot.ok) await slot.value.release(0);
+    expect((await quota.startRun("thr_waiting")).ok).toBe(true);
+  });
+});
+
+describe("a tenant without run quotas", () => {
+  it("is asked once per recheck period by a thread, which still counts every run's tokens", async () => {
+    const agent = await liveAgent();
+    let now = Date.now();
+    const runQuota = tenantRunQuota(
+      env,
+      { tenantId: agent.tenantId, threadId: "thr_chatty" },
+      { now: () => now, after: () => () => {} },
+    );
+    const first = await runQuota.acquire();
+    expect(await leases(agent.tenantId)).toBe(1);
+    if (first.ok) await first.value.release(5);
+    const second = await runQuota.acquire();
+    expect(await leases(agent.tenantId)).toBe(0);
+    if (second.ok) await second.value.release(7);
+    expect(await tenantQuota(env, agent.tenantId).usage("tokens")).toBe(12);
+
+    now += UNLIMITED_RECHECK_MS;
+    await runQuota.acquire();
+    expect(await leases(agent.tenantId)).toBe(1);
   });
 });
