@@ -60,7 +60,9 @@ export interface QuotaClock {
 
 export class TenantQuota extends DurableObject<Env> {
   readonly #clock: QuotaClock;
-  #loading: Promise<StoredTenantSettings> | null = null;
+  /** Reads of the tenant started, and the newest one stored: an older read finishing late never overwrites. */
+  #readsStarted = 0;
+  #readStored = 0;
 
   /** The runtime constructs with `(ctx, env)`; only a test-only subclass passes another clock. */
   constructor(ctx: DurableObjectState, env: Env, clock: QuotaClock = { now: () => Date.now() }) {
@@ -165,23 +167,24 @@ export class TenantQuota extends DurableObject<Env> {
     return stored;
   }
 
-  /** One D1 read at a time; concurrent callers share it. */
-  #load(): Promise<StoredTenantSettings> {
-    this.#loading ??= (async () => {
-      try {
-        // Named by the tenant id (`tenantQuota` below), so the name is the tenant.
-        const tenantId = this.ctx.id.name;
-        if (tenantId === undefined) throw new Error("TenantQuota must be reached by tenant name.");
-        const loadedAt = this.#clock.now();
-        const read = await getTenantSettings(this.env.DB, tenantId);
-        const settings: StoredTenantSettings = { ...(read ?? DEFAULT_SETTINGS), loadedAt };
-        writeTenantSettings(this.ctx.storage.sql, settings);
-        return settings;
-      } finally {
-        this.#loading = null;
-      }
-    })();
-    return this.#loading;
+  /**
+   * Reads the tenant from D1, started now (never joined to a read already under way, which may predate the change
+   * a caller just made), and stores it unless a read started later was stored first. Returns the stored copy.
+   */
+  async #load(): Promise<StoredTenantSettings> {
+    // Named by the tenant id (`tenantQuota` below), so the name is the tenant.
+    const tenantId = this.ctx.id.name;
+    if (tenantId === undefined) throw new Error("TenantQuota must be reached by tenant name.");
+    const started = ++this.#readsStarted;
+    const loadedAt = this.#clock.now();
+    const read = await getTenantSettings(this.env.DB, tenantId);
+    const settings: StoredTenantSettings = { ...(read ?? DEFAULT_SETTINGS), loadedAt };
+    if (started > this.#readStored) {
+      this.#readStored = started;
+      writeTenantSettings(this.ctx.storage.sql, settings);
+      return settings;
+    }
+    return readTenantSettings(this.ctx.storage.sql) ?? settings;
   }
 }
 
