@@ -66,6 +66,7 @@ async function runTests(server, only) {
     E2E_OTHER_ORIGIN: server.otherOrigin,
     E2E_KEYS: JSON.stringify(server.keys),
     E2E_API_KEY: server.apiKey,
+    E2E_OPERATOR_TOKEN: server.operatorToken,
     E2E_RESULTS: results,
     CHROMIUM_PATH: CHROMIUM,
   });

@@ -67,11 +67,20 @@ export function dailyLaunchQuota(env: Env): number {
   return Number.isInteger(n) && n > 0 ? n : 100_000;
 }
 
-export async function consumeLaunchQuota(env: Env, tenantId: string): Promise<void> {
-  const decision = await tenantQuota(env, tenantId).consume("launches", dailyLaunchQuota(env));
-  if (!decision.ok) {
-    throw new AppError("quota_exceeded", "The daily launch quota for this account is used up.", {
-      retryAfter: decision.retryAfterSeconds ?? 3600,
-    });
-  }
+/**
+ * A new launch's quota: one unit of the tenant's daily launches and, for a public launch (`agentId`), one of that
+ * agent's daily budget, in one call to the tenant's quota object (docs/decisions.md, "Launch budgets"). A disabled
+ * tenant's launch is `403`; a refusal consumes nothing.
+ */
+export async function consumeLaunchQuota(env: Env, tenantId: string, agentId?: string): Promise<void> {
+  const decision = await tenantQuota(env, tenantId).consumeLaunch(dailyLaunchQuota(env), agentId);
+  if (decision.ok) return;
+  if (decision.disabled) throw new AppError("forbidden", "This account is disabled.");
+  throw new AppError(
+    "quota_exceeded",
+    decision.kind === "launches"
+      ? "The daily launch quota for this account is used up."
+      : "The daily launch budget for this agent is used up.",
+    { retryAfter: decision.retryAfterSeconds },
+  );
 }

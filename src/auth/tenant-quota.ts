@@ -1,24 +1,55 @@
-// Exact per-tenant quotas (for example launches per UTC day), counted in one small Durable Object per tenant.
+// Exact per-tenant quotas and the tenant's on/off switch, in one small Durable Object per tenant: launches and tokens
+// per UTC day, and runs in progress at once (leases that expire, so a dead holder frees its slot by itself).
 import { DurableObject } from "cloudflare:workers";
-import { countQuotaUse, createQuotaCounters, quotaUsed } from "../storage/quota-counters";
+import type { TenantQuotas, TenantStatus } from "../shared/api";
+import { getTenantSettings } from "../storage/d1/tenants";
+import {
+  countQuotaUse,
+  createQuotaCounters,
+  deleteRunLease,
+  expireRunLeases,
+  insertRunLease,
+  leasedThreads,
+  quotaUsed,
+  readTenantSettings,
+  renewRunLease,
+  type StoredTenantSettings,
+  writeTenantSettings,
+} from "../storage/quota-counters";
 
-export interface QuotaDecision {
-  ok: boolean;
-  used: number;
-  limit: number;
-  /** Seconds until the window resets; set when refused. */
-  retryAfterSeconds?: number;
-}
-
-/** One unit to take from `kind`, whose daily limit is `limit`. */
-export interface QuotaCharge {
-  kind: string;
-  limit: number;
-}
-
-export type ChargesDecision =
+/** A launch's answer: taken, or refused because the tenant is disabled or a daily limit (`kind`) is used up. */
+export type LaunchDecision =
   | { ok: true }
-  | { ok: false; kind: string; used: number; limit: number; retryAfterSeconds: number };
+  | { ok: false; disabled: true }
+  | { ok: false; disabled?: undefined; kind: string; used: number; limit: number; retryAfterSeconds: number };
+
+/** An agent's new public launches per UTC day may use at most this share of the tenant's daily launch quota. */
+export const AGENT_LAUNCH_SHARE = 0.5;
+
+export function agentDailyLaunchBudget(tenantLimit: number): number {
+  return Math.max(1, Math.ceil(tenantLimit * AGENT_LAUNCH_SHARE));
+}
+
+/** A run's slot: granted with a lease id, or refused with the taxonomy code to answer. */
+export type RunGrant =
+  /** `unlimited`: the tenant is active and has no run quota, so a thread may skip asking for a while. */
+  | { ok: true; leaseId: string; leaseMs: number; unlimited: boolean }
+  | { ok: false; code: "quota_exceeded" | "forbidden"; message: string; retryAfter?: number };
+
+/** How long a run's lease lasts unless renewed; its holder renews it well before (see `RUN_LEASE_RENEW_MS`). */
+export const RUN_LEASE_MS = 180_000;
+/** A concurrency refusal's Retry-After: runs end at any moment, so a client may try again soon. */
+const CONCURRENCY_RETRY_SECONDS = 5;
+/**
+ * The settings copy is refreshed at once by every operator change (`refreshSettings`); this re-read is only the
+ * backstop for a change that reached D1 some other way, and it happens in the background.
+ */
+export const SETTINGS_REVALIDATE_MS = 300_000;
+
+const DEFAULT_SETTINGS: Omit<StoredTenantSettings, "loadedAt"> = {
+  status: "active",
+  quotas: { launchesPerDay: null, tokensPerDay: null, concurrentThreads: null },
+};
 
 function utcDay(now: number): { day: string; secondsLeft: number } {
   const date = new Date(now);
@@ -26,37 +57,145 @@ function utcDay(now: number): { day: string; secondsLeft: number } {
   return { day: date.toISOString().slice(0, 10), secondsLeft: Math.ceil((next - now) / 1000) };
 }
 
+export interface QuotaClock {
+  now(): number;
+}
+
 export class TenantQuota extends DurableObject<Env> {
-  constructor(ctx: DurableObjectState, env: Env) {
+  readonly #clock: QuotaClock;
+  /** Reads of the tenant started, and the newest one stored: an older read finishing late never overwrites. */
+  #readsStarted = 0;
+  #readStored = 0;
+
+  /** The runtime constructs with `(ctx, env)`; only a test-only subclass passes another clock. */
+  constructor(ctx: DurableObjectState, env: Env, clock: QuotaClock = { now: () => Date.now() }) {
     super(ctx, env);
+    this.#clock = clock;
     createQuotaCounters(ctx.storage.sql);
   }
 
-  /** Consumes one unit of `kind` for today if the limit allows; a refusal consumes nothing. */
-  async consume(kind: string, limit: number): Promise<QuotaDecision> {
-    const { day, secondsLeft } = utcDay(Date.now());
-    const used = quotaUsed(this.ctx.storage.sql, kind, day);
-    if (used >= limit) return { ok: false, used, limit, retryAfterSeconds: secondsLeft };
-    countQuotaUse(this.ctx.storage.sql, kind, day);
-    return { ok: true, used: used + 1, limit };
-  }
-
-  /** Consumes one unit of every charge for today if each limit allows, else none; a refusal names the kind refused. */
-  async consumeAll(charges: readonly QuotaCharge[]): Promise<ChargesDecision> {
-    const { day, secondsLeft } = utcDay(Date.now());
+  /**
+   * Takes one launch of today if the tenant is active and its daily limit allows (its own `launchesPerDay`, else
+   * `defaultLimit`) and, for a public launch (`agentId` given), also one of that agent's daily budget (kind
+   * `launches:agent:<id>`, a share of the tenant's limit): both or neither. A refusal consumes nothing.
+   */
+  async consumeLaunch(defaultLimit: number, agentId?: string): Promise<LaunchDecision> {
+    const settings = await this.#settings();
+    if (settings.status !== "active") return { ok: false, disabled: true };
+    const limit = settings.quotas.launchesPerDay ?? defaultLimit;
+    const charges = [{ kind: "launches", limit }];
+    if (agentId !== undefined)
+      charges.push({ kind: `launches:agent:${agentId}`, limit: agentDailyLaunchBudget(limit) });
+    const { day, secondsLeft } = utcDay(this.#clock.now());
     const sql = this.ctx.storage.sql;
     // No await between the reads and the writes: the object runs this as one step, so no launch slips between them.
-    for (const { kind, limit } of charges) {
+    for (const { kind, limit: kindLimit } of charges) {
       const used = quotaUsed(sql, kind, day);
-      if (used >= limit) return { ok: false, kind, used, limit, retryAfterSeconds: secondsLeft };
+      if (used >= kindLimit)
+        return { ok: false, kind, used, limit: kindLimit, retryAfterSeconds: secondsLeft };
     }
     for (const { kind } of charges) countQuotaUse(sql, kind, day);
     return { ok: true };
   }
 
+  /** Units of `kind` (`launches`, `tokens`) used today. */
   async usage(kind: string): Promise<number> {
-    const { day } = utcDay(Date.now());
+    const { day } = utcDay(this.#clock.now());
     return quotaUsed(this.ctx.storage.sql, kind, day);
+  }
+
+  /** Re-reads the tenant's status and quotas from D1 now: the operator API calls it after every change. */
+  async refreshSettings(): Promise<{ status: TenantStatus; quotas: TenantQuotas }> {
+    const settings = await this.#load();
+    return { status: settings.status, quotas: settings.quotas };
+  }
+
+  /**
+   * A slot for a run of `threadId`: refused while the tenant is disabled, once today's tokens are used up, or when
+   * `concurrentThreads` other threads hold a live lease. A thread that already holds one gets another (its runs
+   * are one at a time anyway). A refusal stores nothing.
+   */
+  async startRun(threadId: string): Promise<RunGrant> {
+    const settings = await this.#settings();
+    if (settings.status !== "active") {
+      return { ok: false, code: "forbidden", message: "This account is disabled." };
+    }
+    const now = this.#clock.now();
+    const sql = this.ctx.storage.sql;
+    const { tokensPerDay, concurrentThreads } = settings.quotas;
+    const { day, secondsLeft } = utcDay(now);
+    if (tokensPerDay !== null && quotaUsed(sql, "tokens", day) >= tokensPerDay) {
+      return {
+        ok: false,
+        code: "quota_exceeded",
+        message: "The daily token quota for this account is used up.",
+        retryAfter: secondsLeft,
+      };
+    }
+    expireRunLeases(sql, now);
+    if (concurrentThreads !== null) {
+      const { threads, holdsOne } = leasedThreads(sql, threadId);
+      if (!holdsOne && threads >= concurrentThreads) {
+        return {
+          ok: false,
+          code: "quota_exceeded",
+          message: "Too many conversations of this account are answering at once; try again shortly.",
+          retryAfter: CONCURRENCY_RETRY_SECONDS,
+        };
+      }
+    }
+    const leaseId = crypto.randomUUID();
+    insertRunLease(sql, { id: leaseId, threadId, expiresAt: now + RUN_LEASE_MS });
+    return {
+      ok: true,
+      leaseId,
+      leaseMs: RUN_LEASE_MS,
+      unlimited: tokensPerDay === null && concurrentThreads === null,
+    };
+  }
+
+  /** Keeps a run's lease alive; false when it had already expired (the slot may have gone to another run). */
+  async renewRun(leaseId: string): Promise<boolean> {
+    return renewRunLease(this.ctx.storage.sql, leaseId, this.#clock.now() + RUN_LEASE_MS);
+  }
+
+  /** A run ended (however it ended): its slot, if it took one, is freed and its tokens count towards today's. */
+  async endRun(leaseId: string | null, tokens: number): Promise<void> {
+    const sql = this.ctx.storage.sql;
+    if (leaseId !== null) deleteRunLease(sql, leaseId);
+    if (Number.isSafeInteger(tokens) && tokens > 0) {
+      countQuotaUse(sql, "tokens", utcDay(this.#clock.now()).day, tokens);
+    }
+  }
+
+  /** The stored copy; read from D1 the first time, re-read in the background once it is old. */
+  async #settings(): Promise<StoredTenantSettings> {
+    const stored = readTenantSettings(this.ctx.storage.sql);
+    if (stored === null) return this.#load();
+    if (this.#clock.now() - stored.loadedAt > SETTINGS_REVALIDATE_MS) {
+      this.ctx.waitUntil(this.#load().catch(() => undefined));
+    }
+    return stored;
+  }
+
+  /**
+   * Reads the tenant from D1, started now (never joined to a read already under way, which may predate the change
+   * a caller just made), and stores it unless a read started later was stored first. Returns the stored copy.
+   */
+  async #load(): Promise<StoredTenantSettings> {
+    // Named by the tenant id (`tenantQuota` below), so the name is the tenant.
+    const tenantId = this.ctx.id.name;
+    if (tenantId === undefined) throw new Error("TenantQuota must be reached by tenant name.");
+    const started = ++this.#readsStarted;
+    const loadedAt = this.#clock.now();
+    const read = await getTenantSettings(this.env.DB, tenantId);
+    const settings: StoredTenantSettings = { ...(read ?? DEFAULT_SETTINGS), loadedAt };
+    if (started > this.#readStored) {
+      this.#readStored = started;
+      writeTenantSettings(this.ctx.storage.sql, settings);
+      return settings;
+    }
+    return readTenantSettings(this.ctx.storage.sql) ?? settings;
   }
 }
 

@@ -2,7 +2,7 @@
 import type { DeploymentStore } from "../control/deployment-store";
 import { AppError } from "../errors";
 import { originAllowed } from "../shared/origin-policy";
-import { findThread } from "../storage/d1/thread-registry";
+import { findThreadAndTenantStatus } from "../storage/d1/thread-registry";
 import { tokenError } from "./jwt";
 import { type LaunchClaims, verifyLaunchToken } from "./launch-token";
 
@@ -57,9 +57,11 @@ export async function authorizeLaunch(request: LaunchAccessRequest): Promise<Lau
     }
     access = origin === undefined ? { claims } : { claims, origin };
   }
-  const thread = await findThread(request.env.DB, claims.tenantId, claims.threadId);
+  // The tenant's status comes with the thread's row: exact on every request, at no extra round trip.
+  const thread = await findThreadAndTenantStatus(request.env.DB, claims.tenantId, claims.threadId);
   if (thread === null || thread.deletedAt !== null || thread.subject !== claims.sub) {
     throw new AppError("unauthenticated", "Authentication required.");
   }
+  if (thread.tenantStatus !== "active") throw new AppError("forbidden", "This account is disabled.");
   return access;
 }

@@ -51,8 +51,15 @@ export async function decodeCursor(
 
 const limitSchema = z.coerce.number().int().min(1).max(MAX_PAGE_LIMIT);
 
-/** Reads `?limit` and `?cursor` for one of the tenant's lists. */
-export async function readPage(c: AppContext, list: string): Promise<{ limit: number; after?: string }> {
+/**
+ * Reads `?limit` and `?cursor` for one of the tenant's lists. `scope` is what the cursor is bound to: the verified
+ * tenant unless the list is not a tenant's (the operator's tenant list passes its own scope).
+ */
+export async function readPage(
+  c: AppContext,
+  list: string,
+  scope: string = c.get("tenant").tenantId,
+): Promise<{ limit: number; after?: string }> {
   const rawLimit = c.req.query("limit");
   let limit = DEFAULT_PAGE_LIMIT;
   if (rawLimit !== undefined) {
@@ -64,7 +71,7 @@ export async function readPage(c: AppContext, list: string): Promise<{ limit: nu
   }
   const cursor = c.req.query("cursor");
   if (cursor === undefined) return { limit };
-  return { limit, after: await decodeCursor(c.env, c.get("tenant").tenantId, list, cursor) };
+  return { limit, after: await decodeCursor(c.env, scope, list, cursor) };
 }
 
 /** Shapes `{items, nextCursor?}`; `next` is the store's keyset position after the last item. */
@@ -73,7 +80,8 @@ export async function pageBody<T>(
   list: string,
   items: T[],
   next: string | undefined,
+  scope: string = c.get("tenant").tenantId,
 ): Promise<{ items: T[]; nextCursor?: string }> {
   if (next === undefined) return { items };
-  return { items, nextCursor: await encodeCursor(c.env, c.get("tenant").tenantId, list, next) };
+  return { items, nextCursor: await encodeCursor(c.env, scope, list, next) };
 }

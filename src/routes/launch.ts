@@ -2,9 +2,8 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { enforceSubjectLaunchLimit } from "../auth/abuse-limits";
-import { consumePublicLaunchQuota } from "../auth/launch-budget";
 import { signLaunchToken } from "../auth/launch-token";
-import { clientIp, consumeLaunchQuota, dailyLaunchQuota, enforceLaunchRateLimit } from "../auth/rate-limit";
+import { clientIp, consumeLaunchQuota, enforceLaunchRateLimit } from "../auth/rate-limit";
 import { newThreadId, THREAD_ID_PATTERN } from "../auth/thread-ids";
 import { newVisitorId, signVisitorToken, verifyVisitorToken } from "../auth/visitor-token";
 import { type ContextVariables, contextText, contextVariablesSchema } from "../control/context-variables";
@@ -20,7 +19,7 @@ import { deploymentStore } from "../http/store";
 import { authenticateApiKey } from "../http/tenant-auth";
 import { originAllowed } from "../shared/origin-policy";
 import { PROTOCOL } from "../shared/protocol";
-import { findThread, insertThread, type ThreadRecord } from "../storage/d1/thread-registry";
+import { findThreadAndTenantStatus, insertThread, type ThreadRecord } from "../storage/d1/thread-registry";
 
 export const MAX_LAUNCH_BODY_BYTES = 8 * 1024;
 /** A backend launch may carry up to 8 KiB of context variables beside the rest (docs/decisions.md). */
@@ -139,7 +138,12 @@ export const launch = new Hono<AppEnv>()
 
     let existing: ThreadRecord | null = null;
     if (target.threadId !== undefined) {
-      existing = await findThread(c.env.DB, agent.tenantId, target.threadId);
+      const found = await findThreadAndTenantStatus(c.env.DB, agent.tenantId, target.threadId);
+      // A refresh takes no quota, so the quota object's status check is not on its way: the registry read is.
+      if (found !== null && found.tenantStatus !== "active") {
+        throw new AppError("forbidden", "This account is disabled.");
+      }
+      existing = found;
       if (
         existing === null ||
         existing.deletedAt !== null ||
@@ -164,8 +168,7 @@ export const launch = new Hono<AppEnv>()
     // A refresh (a new token for a thread found above) is not a new launch: it takes no quota. A new public launch
     // takes the tenant's quota and its agent's share of it in one call (docs/decisions.md, "Launch budgets").
     if (!refresh) {
-      if (isBackend) await consumeLaunchQuota(c.env, agent.tenantId);
-      else await consumePublicLaunchQuota(c.env, agent.tenantId, agent.id, dailyLaunchQuota(c.env));
+      await consumeLaunchQuota(c.env, agent.tenantId, isBackend ? undefined : agent.id);
     }
 
     const threadId = target.threadId ?? newThreadId();

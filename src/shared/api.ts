@@ -111,6 +111,29 @@ export const putSecretRequest = z.strictObject({
 
 export const createTenantRequest = z.strictObject({ name: z.string().trim().min(1).max(200) });
 
+export const TENANT_STATUSES = ["active", "disabled"] as const;
+export type TenantStatus = (typeof TENANT_STATUSES)[number];
+
+/** A tenant's own quota: a positive integer; `null` clears it back to the platform default. */
+const quotaValue = z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).nullable();
+
+export const patchTenantRequest = z.strictObject({
+  status: z.enum(TENANT_STATUSES).optional(),
+  quotas: z
+    .strictObject({
+      launchesPerDay: quotaValue.optional(),
+      tokensPerDay: quotaValue.optional(),
+      concurrentThreads: quotaValue.optional(),
+    })
+    .optional(),
+});
+
+/** `POST /v1/operator/tenants/:id/api-keys`: a key the operator issues for a tenant (for example a lost last key). */
+export const createTenantApiKeyRequest = z.strictObject({
+  name: z.string().trim().min(1).max(100).default("Operator-issued key"),
+  scope: z.enum(API_KEY_SCOPES).default("admin"),
+});
+
 // Responses.
 
 const timestamp = z.iso.datetime({ offset: true });
@@ -177,6 +200,21 @@ export const secretResponse = z.strictObject({
   updatedAt: timestamp,
 });
 
+/** A tenant's own quotas; `null` means the platform default (launches: `TENANT_DAILY_LAUNCH_QUOTA`; others: none). */
+export const tenantQuotasResponse = z.strictObject({
+  launchesPerDay: z.number().int().nullable(),
+  tokensPerDay: z.number().int().nullable(),
+  concurrentThreads: z.number().int().nullable(),
+});
+
+export const tenantResponse = z.strictObject({
+  id: z.string(),
+  name: z.string(),
+  status: z.enum(TENANT_STATUSES),
+  quotas: tenantQuotasResponse,
+  createdAt: timestamp,
+});
+
 export const createdTenantResponse = z.strictObject({
   tenantId: z.string(),
   apiKey: z.string().startsWith("sk_"),
@@ -194,3 +232,6 @@ export type ReleaseResponse = z.infer<typeof releaseResponse>;
 export type ApiKeyResponse = z.infer<typeof apiKeyResponse>;
 export type CreatedApiKeyResponse = z.infer<typeof createdApiKeyResponse>;
 export type SecretResponse = z.infer<typeof secretResponse>;
+export type TenantQuotas = z.infer<typeof tenantQuotasResponse>;
+export type TenantResponse = z.infer<typeof tenantResponse>;
+export type TenantPatch = z.infer<typeof patchTenantRequest>;

@@ -1,12 +1,26 @@
-// The TenantQuota object's one table: how many units of each quota kind a tenant used on each UTC day.
+// The TenantQuota object's tables: units used per quota kind and UTC day, the tenant's settings as last read from D1,
+// and the leases of runs in progress.
 import { z } from "zod";
+import { TENANT_STATUSES, type TenantQuotas, type TenantStatus } from "../shared/api";
 
 const usedRow = z.object({ used: z.number().int() });
 
-/** Idempotent, run on every start: the table has had one shape since it was introduced, so it has no migrations. */
+/**
+ * Idempotent, run on every start. Each table has had one shape since it was introduced, so there is no migration
+ * list: a table added later is simply created on the first start of a build that knows it.
+ */
 export function createQuotaCounters(sql: SqlStorage): void {
   sql.exec(
     "CREATE TABLE IF NOT EXISTS quota_counters (kind TEXT NOT NULL, day TEXT NOT NULL, used INTEGER NOT NULL, PRIMARY KEY (kind, day))",
+  );
+  sql.exec(
+    `CREATE TABLE IF NOT EXISTS tenant_settings (
+       id INTEGER PRIMARY KEY CHECK (id = 1), status TEXT NOT NULL, launches_per_day INTEGER,
+       tokens_per_day INTEGER, concurrent_threads INTEGER, loaded_at INTEGER NOT NULL)`,
+  );
+  sql.exec(
+    `CREATE TABLE IF NOT EXISTS run_leases (
+       id TEXT PRIMARY KEY, thread_id TEXT NOT NULL, expires_at INTEGER NOT NULL)`,
   );
 }
 
@@ -16,12 +30,101 @@ export function quotaUsed(sql: SqlStorage, kind: string, day: string): number {
   return row === undefined ? 0 : usedRow.parse(row).used;
 }
 
-/** Counts one unit of `kind` on `day` and forgets earlier days (a quota never looks back). */
-export function countQuotaUse(sql: SqlStorage, kind: string, day: string): void {
+/** Counts `units` of `kind` on `day` and forgets earlier days (a quota never looks back). */
+export function countQuotaUse(sql: SqlStorage, kind: string, day: string, units = 1): void {
   sql.exec(
-    "INSERT INTO quota_counters (kind, day, used) VALUES (?, ?, 1) ON CONFLICT (kind, day) DO UPDATE SET used = used + 1",
+    "INSERT INTO quota_counters (kind, day, used) VALUES (?, ?, ?) ON CONFLICT (kind, day) DO UPDATE SET used = used + excluded.used",
     kind,
     day,
+    units,
   );
   sql.exec("DELETE FROM quota_counters WHERE day < ?", day);
+}
+
+export interface StoredTenantSettings {
+  status: TenantStatus;
+  quotas: TenantQuotas;
+  /** Epoch ms of the D1 read this copy came from. */
+  loadedAt: number;
+}
+
+const quota = z.number().int().positive().nullable();
+const settingsRow = z.object({
+  status: z.enum(TENANT_STATUSES),
+  launches_per_day: quota,
+  tokens_per_day: quota,
+  concurrent_threads: quota,
+  loaded_at: z.number(),
+});
+
+export function readTenantSettings(sql: SqlStorage): StoredTenantSettings | null {
+  const row = sql
+    .exec(
+      "SELECT status, launches_per_day, tokens_per_day, concurrent_threads, loaded_at FROM tenant_settings WHERE id = 1",
+    )
+    .toArray()[0];
+  if (row === undefined) return null;
+  const r = settingsRow.parse(row);
+  return {
+    status: r.status,
+    quotas: {
+      launchesPerDay: r.launches_per_day,
+      tokensPerDay: r.tokens_per_day,
+      concurrentThreads: r.concurrent_threads,
+    },
+    loadedAt: r.loaded_at,
+  };
+}
+
+export function writeTenantSettings(sql: SqlStorage, settings: StoredTenantSettings): void {
+  sql.exec(
+    `INSERT INTO tenant_settings (id, status, launches_per_day, tokens_per_day, concurrent_threads, loaded_at)
+     VALUES (1, ?, ?, ?, ?, ?)
+     ON CONFLICT (id) DO UPDATE SET status = excluded.status, launches_per_day = excluded.launches_per_day,
+       tokens_per_day = excluded.tokens_per_day, concurrent_threads = excluded.concurrent_threads,
+       loaded_at = excluded.loaded_at`,
+    settings.status,
+    settings.quotas.launchesPerDay,
+    settings.quotas.tokensPerDay,
+    settings.quotas.concurrentThreads,
+    settings.loadedAt,
+  );
+}
+
+const countRow = z.object({ n: z.number().int() });
+
+/** Forgets leases that expired at or before `now`: their holder died or stopped renewing. */
+export function expireRunLeases(sql: SqlStorage, now: number): void {
+  sql.exec("DELETE FROM run_leases WHERE expires_at <= ?", now);
+}
+
+/** Threads holding at least one live lease; `threadId`'s own leases are reported apart. */
+export function leasedThreads(sql: SqlStorage, threadId: string): { threads: number; holdsOne: boolean } {
+  const threads = countRow.parse(
+    sql.exec("SELECT COUNT(DISTINCT thread_id) AS n FROM run_leases").toArray()[0],
+  ).n;
+  const own = countRow.parse(
+    sql.exec("SELECT COUNT(*) AS n FROM run_leases WHERE thread_id = ?", threadId).toArray()[0],
+  ).n;
+  return { threads, holdsOne: own > 0 };
+}
+
+export function insertRunLease(sql: SqlStorage, lease: { id: string; threadId: string; expiresAt: number }) {
+  sql.exec(
+    "INSERT INTO run_leases (id, thread_id, expires_at) VALUES (?, ?, ?)",
+    lease.id,
+    lease.threadId,
+    lease.expiresAt,
+  );
+}
+
+/** Extends a live lease; false when it expired (or was never granted). */
+export function renewRunLease(sql: SqlStorage, id: string, expiresAt: number): boolean {
+  const cursor = sql.exec("UPDATE run_leases SET expires_at = ? WHERE id = ?", expiresAt, id);
+  cursor.toArray();
+  return cursor.rowsWritten > 0;
+}
+
+export function deleteRunLease(sql: SqlStorage, id: string): void {
+  sql.exec("DELETE FROM run_leases WHERE id = ?", id);
 }

@@ -22,7 +22,14 @@ const errorFrame = (failure: { code: ErrorCode; message: string }): ServerFrame 
   message: failure.message,
 });
 
-function turnRequest(frame: Extract<ClientFrame, { type: "send" | "edit" | "regenerate" }>, subject: string) {
+/** The frames that start a run: answered after the tenant's quota, so never synchronously. */
+export type TurnFrame = Extract<ClientFrame, { type: "send" | "edit" | "regenerate" }>;
+
+export function isTurnFrame(frame: ClientFrame): frame is TurnFrame {
+  return frame.type === "send" || frame.type === "edit" || frame.type === "regenerate";
+}
+
+function turnRequest(frame: TurnFrame, subject: string) {
   const request: TurnRequest =
     frame.type === "send"
       ? sendRequest(subject, frame)
@@ -38,25 +45,30 @@ function turnRequest(frame: Extract<ClientFrame, { type: "send" | "edit" | "rege
   return request;
 }
 
+/** A turn frame: stored and started once the tenant's quota admits it, or answered with why not. */
+export async function dispatchTurn(
+  runtime: ThreadRuntime,
+  frame: TurnFrame,
+  subject: string,
+): Promise<FrameOutcome> {
+  const accepted = await runtime.accept(turnRequest(frame, subject));
+  if (!accepted.ok) {
+    // Over the thread's send rate, or a tenant the operator disabled: the socket closes.
+    if (accepted.code === "rate_limited" || accepted.code === "forbidden") {
+      return { frames: [], close: { code: closeCode(accepted.code), reason: accepted.code } };
+    }
+    return { frames: [errorFrame(accepted)] };
+  }
+  return { frames: accepted.value.created ? [] : retriedFrames(runtime, accepted.value) };
+}
+
 /** Synchronous, so catch-up and becoming ready happen with no stream frame in between. */
-export function dispatchFrame(runtime: ThreadRuntime, frame: ClientFrame, subject: string): FrameOutcome {
+export function dispatchFrame(runtime: ThreadRuntime, frame: Exclude<ClientFrame, TurnFrame>): FrameOutcome {
   switch (frame.type) {
     case "hello":
       return { frames: helloFrames(runtime, frame.resume), ready: true };
     case "ping":
       return { frames: [{ type: "pong" }] };
-    case "send":
-    case "edit":
-    case "regenerate": {
-      const accepted = runtime.accept(turnRequest(frame, subject));
-      if (!accepted.ok) {
-        if (accepted.code === "rate_limited") {
-          return { frames: [], close: { code: closeCode("rate_limited"), reason: "rate_limited" } };
-        }
-        return { frames: [errorFrame(accepted)] };
-      }
-      return { frames: accepted.value.created ? [] : retriedFrames(runtime, accepted.value) };
-    }
     case "cancel": {
       const cancelled = cancelRun(runtime, frame.runId);
       return { frames: cancelled.ok ? [] : [errorFrame(cancelled)] };

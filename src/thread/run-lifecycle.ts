@@ -1,4 +1,5 @@
 // The run lifecycle: accepts a user turn and starts its run, drives it to its end, cancels, seals and recovers runs.
+import type { RunSlot } from "../auth/run-quota";
 import { fail, ok, type Result } from "../errors";
 import { buildPrompt } from "../models/prompt";
 import { runTurn } from "../models/turn";
@@ -65,8 +66,11 @@ export class RunLifecycle {
     return this.#live;
   }
 
-  /** Validates and stores a user turn, then starts its run. Nothing is stored when it is refused. */
-  accept(request: TurnRequest): Result<TurnAccepted> {
+  /**
+   * What `accept` decides before storing anything: the earlier turn of a retried send or edit, a refusal, or null
+   * when the turn may go ahead.
+   */
+  screen(request: TurnRequest): Result<TurnAccepted | null> {
     const { entries, runs } = this.#deps.stores;
     const limits = threadLimits(this.#deps.binding);
     if (request.kind !== "regenerate") {
@@ -88,6 +92,18 @@ export class RunLifecycle {
     ) {
       return { ok: false, code: "rate_limited", message: "Too many messages; slow down.", retryAfter: 60 };
     }
+    return ok(null);
+  }
+
+  /**
+   * Validates and stores a user turn, then starts its run, which holds `slot` until it ends. Nothing is stored when
+   * it is refused; a refused or retried turn leaves `slot` to its caller.
+   */
+  accept(request: TurnRequest, slot: RunSlot): Result<TurnAccepted> {
+    const screened = this.screen(request);
+    if (!screened.ok) return screened;
+    if (screened.value !== null) return ok(screened.value);
+    const { entries, runs } = this.#deps.stores;
 
     const placed = placeUserTurn(request, entries);
     if (!placed.ok) return placed;
@@ -126,7 +142,7 @@ export class RunLifecycle {
     if (existingUser === undefined)
       receivers.send({ type: "entry", entry: toWireEntry(result.value.userEntry) });
     receivers.send(runFrame(result.value.run));
-    this.#start(result.value.run, result.value.userEntry, request.subject);
+    this.#start(result.value.run, result.value.userEntry, request.subject, slot);
     return result;
   }
 
@@ -162,8 +178,12 @@ export class RunLifecycle {
     }
   }
 
-  #start(run: Run, userEntry: Entry, subject: string | null): void {
-    const { runs } = this.#deps.stores;
+  #start(run: Run, userEntry: Entry, subject: string | null, slot: RunSlot): void {
+    const { runs, usage } = this.#deps.stores;
+    const tokens = () => {
+      const totals = usage.totalsForRun(run.id);
+      return totals.inputTokens + totals.outputTokens;
+    };
     const receivers = this.#deps.receivers;
     const live = new LiveRun({
       runId: run.id,
@@ -194,12 +214,15 @@ export class RunLifecycle {
           }
         }
         finish(final);
+        // Every end gives the tenant's slot back with the run's tokens; an object that dies first lets it lapse.
+        await slot.release(tokens());
         // The projection runs inside the same keep-alive: an eviction here leaves the outbox for the next wake.
         await this.#deps.afterTurn();
       })
       .catch((error: unknown) => {
         console.error(JSON.stringify({ level: "error", message: "after-turn failed", error: String(error) }));
         finish(runs.get(run.id) ?? run);
+        void slot.release(tokens());
       });
   }
 

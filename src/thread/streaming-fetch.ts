@@ -32,7 +32,7 @@ export async function streamingFetch(request: Request, target: StreamingFetch): 
     // Already parsed by the Worker; parsed again here because this is the object's own boundary.
     const message = postMessageSchema.safeParse(await request.json().catch(() => null));
     if (!message.success) return refusalResponse(fail("bad_request", "Request body is invalid."));
-    const accepted = target.runtime.accept(sendRequest(target.claims.sub, message.data));
+    const accepted = await target.runtime.accept(sendRequest(target.claims.sub, message.data));
     if (!accepted.ok) return refusalResponse(accepted);
     return sseStream(target.runtime, accepted.value.run.id, lastEventId(request));
   }

@@ -1,5 +1,6 @@
 // The one generic thread Durable Object: lifecycle, the gate and dispatch, hardened against client-driven SDK features.
 import { Agent, type Connection, type ConnectionContext, type WSMessage } from "agents";
+import { tenantRunQuota } from "../auth/run-quota";
 import { fail, ok, type Result, type RpcResult, refusal } from "../errors";
 import { WS_CLOSE_CODE, WS_CLOSE_IDLE } from "../shared/errors";
 import { LIMITS } from "../shared/protocol";
@@ -14,10 +15,11 @@ import { migrateThreadSchema } from "../storage/thread-schema";
 import { CLAIMS_HEADER, parseThreadClaims, type ThreadAddress, type ThreadClaims } from "./claims";
 import { frameTooLarge, onlyProtocolFrames, parseClientMessage } from "./client-frames";
 import { connectionState } from "./connection-state";
-import { closeCode, dispatchFrame } from "./frame-dispatch";
+import { closeCode, dispatchFrame, dispatchTurn, isTurnFrame } from "./frame-dispatch";
 import { keepAliveIfLong } from "./keep-alive";
 import { refusalResponse } from "./object-error";
 import { streamingFetch } from "./streaming-fetch";
+import { TenantWatch } from "./tenant-watch";
 import {
   cancelRun,
   type EntriesPage,
@@ -49,6 +51,7 @@ export class ThreadAgent extends Agent<Env> {
   readonly #settings: Readonly<ThreadSettings>;
   readonly #sockets: ThreadSockets;
   readonly #gate: ThreadGate;
+  readonly #watch: TenantWatch;
 
   /** The runtime constructs with `(ctx, env)`; only a test-only subclass passes other settings. */
   constructor(ctx: DurableObjectState, env: Env, settings: Readonly<ThreadSettings> = THREAD_SETTINGS) {
@@ -61,6 +64,12 @@ export class ThreadAgent extends Agent<Env> {
       store: () => new D1DeploymentStore(env.DB),
       now: settings.now,
       start: (binding) => this.#start(binding),
+    });
+    this.#watch = new TenantWatch({
+      storage: ctx.storage,
+      db: env.DB,
+      now: settings.now,
+      closeAll: (code, reason) => this.#sockets.closeAll(code, reason),
     });
     // Synchronous and idempotent: every entry point below may read the thread's tables.
     migrateThreadSchema(ctx.storage);
@@ -108,7 +117,7 @@ export class ThreadAgent extends Agent<Env> {
       // Parsed by the Worker already; parsed again because this is the object's own boundary.
       const parsed = postMessageSchema.safeParse(message);
       if (!parsed.success) return fail("bad_request", "Request body is invalid.");
-      const accepted = runtime.accept(sendRequest(claims.sub, parsed.data));
+      const accepted = await runtime.accept(sendRequest(claims.sub, parsed.data));
       return accepted.ok ? ok(await settledReply(runtime, accepted.value)) : accepted;
     });
   }
@@ -156,6 +165,15 @@ export class ThreadAgent extends Agent<Env> {
     this.#gate.forget();
     await this.destroy();
     return ok(null);
+  }
+
+  /** RPC (an operator disabled the tenant): closes every socket of the thread with 4403. */
+  async closeSocketsOfDisabledTenant(address: ThreadAddress): Promise<RpcResult<{ closed: number }>> {
+    const runtime = await this.#gate.addressed(address);
+    if (!runtime.ok) return runtime;
+    const closed = this.#sockets.count();
+    this.#watch.closeAll();
+    return ok({ closed });
   }
 
   /** RPC (the retention cron): the pinned retention policy over the thread's storage, at the object's clock. */
@@ -207,6 +225,8 @@ export class ThreadAgent extends Agent<Env> {
     }
     // Not idempotent: this run's own schedule row still exists while it executes.
     if (open > 0) await this.schedule(this.#settings.idleSweepSeconds, "sweepIdleConnections");
+    const runtime = open > 0 ? await this.#gate.stored() : null;
+    if (runtime !== null) await this.#watch.swept(runtime.binding);
   }
 
   /** Only the streaming paths: the WebSocket upgrade (`/ws`) and a message answered as SSE (`/messages`). */
@@ -250,6 +270,7 @@ export class ThreadAgent extends Agent<Env> {
     void this.schedule(this.#settings.idleSweepSeconds, "sweepIdleConnections", undefined, {
       idempotent: true,
     });
+    this.ctx.waitUntil(this.#watch.connected(claims));
   }
 
   override async onMessage(connection: Connection, message: WSMessage): Promise<void> {
@@ -273,7 +294,12 @@ export class ThreadAgent extends Agent<Env> {
       return;
     }
     this.#sockets.touched(connection, state);
-    this.#sockets.deliver(connection, state, dispatchFrame(runtime.value, parsed.frame, state.claims.sub));
+    const frame = parsed.frame;
+    // A turn waits for the tenant's quota; every other frame is answered synchronously (hello's catch-up needs it).
+    const outcome = isTurnFrame(frame)
+      ? await dispatchTurn(runtime.value, frame, state.claims.sub)
+      : dispatchFrame(runtime.value, frame);
+    this.#sockets.deliver(connection, state, outcome);
   }
 
   override onClose(_connection: Connection, _code: number, _reason: string, _wasClean: boolean): void {
@@ -297,6 +323,7 @@ export class ThreadAgent extends Agent<Env> {
       peers: () => this.#sockets.readyPeers(),
       keepAliveWhile: keepAliveIfLong(() => this.keepAlive(), this.#settings),
       afterTurn: () => this.drainOutbox(),
+      quota: tenantRunQuota(this.env, binding),
     });
     runtime.recoverInterruptedRuns();
     // Idempotent: one daily schedule per thread, however often the object wakes.

@@ -1,5 +1,6 @@
 // One thread's conversation engine: the surface the thread object uses, over the run lifecycle and its stores.
-import type { Result } from "../errors";
+import type { RunQuota } from "../auth/run-quota";
+import { ok, type Result } from "../errors";
 import type { ServerFrame } from "../shared/protocol";
 import type { EntryStore } from "../storage/entry-store";
 import type { ThreadBinding } from "../storage/pin-store";
@@ -31,6 +32,8 @@ export interface RuntimeDeps {
   afterTurn: () => Promise<void>;
   /** Outbound fetch for tool webhooks (tests pass a fake). */
   fetch?: typeof fetch;
+  /** The tenant's run quotas: a slot per run, with the run's tokens counted when it ends. */
+  quota: RunQuota;
 }
 
 export class ThreadRuntime {
@@ -113,9 +116,20 @@ export class ThreadRuntime {
     return settledFrames(run, this.#stores.entries);
   }
 
-  /** Validates and stores a user turn, then starts its run. Nothing is stored when it is refused. */
-  accept(request: TurnRequest): Result<TurnAccepted> {
-    return this.#lifecycle.accept(request);
+  /**
+   * Validates and stores a user turn, then starts its run within the tenant's quotas. Nothing is stored when it is
+   * refused (a quota refusal included); a retried turn is answered from its run without asking the quota.
+   */
+  async accept(request: TurnRequest): Promise<Result<TurnAccepted>> {
+    const screened = this.#lifecycle.screen(request);
+    if (!screened.ok) return screened;
+    if (screened.value !== null) return ok(screened.value);
+    const slot = await this.#deps.quota.acquire();
+    if (!slot.ok) return slot;
+    // Checked again after the await: another frame may have started a run meanwhile.
+    const accepted = this.#lifecycle.accept(request, slot.value);
+    if (!accepted.ok || !accepted.value.created) await slot.value.release(0);
+    return accepted;
   }
 
   cancel(runId: string): Result<Run> {

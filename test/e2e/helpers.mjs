@@ -12,6 +12,8 @@ export const KEYS = JSON.parse(process.env.E2E_KEYS ?? "{}");
 export const RESULTS = process.env.E2E_RESULTS ?? "test-results";
 /** The test tenant's API key: what a host's backend uses to launch private agents. */
 export const API_KEY = process.env.E2E_API_KEY ?? "";
+/** The throwaway server's operator token: for tests of the operator API. */
+export const OPERATOR_TOKEN = process.env.E2E_OPERATOR_TOKEN ?? "";
 
 if (!BASE_URL) throw new Error("run the browser tests with `npm run test:e2e` (it starts the server)");
 

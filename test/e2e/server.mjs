@@ -25,6 +25,57 @@ async function ok(res, status, what) {
   return res.body;
 }
 
+/**
+ * Creates a `local` echo agent for the tenant of `token` and releases its version 1 to all development traffic;
+ * returns the agent (`id`, `publicKey`, …).
+ */
+export async function seedAgent(baseUrl, token, { slug, visibility, local, origin }) {
+  const agent = await ok(
+    await request(baseUrl, "POST", "/v1/agents", {
+      token,
+      body: { slug, name: "Demo agent", visibility, allowedOrigins: [origin] },
+    }),
+    201,
+    `Creating agent ${slug}`,
+  );
+  const path = `/v1/agents/${agent.id}`;
+  const artifact = {
+    schemaVersion: 1,
+    name: "Demo agent",
+    instructions: "Echo the visitor.",
+    model: { provider: "local", model: "echo", local },
+  };
+  const draft = await request(baseUrl, "PUT", `${path}/draft`, {
+    token,
+    body: artifact,
+    headers: { "If-Match": '"0"' },
+  });
+  if (draft.status !== 200 && draft.status !== 201)
+    throw new Error(`Saving draft failed: ${describeError(draft)}`);
+  const version = await ok(
+    await request(baseUrl, "POST", `${path}/versions`, {
+      token,
+      body: { draftRevision: draft.body.revision },
+    }),
+    201,
+    "Publishing",
+  );
+  const release = await ok(
+    await request(baseUrl, "POST", `${path}/releases`, {
+      token,
+      body: { environment: "development", allocations: [{ version: version.version, weight: 10_000 }] },
+    }),
+    201,
+    "Creating the release",
+  );
+  await ok(
+    await request(baseUrl, "POST", `${path}/releases/${release.id}/activate`, { token }),
+    200,
+    "Activating the release",
+  );
+  return agent;
+}
+
 async function seed(baseUrl, operatorToken, origin) {
   const tenant = await ok(
     await request(baseUrl, "POST", "/v1/operator/tenants", {
@@ -37,57 +88,16 @@ async function seed(baseUrl, operatorToken, origin) {
   const token = tenant.apiKey;
   const keys = {};
   for (const [slug, { visibility, local }] of Object.entries(AGENTS)) {
-    const agent = await ok(
-      await request(baseUrl, "POST", "/v1/agents", {
-        token,
-        body: { slug, name: "Demo agent", visibility, allowedOrigins: [origin] },
-      }),
-      201,
-      `Creating agent ${slug}`,
-    );
-    const path = `/v1/agents/${agent.id}`;
-    const artifact = {
-      schemaVersion: 1,
-      name: "Demo agent",
-      instructions: "Echo the visitor.",
-      model: { provider: "local", model: "echo", local },
-    };
-    const draft = await request(baseUrl, "PUT", `${path}/draft`, {
-      token,
-      body: artifact,
-      headers: { "If-Match": '"0"' },
-    });
-    if (draft.status !== 200 && draft.status !== 201)
-      throw new Error(`Saving draft failed: ${describeError(draft)}`);
-    const version = await ok(
-      await request(baseUrl, "POST", `${path}/versions`, {
-        token,
-        body: { draftRevision: draft.body.revision },
-      }),
-      201,
-      "Publishing",
-    );
-    const release = await ok(
-      await request(baseUrl, "POST", `${path}/releases`, {
-        token,
-        body: { environment: "development", allocations: [{ version: version.version, weight: 10_000 }] },
-      }),
-      201,
-      "Creating the release",
-    );
-    await ok(
-      await request(baseUrl, "POST", `${path}/releases/${release.id}/activate`, { token }),
-      200,
-      "Activating the release",
-    );
+    const agent = await seedAgent(baseUrl, token, { slug, visibility, local, origin });
     keys[slug] = agent.publicKey;
   }
   return { apiKey: token, keys };
 }
 
 /**
- * Starts the server and seeds it. Returns `{baseUrl, otherOrigin, keys, apiKey, stop()}`; `stop()` ends wrangler
- * (its whole process group, which we started) and removes the temporary directory, also after a failure.
+ * Starts the server and seeds it. Returns `{baseUrl, otherOrigin, keys, apiKey, operatorToken, stop()}`; `stop()`
+ * ends wrangler (its whole process group, which we started) and removes the temporary directory, also after a
+ * failure.
  */
 export async function startServer({ log = () => {} } = {}) {
   const dir = mkdtempSync(join(tmpdir(), "agent-threads-e2e-"));
@@ -146,7 +156,14 @@ export async function startServer({ log = () => {} } = {}) {
       );
     }
     const seeded = await seed(baseUrl, vars.OPERATOR_TOKEN, baseUrl);
-    return { baseUrl, otherOrigin: `http://localhost:${port}`, ...seeded, logFile, stop };
+    return {
+      baseUrl,
+      otherOrigin: `http://localhost:${port}`,
+      ...seeded,
+      operatorToken: vars.OPERATOR_TOKEN,
+      logFile,
+      stop,
+    };
   } catch (error) {
     await stop();
     throw error;

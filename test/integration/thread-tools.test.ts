@@ -2,6 +2,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { tenantRunQuota } from "../../src/auth/run-quota";
 import { type Artifact, artifactSchema } from "../../src/control/artifact";
 import { digestOf } from "../../src/control/canonical-json";
 import type { ServerFrame } from "../../src/shared/protocol";
@@ -73,8 +74,9 @@ describe("tool calls in a turn", () => {
         keepAliveWhile: (fn) => fn(),
         afterTurn: async () => {},
         fetch: fakeFetch,
+        quota: tenantRunQuota(env, binding),
       });
-      const accepted = runtime.accept({
+      const accepted = await runtime.accept({
         kind: "send",
         subject: "vis_alice",
         clientMessageId: "cm_tools_1",

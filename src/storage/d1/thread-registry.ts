@@ -1,5 +1,10 @@
 // SQL for the `threads` registry: which tenant, agent, environment and subject own a launched thread.
+
+import { z } from "zod";
 import type { Environment } from "../../control/deployment-store";
+import { TENANT_STATUSES, type TenantStatus } from "../../shared/api";
+
+const statusRow = z.object({ status: z.enum(TENANT_STATUSES) });
 
 export interface ThreadRecord {
   tenantId: string;
@@ -115,6 +120,69 @@ export async function findThreadContext(
     .bind(tenantId, threadId)
     .first<{ context: string | null; context_version: number }>();
   return row === null ? null : { context: row.context, contextVersion: row.context_version };
+}
+
+/** A thread's row with its tenant's status, for the launch-token gate: one read answers both. */
+export async function findThreadAndTenantStatus(
+  db: D1Database,
+  tenantId: string,
+  threadId: string,
+): Promise<(ThreadRecord & { tenantStatus: TenantStatus }) | null> {
+  const row = await db
+    .prepare(
+      `SELECT threads.tenant_id, threads.id, threads.agent_id, threads.environment, threads.subject,
+              threads.subject_kind, threads.created_at, threads.deleted_at,
+              threads.context, threads.context_version, tenants.status AS tenant_status
+       FROM threads JOIN tenants ON tenants.id = threads.tenant_id
+       WHERE threads.tenant_id = ? AND threads.id = ?`,
+    )
+    .bind(tenantId, threadId)
+    .first<ThreadRow & { tenant_status: TenantStatus }>();
+  return row === null ? null : { ...fromRow(row), tenantStatus: row.tenant_status };
+}
+
+/**
+ * A thread with an open socket marks itself active (when its mark is older than `staleBefore`), and in the same
+ * batch, after the mark, reads its tenant's status: either the mark is visible to a tenant's disconnect that reads
+ * after it, or this read sees the status that disconnect follows. Null when the tenant is gone.
+ */
+export async function markThreadActive(
+  db: D1Database,
+  thread: { tenantId: string; threadId: string },
+  at: string,
+  staleBefore: string,
+): Promise<TenantStatus | null> {
+  const [, read] = await db.batch([
+    db
+      .prepare(
+        `UPDATE threads SET active_at = ?
+         WHERE tenant_id = ? AND id = ? AND deleted_at IS NULL AND (active_at IS NULL OR active_at < ?)`,
+      )
+      .bind(at, thread.tenantId, thread.threadId, staleBefore),
+    db.prepare("SELECT status FROM tenants WHERE id = ?").bind(thread.tenantId),
+  ]);
+  const row = statusRow.safeParse(read?.results[0]);
+  return row.success ? row.data.status : null;
+}
+
+/** A page of a tenant's live threads marked active at or after `since`, in (active_at, id) order. */
+export async function listActiveThreads(
+  db: D1Database,
+  tenantId: string,
+  page: { since: string; limit: number; after?: { activeAt: string; id: string } },
+): Promise<(ThreadRecord & { activeAt: string })[]> {
+  const after = page.after ?? { activeAt: page.since, id: "" };
+  const { results } = await db
+    .prepare(
+      `SELECT tenant_id, id, agent_id, environment, subject, subject_kind, created_at, deleted_at, active_at
+       FROM threads
+       WHERE tenant_id = ?1 AND active_at >= ?2 AND (active_at > ?3 OR (active_at = ?3 AND id > ?4))
+         AND deleted_at IS NULL
+       ORDER BY active_at, id LIMIT ?5`,
+    )
+    .bind(tenantId, page.since, after.activeAt, after.id, page.limit)
+    .all<ThreadRow & { active_at: string }>();
+  return results.map((row) => ({ ...fromRow(row), activeAt: row.active_at }));
 }
 
 /**
