@@ -1,6 +1,6 @@
 // The agent artifact: what a version pins. Strict zod schema (unknown keys refused), schemaVersion 1.
 import { z } from "zod";
-import { toolUrlProblem } from "./url-policy";
+import { modelUrlProblem, toolUrlProblem } from "./url-policy";
 
 export const MODEL_PROVIDERS = ["local", "workers-ai", "openai-compatible", "anthropic"] as const;
 
@@ -24,9 +24,13 @@ export const modelSchema = z
     model: z.string().min(1).max(200),
     temperature: z.number().min(0).max(2).optional(),
     maxOutputTokens: z.number().int().min(1).max(200_000).optional(),
+    // The tools' URL policy; local plain http passes here and is refused outside development when publishing.
     baseUrl: z
-      .url({ protocol: /^https?$/ })
-      .max(2048)
+      .string()
+      .superRefine((url, ctx) => {
+        const problem = modelUrlProblem(url, { allowLocalHttp: true });
+        if (problem !== null) ctx.addIssue({ code: "custom", message: problem });
+      })
       .optional(),
     apiKeySecret: secretAlias.optional(),
     local: localModelOptionsSchema.optional(),
@@ -47,7 +51,7 @@ export const modelSchema = z
 export const toolSchema = z.strictObject({
   name: z.string().regex(/^[a-zA-Z][a-zA-Z0-9_-]{0,63}$/),
   description: z.string().min(1).max(2000),
-  // Public https hosts only (src/tools/url-policy.ts); the platform's own host is refused where it is known.
+  // Public https hosts only (src/control/url-policy.ts); the platform's own host is refused where it is known.
   url: z.string().superRefine((url, ctx) => {
     const problem = toolUrlProblem(url);
     if (problem !== null) ctx.addIssue({ code: "custom", message: problem });

@@ -2,6 +2,7 @@
 import type { ErrorCode } from "../shared/errors";
 import { WS_CLOSE_CODE } from "../shared/errors";
 import type { ClientFrame, ServerFrame } from "../shared/protocol";
+import type { RequestMeta } from "./request-meta";
 import { cancelRun, entriesPage, helloFrames, retriedFrames, sendRequest } from "./thread-commands";
 import type { ThreadRuntime, TurnRequest } from "./thread-runtime";
 
@@ -22,10 +23,15 @@ const errorFrame = (failure: { code: ErrorCode; message: string }): ServerFrame 
   message: failure.message,
 });
 
-function turnRequest(frame: Extract<ClientFrame, { type: "send" | "edit" | "regenerate" }>, subject: string) {
+function turnRequest(
+  frame: Extract<ClientFrame, { type: "send" | "edit" | "regenerate" }>,
+  subject: string,
+  meta: RequestMeta | undefined,
+) {
+  const via = meta !== undefined ? { meta } : {};
   const request: TurnRequest =
     frame.type === "send"
-      ? sendRequest(subject, frame)
+      ? sendRequest(subject, frame, meta)
       : frame.type === "edit"
         ? {
             kind: "edit",
@@ -33,13 +39,22 @@ function turnRequest(frame: Extract<ClientFrame, { type: "send" | "edit" | "rege
             entryId: frame.entryId,
             clientMessageId: frame.clientMessageId,
             text: frame.text,
+            ...via,
           }
-        : { kind: "regenerate", subject, entryId: frame.entryId };
+        : { kind: "regenerate", subject, entryId: frame.entryId, ...via };
   return request;
 }
 
-/** Synchronous, so catch-up and becoming ready happen with no stream frame in between. */
-export function dispatchFrame(runtime: ThreadRuntime, frame: ClientFrame, subject: string): FrameOutcome {
+/**
+ * Synchronous, so catch-up and becoming ready happen with no stream frame in between. `meta` is the socket's
+ * upgrade request: the turns it starts are logged under that request's id.
+ */
+export function dispatchFrame(
+  runtime: ThreadRuntime,
+  frame: ClientFrame,
+  subject: string,
+  meta?: RequestMeta,
+): FrameOutcome {
   switch (frame.type) {
     case "hello":
       return { frames: helloFrames(runtime, frame.resume), ready: true };
@@ -48,7 +63,7 @@ export function dispatchFrame(runtime: ThreadRuntime, frame: ClientFrame, subjec
     case "send":
     case "edit":
     case "regenerate": {
-      const accepted = runtime.accept(turnRequest(frame, subject));
+      const accepted = runtime.accept(turnRequest(frame, subject, meta));
       if (!accepted.ok) {
         if (accepted.code === "rate_limited") {
           return { frames: [], close: { code: closeCode("rate_limited"), reason: "rate_limited" } };

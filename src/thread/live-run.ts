@@ -4,6 +4,7 @@ import type { EntryStore } from "../storage/entry-store";
 import type { RunChunkStore } from "../storage/run-chunk-store";
 import type { Run } from "../storage/run-store";
 import { type Peer, toWireEntry } from "./frames";
+import type { RequestMeta } from "./request-meta";
 import type { RunStores } from "./run-stores";
 
 /** Deltas packed into one stored chunk row (resume reads them back). */
@@ -60,6 +61,8 @@ export class LiveRun {
   readonly controller = new AbortController();
   /** The verified subject whose message started the run (tools receive it as identity). */
   readonly subject: string | null;
+  /** The Worker request that started the run, when known (the host it reached the platform on). */
+  readonly meta: RequestMeta | undefined;
   /** Stores for this run's writes; swapped for ones redacting every tenant secret the run resolved. */
   stores: RunStores;
   /** Every delta so far, in order: the reply the run is sealed with when the model ends. */
@@ -78,11 +81,13 @@ export class LiveRun {
     runId: string;
     stores: RunStores;
     subject: string | null;
+    meta?: RequestMeta;
     send: (frame: ServerFrame) => void;
   }) {
     this.runId = input.runId;
     this.stores = input.stores;
     this.subject = input.subject;
+    this.meta = input.meta;
     this.#send = input.send;
     let resolveDone!: (run: Run) => void;
     this.done = new Promise<Run>((resolve) => {

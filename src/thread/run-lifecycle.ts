@@ -10,6 +10,7 @@ import { toWireEntry } from "./frames";
 import { LiveRun, persistedText, runFrame, type StreamReceivers } from "./live-run";
 import { placeUserTurn, type TurnRequest } from "./place-user-turn";
 import type { PromptHistory } from "./prompt-history";
+import type { RequestMeta } from "./request-meta";
 import type { RunStores } from "./run-stores";
 import { wireRun } from "./run-wiring";
 import { threadLimits } from "./thread-limits";
@@ -126,7 +127,7 @@ export class RunLifecycle {
     if (existingUser === undefined)
       receivers.send({ type: "entry", entry: toWireEntry(result.value.userEntry) });
     receivers.send(runFrame(result.value.run));
-    this.#start(result.value.run, result.value.userEntry, request.subject);
+    this.#start(result.value.run, result.value.userEntry, request.subject, request.meta);
     return result;
   }
 
@@ -162,13 +163,14 @@ export class RunLifecycle {
     }
   }
 
-  #start(run: Run, userEntry: Entry, subject: string | null): void {
+  #start(run: Run, userEntry: Entry, subject: string | null, meta: RequestMeta | undefined): void {
     const { runs } = this.#deps.stores;
     const receivers = this.#deps.receivers;
     const live = new LiveRun({
       runId: run.id,
       stores: this.#deps.stores,
       subject,
+      ...(meta !== undefined ? { meta } : {}),
       send: (f) => receivers.send(f),
     });
     this.#live = live;
@@ -213,6 +215,7 @@ export class RunLifecycle {
       runId: live.runId,
       subject: live.subject,
       stores: live.stores,
+      requestHost: live.meta?.host ?? null,
     });
     live.stores = wiring.stores;
     if (!wiring.turn.ok) {

@@ -16,6 +16,7 @@ import { connectionState } from "./connection-state";
 import { closeCode, dispatchFrame } from "./frame-dispatch";
 import { keepAliveIfLong } from "./keep-alive";
 import { refusalResponse } from "./object-error";
+import { parseRequestMeta, REQUEST_META_HEADER, readRequestMeta } from "./request-meta";
 import { streamingFetch } from "./streaming-fetch";
 import {
   cancelRun,
@@ -97,16 +98,20 @@ export class ThreadAgent extends Agent<Env> {
     return this.#launch(claims, (runtime) => entriesPage(runtime, query));
   }
 
-  /** RPC (`POST …/messages`, JSON): the turn once settled; `created` is false for a retried clientMessageId. */
+  /**
+   * RPC (`POST …/messages`, JSON): the turn once settled; `created` is false for a retried clientMessageId. `meta`
+   * names the Worker request (`RequestMeta`).
+   */
   async postMessage(
     claims: ThreadClaims,
     message: PostMessage,
+    meta?: unknown,
   ): Promise<RpcResult<{ created: boolean; reply: MessageReply }>> {
     return this.#launch(claims, async (runtime) => {
       // Parsed by the Worker already; parsed again because this is the object's own boundary.
       const parsed = postMessageSchema.safeParse(message);
       if (!parsed.success) return fail("bad_request", "Request body is invalid.");
-      const accepted = runtime.accept(sendRequest(claims.sub, parsed.data));
+      const accepted = runtime.accept(sendRequest(claims.sub, parsed.data, readRequestMeta(meta)));
       return accepted.ok ? ok(await settledReply(runtime, accepted.value)) : accepted;
     });
   }
@@ -202,6 +207,7 @@ export class ThreadAgent extends Agent<Env> {
     return streamingFetch(request, {
       runtime: runtime.value,
       claims,
+      meta: parseRequestMeta(request.headers.get(REQUEST_META_HEADER)),
       openSockets: this.#sockets.count(),
       upgrade: () => super.fetch(request),
     });
@@ -229,7 +235,7 @@ export class ThreadAgent extends Agent<Env> {
       connection.close(closeCode("unauthenticated"), "unauthenticated");
       return;
     }
-    this.#sockets.opened(connection, claims);
+    this.#sockets.opened(connection, claims, parseRequestMeta(ctx.request.headers.get(REQUEST_META_HEADER)));
     void this.schedule(this.#settings.idleSweepSeconds, "sweepIdleConnections", undefined, {
       idempotent: true,
     });
@@ -256,7 +262,11 @@ export class ThreadAgent extends Agent<Env> {
       return;
     }
     this.#sockets.touched(connection, state);
-    this.#sockets.deliver(connection, state, dispatchFrame(runtime.value, parsed.frame, state.claims.sub));
+    this.#sockets.deliver(
+      connection,
+      state,
+      dispatchFrame(runtime.value, parsed.frame, state.claims.sub, state.meta),
+    );
   }
 
   override onClose(_connection: Connection, _code: number, _reason: string, _wasClean: boolean): void {

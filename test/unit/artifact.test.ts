@@ -93,6 +93,30 @@ describe("artifactSchema", () => {
     ).toEqual(["model.baseUrl"]);
   });
 
+  it("refuses model endpoints the tools' URL policy refuses, admitting local http for development", () => {
+    const model = (baseUrl: string) => ({
+      ...minimal,
+      model: { provider: "openai-compatible", model: "m", baseUrl },
+    });
+    for (const baseUrl of [
+      "http://llm.example.com/v1",
+      "https://127.0.0.1/v1",
+      "https://169.254.169.254/latest/meta-data",
+      "https://[::1]/v1",
+      "https://192.168.1.10/v1",
+      "ftp://llm.example.com/v1",
+      "not a url",
+    ]) {
+      expect(
+        issuesOf(model(baseUrl)).map((i) => i.path),
+        baseUrl,
+      ).toEqual(["model.baseUrl"]);
+    }
+    expect(artifactSchema.safeParse(model("https://llm.example.com/v1")).success).toBe(true);
+    // Allowed by the schema; refused at publish and at call time outside development.
+    expect(artifactSchema.safeParse(model("http://127.0.0.1:11434/v1")).success).toBe(true);
+  });
+
   it("refuses tools that are not https and secret aliases that are not aliases", () => {
     expect(
       issuesOf({
