@@ -14,6 +14,7 @@ import type { RequestMeta } from "./request-meta";
 import type { RunStores } from "./run-stores";
 import { wireRun } from "./run-wiring";
 import { threadLimits } from "./thread-limits";
+import { logTurn } from "./turn-log";
 
 const DEFAULT_CONTEXT_TOKENS = 32_000;
 const MAX_MODEL_STEPS = 4;
@@ -171,6 +172,7 @@ export class RunLifecycle {
       stores: this.#deps.stores,
       subject,
       ...(meta !== undefined ? { meta } : {}),
+      now: this.#deps.now,
       send: (f) => receivers.send(f),
     });
     this.#live = live;
@@ -278,6 +280,14 @@ export class RunLifecycle {
         ...(outcome.status === "failed" ? { error: outcome.error } : {}),
       });
       return { run: ended.ok ? ended.value : run, entry };
+    });
+    const live = this.#live?.runId === run.id ? this.#live : null;
+    logTurn({
+      binding: this.#deps.binding,
+      run: sealed.run,
+      usage: () => stores.usage.totalsForRun(run.id),
+      requestId: live?.meta?.requestId ?? null,
+      firstDeltaAt: live?.firstDeltaAt ?? null,
     });
     if (sealed.entry !== null) this.#deps.receivers.send({ type: "entry", entry: toWireEntry(sealed.entry) });
     this.#deps.receivers.send(runFrame(sealed.run));
