@@ -24,13 +24,11 @@ export const modelSchema = z
     model: z.string().min(1).max(200),
     temperature: z.number().min(0).max(2).optional(),
     maxOutputTokens: z.number().int().min(1).max(200_000).optional(),
-    // The tools' URL policy; local plain http passes here and is refused outside development when publishing.
+    // The URL policy is judged when publishing and before every call (`publishIssues`), not here: stored versions
+    // are re-parsed on every read, and a stricter policy must not make an already pinned thread unreadable.
     baseUrl: z
-      .string()
-      .superRefine((url, ctx) => {
-        const problem = modelUrlProblem(url, { allowLocalHttp: true });
-        if (problem !== null) ctx.addIssue({ code: "custom", message: problem });
-      })
+      .url({ protocol: /^https?$/ })
+      .max(2048)
       .optional(),
     apiKeySecret: secretAlias.optional(),
     local: localModelOptionsSchema.optional(),
@@ -101,3 +99,13 @@ export const artifactSchema = z.strictObject({
 
 export type Artifact = z.infer<typeof artifactSchema>;
 export type ModelConfig = z.infer<typeof modelSchema>;
+
+/**
+ * What a parsed artifact must also pass to be published, in any environment: its model endpoint follows the
+ * tools' URL policy, local plain http admitted (publishing refuses that outside development; `url-policy.ts`).
+ */
+export function publishIssues(artifact: Artifact): { path: string; message: string }[] {
+  const baseUrl = artifact.model.baseUrl;
+  const problem = baseUrl === undefined ? null : modelUrlProblem(baseUrl, { allowLocalHttp: true });
+  return problem === null ? [] : [{ path: "model.baseUrl", message: problem }];
+}

@@ -213,8 +213,9 @@ function isLocalHttpUrl(url: string): boolean {
 
 /**
  * Why a model's `baseUrl` is refused, or `null`: the tools' policy (an API key travels with every call), except that
- * `allowLocalHttp` admits a local plain-http endpoint. The artifact schema judges with `allowLocalHttp` (it cannot
- * know the environment); publishing and every call judge with the deployment's own environment.
+ * `allowLocalHttp` admits a local plain-http endpoint. Publishing judges it twice: in any environment with
+ * `allowLocalHttp` (`publishIssues`), then with this deployment's environment and hosts (`modelUrlIssues`); every
+ * call judges it again.
  */
 export function modelUrlProblem(url: string, options: ModelUrlOptions = {}): string | null {
   const local = options.allowLocalHttp === true && url.length <= MAX_TOOL_URL_LENGTH && isLocalHttpUrl(url);
@@ -253,7 +254,7 @@ export function modelUrlIssues(
   const model = definition.model;
   const baseUrl = typeof model === "object" && model !== null && "baseUrl" in model ? model.baseUrl : null;
   if (typeof baseUrl !== "string") return [];
-  // Judged as the schema judges first: a URL the schema refuses is reported once, by the schema.
+  // A URL refused in every environment is reported once, by `publishIssues`.
   if (modelUrlProblem(baseUrl, { allowLocalHttp: true }) !== null) return [];
   const problem = modelUrlProblem(baseUrl, options);
   return problem === null ? [] : [{ path: "model.baseUrl", message: problem }];
