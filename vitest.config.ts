@@ -20,7 +20,13 @@ export default defineConfig(async () => {
                 k2: "dGVzdC1sYXVuY2gta2V5LXR3by0wMTIzNDU2Nzg5YWJjZGVm",
               },
             }),
-            VISITOR_TOKEN_KEY: "dGVzdC12aXNpdG9yLWtleS0wMTIzNDU2Nzg5YWJjZGVmZ2g",
+            VISITOR_TOKEN_KEY: JSON.stringify({
+              current: "v2",
+              keys: {
+                v1: "dGVzdC12aXNpdG9yLWtleS0wMTIzNDU2Nzg5YWJjZGVmZ2g",
+                v2: "dGVzdC12aXNpdG9yLWtleS10d28tMDEyMzQ1Njc4OWFiY2Q",
+              },
+            }),
             DO_NAME_KEY: "dGVzdC1kby1uYW1lLWtleS0wMTIzNDU2Nzg5YWJjZGVmZ2g",
             API_KEY_PEPPER: "dGVzdC1hcGkta2V5LXBlcHBlci0wMTIzNDU2Nzg5YWJjZGVm",
             SECRETS_KEY: "dGVzdC1zZWNyZXRzLWtleS0wMTIzNDU2Nzg5YWJjZGVmZ2g",

@@ -1,40 +1,54 @@
-// `npm run deploy [-- --env staging|production]`: remote D1 migrations first, then `wrangler deploy`, stopping at the first failure.
+// `npm run deploy [-- --env staging|production]`: checks the configuration and secrets, then remote D1 migrations,
+// then `wrangler deploy`, stopping at the first failure (the steps: scripts/lib/deploy-checks.mjs).
+import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { CliError, runMain } from "./lib/cli.mjs";
-import { wranglerBin, wranglerToml } from "./lib/paths.mjs";
+import { CliError, isMain, runMain } from "./lib/cli.mjs";
+import { runDeploy } from "./lib/deploy-checks.mjs";
+import { parseDevVars } from "./lib/dev-vars.mjs";
+import { childEnv, devVarsExamplePath, root, wranglerBin, wranglerToml } from "./lib/paths.mjs";
 import { runCommand } from "./lib/run-command.mjs";
+import { migrationNamesFresh } from "./migration-names.mjs";
 
 const ENVIRONMENTS = ["staging", "production"];
 
 const HELP = `Usage: npm run deploy [-- --env staging|production] [--dry-run]
 
 Deploys agent-threads to one environment (default: production):
+  0. checks wrangler.toml (the environment's D1 database id and PUBLIC_HOSTS), that the build lists every
+     migration, and that every secret of .dev.vars.example is set (wrangler secret list --env <env>)
   1. wrangler d1 migrations apply DB --remote --env <env>
   2. wrangler deploy --env <env>
 Stops at the first step that fails. Needs \`wrangler login\` (or CLOUDFLARE_API_TOKEN), the environment's D1
-database id in wrangler.toml and its secrets set with \`wrangler secret put NAME --env <env>\` (see README).
+database id and PUBLIC_HOSTS in wrangler.toml and its secrets set with \`wrangler secret put NAME --env <env>\`
+(see README).
 
   --env <name>   staging or production (default production)
-  --dry-run      check the configuration and print the commands without running them
+  --dry-run      check the configuration (not the secrets) and print the commands without running them
   -h, --help     this text`;
 
-/** The database_id of `[[env.<env>.d1_databases]]`, read line by line (wrangler.toml keeps one per section). */
-export function databaseIdFor(tomlText, env) {
-  let inSection = false;
-  for (const line of tomlText.split(/\r?\n/)) {
-    const header = /^\s*\[\[?([^\]]+)\]\]?\s*(#.*)?$/.exec(line);
-    if (header) {
-      inSection = header[1].trim() === `env.${env}.d1_databases`;
-      continue;
-    }
-    const id = inSection ? /^\s*database_id\s*=\s*"([^"]*)"/.exec(line) : null;
-    if (id) return id[1];
-  }
-  return null;
+/** `wrangler secret list --env <env> --format json`'s stdout; a failure (not logged in, no Worker) throws. */
+function listSecretsWithWrangler(env) {
+  return new Promise((resolve, reject) => {
+    const args = ["secret", "list", "--env", env, "--format", "json"];
+    const child = spawn(wranglerBin(), args, {
+      cwd: root,
+      env: childEnv(),
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    let stdout = "";
+    child.stdout.setEncoding("utf8");
+    child.stdout.on("data", (chunk) => {
+      stdout += chunk;
+    });
+    child.on("error", reject);
+    child.on("exit", (code) => {
+      if (code === 0) resolve(stdout);
+      else
+        reject(new Error(`\`wrangler ${args.join(" ")}\` failed (exit ${code}): cannot check the secrets.`));
+    });
+  });
 }
-
-const PLACEHOLDER_ID = /^0{8}-0{4}-4000-8000-0{11}\d$/;
 
 async function main() {
   const { values } = parseArgs({
@@ -51,34 +65,23 @@ async function main() {
   const env = values.env;
   if (!ENVIRONMENTS.includes(env))
     throw new CliError(`--env must be one of ${ENVIRONMENTS.join(", ")} (got "${env}").`);
-
-  const databaseId = databaseIdFor(readFileSync(wranglerToml, "utf8"), env);
-  if (databaseId === null)
-    throw new CliError(`wrangler.toml has no [[env.${env}.d1_databases]] database_id.`);
-  if (PLACEHOLDER_ID.test(databaseId)) {
-    throw new CliError(
-      `wrangler.toml still has the placeholder D1 id for ${env}: run \`npx wrangler d1 create agent-threads-${env}\` ` +
-        `and paste its database_id into [[env.${env}.d1_databases]] (README, "Deploy for real").`,
-    );
+  try {
+    await runDeploy({
+      env,
+      dryRun: values["dry-run"] === true,
+      tomlText: readFileSync(wranglerToml, "utf8"),
+      migrationsFresh: migrationNamesFresh(),
+      // Every Worker secret: the names in .dev.vars.example, the file `npm run types` reads.
+      required: Object.keys(parseDevVars(readFileSync(devVarsExamplePath, "utf8"))),
+      listSecrets: listSecretsWithWrangler,
+      run: (args) => runCommand(wranglerBin(), args),
+      log: (line) => console.log(line),
+    });
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    throw new CliError(message, typeof error?.exitCode === "number" ? error.exitCode : 1);
   }
-
-  const steps = [
-    ["d1", "migrations", "apply", "DB", "--remote", "--env", env],
-    ["deploy", "--env", env],
-  ];
-  if (values["dry-run"]) {
-    for (const args of steps) console.log(`wrangler ${args.join(" ")}`);
-    return 0;
-  }
-  const wrangler = wranglerBin();
-  for (const args of steps) {
-    console.log(`\n$ wrangler ${args.join(" ")}`);
-    const code = await runCommand(wrangler, args);
-    if (code !== 0)
-      throw new CliError(`\`wrangler ${args.join(" ")}\` failed (exit ${code}); nothing after it ran.`, code);
-  }
-  console.log(`\nDeployed to ${env}.`);
   return 0;
 }
 
-await runMain(main);
+if (isMain(import.meta.url)) await runMain(main);

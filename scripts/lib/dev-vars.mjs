@@ -32,10 +32,13 @@ export function readDevVars(path) {
   return parseDevVars(readFileSync(path, "utf8"));
 }
 
-/** A fresh value for one secret; the launch-token key set is a kid-indexed JSON document. */
+/** A fresh value for one secret; the token key sets are kid-indexed JSON documents. */
 export function freshSecretValue(name) {
   if (name === "LAUNCH_TOKEN_KEYS") {
     return JSON.stringify({ current: "k1", keys: { k1: randomSecret() } });
+  }
+  if (name === "VISITOR_TOKEN_KEY") {
+    return JSON.stringify({ current: "v1", keys: { v1: randomSecret() } });
   }
   return randomSecret();
 }

@@ -1,4 +1,5 @@
-// Launch-token signing keys by `kid`: the current key signs, other listed keys still verify, retired keys are gone.
+// Token signing keys by `kid` (launch and visitor tokens): the current key signs, other listed keys still verify,
+// retired keys are gone.
 import { z } from "zod";
 
 const keySetSchema = z.strictObject({
@@ -33,6 +34,25 @@ export function parseKeySet(raw: string): KeySet {
   }
   const keySet = { currentKid: parsed.current, currentKey: encoder.encode(currentSecret), verifying };
   cache.set(raw, keySet);
+  return keySet;
+}
+
+const singleKeyCache = new Map<string, KeySet>();
+
+/**
+ * A key-set secret that may also be one plain secret, the form `VISITOR_TOKEN_KEY` had before it rotated by `kid`:
+ * a value that is not a JSON object is the key set `{current: legacyKid, keys: {[legacyKid]: value}}`, so tokens
+ * signed under the plain value keep verifying once it is moved into a key set under that kid. Throws like
+ * `parseKeySet` on a malformed configuration.
+ */
+export function parseKeySetOrSecret(raw: string, legacyKid: string): KeySet {
+  if (raw.trimStart().startsWith("{")) return parseKeySet(raw);
+  const cacheKey = `${legacyKid}\n${raw}`;
+  const hit = singleKeyCache.get(cacheKey);
+  if (hit) return hit;
+  const key = secretBytes(raw);
+  const keySet = { currentKid: legacyKid, currentKey: key, verifying: new Map([[legacyKid, key]]) };
+  singleKeyCache.set(cacheKey, keySet);
   return keySet;
 }
 

@@ -3,11 +3,17 @@ import { z } from "zod";
 import { randomBytes } from "../shared/bytes";
 import { toHex } from "../shared/hex";
 import { signJwt, type TokenResult, verifyJwt } from "./jwt";
-import { secretBytes } from "./signing-keys";
+import { type KeySet, parseKeySetOrSecret } from "./signing-keys";
 import { tokenPolicy } from "./token-policy";
 
 export const VISITOR_TOKEN_TYP = "agent-visitor+jwt";
-const VISITOR_KID = "v1";
+/** The kid of a plain (pre-key-set) `VISITOR_TOKEN_KEY`: every visitor token issued before rotation carries it. */
+export const LEGACY_VISITOR_KID = "v1";
+
+/** `VISITOR_TOKEN_KEY`: a key set like `LAUNCH_TOKEN_KEYS`, or one plain secret that signs as kid `v1`. */
+export function visitorKeys(env: Env): KeySet {
+  return parseKeySetOrSecret(env.VISITOR_TOKEN_KEY, LEGACY_VISITOR_KID);
+}
 
 /** The visitor JWT's payload (`agentEntityId` on the wire, as in launch tokens); code reads `agentId`. */
 export const visitorClaimsSchema = z
@@ -33,13 +39,14 @@ export async function signVisitorToken(
   now = new Date(),
 ) {
   const policy = tokenPolicy(env);
+  const keys = visitorKeys(env);
   const { agentId, ...rest } = visitor;
   return signJwt(
     { ...rest, agentEntityId: agentId },
     {
       typ: VISITOR_TOKEN_TYP,
-      kid: VISITOR_KID,
-      key: secretBytes(env.VISITOR_TOKEN_KEY),
+      kid: keys.currentKid,
+      key: keys.currentKey,
       issuer: policy.issuer,
       audience: policy.audience,
       ttlSeconds: policy.visitorTtlSeconds,
@@ -58,7 +65,7 @@ export async function verifyVisitorToken(
     typ: VISITOR_TOKEN_TYP,
     issuer: policy.issuer,
     audience: policy.audience,
-    keys: new Map([[VISITOR_KID, secretBytes(env.VISITOR_TOKEN_KEY)]]),
+    keys: visitorKeys(env).verifying,
     leewaySeconds: policy.leewaySeconds,
     maxLifetimeSeconds: policy.visitorTtlSeconds,
     claims: visitorClaimsSchema,

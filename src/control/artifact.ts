@@ -1,6 +1,6 @@
 // The agent artifact: what a version pins. Strict zod schema (unknown keys refused), schemaVersion 1.
 import { z } from "zod";
-import { toolUrlProblem } from "./url-policy";
+import { modelUrlProblem, toolUrlProblem } from "./url-policy";
 
 export const MODEL_PROVIDERS = ["local", "workers-ai", "openai-compatible", "anthropic"] as const;
 
@@ -24,6 +24,8 @@ export const modelSchema = z
     model: z.string().min(1).max(200),
     temperature: z.number().min(0).max(2).optional(),
     maxOutputTokens: z.number().int().min(1).max(200_000).optional(),
+    // The URL policy is judged when publishing and before every call (`publishIssues`), not here: stored versions
+    // are re-parsed on every read, and a stricter policy must not make an already pinned thread unreadable.
     baseUrl: z
       .url({ protocol: /^https?$/ })
       .max(2048)
@@ -47,7 +49,7 @@ export const modelSchema = z
 export const toolSchema = z.strictObject({
   name: z.string().regex(/^[a-zA-Z][a-zA-Z0-9_-]{0,63}$/),
   description: z.string().min(1).max(2000),
-  // Public https hosts only (src/tools/url-policy.ts); the platform's own host is refused where it is known.
+  // Public https hosts only (src/control/url-policy.ts); the platform's own host is refused where it is known.
   url: z.string().superRefine((url, ctx) => {
     const problem = toolUrlProblem(url);
     if (problem !== null) ctx.addIssue({ code: "custom", message: problem });
@@ -97,3 +99,13 @@ export const artifactSchema = z.strictObject({
 
 export type Artifact = z.infer<typeof artifactSchema>;
 export type ModelConfig = z.infer<typeof modelSchema>;
+
+/**
+ * What a parsed artifact must also pass to be published, in any environment: its model endpoint follows the
+ * tools' URL policy, local plain http admitted (publishing refuses that outside development; `url-policy.ts`).
+ */
+export function publishIssues(artifact: Artifact): { path: string; message: string }[] {
+  const baseUrl = artifact.model.baseUrl;
+  const problem = baseUrl === undefined ? null : modelUrlProblem(baseUrl, { allowLocalHttp: true });
+  return problem === null ? [] : [{ path: "model.baseUrl", message: problem }];
+}

@@ -2,7 +2,7 @@
 import { z } from "zod";
 import { fail, ok, type Result } from "../errors";
 import { WEIGHT_TOTAL } from "./allocation";
-import { type Artifact, artifactSchema } from "./artifact";
+import { type Artifact, artifactSchema, publishIssues } from "./artifact";
 import { CanonicalJsonError, canonicalJson, digestOf } from "./canonical-json";
 import { ENVIRONMENTS, type Environment, type Page, type ThreadPin } from "./deployment-store";
 import { fieldIssues } from "./field-issues";
@@ -116,9 +116,13 @@ export const draftDefinitionSchema = z.record(z.string(), z.unknown());
 /** Strict validation at publish time: a failure names every field path, and is never a conflict. */
 export function artifactFromDefinition(definition: unknown): Result<Artifact> {
   const parsed = artifactSchema.safeParse(definition);
-  return parsed.success
+  if (!parsed.success) {
+    return fail("bad_request", "Draft is not a valid agent artifact.", fieldIssues(parsed.error));
+  }
+  const issues = publishIssues(parsed.data);
+  return issues.length === 0
     ? ok(parsed.data)
-    : fail("bad_request", "Draft is not a valid agent artifact.", fieldIssues(parsed.error));
+    : fail("bad_request", "Draft is not a valid agent artifact.", issues);
 }
 
 const TAMPERED = "Stored artifact failed its digest check.";

@@ -1,8 +1,14 @@
-// Where an agent tool may send a request: public https hosts only, checked at configuration and again at call time.
+// Where an agent tool or model may send a request: public https hosts only, checked at configuration and again at
+// call time; a model endpoint may also be local plain http in development (SPEC §9).
 
 export interface ToolUrlOptions {
   /** Hosts of this platform (the Worker's own host); a tool pointing at them, or below them, is refused. */
   platformHosts?: readonly string[];
+}
+
+export interface ModelUrlOptions extends ToolUrlOptions {
+  /** Also allow `http://localhost[:port]` and `http://127.0.0.1[:port]`: only where `localHttpAllowed` says so. */
+  allowLocalHttp?: boolean;
 }
 
 export const MAX_TOOL_URL_LENGTH = 2048;
@@ -184,6 +190,38 @@ export function toolUrlProblem(url: string, options: ToolUrlOptions = {}): strin
   return hostProblem(host, options.platformHosts ?? []);
 }
 
+/** SPEC §9's exception: only a `development` deployment may call local plain-http endpoints. */
+export function localHttpAllowed(environment: string): boolean {
+  return environment === "development";
+}
+
+/** Plain http to this machine by name or loopback address, without credentials: a local development endpoint. */
+function isLocalHttpUrl(url: string): boolean {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return false;
+  }
+  return (
+    parsed.protocol === "http:" &&
+    (parsed.hostname === "localhost" || parsed.hostname === "127.0.0.1") &&
+    parsed.username === "" &&
+    parsed.password === ""
+  );
+}
+
+/**
+ * Why a model's `baseUrl` is refused, or `null`: the tools' policy (an API key travels with every call), except that
+ * `allowLocalHttp` admits a local plain-http endpoint. Publishing judges it twice: in any environment with
+ * `allowLocalHttp` (`publishIssues`), then with this deployment's environment and hosts (`modelUrlIssues`); every
+ * call judges it again.
+ */
+export function modelUrlProblem(url: string, options: ModelUrlOptions = {}): string | null {
+  const local = options.allowLocalHttp === true && url.length <= MAX_TOOL_URL_LENGTH && isLocalHttpUrl(url);
+  return local ? null : toolUrlProblem(url, options);
+}
+
 /** The hosts a request was addressed to, for `platformHosts`: the request URL's host and any configured ones. */
 export function platformHostsOf(requestUrl: string, configured: readonly string[] = []): string[] {
   const hosts = new Set<string>();
@@ -194,6 +232,32 @@ export function platformHostsOf(requestUrl: string, configured: readonly string[
     if (normalised !== null && normalised !== "") hosts.add(normalised);
   }
   return [...hosts];
+}
+
+/** This platform's own hosts: the configured `PUBLIC_HOSTS` and, where known, the host a request reached it on. */
+export function platformHosts(env: { PUBLIC_HOSTS: string }, requestHost?: string | null): string[] {
+  const hosts = new Set(publicHosts(env));
+  const own = requestHost ? normaliseHost(requestHost) : null;
+  if (own !== null && own !== "") hosts.add(own);
+  return [...hosts];
+}
+
+/**
+ * The issue (`model.baseUrl`) of a draft definition whose model endpoint this deployment refuses although the schema
+ * admits it: local plain http outside development, or a host of this platform.
+ */
+export function modelUrlIssues(
+  definition: unknown,
+  options: { platformHosts: readonly string[]; allowLocalHttp: boolean },
+): { path: string; message: string }[] {
+  if (typeof definition !== "object" || definition === null || !("model" in definition)) return [];
+  const model = definition.model;
+  const baseUrl = typeof model === "object" && model !== null && "baseUrl" in model ? model.baseUrl : null;
+  if (typeof baseUrl !== "string") return [];
+  // A URL refused in every environment is reported once, by `publishIssues`.
+  if (modelUrlProblem(baseUrl, { allowLocalHttp: true }) !== null) return [];
+  const problem = modelUrlProblem(baseUrl, options);
+  return problem === null ? [] : [{ path: "model.baseUrl", message: problem }];
 }
 
 /**

@@ -4,6 +4,7 @@ import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
 import type { LanguageModelV4 } from "@ai-sdk/provider";
 import { createWorkersAI } from "workers-ai-provider";
 import type { ModelConfig } from "../control/artifact";
+import { localHttpAllowed, modelUrlProblem } from "../control/url-policy";
 import { fail, ok, type Result } from "../errors";
 import { createLocalModel } from "./local-model";
 
@@ -15,6 +16,8 @@ export interface ResolveModelDeps {
   fetch?: typeof fetch;
   /** Workers AI binding; falls back to an `AI` binding on `env` when one is configured. */
   ai?: Ai;
+  /** This platform's own hosts: a model endpoint there is refused. */
+  platformHosts?: readonly string[];
 }
 
 const ANTHROPIC_DEFAULT_BASE_URL = "https://api.anthropic.com/v1";
@@ -60,14 +63,19 @@ async function apiKey(
   return ok(value);
 }
 
-/** An API key must never travel in clear text; plain http is tolerated only for local development. */
-function checkBaseUrl(baseUrl: string | undefined, env: Env): Result<string | undefined> {
+/**
+ * Judged again before every call, under this deployment's environment and hosts: an API key never travels in clear
+ * text, and no model endpoint is private, loopback, metadata or this platform (plain local http only in
+ * development). A refusal makes no request.
+ */
+function checkBaseUrl(baseUrl: string | undefined, deps: ResolveModelDeps): Result<string | undefined> {
   if (baseUrl === undefined) return ok(undefined);
-  const url = new URL(baseUrl);
-  if (url.protocol !== "https:" && env.ENVIRONMENT !== "development") {
-    return fail("bad_request", "The model's baseUrl must use https.");
-  }
-  return ok(url.toString().replace(/\/+$/, ""));
+  const problem = modelUrlProblem(baseUrl, {
+    platformHosts: deps.platformHosts ?? [],
+    allowLocalHttp: localHttpAllowed(deps.env.ENVIRONMENT),
+  });
+  if (problem !== null) return fail("bad_request", `The model's baseUrl ${problem}.`);
+  return ok(new URL(baseUrl).toString().replace(/\/+$/, ""));
 }
 
 export async function resolveModel(
@@ -79,7 +87,7 @@ export async function resolveModel(
       return ok(withDefaults(createLocalModel(config.model, config.local), config));
 
     case "openai-compatible": {
-      const baseUrl = checkBaseUrl(config.baseUrl, deps.env);
+      const baseUrl = checkBaseUrl(config.baseUrl, deps);
       if (!baseUrl.ok) return baseUrl;
       if (baseUrl.value === undefined)
         return fail("bad_request", "The openai-compatible provider needs a baseUrl.");
@@ -96,7 +104,7 @@ export async function resolveModel(
     }
 
     case "anthropic": {
-      const baseUrl = checkBaseUrl(config.baseUrl, deps.env);
+      const baseUrl = checkBaseUrl(config.baseUrl, deps);
       if (!baseUrl.ok) return baseUrl;
       const key = await apiKey(config, deps, true);
       if (!key.ok) return key;

@@ -10,6 +10,7 @@ import { threadCors } from "../http/launch-cors";
 import { BEARER_PREFIX, PROTOCOL } from "../shared/protocol";
 import { CLAIMS_HEADER, threadClaimsFrom } from "../thread/claims";
 import { responseRefusal } from "../thread/object-error";
+import { REQUEST_META_HEADER, type RequestMeta } from "../thread/request-meta";
 import { type PostMessage, postMessageSchema } from "../thread/thread-commands";
 
 const INTERNAL_ORIGIN = "https://thread.internal";
@@ -22,6 +23,11 @@ function tokenFromSubprotocols(header: string | undefined): string | null {
   const bearers = offered.filter((p) => p.startsWith(BEARER_PREFIX));
   if (!offered.includes(PROTOCOL) || bearers.length !== 1) return null;
   return bearers[0]!.slice(BEARER_PREFIX.length);
+}
+
+/** This request as the object learns it: its id, and the host the client reached the platform on. */
+function requestMeta(c: AppContext): RequestMeta {
+  return { requestId: c.get("requestId"), host: new URL(c.req.url).host };
 }
 
 /** A request built from scratch for the object's streaming paths: no client header reaches it unless named here. */
@@ -38,6 +44,7 @@ function internalRequest(
     if (value !== undefined) headers.set(name, value);
   }
   headers.set(CLAIMS_HEADER, JSON.stringify(threadClaimsFrom(claims)));
+  headers.set(REQUEST_META_HEADER, JSON.stringify(requestMeta(c)));
   if (body !== undefined) headers.set("Content-Type", "application/json");
   return new Request(new URL(path, INTERNAL_ORIGIN), {
     method: body === undefined ? "GET" : "POST",
@@ -132,7 +139,7 @@ export const threads = new Hono<AppEnv>()
       );
       return res.status < 400 ? new Response(res.body, res) : refused(res);
     }
-    const { created, reply } = unwrap(await stub.postMessage(threadClaims, message));
+    const { created, reply } = unwrap(await stub.postMessage(threadClaims, message, requestMeta(c)));
     return c.json(reply, created ? 201 : 200);
   })
   .post("/threads/:threadId/runs/:runId/cancel", async (c) => {

@@ -1,7 +1,13 @@
 // Tenant admin: publishing a draft revision as an immutable, digest-pinned version, and reading versions.
 import { Hono } from "hono";
 import type { AgentVersion } from "../control/deployment-store";
-import { platformHostsOf, platformToolUrlIssues, publicHosts } from "../control/url-policy";
+import {
+  localHttpAllowed,
+  modelUrlIssues,
+  platformHostsOf,
+  platformToolUrlIssues,
+  publicHosts,
+} from "../control/url-policy";
 import { errors, unwrap } from "../errors";
 import type { AppEnv } from "../http/context";
 import { pageBody, readPage } from "../http/cursor";
@@ -25,10 +31,18 @@ export const versions = new Hono<AppEnv>()
     const input = await readJson(c, publishVersionRequest);
     const agent = await loadAgent(c);
     const store = deploymentStore(c);
-    // Tools may never call the platform itself; only the request knows the host it was reached on.
+    // Tools and models may never call the platform itself (only the request knows the host it was reached on),
+    // and a model may call local plain http only in development: the schema knows neither.
     const draft = await store.getDraft(agent.tenantId, agent.id);
     if (draft !== null && draft.revision === input.draftRevision) {
-      const own = platformToolUrlIssues(draft.definition, platformHostsOf(c.req.url, publicHosts(c.env)));
+      const hosts = platformHostsOf(c.req.url, publicHosts(c.env));
+      const own = [
+        ...modelUrlIssues(draft.definition, {
+          platformHosts: hosts,
+          allowLocalHttp: localHttpAllowed(c.env.ENVIRONMENT),
+        }),
+        ...platformToolUrlIssues(draft.definition, hosts),
+      ];
       if (own.length > 0) throw errors.badRequest("Draft is not a valid agent artifact.", own);
     }
     const version = unwrap(await store.publishDraft(agent.tenantId, agent.id, input.draftRevision));

@@ -2,12 +2,15 @@
 import type { Connection } from "agents";
 import { z } from "zod";
 import { threadClaimsSchema } from "./claims";
+import { requestMetaSchema } from "./request-meta";
 
 const connectionStateSchema = z.object({
   claims: threadClaimsSchema,
   ready: z.boolean(),
   malformed: z.number().int(),
   lastActive: z.number(),
+  /** The upgrade request (absent on sockets opened before it was kept). */
+  meta: requestMetaSchema.optional(),
 });
 
 export type ConnectionState = z.infer<typeof connectionStateSchema>;

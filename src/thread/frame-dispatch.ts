@@ -2,6 +2,7 @@
 import type { ErrorCode } from "../shared/errors";
 import { WS_CLOSE_CODE } from "../shared/errors";
 import type { ClientFrame, ServerFrame } from "../shared/protocol";
+import type { RequestMeta } from "./request-meta";
 import { cancelRun, entriesPage, helloFrames, retriedFrames, sendRequest } from "./thread-commands";
 import type { ThreadRuntime, TurnRequest } from "./thread-runtime";
 
@@ -29,10 +30,11 @@ export function isTurnFrame(frame: ClientFrame): frame is TurnFrame {
   return frame.type === "send" || frame.type === "edit" || frame.type === "regenerate";
 }
 
-function turnRequest(frame: TurnFrame, subject: string) {
+function turnRequest(frame: TurnFrame, subject: string, meta: RequestMeta | undefined) {
+  const via = meta !== undefined ? { meta } : {};
   const request: TurnRequest =
     frame.type === "send"
-      ? sendRequest(subject, frame)
+      ? sendRequest(subject, frame, meta)
       : frame.type === "edit"
         ? {
             kind: "edit",
@@ -40,18 +42,23 @@ function turnRequest(frame: TurnFrame, subject: string) {
             entryId: frame.entryId,
             clientMessageId: frame.clientMessageId,
             text: frame.text,
+            ...via,
           }
-        : { kind: "regenerate", subject, entryId: frame.entryId };
+        : { kind: "regenerate", subject, entryId: frame.entryId, ...via };
   return request;
 }
 
-/** A turn frame: stored and started once the tenant's quota admits it, or answered with why not. */
+/**
+ * A turn frame: stored and started once the tenant's quota admits it, or answered with why not. `meta` is the
+ * socket's upgrade request: the turns it starts are logged under that request's id.
+ */
 export async function dispatchTurn(
   runtime: ThreadRuntime,
   frame: TurnFrame,
   subject: string,
+  meta?: RequestMeta,
 ): Promise<FrameOutcome> {
-  const accepted = await runtime.accept(turnRequest(frame, subject));
+  const accepted = await runtime.accept(turnRequest(frame, subject, meta));
   if (!accepted.ok) {
     // Over the thread's send rate, or a tenant the operator disabled: the socket closes.
     if (accepted.code === "rate_limited" || accepted.code === "forbidden") {

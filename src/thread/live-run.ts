@@ -4,6 +4,7 @@ import type { EntryStore } from "../storage/entry-store";
 import type { RunChunkStore } from "../storage/run-chunk-store";
 import type { Run } from "../storage/run-store";
 import { type Peer, toWireEntry } from "./frames";
+import type { RequestMeta } from "./request-meta";
 import type { RunStores } from "./run-stores";
 
 /** Deltas packed into one stored chunk row (resume reads them back). */
@@ -60,6 +61,10 @@ export class LiveRun {
   readonly controller = new AbortController();
   /** The verified subject whose message started the run (tools receive it as identity). */
   readonly subject: string | null;
+  /** The Worker request that started the run, when known (its log line and the platform's host). */
+  readonly meta: RequestMeta | undefined;
+  /** When the first delta was produced (the clock of `now`), for the turn's log line. */
+  firstDeltaAt: number | null = null;
   /** Stores for this run's writes; swapped for ones redacting every tenant secret the run resolved. */
   stores: RunStores;
   /** Every delta so far, in order: the reply the run is sealed with when the model ends. */
@@ -67,6 +72,7 @@ export class LiveRun {
   readonly done: Promise<Run>;
   readonly #resolveDone: (run: Run) => void;
   readonly #send: (frame: ServerFrame) => void;
+  readonly #now: () => number;
   /** Seq of the last delta produced. */
   #seq = 0;
   /** Seq of the last delta persisted in a chunk row. */
@@ -78,11 +84,15 @@ export class LiveRun {
     runId: string;
     stores: RunStores;
     subject: string | null;
+    meta?: RequestMeta;
+    now: () => number;
     send: (frame: ServerFrame) => void;
   }) {
     this.runId = input.runId;
     this.stores = input.stores;
     this.subject = input.subject;
+    this.meta = input.meta;
+    this.#now = input.now;
     this.#send = input.send;
     let resolveDone!: (run: Run) => void;
     this.done = new Promise<Run>((resolve) => {
@@ -94,6 +104,7 @@ export class LiveRun {
   /** One model delta: numbered, sent to every receiver, and packed into a chunk row every DELTAS_PER_CHUNK. */
   push(delta: string): void {
     if (delta.length === 0) return;
+    this.firstDeltaAt ??= this.#now();
     this.text += delta;
     this.#seq += 1;
     this.#pending.push(delta);

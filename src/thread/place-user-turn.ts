@@ -2,12 +2,18 @@
 import { fail, ok, type Result } from "../errors";
 import type { Entry, EntryStore } from "../storage/entry-store";
 import { messageBody } from "./frames";
+import type { RequestMeta } from "./request-meta";
 
 export type TurnRequest = (
   | { kind: "send"; clientMessageId: string; text: string; parentId?: string }
   | { kind: "edit"; entryId: string; clientMessageId: string; text: string }
   | { kind: "regenerate"; entryId: string }
-) & { /** Verified subject of the requester. */ subject: string };
+) & {
+  /** Verified subject of the requester. */
+  subject: string;
+  /** The Worker request that carried the turn, when the Worker named it. */
+  meta?: RequestMeta;
+};
 
 export interface UserTurnPlace {
   parentId: string | null;

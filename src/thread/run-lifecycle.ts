@@ -11,9 +11,11 @@ import { toWireEntry } from "./frames";
 import { LiveRun, persistedText, runFrame, type StreamReceivers } from "./live-run";
 import { placeUserTurn, type TurnRequest } from "./place-user-turn";
 import type { PromptHistory } from "./prompt-history";
+import type { RequestMeta } from "./request-meta";
 import type { RunStores } from "./run-stores";
 import { wireRun } from "./run-wiring";
 import { threadLimits } from "./thread-limits";
+import { logTurn } from "./turn-log";
 
 const DEFAULT_CONTEXT_TOKENS = 32_000;
 const MAX_MODEL_STEPS = 4;
@@ -142,7 +144,7 @@ export class RunLifecycle {
     if (existingUser === undefined)
       receivers.send({ type: "entry", entry: toWireEntry(result.value.userEntry) });
     receivers.send(runFrame(result.value.run));
-    this.#start(result.value.run, result.value.userEntry, request.subject, slot);
+    this.#start(result.value.run, result.value.userEntry, request.subject, slot, request.meta);
     return result;
   }
 
@@ -178,7 +180,13 @@ export class RunLifecycle {
     }
   }
 
-  #start(run: Run, userEntry: Entry, subject: string | null, slot: RunSlot): void {
+  #start(
+    run: Run,
+    userEntry: Entry,
+    subject: string | null,
+    slot: RunSlot,
+    meta: RequestMeta | undefined,
+  ): void {
     const { runs, usage } = this.#deps.stores;
     const tokens = () => {
       const totals = usage.totalsForRun(run.id);
@@ -189,6 +197,8 @@ export class RunLifecycle {
       runId: run.id,
       stores: this.#deps.stores,
       subject,
+      ...(meta !== undefined ? { meta } : {}),
+      now: this.#deps.now,
       send: (f) => receivers.send(f),
     });
     this.#live = live;
@@ -236,6 +246,7 @@ export class RunLifecycle {
       runId: live.runId,
       subject: live.subject,
       stores: live.stores,
+      requestHost: live.meta?.host ?? null,
     });
     live.stores = wiring.stores;
     if (!wiring.turn.ok) {
@@ -298,6 +309,14 @@ export class RunLifecycle {
         ...(outcome.status === "failed" ? { error: outcome.error } : {}),
       });
       return { run: ended.ok ? ended.value : run, entry };
+    });
+    const live = this.#live?.runId === run.id ? this.#live : null;
+    logTurn({
+      binding: this.#deps.binding,
+      run: sealed.run,
+      usage: () => stores.usage.totalsForRun(run.id),
+      requestId: live?.meta?.requestId ?? null,
+      firstDeltaAt: live?.firstDeltaAt ?? null,
     });
     if (sealed.entry !== null) this.#deps.receivers.send({ type: "entry", entry: toWireEntry(sealed.entry) });
     this.#deps.receivers.send(runFrame(sealed.run));

@@ -1,7 +1,7 @@
 // A run's wiring: the tenant secrets it uses, stores redacting them, its model, and the tool and usage callbacks.
 import { decryptTenantSecret } from "../auth/secret-box";
 import { expandContext } from "../control/context-template";
-import { publicHosts } from "../control/url-policy";
+import { platformHosts as platformHostsFor } from "../control/url-policy";
 import { ok, type Result } from "../errors";
 import { resolveModel } from "../models/resolve-model";
 import type { RunTurnInput } from "../models/turn";
@@ -36,7 +36,7 @@ export interface RunWiring {
  */
 export async function wireRun(
   deps: WiringDeps,
-  run: { runId: string; subject: string | null; stores: RunStores },
+  run: { runId: string; subject: string | null; stores: RunStores; requestHost: string | null },
 ): Promise<RunWiring> {
   const { binding, env, storage, now } = deps;
   const tools = binding.artifact.tools ?? [];
@@ -55,12 +55,14 @@ export async function wireRun(
   // Read once per run, so its prompt and every tool call see the same variables.
   const { variables } = readThreadContext(storage);
   const instructions = expandContext(binding.artifact.instructions, variables);
+  // The configured hosts and the one the turn's request came in on: neither a tool nor the model may call them.
+  const platformHosts = platformHostsFor(env, run.requestHost);
   const model = await resolveModel(binding.artifact.model, {
     env,
     tenantSecret: async (alias) => secretByAlias.get(alias) ?? null,
+    platformHosts,
   });
   if (!model.ok) return { stores, instructions, turn: model };
-  const platformHosts = publicHosts(env);
 
   const onToolCall: RunTurnInput["onToolCall"] = async (call, signal) => {
     const recorded = stores.toolCalls.record({ runId: run.runId, name: call.toolName, input: call.input });

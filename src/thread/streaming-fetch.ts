@@ -2,6 +2,7 @@
 import { fail } from "../errors";
 import type { ThreadClaims } from "./claims";
 import { refusalResponse } from "./object-error";
+import type { RequestMeta } from "./request-meta";
 import { lastEventId, sseStream } from "./sse-stream";
 import { postMessageSchema, sendRequest } from "./thread-commands";
 import type { ThreadRuntime } from "./thread-runtime";
@@ -9,6 +10,8 @@ import type { ThreadRuntime } from "./thread-runtime";
 export interface StreamingFetch {
   runtime: ThreadRuntime;
   claims: ThreadClaims;
+  /** The Worker request this fetch serves. */
+  meta: RequestMeta | undefined;
   openSockets: number;
   /** Hands the upgrade to the SDK, which accepts the socket and calls `onConnect`. */
   upgrade: () => Promise<Response>;
@@ -32,7 +35,7 @@ export async function streamingFetch(request: Request, target: StreamingFetch): 
     // Already parsed by the Worker; parsed again here because this is the object's own boundary.
     const message = postMessageSchema.safeParse(await request.json().catch(() => null));
     if (!message.success) return refusalResponse(fail("bad_request", "Request body is invalid."));
-    const accepted = await target.runtime.accept(sendRequest(target.claims.sub, message.data));
+    const accepted = await target.runtime.accept(sendRequest(target.claims.sub, message.data, target.meta));
     if (!accepted.ok) return refusalResponse(accepted);
     return sseStream(target.runtime, accepted.value.run.id, lastEventId(request));
   }

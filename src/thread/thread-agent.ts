@@ -18,6 +18,7 @@ import { connectionState } from "./connection-state";
 import { closeCode, dispatchFrame, dispatchTurn, isTurnFrame } from "./frame-dispatch";
 import { keepAliveIfLong } from "./keep-alive";
 import { refusalResponse } from "./object-error";
+import { parseRequestMeta, REQUEST_META_HEADER, readRequestMeta } from "./request-meta";
 import { streamingFetch } from "./streaming-fetch";
 import { TenantWatch } from "./tenant-watch";
 import {
@@ -108,16 +109,20 @@ export class ThreadAgent extends Agent<Env> {
     return this.#launch(claims, (runtime) => entriesPage(runtime, query));
   }
 
-  /** RPC (`POST …/messages`, JSON): the turn once settled; `created` is false for a retried clientMessageId. */
+  /**
+   * RPC (`POST …/messages`, JSON): the turn once settled; `created` is false for a retried clientMessageId. `meta`
+   * names the Worker request (`RequestMeta`).
+   */
   async postMessage(
     claims: ThreadClaims,
     message: PostMessage,
+    meta?: unknown,
   ): Promise<RpcResult<{ created: boolean; reply: MessageReply }>> {
     return this.#launch(claims, async (runtime) => {
       // Parsed by the Worker already; parsed again because this is the object's own boundary.
       const parsed = postMessageSchema.safeParse(message);
       if (!parsed.success) return fail("bad_request", "Request body is invalid.");
-      const accepted = await runtime.accept(sendRequest(claims.sub, parsed.data));
+      const accepted = await runtime.accept(sendRequest(claims.sub, parsed.data, readRequestMeta(meta)));
       return accepted.ok ? ok(await settledReply(runtime, accepted.value)) : accepted;
     });
   }
@@ -239,6 +244,7 @@ export class ThreadAgent extends Agent<Env> {
     return streamingFetch(request, {
       runtime: runtime.value,
       claims,
+      meta: parseRequestMeta(request.headers.get(REQUEST_META_HEADER)),
       openSockets: this.#sockets.count(),
       upgrade: () => super.fetch(request),
     });
@@ -266,7 +272,7 @@ export class ThreadAgent extends Agent<Env> {
       connection.close(closeCode("unauthenticated"), "unauthenticated");
       return;
     }
-    this.#sockets.opened(connection, claims);
+    this.#sockets.opened(connection, claims, parseRequestMeta(ctx.request.headers.get(REQUEST_META_HEADER)));
     void this.schedule(this.#settings.idleSweepSeconds, "sweepIdleConnections", undefined, {
       idempotent: true,
     });
@@ -297,7 +303,7 @@ export class ThreadAgent extends Agent<Env> {
     const frame = parsed.frame;
     // A turn waits for the tenant's quota; every other frame is answered synchronously (hello's catch-up needs it).
     const outcome = isTurnFrame(frame)
-      ? await dispatchTurn(runtime.value, frame, state.claims.sub)
+      ? await dispatchTurn(runtime.value, frame, state.claims.sub, state.meta)
       : dispatchFrame(runtime.value, frame);
     this.#sockets.deliver(connection, state, outcome);
   }

@@ -4,6 +4,7 @@ import { fail, ok, type Result } from "../errors";
 import { LIMITS, type RunStatus, type ServerFrame, type WireEntry } from "../shared/protocol";
 import type { RunError } from "../storage/run-store";
 import { toWireEntry } from "./frames";
+import type { RequestMeta } from "./request-meta";
 import type { ThreadRuntime, TurnAccepted, TurnRequest } from "./thread-runtime";
 
 /** The body of `POST /v1/threads/:threadId/messages`, parsed by the Worker and again by the object for SSE. */
@@ -72,10 +73,11 @@ export function entriesPage(runtime: ThreadRuntime, query: EntriesQuery): Result
   });
 }
 
-export function sendRequest(subject: string, message: PostMessage): TurnRequest {
+export function sendRequest(subject: string, message: PostMessage, meta?: RequestMeta): TurnRequest {
   return {
     kind: "send",
     subject,
+    ...(meta !== undefined ? { meta } : {}),
     clientMessageId: message.clientMessageId,
     text: message.text,
     ...(message.parentId !== undefined ? { parentId: message.parentId } : {}),

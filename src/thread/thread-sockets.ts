@@ -5,6 +5,7 @@ import type { ThreadClaims } from "./claims";
 import { type ConnectionState, connectionState } from "./connection-state";
 import { closeCode, type FrameOutcome } from "./frame-dispatch";
 import { encodeFrame, type Peer } from "./frames";
+import type { RequestMeta } from "./request-meta";
 
 export class ThreadSockets {
   readonly #connections: () => Iterable<Connection>;
@@ -17,8 +18,14 @@ export class ThreadSockets {
     this.#now = now;
   }
 
-  opened(connection: Connection, claims: ThreadClaims): void {
-    const state: ConnectionState = { claims, ready: false, malformed: 0, lastActive: this.#now() };
+  opened(connection: Connection, claims: ThreadClaims, meta: RequestMeta | undefined): void {
+    const state: ConnectionState = {
+      claims,
+      ready: false,
+      malformed: 0,
+      lastActive: this.#now(),
+      ...(meta !== undefined ? { meta } : {}),
+    };
     connection.setState(state);
     this.#readyCache = null;
   }

@@ -3,7 +3,7 @@ import { env } from "cloudflare:workers";
 import { signVisitorToken } from "../../src/auth/visitor-token";
 import { readToken } from "./edge-gate";
 import { type Launch, type LiveAgent, launch, ORIGIN } from "./threads";
-import { b64url, forgeToken, launchKeys } from "./tokens";
+import { b64url, forgeToken, launchKeys, visitorKeys } from "./tokens";
 
 /** A real launch plus the claims the server signed, to forge near-valid variants from. */
 export interface Session {
@@ -73,7 +73,7 @@ export const tokenCases: [string, (s: Session) => Promise<string>][] = [
   ["a signature with the tenant's API key", (s) => forgeToken({ claims: s.claims, key: s.agent.apiKey })],
   [
     "a signature with the visitor-token key",
-    (s) => forgeToken({ claims: s.claims, key: env.VISITOR_TOKEN_KEY }),
+    (s) => forgeToken({ claims: s.claims, key: visitorKeys().keys[visitorKeys().current]! }),
   ],
   ["k1's key under kid k2", (s) => forgeToken({ claims: s.claims, key: keyOf("k1"), header: { kid: "k2" } })],
   [

@@ -15,6 +15,11 @@ export function launchKeys(): { current: string; keys: Record<string, string> } 
   return JSON.parse(env.LAUNCH_TOKEN_KEYS);
 }
 
+/** The test visitor key set (vitest.config.ts writes VISITOR_TOKEN_KEY as a key set). */
+export function visitorKeys(): { current: string; keys: Record<string, string> } {
+  return JSON.parse(env.VISITOR_TOKEN_KEY);
+}
+
 /** Header and claim overrides; an `undefined` value removes that field. */
 export interface ForgeOptions {
   header?: Record<string, unknown>;

@@ -13,6 +13,7 @@ import {
 } from "../helpers/edge-gate";
 import { API, api, createApiKey, createTenant, expectError, json } from "../helpers/tenants";
 import { freshIp, launch, launchRequest, launchResponse, liveAgent, ORIGIN } from "../helpers/threads";
+import { visitorKeys } from "../helpers/tokens";
 
 const THREAD_ID = /^thr_[0-9a-f]{32}$/;
 
@@ -451,7 +452,7 @@ describe("private agents", () => {
     for (const secret of [
       agent.apiKey,
       agent.apiKey.split("_").at(-1)!,
-      env.VISITOR_TOKEN_KEY,
+      ...Object.values(visitorKeys().keys),
       env.DO_NAME_KEY,
     ]) {
       expect(text).not.toContain(secret);

@@ -341,20 +341,61 @@ describe("resolveModel refusals", () => {
     expect(result).toMatchObject({ ok: false, code: "upstream_unavailable" });
   });
 
-  it("refuses a plain-http baseUrl outside development, so a key never travels in clear text", async () => {
-    const config: ModelConfig = {
+  it("refuses a plain-http baseUrl outside development, and in development allows only a local one", async () => {
+    const config = (baseUrl: string): ModelConfig => ({
       provider: "openai-compatible",
       model: "m",
-      baseUrl: "http://llm.example.test/v1",
+      baseUrl,
       apiKeySecret: "llm-key",
-    };
-    const production = await resolveModel(config, {
-      env: { ...env, ENVIRONMENT: "production" },
-      tenantSecret: secrets({ "llm-key": API_KEY }),
     });
-    expect(production).toMatchObject({ ok: false, code: "bad_request" });
-    const development = await resolveModel(config, { env, tenantSecret: secrets({ "llm-key": API_KEY }) });
-    expect(development.ok).toBe(true);
+    const inEnv = (environment: Env["ENVIRONMENT"], baseUrl: string) =>
+      resolveModel(config(baseUrl), {
+        env: { ...env, ENVIRONMENT: environment },
+        tenantSecret: secrets({ "llm-key": API_KEY }),
+      });
+    for (const environment of ["production", "staging"] as const) {
+      for (const baseUrl of [
+        "http://llm.example.test/v1",
+        "http://127.0.0.1:11434/v1",
+        "http://localhost:8080",
+      ]) {
+        expect(await inEnv(environment, baseUrl), `${environment} ${baseUrl}`).toMatchObject({
+          ok: false,
+          code: "bad_request",
+        });
+      }
+    }
+    expect(await inEnv("development", "http://llm.example.test/v1")).toMatchObject({
+      ok: false,
+      code: "bad_request",
+    });
+    expect((await inEnv("development", "http://127.0.0.1:11434/v1")).ok).toBe(true);
+    expect((await inEnv("development", "http://localhost:8080/v1")).ok).toBe(true);
+  });
+
+  it.each([
+    "https://127.0.0.1/v1",
+    "https://169.254.169.254/latest",
+    "https://[::1]/v1",
+    "https://10.0.0.5/v1",
+    "https://metadata.google.internal/v1",
+    "https://agents.example.test/v1",
+  ])("blocks the model endpoint %s at call time, sending nothing and echoing no key", async (baseUrl) => {
+    for (const provider of ["openai-compatible", "anthropic"] as const) {
+      const fake = provider === "anthropic" ? fakeAnthropic([]) : fakeOpenAICompatible([]);
+      const result = await resolveModel(
+        { provider, model: "m", baseUrl, apiKeySecret: "llm-key" },
+        {
+          env: { ...env, ENVIRONMENT: "production" },
+          tenantSecret: secrets({ "llm-key": API_KEY }),
+          fetch: fake.fetch,
+          platformHosts: ["agents.example.test"],
+        },
+      );
+      expect(result).toMatchObject({ ok: false, code: "bad_request" });
+      expect(JSON.stringify(result)).not.toContain(API_KEY);
+      expect(fake.requests).toHaveLength(0);
+    }
   });
 
   it("resolves the local model without secrets or network", async () => {

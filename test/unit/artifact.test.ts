@@ -2,6 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { artifactSchema } from "../../src/control/artifact";
 import { fieldIssues } from "../../src/control/field-issues";
+import { artifactFromDefinition } from "../../src/control/store-rules";
 
 const minimal = {
   schemaVersion: 1,
@@ -91,6 +92,36 @@ describe("artifactSchema", () => {
     expect(
       issuesOf({ ...minimal, model: { provider: "openai-compatible", model: "m" } }).map((i) => i.path),
     ).toEqual(["model.baseUrl"]);
+  });
+
+  it("refuses model endpoints the tools' URL policy refuses when publishing, admitting local http for development", () => {
+    const model = (baseUrl: string) => ({
+      ...minimal,
+      model: { provider: "openai-compatible", model: "m", baseUrl },
+    });
+    for (const baseUrl of ["ftp://llm.example.com/v1", "not a url"]) {
+      expect(
+        issuesOf(model(baseUrl)).map((i) => i.path),
+        baseUrl,
+      ).toEqual(["model.baseUrl"]);
+    }
+    for (const baseUrl of [
+      "http://llm.example.com/v1",
+      "https://127.0.0.1/v1",
+      "https://169.254.169.254/latest/meta-data",
+      "https://[::1]/v1",
+      "https://192.168.1.10/v1",
+    ]) {
+      const published = artifactFromDefinition(model(baseUrl));
+      expect(published.ok, baseUrl).toBe(false);
+      if (!published.ok)
+        expect(published.details, baseUrl).toEqual([{ path: "model.baseUrl", message: expect.any(String) }]);
+      // Stored versions are re-parsed on read: the schema alone never makes a pinned artifact unreadable.
+      expect(artifactSchema.safeParse(model(baseUrl)).success, baseUrl).toBe(true);
+    }
+    expect(artifactFromDefinition(model("https://llm.example.com/v1")).ok).toBe(true);
+    // Admitted here; refused at publish and at call time outside development.
+    expect(artifactFromDefinition(model("http://127.0.0.1:11434/v1")).ok).toBe(true);
   });
 
   it("refuses tools that are not https and secret aliases that are not aliases", () => {

@@ -1,6 +1,14 @@
 // Tool URL policy: only public https hosts, judged after the URL parser normalises every spelling of an address.
 import { describe, expect, it } from "vitest";
-import { platformHostsOf, platformToolUrlIssues, toolUrlProblem } from "../../src/control/url-policy";
+import {
+  localHttpAllowed,
+  modelUrlIssues,
+  modelUrlProblem,
+  platformHosts,
+  platformHostsOf,
+  platformToolUrlIssues,
+  toolUrlProblem,
+} from "../../src/control/url-policy";
 
 const PLATFORM = { platformHosts: ["agents.example.com"] };
 
@@ -136,5 +144,70 @@ describe("platformToolUrlIssues", () => {
     ]);
     expect(platformToolUrlIssues({ tools: "nope" }, ["agents.example.com"])).toEqual([]);
     expect(platformToolUrlIssues(null, ["agents.example.com"])).toEqual([]);
+  });
+});
+
+describe("platformHosts", () => {
+  it("is PUBLIC_HOSTS plus the host the turn's request reached the platform on", () => {
+    expect(platformHosts({ PUBLIC_HOSTS: "" })).toEqual([]);
+    expect(platformHosts({ PUBLIC_HOSTS: "" }, "Threads.Example.com:443")).toEqual(["threads.example.com"]);
+    expect(platformHosts({ PUBLIC_HOSTS: "agents.example.com, eu.agents.example.com" }, null)).toEqual([
+      "agents.example.com",
+      "eu.agents.example.com",
+    ]);
+  });
+});
+
+describe("modelUrlProblem", () => {
+  it("applies the tools' policy to a model endpoint", () => {
+    for (const url of [
+      "http://llm.example.com/v1",
+      "https://127.0.0.1/v1",
+      "https://169.254.169.254/latest",
+      "https://[::1]/v1",
+      "https://10.0.0.5/v1",
+      "https://metadata.google.internal/v1",
+      "https://user:pw@llm.example.com/v1",
+    ]) {
+      expect(modelUrlProblem(url), url).not.toBeNull();
+      expect(modelUrlProblem(url, { allowLocalHttp: true }), url).not.toBeNull();
+    }
+    expect(modelUrlProblem("https://llm.example.com/v1")).toBeNull();
+    expect(modelUrlProblem("https://agents.example.com/v1", PLATFORM)).toBe(
+      "must not point to this platform",
+    );
+  });
+
+  it("admits local plain http only when allowed, and only development allows it", () => {
+    for (const url of ["http://localhost:11434/v1", "http://127.0.0.1:8080/v1", "http://localhost/v1"]) {
+      expect(modelUrlProblem(url, { allowLocalHttp: true }), url).toBeNull();
+      expect(modelUrlProblem(url), url).not.toBeNull();
+    }
+    for (const url of ["http://127.0.0.2:8080/v1", "http://[::1]:8080/v1", "http://u:p@localhost:1/v1"]) {
+      expect(modelUrlProblem(url, { allowLocalHttp: true }), url).not.toBeNull();
+    }
+    expect(localHttpAllowed("development")).toBe(true);
+    expect(localHttpAllowed("staging")).toBe(false);
+    expect(localHttpAllowed("production")).toBe(false);
+  });
+});
+
+describe("modelUrlIssues", () => {
+  const draft = (baseUrl: unknown) => ({ model: { provider: "openai-compatible", model: "m", baseUrl } });
+  const production = { platformHosts: ["agents.example.com"], allowLocalHttp: false };
+
+  it("names a local endpoint outside development and the platform's own host, leaving the rest to the schema", () => {
+    expect(modelUrlIssues(draft("http://localhost:11434/v1"), production)).toEqual([
+      { path: "model.baseUrl", message: "must use https" },
+    ]);
+    expect(modelUrlIssues(draft("https://agents.example.com/v1"), production)).toEqual([
+      { path: "model.baseUrl", message: "must not point to this platform" },
+    ]);
+    expect(
+      modelUrlIssues(draft("http://localhost:11434/v1"), { ...production, allowLocalHttp: true }),
+    ).toEqual([]);
+    expect(modelUrlIssues(draft("https://10.0.0.5/v1"), production)).toEqual([]);
+    expect(modelUrlIssues(draft(42), production)).toEqual([]);
+    expect(modelUrlIssues({ model: null }, production)).toEqual([]);
   });
 });

@@ -1,0 +1,11 @@
+// The D1 migrations this build expects applied, oldest first; GET /v1/ready compares them with d1_migrations.
+// Generated from migrations/ by `node scripts/migration-names.mjs`; `npm test` fails when it is stale.
+export const MIGRATIONS: readonly string[] = [
+  "0001_control_plane.sql",
+  "0002_thread_registry.sql",
+  "0003_sessions_projection.sql",
+  "0004_drop_unused_thread_index.sql",
+  "0005_tenant_operations.sql",
+  "0006_agent_origins.sql",
+  "0007_thread_context.sql",
+];
