@@ -8,6 +8,8 @@ const connectionStateSchema = z.object({
   ready: z.boolean(),
   malformed: z.number().int(),
   lastActive: z.number(),
+  /** The frame budget (thread/frame-budget.ts); absent on sockets opened before it existed, which start full. */
+  frames: z.object({ tokens: z.number(), at: z.number() }).optional(),
 });
 
 export type ConnectionState = z.infer<typeof connectionStateSchema>;

@@ -241,22 +241,30 @@ export class ThreadAgent extends Agent<Env> {
       connection.close(closeCode("unauthenticated"), "unauthenticated");
       return;
     }
+    // Every frame counts against the socket's budget before it is even parsed, pings and malformed ones included.
+    const spent = this.#sockets.spend(connection, state);
+    if (spent === null) return;
     const parsed = parseClientMessage(message);
     if (parsed.kind === "too_large") {
       connection.close(WS_CLOSE_CODE.payload_too_large ?? 1009, "frame too large");
       return;
     }
     if (parsed.kind === "malformed") {
-      this.#sockets.malformed(connection, state, parsed.message);
+      this.#sockets.malformed(connection, spent, parsed.message);
       return;
     }
-    const runtime = await this.#gate.admit(state.claims);
+    const runtime = await this.#gate.admit(spent.claims);
     if (!runtime.ok) {
       connection.close(closeCode(runtime.code), runtime.code);
       return;
     }
-    this.#sockets.touched(connection, state);
-    this.#sockets.deliver(connection, state, dispatchFrame(runtime.value, parsed.frame, state.claims.sub));
+    // Read again: frames that arrived while this one waited for the gate spent from the same budget.
+    const current = connectionState(connection) ?? spent;
+    this.#sockets.deliver(
+      connection,
+      current,
+      dispatchFrame(runtime.value, parsed.frame, current.claims.sub),
+    );
   }
 
   override onClose(_connection: Connection, _code: number, _reason: string, _wasClean: boolean): void {
