@@ -12,9 +12,8 @@ import { placeUserTurn, type TurnRequest } from "./place-user-turn";
 import type { PromptHistory } from "./prompt-history";
 import type { RunStores } from "./run-stores";
 import { wireRun } from "./run-wiring";
-import { threadLimits } from "./thread-limits";
+import { DEFAULT_CONTEXT_TOKENS, threadLimits } from "./thread-limits";
 
-const DEFAULT_CONTEXT_TOKENS = 32_000;
 const MAX_MODEL_STEPS = 4;
 const STALL_TIMEOUT_MS = 60_000;
 

@@ -7,6 +7,7 @@ import { projectedEntrySeq, projectionBacklog } from "../../src/storage/outbox";
 import { applyThreadRetention } from "../../src/storage/thread-retention";
 import { migrateThreadSchema } from "../../src/storage/thread-schema";
 import { describeEntryStore, type MakeThread } from "../helpers/entry-store-conformance";
+import { rowsReadBy } from "../helpers/rows-read";
 
 let tick = Date.UTC(2026, 0, 1);
 const now = () => tick++;
@@ -286,24 +287,6 @@ describe("EntryStore", () => {
     expect(read.main.ids).toEqual(chain(9949));
     expect(read.main.pages).toBe(10);
   });
-
-  /** Counts the rows SQLite reads for every statement run while `fn` runs. */
-  function rowsReadBy<T>(storage: DurableObjectStorage, fn: () => T): { value: T; rows: number } {
-    const sql = storage.sql as { exec: SqlStorage["exec"] };
-    const exec = sql.exec;
-    const cursors: SqlStorageCursor<Record<string, SqlStorageValue>>[] = [];
-    sql.exec = ((query: string, ...bindings: unknown[]) => {
-      const cursor = exec.call(storage.sql, query, ...bindings);
-      cursors.push(cursor);
-      return cursor;
-    }) as SqlStorage["exec"];
-    try {
-      const value = fn();
-      return { value, rows: cursors.reduce((n, c) => n + c.rowsRead, 0) };
-    } finally {
-      sql.exec = exec;
-    }
-  }
 
   it("reads a page of a 5,000-entry branch touching about as many rows as the page holds", {
     timeout: 60_000,
