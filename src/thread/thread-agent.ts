@@ -8,7 +8,7 @@ import { projectionBacklog } from "../storage/outbox";
 import type { ThreadBinding } from "../storage/pin-store";
 import { drainOutbox } from "../storage/projection-drain";
 import { reconcileProjection } from "../storage/projection-reconcile";
-import { exportThread } from "../storage/thread-export";
+import { exportThreadStream } from "../storage/thread-export";
 import { migrateThreadSchema } from "../storage/thread-schema";
 import { CLAIMS_HEADER, parseThreadClaims, type ThreadAddress, type ThreadClaims } from "./claims";
 import { frameTooLarge, onlyProtocolFrames, parseClientMessage } from "./client-frames";
@@ -120,15 +120,13 @@ export class ThreadAgent extends Agent<Env> {
   }
 
   /**
-   * RPC (`GET /v1/sessions/:id/export`): the whole thread as JSON text (`threadExportSchema`), or null for a thread
-   * never bound. Text, because entry bodies are arbitrary JSON and a recursive type makes the stub's type infinite.
+   * RPC (`GET /v1/sessions/:id/export`): the whole thread as a stream of JSON text (`threadExportSchema`), produced
+   * a page at a time as the Worker reads it, or null for a thread never bound.
    */
-  async exportThread(address: ThreadAddress): Promise<RpcResult<string | null>> {
+  async exportThread(address: ThreadAddress): Promise<RpcResult<ReadableStream<Uint8Array> | null>> {
     const runtime = await this.#gate.addressed(address);
     if (!runtime.ok) return runtime;
-    return ok(
-      runtime.value === null ? null : JSON.stringify(exportThread(this.ctx.storage, runtime.value.binding)),
-    );
+    return ok(runtime.value === null ? null : exportThreadStream(this.ctx.storage, runtime.value.binding));
   }
 
   /** RPC (`DELETE /v1/sessions/:id`): closes every socket and erases all of the object's storage. */
