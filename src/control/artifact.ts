@@ -1,5 +1,6 @@
 // The agent artifact: what a version pins. Strict zod schema (unknown keys refused), schemaVersion 1.
 import { z } from "zod";
+import { IDENTITY_FACTS, identityProblems, MAX_IDENTITY_POINTERS } from "./tool-identity";
 import { modelUrlProblem, toolUrlProblem } from "./url-policy";
 
 export const MODEL_PROVIDERS = ["local", "workers-ai", "openai-compatible", "anthropic"] as const;
@@ -46,19 +47,36 @@ export const modelSchema = z
     }
   });
 
-export const toolSchema = z.strictObject({
-  name: z.string().regex(/^[a-zA-Z][a-zA-Z0-9_-]{0,63}$/),
-  description: z.string().min(1).max(2000),
-  // Public https hosts only (src/control/url-policy.ts); the platform's own host is refused where it is known.
-  url: z.string().superRefine((url, ctx) => {
-    const problem = toolUrlProblem(url);
-    if (problem !== null) ctx.addIssue({ code: "custom", message: problem });
-  }),
-  /** Alias of the tenant secret (`whsec_…`) that signs every call to this tool. */
-  signingSecret: secretAlias,
-  inputSchema: z.record(z.string(), z.unknown()).optional(),
-  timeoutMs: z.number().int().min(100).max(30_000).optional(),
-});
+export const toolSchema = z
+  .strictObject({
+    name: z.string().regex(/^[a-zA-Z][a-zA-Z0-9_-]{0,63}$/),
+    description: z.string().min(1).max(2000),
+    // Public https hosts only (src/control/url-policy.ts); the platform's own host is refused where it is known.
+    url: z.string().superRefine((url, ctx) => {
+      const problem = toolUrlProblem(url);
+      if (problem !== null) ctx.addIssue({ code: "custom", message: problem });
+    }),
+    /** Alias of the tenant secret (`whsec_…`) that signs every call to this tool. */
+    signingSecret: secretAlias,
+    inputSchema: z.record(z.string(), z.unknown()).optional(),
+    /**
+     * Where the runtime writes who is calling: JSON pointers into the input, each naming a runtime fact. Those
+     * properties are hidden from the model and overwritten in its arguments (src/control/tool-identity.ts).
+     */
+    identity: z
+      .record(z.string(), z.enum(IDENTITY_FACTS))
+      .refine((identity) => Object.keys(identity).length <= MAX_IDENTITY_POINTERS, {
+        message: `at most ${MAX_IDENTITY_POINTERS} pointers`,
+      })
+      .optional(),
+    timeoutMs: z.number().int().min(100).max(30_000).optional(),
+  })
+  .superRefine((tool, ctx) => {
+    if (tool.identity === undefined) return;
+    for (const problem of identityProblems(tool.identity, tool.inputSchema)) {
+      ctx.addIssue({ code: "custom", path: ["identity", problem.pointer], message: problem.message });
+    }
+  });
 
 export const limitsSchema = z.strictObject({
   maxMessageChars: z.number().int().min(1).max(100_000).optional(),

@@ -22,7 +22,7 @@ export interface BuildPromptInput {
 /** The estimate every budget in the product uses: about four characters per token. */
 export const estimateTokens = (chars: number): number => Math.ceil(chars / 4);
 
-function messageChars(message: BranchMessage): number {
+export function messageChars(message: BranchMessage): number {
   let chars = message.text.length;
   if (message.role === "assistant") {
     for (const call of message.toolCalls ?? [])

@@ -13,6 +13,9 @@ export const LIMITS = {
   socketsPerThread: 8,
   idleTimeoutSeconds: 300,
   maxMalformedFrames: 5,
+  /** Frames of any type a socket may send at once, and how many more it earns per second (close 4429 past it). */
+  frameBurst: 60,
+  framesPerSecond: 1,
   maxQueuedSends: 4,
   historyPageMax: 200,
 } as const;

@@ -1,6 +1,7 @@
 // The thread's conversation tree in Durable Object SQLite, with Prism's append contract (conflicts, idempotency, forks).
 import { z } from "zod";
 import { fail, ok, type Result } from "../errors";
+import { ANCESTOR_WALK, type Ancestry, ancestorSeqAt, ancestryBelow, entryPosition } from "./entry-ancestry";
 import { parseJsonColumn } from "./json-column";
 import { createRedactor, type JsonValue, type Redactor } from "./redact";
 import { ACTIVE_LEAF_KEY, deleteMeta, readMeta, replaceMeta, writeMeta } from "./thread-meta";
@@ -170,23 +171,26 @@ export class EntryStore {
         const priorEntry = typeof prior?.entry_id === "string" ? this.get(prior.entry_id) : null;
         if (priorEntry) return ok({ entry: priorEntry, deduplicated: true });
       }
-      // An expected parent equals the parent (checked above), so one lookup answers both.
-      if (a.expectedParentId !== undefined) {
-        if (!this.#exists(a.expectedParentId)) {
-          return fail("conflict", "The expected parent entry is not in this thread.", {
-            expectedParentId: a.expectedParentId,
-          });
+      // An expected parent equals the parent (checked above), so one lookup answers both, and gives the new
+      // entry its place on the path.
+      let ancestry: Ancestry | null = null;
+      if (a.parentId !== null) {
+        ancestry = ancestryBelow(this.#storage, a.parentId);
+        if (ancestry === null) {
+          return a.expectedParentId !== undefined
+            ? fail("conflict", "The expected parent entry is not in this thread.", {
+                expectedParentId: a.expectedParentId,
+              })
+            : fail("conflict", "The parent entry is not in this thread.", { parentId: a.parentId });
         }
-      } else if (a.parentId !== null && !this.#exists(a.parentId)) {
-        return fail("conflict", "The parent entry is not in this thread.", { parentId: a.parentId });
       }
       const id = a.id ?? this.#newId();
 
       const createdAt = this.#now();
       const inserted = sql
         .exec(
-          `INSERT INTO entries (id, parent_id, kind, role, run_id, created_at, body_json)
-           VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING RETURNING seq`,
+          `INSERT INTO entries (id, parent_id, kind, role, run_id, created_at, body_json, depth, jump_id)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING RETURNING seq`,
           id,
           a.parentId,
           a.kind,
@@ -194,6 +198,9 @@ export class EntryStore {
           a.runId ?? null,
           createdAt,
           bodyJson,
+          // A root is at depth 0 and jumps to itself.
+          ancestry?.depth ?? 0,
+          ancestry?.jumpId ?? id,
         )
         .toArray()[0];
       if (inserted === undefined) return fail("conflict", "An entry with this id already exists.", { id });
@@ -230,43 +237,61 @@ export class EntryStore {
   }
 
   /**
-   * One branch, root → leaf, paged by keyset: the cursor is the seq of the last entry returned. The path is found
-   * by walking parent links up from the leaf (indexed lookups, stopping at the cursor), never by scanning the thread.
+   * One branch, root → leaf, paged by keyset: the cursor is the seq of the last entry returned, and a page holds the
+   * path's entries above it. A page reads O(log n) rows to find where it starts on the path (entry-ancestry.ts) plus
+   * its own rows; the rest of the branch is never read.
    */
   branch(leafId: string, page: { cursor?: string; limit?: number } = {}): Result<EntryPage> {
     const limit = page.limit ?? DEFAULT_PAGE_LIMIT;
     if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_PAGE_LIMIT) {
       return fail("bad_request", `limit must be an integer from 1 to ${MAX_PAGE_LIMIT}.`);
     }
-    let after = 0;
+    let after: number | null = null;
     if (page.cursor !== undefined) {
-      const decoded = decodeCursor(page.cursor);
-      if (decoded === null) return fail("bad_request", "Invalid cursor.");
-      after = decoded;
+      after = decodeCursor(page.cursor);
+      if (after === null) return fail("bad_request", "Invalid cursor.");
     }
-    // The walk keeps to seq and parent_id; only the page's rows are fetched whole, in seq order, by rowid.
-    const cursor = this.#storage.sql.exec(
-      `WITH RECURSIVE path(seq, parent_id) AS (
-         SELECT seq, parent_id FROM entries WHERE id = ? AND seq > ?
-         UNION ALL
-         SELECT e.seq, e.parent_id FROM entries e JOIN path p ON e.id = p.parent_id WHERE e.seq > ?
-       )
-       SELECT ${ENTRY_COLUMNS} FROM entries WHERE seq IN (SELECT seq FROM path) ORDER BY seq LIMIT ?`,
-      leafId,
-      after,
-      after,
-      limit + 1,
+    const leaf = entryPosition(this.#storage, leafId);
+    if (leaf === null) return fail("not_found", "Entry not found.");
+    const first = after === null ? 0 : this.#firstDepthAbove(leafId, leaf, after);
+    if (first > leaf.depth) return ok({ items: [] });
+    const last = Math.min(first + limit - 1, leaf.depth);
+    // From the leaf to the page's deepest entry by jumps, then up its parents to the page's first entry.
+    const items = entriesFrom(
+      this.#storage.sql.exec(
+        `WITH RECURSIVE ${ANCESTOR_WALK},
+         page(seq, parent_id) AS (
+           SELECT e.seq, e.parent_id FROM walk JOIN entries e ON e.id = walk.id WHERE walk.depth = ?2
+           UNION ALL
+           SELECT e.seq, e.parent_id FROM page p JOIN entries e ON e.id = p.parent_id WHERE e.depth >= ?3
+         )
+         SELECT ${ENTRY_COLUMNS} FROM entries WHERE seq IN (SELECT seq FROM page) ORDER BY seq`,
+        leafId,
+        last,
+        first,
+      ),
     );
-    const items: Entry[] = [];
-    let more = false;
-    for (const row of cursor.raw()) {
-      if (items.length < limit) items.push(entryFromRow(row));
-      else more = true;
-    }
-    // An empty walk is either an unknown leaf or a cursor at or past it: only then is existence asked separately.
-    if (items.length === 0 && !this.#exists(leafId)) return fail("not_found", "Entry not found.");
-    const last = items[items.length - 1];
-    return ok(more && last ? { items, nextCursor: String(last.seq) } : { items });
+    const end = items[items.length - 1];
+    return ok(last < leaf.depth && end ? { items, nextCursor: String(end.seq) } : { items });
+  }
+
+  /**
+   * Up to `limit` entries of the path ending at `fromId`, newest first (`fromId` itself first): how a reader that
+   * needs only the recent end of a branch reads it. Empty when `fromId` is not in this thread.
+   */
+  lineage(fromId: string, limit: number): Entry[] {
+    return entriesFrom(
+      this.#storage.sql.exec(
+        `WITH RECURSIVE up(seq, parent_id, n) AS (
+           SELECT seq, parent_id, 1 FROM entries WHERE id = ?1
+           UNION ALL
+           SELECT e.seq, e.parent_id, up.n + 1 FROM up JOIN entries e ON e.id = up.parent_id WHERE up.n < ?2
+         )
+         SELECT ${ENTRY_COLUMNS} FROM entries WHERE seq IN (SELECT seq FROM up) ORDER BY seq DESC`,
+        fromId,
+        Math.max(1, Math.trunc(limit)),
+      ),
+    );
   }
 
   /** The explicitly selected leaf if one is set, else the newest entry without children; null for an empty thread. */
@@ -320,7 +345,30 @@ export class EntryStore {
     );
   }
 
-  #exists(id: string): boolean {
-    return this.#storage.sql.exec("SELECT 1 AS present FROM entries WHERE id = ?", id).toArray().length > 0;
+  /**
+   * The depth on the path to `leaf` where entries with a seq above `after` begin (past the leaf when none does).
+   * A cursor is normally the last entry of the previous page, on this path; any other seq is found by bisection,
+   * since seq grows with depth along a path.
+   */
+  #firstDepthAbove(leafId: string, leaf: { seq: number; depth: number }, after: number): number {
+    if (leaf.seq <= after) return leaf.depth + 1;
+    const row = this.#storage.sql.exec("SELECT depth FROM entries WHERE seq = ?", after).raw().next();
+    const depth = row.done ? null : row.value[0];
+    if (
+      typeof depth === "number" &&
+      depth < leaf.depth &&
+      ancestorSeqAt(this.#storage, leafId, depth) === after
+    ) {
+      return depth + 1;
+    }
+    let low = 0;
+    let high = leaf.depth;
+    while (low < high) {
+      const middle = Math.floor((low + high) / 2);
+      const seq = ancestorSeqAt(this.#storage, leafId, middle);
+      if (seq !== null && seq > after) high = middle;
+      else low = middle + 1;
+    }
+    return low;
   }
 }

@@ -98,6 +98,12 @@ const runRowSchema = z.object({
 const RUN_COLUMNS =
   "id, status, idempotency_key, user_entry_id, assistant_entry_id, parent_entry_id, created_at, started_at, ended_at, abort_reason, error_code, error_message, version_id, revision";
 
+/** Where a page of runs in creation order ended. */
+export interface RunPosition {
+  createdAt: number;
+  rowid: number;
+}
+
 function toRun(row: unknown): Run {
   const r = runRowSchema.parse(row);
   return {
@@ -171,6 +177,29 @@ export class RunStore {
 
   get(runId: string): Run | null {
     return findRun(this.#storage, runId);
+  }
+
+  /**
+   * Runs in creation order (ties in insertion order), `limit` at a time after `after`, the position `page` returned
+   * with the last run of the previous page: how an export reads every run without holding them all.
+   */
+  page(after: RunPosition | null, limit: number): { runs: Run[]; last: RunPosition | null } {
+    const rows = this.#storage.sql
+      .exec(
+        `SELECT ${RUN_COLUMNS}, rowid AS position FROM runs
+         WHERE created_at > ?1 OR (created_at = ?1 AND rowid > ?2) ORDER BY created_at, rowid LIMIT ?3`,
+        after?.createdAt ?? Number.MIN_SAFE_INTEGER,
+        after?.rowid ?? 0,
+        limit,
+      )
+      .toArray();
+    const runs = rows.map(toRun);
+    const lastRow = rows[rows.length - 1];
+    const lastRun = runs[runs.length - 1];
+    return {
+      runs,
+      last: lastRow && lastRun ? { createdAt: lastRun.createdAt, rowid: Number(lastRow.position) } : null,
+    };
   }
 
   byIdempotencyKey(key: string): Run | null {

@@ -4,6 +4,7 @@
 // age cutoff) and the next drain sends one statement that deletes every D1 message at or below that seq which the
 // thread no longer holds. The mark is cleared only after that batch commits, so D1 never keeps what the thread
 // deleted for longer than one successful drain (the D1 retention job applies the same policy on its own as well).
+import { rebuildAncestry } from "./entry-ancestry";
 import { PROJECTED_ENTRY_SEQ_KEY } from "./outbox";
 import { ACTIVE_LEAF_KEY, deleteMeta, readMetaInteger, writeMeta } from "./thread-meta";
 
@@ -110,10 +111,19 @@ export function applyThreadRetention(
 
     if (victims.length > 0) {
       sql.exec("DELETE FROM entries WHERE id IN (SELECT value FROM json_each(?))", victimIds);
-      sql.exec(
-        "UPDATE entries SET parent_id = NULL WHERE parent_id IN (SELECT value FROM json_each(?))",
-        victimIds,
-      );
+      const rerooted = sql
+        .exec(
+          "UPDATE entries SET parent_id = NULL WHERE parent_id IN (SELECT value FROM json_each(?)) RETURNING seq",
+          victimIds,
+        )
+        .toArray()
+        .map((r) => Number(r.seq));
+      // Re-rooted entries and everything below them sit at new depths: their jump pointers are rebuilt.
+      if (rerooted.length > 0)
+        rebuildAncestry(
+          storage,
+          rerooted.reduce((a, b) => Math.min(a, b)),
+        );
       sql.exec(
         "DELETE FROM meta WHERE key = ? AND value IN (SELECT value FROM json_each(?))",
         ACTIVE_LEAF_KEY,

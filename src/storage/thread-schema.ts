@@ -2,6 +2,7 @@
 //
 // Rules: never edit or reorder a released migration; add a new one with the next version number. Table names never
 // start with `cf_` (the agents SDK owns `cf_agents_*` and `cf_agent_*` in the same database).
+import { rebuildAncestry } from "./entry-ancestry";
 import { readMeta, writeMeta } from "./thread-meta";
 
 const SCHEMA_VERSION_KEY = "schema_version";
@@ -9,6 +10,8 @@ const SCHEMA_VERSION_KEY = "schema_version";
 export interface ThreadMigration {
   version: number;
   up: readonly string[];
+  /** Runs after `up`, in the same transaction: a backfill that SQL alone cannot express. */
+  backfill?: (storage: DurableObjectStorage) => void;
 }
 
 export const THREAD_MIGRATIONS: readonly ThreadMigration[] = [
@@ -180,6 +183,16 @@ export const THREAD_MIGRATIONS: readonly ThreadMigration[] = [
       `DROP TABLE IF EXISTS run_events`,
     ],
   },
+  {
+    version: 6,
+    up: [
+      // Each entry's place on its path (src/storage/entry-ancestry.ts): its depth below its root and one jump
+      // pointer to an ancestor, so a branch page is found in O(log n) reads instead of walking the whole branch.
+      `ALTER TABLE entries ADD COLUMN depth INTEGER NOT NULL DEFAULT 0`,
+      `ALTER TABLE entries ADD COLUMN jump_id TEXT`,
+    ],
+    backfill: (storage) => rebuildAncestry(storage, 0),
+  },
 ];
 
 export const THREAD_SCHEMA_VERSION: number = THREAD_MIGRATIONS[THREAD_MIGRATIONS.length - 1]?.version ?? 0;
@@ -221,6 +234,7 @@ export function migrateThreadSchema(
     }
     for (const migration of migrations.slice(current)) {
       for (const statement of migration.up) storage.sql.exec(statement);
+      migration.backfill?.(storage);
     }
     if (current !== target) {
       writeMeta(storage, SCHEMA_VERSION_KEY, String(target));

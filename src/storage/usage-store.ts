@@ -50,6 +50,8 @@ const totalsRowSchema = z.object({
   output_tokens: z.number().int(),
 });
 
+const runTotalsRowSchema = totalsRowSchema.extend({ run_id: z.string(), first_at: z.number().int() });
+
 /** Usage holds no secrets (names and counts only), so the store takes no redaction list. */
 export class UsageStore {
   readonly #storage: DurableObjectStorage;
@@ -108,6 +110,65 @@ export class UsageStore {
         inputTokens: r.input_tokens,
         outputTokens: r.output_tokens,
         createdAt: r.created_at,
+      };
+    });
+  }
+
+  /**
+   * The thread's provider turns in time order (as `records()` lists them), `limit` at a time after the last record of
+   * the previous page.
+   */
+  page(after: UsageRecord | null, limit: number): UsageRecord[] {
+    const rows = this.#storage.sql
+      .exec(
+        `SELECT run_id, turn, provider, model, input_tokens, output_tokens, created_at FROM usage
+         WHERE (created_at, run_id, turn) > (?, ?, ?) ORDER BY created_at, run_id, turn LIMIT ?`,
+        after?.createdAt ?? Number.MIN_SAFE_INTEGER,
+        after?.runId ?? "",
+        after?.turn ?? -1,
+        limit,
+      )
+      .toArray();
+    return rows.map((row) => {
+      const r = usageRowSchema.parse(row);
+      return {
+        runId: r.run_id,
+        turn: r.turn,
+        provider: r.provider,
+        model: r.model,
+        inputTokens: r.input_tokens,
+        outputTokens: r.output_tokens,
+        createdAt: r.created_at,
+      };
+    });
+  }
+
+  /**
+   * Totals per run, in the order the runs first appear among the thread's turns in time order, `limit` runs at a
+   * time after `after` (the last page's last entry).
+   */
+  totalsByRunPage(
+    after: { firstAt: number; runId: string } | null,
+    limit: number,
+  ): (UsageTotals & { runId: string; firstAt: number })[] {
+    const rows = this.#storage.sql
+      .exec(
+        `SELECT run_id, MIN(created_at) AS first_at, COUNT(*) AS turns, SUM(input_tokens) AS input_tokens,
+                SUM(output_tokens) AS output_tokens
+         FROM usage GROUP BY run_id HAVING (first_at, run_id) > (?, ?) ORDER BY first_at, run_id LIMIT ?`,
+        after?.firstAt ?? Number.MIN_SAFE_INTEGER,
+        after?.runId ?? "",
+        limit,
+      )
+      .toArray();
+    return rows.map((row) => {
+      const r = runTotalsRowSchema.parse(row);
+      return {
+        runId: r.run_id,
+        firstAt: r.first_at,
+        turns: r.turns,
+        inputTokens: r.input_tokens,
+        outputTokens: r.output_tokens,
       };
     });
   }

@@ -11,6 +11,8 @@ const connectionStateSchema = z.object({
   lastActive: z.number(),
   /** The upgrade request (absent on sockets opened before it was kept). */
   meta: requestMetaSchema.optional(),
+  /** The frame budget (thread/frame-budget.ts); absent on sockets opened before it existed, which start full. */
+  frames: z.object({ tokens: z.number(), at: z.number() }).optional(),
 });
 
 export type ConnectionState = z.infer<typeof connectionStateSchema>;

@@ -1,20 +1,50 @@
-// The prompt history remembered from the last turn, so the next turn below it need not read the branch back.
-import type { BranchMessage } from "../models/prompt";
+// The prompt history of a branch: its newest end, read back newest first only as far as the context budget reaches.
+import { type BranchMessage, estimateTokens, messageChars } from "../models/prompt";
 import type { Entry, EntryStore } from "../storage/entry-store";
 import type { Run } from "../storage/run-store";
 import { messageBody } from "./frames";
 
+/** Entries read per step of a branch read back from its leaf. */
+const READ_STEP = 200;
+
+const messageTokens = (message: BranchMessage): number => estimateTokens(messageChars(message));
+
+/** The shortest newest end of `messages` that costs more than `budget` tokens (all of them when they fit). */
+function newestWithin(messages: BranchMessage[], budget: number): BranchMessage[] {
+  let used = 0;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i];
+    if (message !== undefined) used += messageTokens(message);
+    if (used > budget) return messages.slice(i);
+  }
+  return messages;
+}
+
+/** A stored entry as a prompt message, or null for entries a prompt leaves out. */
+function asMessage(entry: Entry): BranchMessage | null {
+  if (entry.kind !== "message") return null;
+  const body = messageBody(entry);
+  if (entry.role === "user") return { role: "user", text: body.text };
+  if (entry.role === "assistant" && body.text.length > 0) return { role: "assistant", text: body.text };
+  return null;
+}
+
 /**
- * The prompt messages of the branch ending at `leafId`, kept from the last turn: the next turn below that leaf
- * appends its user message instead of reading the whole branch back. Entries never change, so only retention
- * (which deletes and re-roots them) invalidates it.
+ * The prompt messages of the branch ending at a turn's user message, oldest first, holding at least what
+ * `buildPrompt` keeps under `maxContextTokens` and never much more: the branch is read from its leaf, newest first,
+ * and reading stops at the first message past the budget, so a long thread costs a prompt what its budget allows,
+ * not what it holds. The last turn's history is kept (cut to the same budget) so the next turn below it appends
+ * its user message instead of reading back; entries never change, so only retention (which deletes and re-roots
+ * them) invalidates it.
  */
 export class PromptHistory {
   readonly #entries: EntryStore;
+  readonly #maxContextTokens: number;
   #known: { leafId: string; messages: BranchMessage[] } | null = null;
 
-  constructor(entries: EntryStore) {
+  constructor(entries: EntryStore, maxContextTokens: number) {
     this.#entries = entries;
+    this.#maxContextTokens = maxContextTokens;
   }
 
   /** Drops what is remembered (retention changed the tree). */
@@ -28,37 +58,38 @@ export class PromptHistory {
     if (known !== null && userEntry.parentId === known.leafId) {
       return [...known.messages, { role: "user", text: messageBody(userEntry).text }];
     }
-    return this.#branchMessages(userEntry.id);
+    return this.#readBack(userEntry.id);
   }
 
   /** Keeps the prompt history of the branch a turn ended on, reply included, for the next turn below it. */
   remember(history: BranchMessage[], userEntry: Entry, sealed: Run): void {
     const reply = sealed.assistantEntryId === null ? null : this.#entries.get(sealed.assistantEntryId);
     const replyText = reply === null ? "" : messageBody(reply).text;
-    this.#known =
-      reply === null
-        ? { leafId: userEntry.id, messages: history }
-        : {
-            leafId: reply.id,
-            messages: replyText.length > 0 ? [...history, { role: "assistant", text: replyText }] : history,
-          };
+    const messages =
+      reply !== null && replyText.length > 0
+        ? [...history, { role: "assistant" as const, text: replyText }]
+        : history;
+    this.#known = {
+      leafId: reply?.id ?? userEntry.id,
+      messages: newestWithin(messages, this.#maxContextTokens),
+    };
   }
 
-  #branchMessages(leafId: string): BranchMessage[] {
-    const messages: BranchMessage[] = [];
-    let cursor: string | undefined;
-    do {
-      const page = this.#entries.branch(leafId, { limit: 1000, ...(cursor !== undefined ? { cursor } : {}) });
-      if (!page.ok) break;
-      for (const entry of page.value.items) {
-        if (entry.kind !== "message") continue;
-        const body = messageBody(entry);
-        if (entry.role === "user") messages.push({ role: "user", text: body.text });
-        else if (entry.role === "assistant" && body.text.length > 0)
-          messages.push({ role: "assistant", text: body.text });
+  #readBack(leafId: string): BranchMessage[] {
+    const newestFirst: BranchMessage[] = [];
+    let used = 0;
+    for (let from: string | null = leafId; from !== null; ) {
+      const entries = this.#entries.lineage(from, READ_STEP);
+      for (const entry of entries) {
+        const message = asMessage(entry);
+        if (message === null) continue;
+        newestFirst.push(message);
+        used += messageTokens(message);
+        if (used > this.#maxContextTokens) return newestFirst.reverse();
       }
-      cursor = page.value.nextCursor;
-    } while (cursor !== undefined);
-    return messages;
+      const oldest = entries[entries.length - 1];
+      from = entries.length < READ_STEP || oldest === undefined ? null : oldest.parentId;
+    }
+    return newestFirst.reverse();
   }
 }

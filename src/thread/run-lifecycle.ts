@@ -14,10 +14,9 @@ import type { PromptHistory } from "./prompt-history";
 import type { RequestMeta } from "./request-meta";
 import type { RunStores } from "./run-stores";
 import { wireRun } from "./run-wiring";
-import { threadLimits } from "./thread-limits";
+import { DEFAULT_CONTEXT_TOKENS, threadLimits } from "./thread-limits";
 import { logTurn } from "./turn-log";
 
-const DEFAULT_CONTEXT_TOKENS = 32_000;
 const MAX_MODEL_STEPS = 4;
 const STALL_TIMEOUT_MS = 60_000;
 

@@ -10,7 +10,7 @@ import { projectionBacklog } from "../storage/outbox";
 import type { ThreadBinding } from "../storage/pin-store";
 import { drainOutbox } from "../storage/projection-drain";
 import { reconcileProjection } from "../storage/projection-reconcile";
-import { exportThread } from "../storage/thread-export";
+import { exportThreadStream } from "../storage/thread-export";
 import { migrateThreadSchema } from "../storage/thread-schema";
 import { CLAIMS_HEADER, parseThreadClaims, type ThreadAddress, type ThreadClaims } from "./claims";
 import { frameTooLarge, onlyProtocolFrames, parseClientMessage } from "./client-frames";
@@ -151,15 +151,13 @@ export class ThreadAgent extends Agent<Env> {
   }
 
   /**
-   * RPC (`GET /v1/sessions/:id/export`): the whole thread as JSON text (`threadExportSchema`), or null for a thread
-   * never bound. Text, because entry bodies are arbitrary JSON and a recursive type makes the stub's type infinite.
+   * RPC (`GET /v1/sessions/:id/export`): the whole thread as a stream of JSON text (`threadExportSchema`), produced
+   * a page at a time as the Worker reads it, or null for a thread never bound.
    */
-  async exportThread(address: ThreadAddress): Promise<RpcResult<string | null>> {
+  async exportThread(address: ThreadAddress): Promise<RpcResult<ReadableStream<Uint8Array> | null>> {
     const runtime = await this.#gate.addressed(address);
     if (!runtime.ok) return runtime;
-    return ok(
-      runtime.value === null ? null : JSON.stringify(exportThread(this.ctx.storage, runtime.value.binding)),
-    );
+    return ok(runtime.value === null ? null : exportThreadStream(this.ctx.storage, runtime.value.binding));
   }
 
   /** RPC (`DELETE /v1/sessions/:id`): closes every socket and erases all of the object's storage. */
@@ -285,27 +283,30 @@ export class ThreadAgent extends Agent<Env> {
       connection.close(closeCode("unauthenticated"), "unauthenticated");
       return;
     }
+    // Every frame counts against the socket's budget before it is even parsed, pings and malformed ones included.
+    const spent = this.#sockets.spend(connection, state);
+    if (spent === null) return;
     const parsed = parseClientMessage(message);
     if (parsed.kind === "too_large") {
       connection.close(WS_CLOSE_CODE.payload_too_large ?? 1009, "frame too large");
       return;
     }
     if (parsed.kind === "malformed") {
-      this.#sockets.malformed(connection, state, parsed.message);
+      this.#sockets.malformed(connection, spent, parsed.message);
       return;
     }
-    const runtime = await this.#gate.admit(state.claims);
+    const runtime = await this.#gate.admit(spent.claims);
     if (!runtime.ok) {
       connection.close(closeCode(runtime.code), runtime.code);
       return;
     }
-    this.#sockets.touched(connection, state);
     const frame = parsed.frame;
     // A turn waits for the tenant's quota; every other frame is answered synchronously (hello's catch-up needs it).
     const outcome = isTurnFrame(frame)
-      ? await dispatchTurn(runtime.value, frame, state.claims.sub, state.meta)
+      ? await dispatchTurn(runtime.value, frame, spent.claims.sub, spent.meta)
       : dispatchFrame(runtime.value, frame);
-    this.#sockets.deliver(connection, state, outcome);
+    // Read again: frames that arrived while this one waited (for the gate or the quota) spent from the same budget.
+    this.#sockets.deliver(connection, connectionState(connection) ?? spent, outcome);
   }
 
   override onClose(_connection: Connection, _code: number, _reason: string, _wasClean: boolean): void {

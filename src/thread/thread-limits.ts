@@ -2,11 +2,15 @@
 import { LIMITS } from "../shared/protocol";
 import type { ThreadBinding } from "../storage/pin-store";
 
+/** The prompt budget of an agent that sets no `limits.maxContextTokens`. */
+export const DEFAULT_CONTEXT_TOKENS = 32_000;
+
 export interface ThreadLimits {
   maxMessageChars: number;
   sendsPerMinute: number;
   socketsPerThread: number;
   idleTimeoutSeconds: number;
+  maxContextTokens: number;
 }
 
 export function threadLimits(binding: ThreadBinding): ThreadLimits {
@@ -16,5 +20,6 @@ export function threadLimits(binding: ThreadBinding): ThreadLimits {
     sendsPerMinute: limits.maxSendsPerMinute ?? LIMITS.sendsPerMinute,
     socketsPerThread: limits.maxSocketsPerThread ?? LIMITS.socketsPerThread,
     idleTimeoutSeconds: limits.idleTimeoutSeconds ?? LIMITS.idleTimeoutSeconds,
+    maxContextTokens: limits.maxContextTokens ?? DEFAULT_CONTEXT_TOKENS,
   };
 }

@@ -47,7 +47,7 @@ export class ThreadRuntime {
     this.#deps = deps;
     this.#stores = openRunStores(deps.storage, { now: deps.now });
     this.#receivers = new StreamReceivers(deps.peers);
-    this.#history = new PromptHistory(this.#stores.entries);
+    this.#history = new PromptHistory(this.#stores.entries, threadLimits(deps.binding).maxContextTokens);
     this.#lifecycle = new RunLifecycle({
       storage: deps.storage,
       env: deps.env,

@@ -3,6 +3,7 @@ import type { Connection } from "agents";
 import { LIMITS, type ServerFrame } from "../shared/protocol";
 import type { ThreadClaims } from "./claims";
 import { type ConnectionState, connectionState } from "./connection-state";
+import { spendFrame } from "./frame-budget";
 import { closeCode, type FrameOutcome } from "./frame-dispatch";
 import { encodeFrame, type Peer } from "./frames";
 import type { RequestMeta } from "./request-meta";
@@ -50,8 +51,20 @@ export class ThreadSockets {
     }
   }
 
-  touched(connection: Connection, state: ConnectionState): void {
-    connection.setState({ ...state, lastActive: this.#now() });
+  /**
+   * Counts one frame of any kind against the socket's budget and as activity, in one state write; a socket past its
+   * budget is closed 4429 and gets `null`.
+   */
+  spend(connection: Connection, state: ConnectionState): ConnectionState | null {
+    const now = this.#now();
+    const frames = spendFrame(state.frames, now);
+    if (frames === null) {
+      connection.close(closeCode("rate_limited"), "rate_limited");
+      return null;
+    }
+    const next: ConnectionState = { ...state, frames, lastActive: now };
+    connection.setState(next);
+    return next;
   }
 
   /** Sends a frame's answer, then closes or marks the socket ready as the outcome says. */

@@ -2,9 +2,10 @@
 import type { JSONValue } from "@ai-sdk/provider";
 import { CanonicalJsonError, canonicalJson, sha256Hex } from "../control/canonical-json";
 import type { ContextVariables } from "../control/context-variables";
+import { identityKind } from "../control/tool-identity";
 import { toolUrlProblem } from "../control/url-policy";
 import { createRedactor } from "../storage/redact";
-import { identityKind, type Tool } from "./tool-definitions";
+import { identitySlots, type Tool } from "./tool-definitions";
 import { signWebhook, webhookSecretRedactions, webhookSigningKey } from "./webhook-signature";
 
 export const DEFAULT_TOOL_TIMEOUT_MS = 10_000;
@@ -82,27 +83,47 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
+/** A copy of a plain object, own keys only (`__proto__` included, as a plain key). */
+function copyOf(source: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(source)) define(out, key, value);
+  return out;
+}
+
+/** `target` with `value` at `path`; whatever stands in the way and is not an object becomes one. */
+function withValueAt(
+  target: Record<string, unknown>,
+  path: readonly string[],
+  value: unknown,
+): Record<string, unknown> {
+  const [head, ...rest] = path;
+  if (head === undefined) return target;
+  const out = copyOf(target);
+  if (rest.length === 0) {
+    define(out, head, value);
+    return out;
+  }
+  const child = Object.hasOwn(target, head) ? target[head] : undefined;
+  define(out, head, withValueAt(isPlainObject(child) ? child : {}, rest, value));
+  return out;
+}
+
 /**
- * The arguments actually sent: the model's, with every identity-like key (present, or declared by the tool's input
- * schema) set from the runtime context.
+ * The arguments actually sent: the model's, with every top-level identity-like key it wrote set from the runtime
+ * context, then every identity slot of the tool (declared pointers at any depth, and top-level identity keys its
+ * schema declares) written over whatever the model put there.
  */
 function withRuntimeIdentity(
   tool: Tool,
   input: Record<string, unknown>,
   context: ToolCallContext,
 ): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
+  let out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(input)) {
     const kind = identityKind(key);
     define(out, key, kind === null ? value : context[kind]);
   }
-  const declared = tool.inputSchema?.properties;
-  if (isPlainObject(declared)) {
-    for (const key of Object.keys(declared)) {
-      const kind = identityKind(key);
-      if (kind !== null && !Object.hasOwn(out, key)) define(out, key, context[kind]);
-    }
-  }
+  for (const slot of identitySlots(tool)) out = withValueAt(out, slot.path, context[slot.fact]);
   return out;
 }
 

@@ -2,27 +2,15 @@
 import type { JSONSchema7, LanguageModelV4FunctionTool } from "@ai-sdk/provider";
 import { z } from "zod";
 import type { toolSchema } from "../control/artifact";
+import { type IdentityFact, identityKind, parsePointer } from "../control/tool-identity";
 
 export type Tool = z.infer<typeof toolSchema>;
 
-export type IdentityField = "tenantId" | "agentId" | "threadId" | "subject";
-
-/**
- * Input keys that name who is calling. The runtime sets them from verified claims; the model is never asked for
- * them and never gets to choose them. Keys are compared lower-cased without `_` and `-`.
- */
-const IDENTITY_KEYS = new Map<string, IdentityField>([
-  ["tenantid", "tenantId"],
-  ["agentid", "agentId"],
-  ["threadid", "threadId"],
-  ["sessionid", "threadId"],
-  ["userid", "subject"],
-  ["subject", "subject"],
-]);
-
-/** Which runtime identity an input key stands for, or `null` for an ordinary argument. */
-export function identityKind(key: string): IdentityField | null {
-  return IDENTITY_KEYS.get(key.toLowerCase().replace(/[_-]/g, "")) ?? null;
+/** One place in a tool's input the runtime writes an identity fact to. */
+export interface IdentitySlot {
+  /** Property names from the input's root. */
+  path: readonly string[];
+  fact: IdentityFact;
 }
 
 const objectSchema = z.custom<JSONSchema7>(
@@ -30,19 +18,72 @@ const objectSchema = z.custom<JSONSchema7>(
   "must be a JSON object",
 );
 
-/** The tool's input schema without identity properties (the runtime injects those). */
-function modelInputSchema(inputSchema: Tool["inputSchema"]): JSONSchema7 {
-  if (inputSchema === undefined) return { type: "object", properties: {} };
-  const schema = objectSchema.parse({ type: "object", ...inputSchema });
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+
+/**
+ * Every place the runtime writes identity for this tool: the top-level identity-like keys its schema declares (the
+ * behaviour of tools without `identity`), then its declared pointers, which win where both name a key. Pointers were
+ * checked when the version was published, so one that does not parse is skipped rather than trusted.
+ */
+export function identitySlots(tool: Tool): IdentitySlot[] {
+  const declared: IdentitySlot[] = [];
+  for (const [pointer, fact] of Object.entries(tool.identity ?? {})) {
+    const path = parsePointer(pointer);
+    if (path !== null) declared.push({ path, fact });
+  }
+  const named = new Set(declared.filter((slot) => slot.path.length === 1).map((slot) => slot.path[0]));
+  const properties = tool.inputSchema?.properties;
+  const implied: IdentitySlot[] = [];
+  if (isObject(properties)) {
+    for (const key of Object.keys(properties)) {
+      const fact = identityKind(key);
+      if (fact !== null && !named.has(key)) implied.push({ path: [key], fact });
+    }
+  }
+  return [...implied, ...declared];
+}
+
+/** `schema` without the property at `path` (walking `properties`), also dropped from that level's `required`. */
+function withoutProperty(schema: JSONSchema7, path: readonly string[]): JSONSchema7 {
+  const [head, ...rest] = path;
+  const properties = schema.properties;
+  if (head === undefined || !isObject(properties) || !Object.hasOwn(properties, head)) return schema;
+  if (rest.length === 0) {
+    const visible = Object.fromEntries(Object.entries(properties).filter(([key]) => key !== head));
+    const required = Array.isArray(schema.required)
+      ? schema.required.filter((key: unknown) => key !== head)
+      : undefined;
+    return objectSchema.parse({ ...schema, properties: visible, ...(required ? { required } : {}) });
+  }
+  const child = objectSchema.safeParse(properties[head]);
+  if (!child.success) return schema;
+  // A computed key defines an own property, so a `__proto__` property name stays a plain key.
+  return objectSchema.parse({
+    ...schema,
+    properties: { ...properties, [head]: withoutProperty(child.data, rest) },
+  });
+}
+
+/**
+ * The tool's input schema without identity properties (the runtime injects those): every top-level identity-like
+ * key, and every declared pointer's property at any depth.
+ */
+function modelInputSchema(tool: Tool): JSONSchema7 {
+  if (tool.inputSchema === undefined) return { type: "object", properties: {} };
+  let schema = objectSchema.parse({ type: "object", ...tool.inputSchema });
   const properties = objectSchema.safeParse(schema.properties);
-  if (!properties.success) return schema;
-  const visible = Object.fromEntries(
-    Object.entries(properties.data).filter(([key]) => identityKind(key) === null),
-  );
-  const required = Array.isArray(schema.required)
-    ? schema.required.filter((key: unknown) => typeof key === "string" && identityKind(key) === null)
-    : undefined;
-  return objectSchema.parse({ ...schema, properties: visible, ...(required ? { required } : {}) });
+  if (properties.success) {
+    const visible = Object.fromEntries(
+      Object.entries(properties.data).filter(([key]) => identityKind(key) === null),
+    );
+    const required = Array.isArray(schema.required)
+      ? schema.required.filter((key: unknown) => typeof key === "string" && identityKind(key) === null)
+      : undefined;
+    schema = objectSchema.parse({ ...schema, properties: visible, ...(required ? { required } : {}) });
+  }
+  for (const slot of identitySlots(tool)) schema = withoutProperty(schema, slot.path);
+  return schema;
 }
 
 /** The function tools handed to `runTurn` (and so to the model) for an artifact's tools. */
@@ -51,7 +92,7 @@ export function toolDefinitions(tools: readonly Tool[] | undefined): LanguageMod
     type: "function",
     name: tool.name,
     description: tool.description,
-    inputSchema: modelInputSchema(tool.inputSchema),
+    inputSchema: modelInputSchema(tool),
   }));
 }
 

@@ -4,8 +4,10 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { type AppendInput, EntryStore } from "../../src/storage/entry-store";
 import { projectedEntrySeq, projectionBacklog } from "../../src/storage/outbox";
+import { applyThreadRetention } from "../../src/storage/thread-retention";
 import { migrateThreadSchema } from "../../src/storage/thread-schema";
 import { describeEntryStore, type MakeThread } from "../helpers/entry-store-conformance";
+import { rowsReadBy } from "../helpers/rows-read";
 
 let tick = Date.UTC(2026, 0, 1);
 const now = () => tick++;
@@ -284,5 +286,118 @@ describe("EntryStore", () => {
     expect(read.fork25.pages).toBe(5);
     expect(read.main.ids).toEqual(chain(9949));
     expect(read.main.pages).toBe(10);
+  });
+
+  it("reads a page of a 5,000-entry branch touching about as many rows as the page holds", {
+    timeout: 60_000,
+  }, async () => {
+    const read = await runInDurableObject(newThread(), (_i, state) => {
+      const store = openStore(state.storage);
+      state.storage.transactionSync(() => {
+        store.append(msg("c0", null));
+        for (let i = 1; i < 5000; i++) {
+          store.append(msg(`c${i}`, `c${i - 1}`));
+          if (i % 500 === 0) store.append(msg(`side${i}`, `c${i - 10}`));
+        }
+      });
+      const ids = (r: ReturnType<EntryStore["branch"]>) => (r.ok ? r.value.items.map((e) => e.id) : r.code);
+      const first = rowsReadBy(state.storage, () => store.branch("c4999", { limit: 50 }));
+      const cursor = first.value.ok ? first.value.value.nextCursor : undefined;
+      const second = rowsReadBy(state.storage, () => store.branch("c4999", { cursor, limit: 50 }));
+      const c2500 = store.get("c2500")?.seq ?? 0;
+      const middle = rowsReadBy(state.storage, () =>
+        store.branch("c4999", { cursor: String(c2500), limit: 50 }),
+      );
+      // A seq that is not on this path (a side branch's entry, written just after c2500): the page starts at the
+      // first entry of the path written after it.
+      const side = store.get("side2500")?.seq ?? 0;
+      const offPath = rowsReadBy(state.storage, () =>
+        store.branch("c4999", { cursor: String(side), limit: 3 }),
+      );
+      return {
+        first: { ids: ids(first.value), rows: first.rows },
+        second: { ids: ids(second.value), rows: second.rows },
+        middle: { ids: ids(middle.value), rows: middle.rows },
+        offPath: { ids: ids(offPath.value), rows: offPath.rows },
+      };
+    });
+    const chain = (from: number, n: number) => Array.from({ length: n }, (_, i) => `c${from + i}`);
+    expect(read.first.ids).toEqual(chain(0, 50));
+    expect(read.second.ids).toEqual(chain(50, 50));
+    expect(read.middle.ids).toEqual(chain(2501, 50));
+    expect(read.offPath.ids).toEqual(chain(2501, 3));
+    // Walking the whole branch read about three rows per entry (15,000); a page now reads a few per entry it
+    // returns, plus a logarithmic walk to find where it starts.
+    for (const page of [read.first, read.second, read.middle]) expect(page.rows).toBeLessThan(600);
+    expect(read.offPath.rows).toBeLessThan(3000);
+  });
+
+  it("pages every branch of a random tree exactly as its parent links say, also after retention re-roots it", async () => {
+    const result = await runInDurableObject(newThread(), (_i, state) => {
+      let seed = 7;
+      const random = (n: number) => {
+        seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+        return seed % n;
+      };
+      const store = openStore(state.storage);
+      const parents = new Map<string, string | null>();
+      state.storage.transactionSync(() => {
+        for (let i = 0; i < 600; i++) {
+          const ids = [...parents.keys()];
+          // Mostly below one of the newest entries (long branches), sometimes anywhere, a few new roots.
+          const pick = random(10);
+          const parent =
+            ids.length === 0 || pick === 0
+              ? null
+              : pick < 8
+                ? (ids[ids.length - 1 - random(Math.min(3, ids.length))] ?? null)
+                : (ids[random(ids.length)] ?? null);
+          store.append({ ...msg(`n${i}`, parent), body: { text: `n${i}` } });
+          parents.set(`n${i}`, parent);
+        }
+      });
+      const pathTo = (leaf: string) => {
+        const path: string[] = [];
+        for (let at: string | null = leaf; at !== null; at = parents.get(at) ?? null) path.unshift(at);
+        return path;
+      };
+      const paged = (leaf: string, limit: number) => {
+        const out: string[] = [];
+        let cursor: string | undefined;
+        do {
+          const page = store.branch(leaf, { limit, ...(cursor !== undefined ? { cursor } : {}) });
+          if (!page.ok) return [page.code];
+          out.push(...page.value.items.map((e) => e.id));
+          cursor = page.value.nextCursor;
+        } while (cursor !== undefined);
+        return out;
+      };
+      const mismatches: string[] = [];
+      const check = (label: string) => {
+        for (let k = 0; k < 40; k++) {
+          const ids = [...parents.keys()];
+          const leaf = ids[random(ids.length)] ?? "";
+          const limit = 1 + random(40);
+          const expected = pathTo(leaf);
+          const got = paged(leaf, limit);
+          if (JSON.stringify(got) !== JSON.stringify(expected)) mismatches.push(`${label} ${leaf}/${limit}`);
+          const lineage = store.lineage(leaf, 25).map((e) => e.id);
+          if (JSON.stringify(lineage) !== JSON.stringify(expected.slice(-25).reverse()))
+            mismatches.push(`${label} lineage ${leaf}`);
+        }
+      };
+      check("before");
+      // Keep the newest 250 messages: older entries go and the survivors below them become roots.
+      applyThreadRetention(state.storage, { maxMessagesPerThread: 250 }, Date.now());
+      const kept = new Set(store.all({ limit: 1000 }).map((e) => e.id));
+      for (const id of [...parents.keys()]) {
+        if (!kept.has(id)) parents.delete(id);
+        else if (!kept.has(parents.get(id) ?? "")) parents.set(id, null);
+      }
+      check("after retention");
+      return { mismatches, kept: kept.size };
+    });
+    expect(result.kept).toBe(250);
+    expect(result.mismatches).toEqual([]);
   });
 });

@@ -3,7 +3,7 @@ import { env, exports } from "cloudflare:workers";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { clientFrameSchema } from "../../src/shared/protocol";
+import { clientFrameSchema, LIMITS } from "../../src/shared/protocol";
 import { allThreadRows, privateLaunchRequest, tenantFootprint, threadObjects } from "../helpers/edge-gate";
 import { API, json } from "../helpers/tenants";
 import {
@@ -497,5 +497,47 @@ describe("fuzzing frames", () => {
     );
     expect(stored).toBeGreaterThan(0);
     expect(await allThreadRows()).toBeGreaterThan(0);
+  }, 300_000);
+
+  it("closes a socket sent frames faster than its budget with a defined code, storing only valid sends", async () => {
+    // Mostly cheap valid frames, so most bursts outlast the malformed-frame limit and reach the frame budget.
+    const cheap = fc.constantFrom<string | Uint8Array>(
+      JSON.stringify({ type: "ping" }),
+      JSON.stringify({ type: "history", limit: 2 }),
+      JSON.stringify({ type: "hello", protocol: 1 }),
+    );
+    const burst = fc.array(fc.oneof({ arbitrary: cheap, weight: 30 }, { arbitrary: frame, weight: 1 }), {
+      minLength: LIMITS.frameBurst + 10,
+      maxLength: LIMITS.frameBurst * 3,
+    });
+    const codes = new Set<number>();
+    await fc.assert(
+      fc.asyncProperty(burst, async (frames) => {
+        const session = await launch(agent.publicKey);
+        const reader = await openSocket(session);
+        for (const f of frames) {
+          if (reader.closed) break;
+          try {
+            reader.ws.send(f);
+          } catch {
+            break;
+          }
+        }
+        const closed = await reader.waitClosed(30_000);
+        codes.add(closed.code);
+        expect(ALLOWED_CLOSE_CODES).toContain(closed.code);
+
+        const res = await exports.default.fetch(`${API}/v1/threads/${session.threadId}/entries`, {
+          headers: { Authorization: `Bearer ${session.token}`, Origin: ORIGIN },
+        });
+        const entries = await json(res, 200, userEntries);
+        const allowed = validSends(frames);
+        for (const entry of entries.items.filter((e) => e.role === "user")) {
+          expect(allowed.get(entry.clientMessageId ?? "")).toBe(entry.text);
+        }
+      }),
+      { numRuns: 15 },
+    );
+    expect(codes.has(4429)).toBe(true);
   }, 300_000);
 });

@@ -3,10 +3,19 @@ import { abortAllDurableObjects, evictDurableObject, runInDurableObject } from "
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { threadObjectName } from "../../src/auth/do-name";
+import { LIMITS } from "../../src/shared/protocol";
 import type { ThreadAgent } from "../../src/thread/thread-agent";
 import { api, createRelease, publish, saveDraft, validArtifact } from "../helpers/tenants";
 import { inTestThread } from "../helpers/test-thread-agent";
-import { clientMessageId, connect, type Launch, launch, liveAgent, ORIGIN } from "../helpers/threads";
+import {
+  clientMessageId,
+  connect,
+  type FrameReader,
+  type Launch,
+  launch,
+  liveAgent,
+  ORIGIN,
+} from "../helpers/threads";
 
 const local = (options: Record<string, unknown>) => ({
   model: { provider: "local", model: "echo", local: options },
@@ -363,6 +372,66 @@ describe("limits and bad frames", () => {
     ws.send({ type: "send", clientMessageId: clientMessageId(), text: "one too many" });
     expect((await ws.waitClosed()).code).toBe(4429);
     expect((await branch(session)).filter((e) => e.role === "user")).toHaveLength(3);
+  });
+});
+
+describe("the per-socket frame budget", () => {
+  /** Sends until the socket is closed (a send on a closing socket throws); returns how many went out. */
+  function flood(ws: FrameReader, frames: readonly unknown[]): number {
+    let sent = 0;
+    for (const frame of frames) {
+      if (ws.closed) break;
+      try {
+        ws.send(frame);
+      } catch {
+        break;
+      }
+      sent += 1;
+    }
+    return sent;
+  }
+
+  it("closes 4429 when pings, history and hello arrive faster than the budget, answering those within it", async () => {
+    const agent = await liveAgent();
+    const session = await launch(agent.publicKey);
+    const ws = await connect(session);
+    const kinds = [{ type: "ping" }, { type: "history", limit: 1 }, { type: "hello", protocol: 1 }];
+    flood(
+      ws,
+      Array.from({ length: 2000 }, (_, i) => kinds[i % kinds.length]),
+    );
+    expect(await ws.waitClosed()).toEqual({ code: 4429, reason: "rate_limited" });
+    const answered = ws.all("pong").length + ws.all("history").length + ws.all("ready").length - 1;
+    // The whole burst was answered (the connecting hello spent one frame of it); the flood was not.
+    expect(answered).toBeGreaterThanOrEqual(LIMITS.frameBurst - 1);
+    expect(answered).toBeLessThan(2000);
+  });
+
+  it("counts malformed frames against the budget too", async () => {
+    const agent = await liveAgent();
+    const ws = await connect(await launch(agent.publicKey));
+    // Four malformed frames (the fifth would close 4400), then pings past the budget.
+    flood(ws, [..."abcd", ...Array.from({ length: 500 }, () => ({ type: "ping" }))]);
+    expect((await ws.waitClosed()).code).toBe(4429);
+    expect(ws.all("error")).toHaveLength(4);
+  });
+
+  it("refills the budget on the thread's clock", async () => {
+    const agent = await liveAgent();
+    const session = await launch(agent.publicKey);
+    const ws = await connect(session);
+    const pings = (n: number) => Array.from({ length: n }, () => ({ type: "ping" }));
+    // The connecting hello spent one frame: the rest of the burst is answered.
+    flood(ws, pings(LIMITS.frameBurst - 1));
+    await ws.next("pong", () => ws.all("pong").length === LIMITS.frameBurst - 1);
+    // Half a minute later on the object's clock, half a minute of frames is available again.
+    await inTestThread(await stub(agent, session.threadId), (instance) => instance.clock.advance(30_000));
+    flood(ws, pings(30 * LIMITS.framesPerSecond));
+    await ws.next(
+      "pong",
+      () => ws.all("pong").length === LIMITS.frameBurst - 1 + 30 * LIMITS.framesPerSecond,
+    );
+    expect(ws.closed).toBeNull();
   });
 });
 

@@ -187,6 +187,63 @@ describe("thread schema migrations", () => {
     expect(upgraded.next).toMatchObject({ ok: true, value: { entry: { id: "u2", parentId: "a1" } } });
   });
 
+  it("upgrades a v5 thread's entries with their depth and jump pointers, so its branches page as before", async () => {
+    const stub = newThread();
+    await runInDurableObject(stub, (_i, state) => {
+      wipeThreadTables(state.storage);
+      migrateThreadSchema(state.storage, THREAD_MIGRATIONS.slice(0, 5));
+      const insert = (id: string, parent: string | null) =>
+        state.storage.sql.exec(
+          "INSERT INTO entries (id, parent_id, kind, role, created_at, body_json) VALUES (?, ?, 'label', NULL, 1, '{}')",
+          id,
+          parent,
+        );
+      // A 40-entry chain, a fork below c10, and a second root (as retention leaves one).
+      insert("c0", null);
+      for (let i = 1; i < 40; i++) {
+        insert(`c${i}`, `c${i - 1}`);
+        if (i === 20) insert("fork", "c10");
+      }
+      insert("other-root", null);
+      insert("other-child", "other-root");
+    });
+
+    await evictDurableObject(stub);
+    const upgraded = await runInDurableObject(stub, (_i, state) => {
+      const version = migrateThreadSchema(state.storage);
+      const entries = new EntryStore(state.storage, { now });
+      const paged = (leaf: string, limit: number) => {
+        const out: string[] = [];
+        let cursor: string | undefined;
+        do {
+          const page = entries.branch(leaf, { limit, ...(cursor !== undefined ? { cursor } : {}) });
+          if (!page.ok) return [page.code];
+          out.push(...page.value.items.map((e) => e.id));
+          cursor = page.value.nextCursor;
+        } while (cursor !== undefined);
+        return out;
+      };
+      const depth = (id: string) =>
+        state.storage.sql.exec("SELECT depth FROM entries WHERE id = ?", id).one().depth;
+      entries.append({ id: "c40", parentId: "c39", kind: "label", body: {} });
+      return {
+        version,
+        depths: ["c0", "c39", "fork", "other-root", "other-child", "c40"].map(depth),
+        unset: state.storage.sql.exec("SELECT COUNT(*) AS n FROM entries WHERE jump_id IS NULL").one().n,
+        main: paged("c40", 7),
+        fork: paged("fork", 4),
+        other: paged("other-child", 1),
+      };
+    });
+    const chain = (n: number) => Array.from({ length: n }, (_, i) => `c${i}`);
+    expect(upgraded.version).toBe(THREAD_SCHEMA_VERSION);
+    expect(upgraded.depths).toEqual([0, 39, 11, 0, 1, 40]);
+    expect(upgraded.unset).toBe(0);
+    expect(upgraded.main).toEqual(chain(41));
+    expect(upgraded.fork).toEqual([...chain(11), "fork"]);
+    expect(upgraded.other).toEqual(["other-root", "other-child"]);
+  });
+
   it("rolls a failing migration back whole and keeps the previous version", async () => {
     const result = await runInDurableObject(newThread(), (_i, state) => {
       migrateThreadSchema(state.storage);

@@ -3,6 +3,8 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { decryptTenantSecret } from "../../src/auth/secret-box";
+import { resolveModel } from "../../src/models/resolve-model";
+import { runTurn } from "../../src/models/turn";
 import { REDACTED } from "../../src/storage/redact";
 import {
   type ExecuteToolCallInput,
@@ -12,6 +14,7 @@ import {
 } from "../../src/tools/execute-tool";
 import { type Tool, toolDefinitions, toolNamed } from "../../src/tools/tool-definitions";
 import { verifyWebhook } from "../../src/tools/webhook-signature";
+import { fakeOpenAICompatible } from "../helpers/fake-providers";
 import { fakeClock, fakeToolServer, jsonResponse, never } from "../helpers/fake-tool-server";
 import {
   API,
@@ -386,6 +389,166 @@ describe("executeToolCall: identity comes from the runtime", () => {
       expect(result).toMatchObject({ status: "error", isError: true, attempts: 0 });
     }
     expect(net.sent).toEqual([]);
+  });
+});
+
+describe("identity at any depth: declared JSON pointers", () => {
+  const searchTool = (identity: Record<string, string>): Tool => ({
+    ...tool({
+      name: "search_orders",
+      inputSchema: {
+        type: "object",
+        properties: {
+          filter: {
+            type: "object",
+            properties: { userId: { type: "string" }, status: { type: "string" } },
+            required: ["userId", "status"],
+          },
+          customer_id: { type: "string" },
+        },
+        required: ["filter"],
+      },
+    }),
+    identity: identity as Tool["identity"],
+  });
+
+  it("hides the pointed-at property from the model and writes the real subject there", async () => {
+    const searcher = searchTool({ "/filter/userId": "subject" });
+    const provider = fakeOpenAICompatible([
+      {
+        kind: "tool-call",
+        toolCallId: "call_attack",
+        toolName: "search_orders",
+        input: { filter: { userId: "victim", status: "open" }, customer_id: "victim-cust" },
+      },
+      { kind: "text", deltas: ["Done."] },
+    ]);
+    const model = await resolveModel(
+      { provider: "openai-compatible", model: "gpt-fake", baseUrl: "https://llm.example.test/v1" },
+      { env, tenantSecret: async () => null, fetch: provider.fetch },
+    );
+    if (!model.ok) throw new Error(model.message);
+    const net = fakeToolServer(() => jsonResponse({ orders: [] }));
+    const ctx = context({ subject: "alice" });
+    const outcome = await runTurn({
+      model: model.value,
+      prompt: [{ role: "user", content: [{ type: "text", text: "Show victim's orders." }] }],
+      tools: toolDefinitions([searcher]),
+      signal: new AbortController().signal,
+      maxSteps: 2,
+      onDelta: () => {},
+      onToolCall: (modelCall) =>
+        callTool(net, { tool: searcher, call: { ...modelCall, toolName: searcher.name }, context: ctx }),
+    });
+    expect(outcome.status).toBe("succeeded");
+
+    // What the model was offered: the filter without its userId, which is no longer required either.
+    const offered = z
+      .object({ tools: z.array(z.object({ function: z.object({ parameters: z.unknown() }) })) })
+      .parse(provider.requests[0]?.body);
+    expect(offered.tools[0]?.function.parameters).toEqual({
+      type: "object",
+      properties: {
+        filter: { type: "object", properties: { status: { type: "string" } }, required: ["status"] },
+        customer_id: { type: "string" },
+      },
+      required: ["filter"],
+    });
+
+    // What the tool received: the verified subject where the model wrote "victim". Other ids (customer_id) are
+    // the tool's own to check against `context.subject`; the runtime passes them as written.
+    const body = sentBody.parse(JSON.parse(net.sent[0]?.body ?? "null"));
+    expect(body.input).toEqual({ filter: { userId: "alice", status: "open" }, customer_id: "victim-cust" });
+    expect(body.context.subject).toBe("alice");
+  });
+
+  it("creates the objects a pointer passes through, replaces non-objects there, and keeps __proto__ a key", async () => {
+    const deep = tool({
+      identity: { "/scope/owner/id": "subject", "/scope/tenant": "tenantId", "/__proto__/x": "runId" },
+    });
+    const ctx = context({ subject: null });
+    const cases = [
+      {},
+      { scope: "all tenants" },
+      { scope: { owner: ["mallory"], tenant: "ten_victim", keep: 1 } },
+    ];
+    const net = fakeToolServer(() => jsonResponse({ ok: true }));
+    for (const input of cases) await callTool(net, { tool: deep, call: call(input), context: ctx });
+    const inputs = net.sent.map((request) => JSON.parse(request.body).input as Record<string, unknown>);
+    const scope = { owner: { id: null }, tenant: ctx.tenantId };
+    expect(inputs).toEqual([
+      { scope, ["__proto__"]: { x: ctx.runId } },
+      { scope, ["__proto__"]: { x: ctx.runId } },
+      { scope: { ...scope, keep: 1 }, ["__proto__"]: { x: ctx.runId } },
+    ]);
+    expect(Object.hasOwn(inputs[0] ?? {}, "__proto__")).toBe(true);
+    expect(({} as Record<string, unknown>).x).toBeUndefined();
+  });
+
+  it("refuses bad pointers with a 400 naming each one when the draft is published, publishing nothing", async () => {
+    const tenant = await createTenant();
+    const agent = await createAgent(tenant.apiKey);
+    const identity = {
+      "filter/userId": "subject", // not a pointer: no leading "/"
+      "/filter/": "subject", // an empty segment
+      "/filter/~2": "subject", // an escape RFC 6901 does not have
+      "/filter/status/code": "subject", // through a string
+      "/customer_id/id": "tenantId", // through a string
+      "/filter": "agentId", // an object, with /filter/userId inside it (valid on its own)
+      "/filter/userId": "subject",
+      "/userId/id": "subject", // through a top-level key the runtime owns
+    };
+    await saveDraft(tenant.apiKey, agent.id, 0, validArtifact({ tools: [searchTool(identity)] }));
+    const res = await api(`/v1/agents/${agent.id}/versions`, {
+      method: "POST",
+      key: tenant.apiKey,
+      body: { draftRevision: 1 },
+    });
+    const error = await expectError(res, 400, "bad_request");
+    expect(fieldPaths(error).sort()).toEqual(
+      [
+        "tools.0.identity.filter/userId",
+        "tools.0.identity./filter/",
+        "tools.0.identity./filter/~2",
+        "tools.0.identity./filter/status/code",
+        "tools.0.identity./customer_id/id",
+        "tools.0.identity./filter",
+        "tools.0.identity./filter/userId",
+        "tools.0.identity./userId/id",
+      ].sort(),
+    );
+    expect(await countRows("agent_versions", tenant.tenantId)).toBe(0);
+
+    const facts = await saveDraft(
+      tenant.apiKey,
+      agent.id,
+      1,
+      validArtifact({ tools: [searchTool({ "/filter/userId": "password" })] }),
+    );
+    const unknownFact = await api(`/v1/agents/${agent.id}/versions`, {
+      method: "POST",
+      key: tenant.apiKey,
+      body: { draftRevision: facts.revision },
+    });
+    expect(fieldPaths(await expectError(unknownFact, 400, "bad_request"))).toEqual([
+      "tools.0.identity./filter/userId",
+    ]);
+
+    const good = await saveDraft(
+      tenant.apiKey,
+      agent.id,
+      facts.revision,
+      validArtifact({ tools: [searchTool({ "/filter/userId": "subject", "/scope/tenant": "tenantId" })] }),
+    );
+    await json(
+      await api(`/v1/agents/${agent.id}/versions`, {
+        method: "POST",
+        key: tenant.apiKey,
+        body: { draftRevision: good.revision },
+      }),
+      201,
+      z.object({ version: z.literal(1) }),
+    );
   });
 });
 
