@@ -19,7 +19,10 @@ export type BranchMessage =
   | { role: "tool"; toolCallId: string; toolName: string; output: JSONValue; isError?: boolean };
 
 /** A tool's answer as the model is handed it: text stays text, anything else is JSON, errors marked as errors. */
-export function toolResultOutput(outcome: { output: JSONValue; isError?: boolean }): LanguageModelV4ToolResultOutput {
+export function toolResultOutput(outcome: {
+  output: JSONValue;
+  isError?: boolean;
+}): LanguageModelV4ToolResultOutput {
   if (outcome.isError) {
     return typeof outcome.output === "string"
       ? { type: "error-text", value: outcome.output }
