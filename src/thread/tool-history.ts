@@ -32,21 +32,33 @@ const storedToolCallSchema = z.object({
 const storedToolCallsSchema = z.array(storedToolCallSchema);
 
 /**
+ * The characters of tool answers one reply keeps for later prompts (each answer is at most 64 KiB; a turn has at
+ * most a few rounds). Past it an answer is kept as `OMITTED_OUTPUT`, so the call still has its result.
+ */
+export const MAX_STORED_TOOL_OUTPUT_CHARS = 256 * 1024;
+export const OMITTED_OUTPUT = "[The tool's answer was too large to keep in the conversation history.]";
+
+const jsonChars = (value: JSONValue): number =>
+  (typeof value === "string" ? value : JSON.stringify(value)).length;
+
+/**
  * The tool calls of a turn's steps that got an answer, in order; a call the turn never answered (it was cancelled or
  * died first) is left out, so what is stored is always whole pairs.
  */
 export function toolCallsOfSteps(steps: readonly TurnStep[], text: string): StoredToolCall[] {
   const out: StoredToolCall[] = [];
   let written = 0;
+  let outputChars = 0;
   steps.forEach((step, index) => {
     written += step.text.length;
     for (const call of step.toolCalls) {
+      outputChars += jsonChars(call.outcome.output);
       out.push({
         toolCallId: call.toolCallId,
         toolName: call.toolName,
         // Providers want an object here; a call whose arguments were not JSON was answered with an error.
         input: (call.input ?? {}) as JSONValue,
-        output: call.outcome.output,
+        output: outputChars > MAX_STORED_TOOL_OUTPUT_CHARS ? OMITTED_OUTPUT : call.outcome.output,
         ...(call.outcome.isError ? { isError: true } : {}),
         step: index,
         textOffset: Math.min(written, text.length),
