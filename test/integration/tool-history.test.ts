@@ -254,33 +254,50 @@ describe.each(providers)("tool history with the $name adapter", (provider) => {
 });
 
 describe("tool history on branches, restarts and budgets", () => {
-  it("keeps the tool call out of an edited branch and regenerates with none of the other branch's calls", async () => {
+  it("sends a tool call on its own branch only: not to a regenerated reply, an edit, or a branch beside it", async () => {
     const tenant = await tenantWithSecrets();
     const binding = await bindingFor(tenant.tenantId, providers[0]?.model ?? {});
-    const fake = providers[0]?.install();
-    if (fake === undefined) throw new Error("no provider");
+    const model = fakeOpenAICompatible([
+      ...SCRIPT.slice(0, 2),
+      ...Array.from({ length: 4 }, (_, i) => ({ kind: "text" as const, deltas: [`Reply ${i}.`] })),
+    ]);
+    const fake = httpFake(model);
     const stub = env.THREAD.get(env.THREAD.idFromName(crypto.randomUUID()));
     await runInDurableObject(stub, async (_instance, state) => {
       const runtime = runtimeOver(state, fake.env, binding, []);
       const first = await turn(runtime, { kind: "send", clientMessageId: "cm_1", text: QUESTION });
-      // An edit of the question is a sibling branch: the lookup below the original never happened there.
-      const edited = await turn(runtime, {
+      const lookedUp = first.run?.assistantEntryId ?? "";
+      // Request 3: another reply to the same question, a sibling of the one that looked the order up.
+      const again = await turn(runtime, { kind: "regenerate", entryId: lookedUp });
+      // Request 4: the question edited, a sibling of the original question.
+      await turn(runtime, {
         kind: "edit",
         entryId: first.userEntry.id,
         clientMessageId: "cm_2",
-        text: "Hello instead.",
+        text: "Hi.",
       });
-      await turn(runtime, { kind: "send", clientMessageId: "cm_3", text: FOLLOW_UP });
-      expect(edited.userEntry.parentId).toBeNull();
+      // Request 5: a follow-up below the reply that looked the order up; request 6: below the regenerated one.
+      await turn(runtime, { kind: "send", clientMessageId: "cm_3", text: FOLLOW_UP, parentId: lookedUp });
+      await turn(runtime, {
+        kind: "send",
+        clientMessageId: "cm_4",
+        text: FOLLOW_UP,
+        parentId: again.run?.assistantEntryId ?? "",
+      });
     });
     const sent = fake.sent();
-    expect(sent).toHaveLength(4);
-    for (const request of sent.slice(2)) {
-      expect(request.map((m) => m.role)).not.toContain("tool");
+    expect(sent).toHaveLength(6);
+    const [, , regenerated, edited, below, beside] = sent;
+    if (below === undefined) throw new Error("no request below the lookup");
+    providers[0]?.expectToolHistory(below);
+    for (const request of [regenerated, edited, beside]) {
+      expect(request?.map((m) => m.role)).not.toContain("tool");
       expect(JSON.stringify(request)).not.toContain("call_1");
-      expect(JSON.stringify(request)).not.toContain(QUESTION);
+      expect(JSON.stringify(request)).not.toContain(TOOL_ONLY);
     }
-    expect(sent[3]?.map((m) => m.role)).toEqual(["system", "user", "assistant", "user"]);
+    expect(regenerated?.map((m) => m.role)).toEqual(["system", "user"]);
+    expect(beside?.map((m) => m.role)).toEqual(["system", "user", "assistant", "user"]);
+    expect(beside?.[2]).toMatchObject({ role: "assistant", content: "Reply 0." });
   });
 
   it("still sends the tool call and result after the object restarts between the turns", async () => {
