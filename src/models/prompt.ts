@@ -1,5 +1,10 @@
 // Builds the model prompt from a thread branch: instructions first, then the newest history that fits the budget.
-import type { LanguageModelV4Message, LanguageModelV4Prompt } from "@ai-sdk/provider";
+import type {
+  JSONValue,
+  LanguageModelV4Message,
+  LanguageModelV4Prompt,
+  LanguageModelV4ToolResultOutput,
+} from "@ai-sdk/provider";
 
 export interface BranchToolCall {
   toolCallId: string;
@@ -11,7 +16,22 @@ export interface BranchToolCall {
 export type BranchMessage =
   | { role: "user"; text: string }
   | { role: "assistant"; text: string; toolCalls?: BranchToolCall[] }
-  | { role: "tool"; text: string; toolCallId: string; toolName: string; isError?: boolean };
+  | { role: "tool"; toolCallId: string; toolName: string; output: JSONValue; isError?: boolean };
+
+/** A tool's answer as the model is handed it: text stays text, anything else is JSON, errors marked as errors. */
+export function toolResultOutput(outcome: {
+  output: JSONValue;
+  isError?: boolean;
+}): LanguageModelV4ToolResultOutput {
+  if (outcome.isError) {
+    return typeof outcome.output === "string"
+      ? { type: "error-text", value: outcome.output }
+      : { type: "error-json", value: outcome.output };
+  }
+  return typeof outcome.output === "string"
+    ? { type: "text", value: outcome.output }
+    : { type: "json", value: outcome.output };
+}
 
 export interface BuildPromptInput {
   instructions: string;
@@ -23,6 +43,10 @@ export interface BuildPromptInput {
 export const estimateTokens = (chars: number): number => Math.ceil(chars / 4);
 
 export function messageChars(message: BranchMessage): number {
+  if (message.role === "tool") {
+    const output = typeof message.output === "string" ? message.output : JSON.stringify(message.output);
+    return message.toolName.length + output.length;
+  }
   let chars = message.text.length;
   if (message.role === "assistant") {
     for (const call of message.toolCalls ?? [])
@@ -60,9 +84,7 @@ function toModelMessage(message: BranchMessage): LanguageModelV4Message | null {
             type: "tool-result",
             toolCallId: message.toolCallId,
             toolName: message.toolName,
-            output: message.isError
-              ? { type: "error-text", value: message.text }
-              : { type: "text", value: message.text },
+            output: toolResultOutput(message),
           },
         ],
       };

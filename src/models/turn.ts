@@ -6,9 +6,9 @@ import type {
   LanguageModelV4Message,
   LanguageModelV4Prompt,
   LanguageModelV4StreamPart,
-  LanguageModelV4ToolResultOutput,
   LanguageModelV4ToolResultPart,
 } from "@ai-sdk/provider";
+import { toolResultOutput } from "./prompt";
 import { isTimeoutError, type ModelError, modelErrors, toModelError } from "./provider-error";
 
 export interface TurnUsage {
@@ -154,17 +154,6 @@ function parseInput(json: string): unknown {
   } catch {
     return undefined;
   }
-}
-
-function toolResultOutput(outcome: ToolCallOutcome): LanguageModelV4ToolResultOutput {
-  if (outcome.isError) {
-    return typeof outcome.output === "string"
-      ? { type: "error-text", value: outcome.output }
-      : { type: "error-json", value: outcome.output };
-  }
-  return typeof outcome.output === "string"
-    ? { type: "text", value: outcome.output }
-    : { type: "json", value: outcome.output };
 }
 
 const sum = (a: TurnUsage, b: TurnUsage): TurnUsage => ({

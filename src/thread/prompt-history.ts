@@ -3,30 +3,41 @@ import { type BranchMessage, estimateTokens, messageChars } from "../models/prom
 import type { Entry, EntryStore } from "../storage/entry-store";
 import type { Run } from "../storage/run-store";
 import { messageBody } from "./frames";
+import { assistantMessages, storedToolCalls } from "./tool-history";
 
 /** Entries read per step of a branch read back from its leaf. */
 const READ_STEP = 200;
 
 const messageTokens = (message: BranchMessage): number => estimateTokens(messageChars(message));
 
-/** The shortest newest end of `messages` that costs more than `budget` tokens (all of them when they fit). */
+/**
+ * The shortest newest end of `messages` that costs more than `budget` tokens (all of them when they fit), widened
+ * so that it never opens with a tool result whose call it left out.
+ */
 function newestWithin(messages: BranchMessage[], budget: number): BranchMessage[] {
   let used = 0;
   for (let i = messages.length - 1; i >= 0; i--) {
     const message = messages[i];
     if (message !== undefined) used += messageTokens(message);
-    if (used > budget) return messages.slice(i);
+    if (used > budget) {
+      let start = i;
+      while (start > 0 && messages[start]?.role === "tool") start--;
+      return messages.slice(start);
+    }
   }
   return messages;
 }
 
-/** A stored entry as a prompt message, or null for entries a prompt leaves out. */
-function asMessage(entry: Entry): BranchMessage | null {
-  if (entry.kind !== "message") return null;
+/**
+ * A stored entry as prompt messages, oldest first: a user message, or an assistant reply with the tool calls and
+ * results its run recorded on it; none for entries a prompt leaves out.
+ */
+function asMessages(entry: Entry | null): BranchMessage[] {
+  if (entry === null || entry.kind !== "message") return [];
   const body = messageBody(entry);
-  if (entry.role === "user") return { role: "user", text: body.text };
-  if (entry.role === "assistant" && body.text.length > 0) return { role: "assistant", text: body.text };
-  return null;
+  if (entry.role === "user") return [{ role: "user", text: body.text }];
+  if (entry.role === "assistant") return assistantMessages(body.text, storedToolCalls(entry.body));
+  return [];
 }
 
 /**
@@ -64,11 +75,7 @@ export class PromptHistory {
   /** Keeps the prompt history of the branch a turn ended on, reply included, for the next turn below it. */
   remember(history: BranchMessage[], userEntry: Entry, sealed: Run): void {
     const reply = sealed.assistantEntryId === null ? null : this.#entries.get(sealed.assistantEntryId);
-    const replyText = reply === null ? "" : messageBody(reply).text;
-    const messages =
-      reply !== null && replyText.length > 0
-        ? [...history, { role: "assistant" as const, text: replyText }]
-        : history;
+    const messages = [...history, ...asMessages(reply)];
     this.#known = {
       leafId: reply?.id ?? userEntry.id,
       messages: newestWithin(messages, this.#maxContextTokens),
@@ -81,10 +88,14 @@ export class PromptHistory {
     for (let from: string | null = leafId; from !== null; ) {
       const entries = this.#entries.lineage(from, READ_STEP);
       for (const entry of entries) {
-        const message = asMessage(entry);
-        if (message === null) continue;
-        newestFirst.push(message);
-        used += messageTokens(message);
+        // An entry's messages are taken whole, so a tool call is never read without its result.
+        const messages = asMessages(entry);
+        for (let i = messages.length - 1; i >= 0; i--) {
+          const message = messages[i];
+          if (message === undefined) continue;
+          newestFirst.push(message);
+          used += messageTokens(message);
+        }
         if (used > this.#maxContextTokens) return newestFirst.reverse();
       }
       const oldest = entries[entries.length - 1];

@@ -15,6 +15,7 @@ import type { RequestMeta } from "./request-meta";
 import type { RunStores } from "./run-stores";
 import { wireRun } from "./run-wiring";
 import { DEFAULT_CONTEXT_TOKENS, threadLimits } from "./thread-limits";
+import { type StoredToolCall, toolCallsOfSteps } from "./tool-history";
 import { logTurn } from "./turn-log";
 
 const MAX_MODEL_STEPS = 4;
@@ -278,13 +279,23 @@ export class RunLifecycle {
           ? { status: "aborted", reason: String(live.controller.signal.reason ?? "cancelled") }
           : { status: "failed", error: { code: result.error.code, message: result.error.message } },
       live.stores,
+      toolCallsOfSteps(result.steps, live.text),
     );
     this.#deps.history.remember(history, userEntry, sealed);
     return sealed;
   }
 
-  /** Ends a run: the reply entry (if any text), the run's final status and the chunk cleanup commit together. */
-  #seal(run: Run, text: string, outcome: RunOutcome, stores: RunStores = this.#deps.stores): Run {
+  /**
+   * Ends a run: the reply entry (if any text, with the run's answered tool calls on it), the run's final status and
+   * the chunk cleanup commit together.
+   */
+  #seal(
+    run: Run,
+    text: string,
+    outcome: RunOutcome,
+    stores: RunStores = this.#deps.stores,
+    toolCalls: readonly StoredToolCall[] = [],
+  ): Run {
     const entryStatus =
       outcome.status === "succeeded" ? "complete" : outcome.status === "aborted" ? "interrupted" : "failed";
     const sealed = this.#deps.storage.transactionSync((): { run: Run; entry: Entry | null } => {
@@ -295,7 +306,7 @@ export class RunLifecycle {
           kind: "message",
           role: "assistant",
           runId: run.id,
-          body: { text, status: entryStatus },
+          body: { text, status: entryStatus, ...(toolCalls.length > 0 ? { toolCalls } : {}) },
         });
         if (appended.ok) {
           entry = appended.value.entry;

@@ -70,7 +70,7 @@ describe("buildPrompt", () => {
         text: "",
         toolCalls: [{ toolCallId: "c1", toolName: "lookup", input: { q: "x" } }],
       },
-      { role: "tool", toolCallId: "c1", toolName: "lookup", text: long("result") },
+      { role: "tool", toolCallId: "c1", toolName: "lookup", output: long("result") },
       { role: "assistant", text: long("a1") },
       { role: "user", text: long("u2") },
     ];
@@ -100,7 +100,7 @@ describe("buildPrompt", () => {
       { role: "user", text: long("old") },
       { role: "user", text: long("now") },
       { role: "assistant", text: "checking", toolCalls: [{ toolCallId: "c9", toolName: "t", input: {} }] },
-      { role: "tool", toolCallId: "c9", toolName: "t", text: "boom", isError: true },
+      { role: "tool", toolCallId: "c9", toolName: "t", output: "boom", isError: true },
     ];
     const prompt = buildPrompt({ instructions: "", branch, maxContextTokens: 1 });
     expect(texts(prompt)).toEqual([
