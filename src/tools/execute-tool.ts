@@ -268,81 +268,87 @@ export async function executeToolCall(input: ExecuteToolCallInput): Promise<Tool
   // Called as a plain function: workerd refuses the global fetch invoked as a method of another object.
   const send = input.fetch;
   const timeoutMs = tool.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
-  const timeout = AbortSignal.timeout(timeoutMs);
-  const signal = input.signal ? AbortSignal.any([input.signal, timeout]) : timeout;
+  // A timer of our own, cleared when the call ends: `AbortSignal.timeout` would keep the object busy until it fires.
+  const timeout = new AbortController();
+  const timer = setTimeout(() => timeout.abort(new DOMException("timed out", "TimeoutError")), timeoutMs);
+  const signal = input.signal ? AbortSignal.any([input.signal, timeout.signal]) : timeout.signal;
   const stopped = (): Outcome =>
     input.signal?.aborted
       ? refused("error", "The tool call was cancelled.")
       : refused("error", `The tool did not answer within ${timeoutMs} ms.`);
 
-  // One retry, for a network failure or a 5xx, inside the same time cap and with the same id and body.
-  for (;;) {
-    if (signal.aborted) return finish(stopped());
-    attempts += 1;
-    const canRetry = attempts < 2;
-    const headers = await signWebhook({
-      secret: input.signingSecret,
-      id: webhookId,
-      timestamp: Math.floor(input.now() / 1000),
-      body,
-    });
-    let response: Response;
-    try {
-      response = await untilAborted(
-        send(tool.url, {
-          method: "POST",
-          headers: {
-            "content-type": "application/json",
-            accept: "application/json, text/plain;q=0.9",
-            "user-agent": USER_AGENT,
-            ...headers,
-          },
-          body,
-          redirect: "manual",
-          signal,
-        }),
-        signal,
-      );
-    } catch {
+  try {
+    // One retry, for a network failure or a 5xx, inside the same time cap and with the same id and body.
+    for (;;) {
       if (signal.aborted) return finish(stopped());
-      if (canRetry) continue;
-      return finish(refused("error", "The tool could not be reached."));
-    }
+      attempts += 1;
+      const canRetry = attempts < 2;
+      const headers = await signWebhook({
+        secret: input.signingSecret,
+        id: webhookId,
+        timestamp: Math.floor(input.now() / 1000),
+        body,
+      });
+      let response: Response;
+      try {
+        response = await untilAborted(
+          send(tool.url, {
+            method: "POST",
+            headers: {
+              "content-type": "application/json",
+              accept: "application/json, text/plain;q=0.9",
+              "user-agent": USER_AGENT,
+              ...headers,
+            },
+            body,
+            redirect: "manual",
+            signal,
+          }),
+          signal,
+        );
+      } catch {
+        if (signal.aborted) return finish(stopped());
+        if (canRetry) continue;
+        return finish(refused("error", "The tool could not be reached."));
+      }
 
-    if (isRedirect(response)) {
-      response.body?.cancel().catch(() => {});
-      // Redirects are never followed: the next hop was not checked against the URL policy, and the signed body
-      // would be replayed to it.
+      if (isRedirect(response)) {
+        response.body?.cancel().catch(() => {});
+        // Redirects are never followed: the next hop was not checked against the URL policy, and the signed body
+        // would be replayed to it.
+        return finish({
+          ...refused("error", "The tool answered with a redirect, which is not followed."),
+          httpStatus: response.status,
+        });
+      }
+      if (response.status >= 500 && canRetry) {
+        response.body?.cancel().catch(() => {});
+        continue;
+      }
+
+      let read: Body;
+      try {
+        read = await readCapped(response, signal);
+      } catch {
+        const cut = signal.aborted ? stopped() : refused("error", "The tool's response was cut off.");
+        return finish({ ...cut, httpStatus: response.status });
+      }
+      if (!read.ok) {
+        return finish({
+          ...refused("error", `The tool's response was too large (over ${MAX_TOOL_RESPONSE_BYTES} bytes).`),
+          httpStatus: response.status,
+        });
+      }
+      const output = parseOutput(read.text, response.headers.get("content-type"));
+      if (response.ok) return finish({ output, status: "finished", httpStatus: response.status });
       return finish({
-        ...refused("error", "The tool answered with a redirect, which is not followed."),
+        output: { error: `The tool answered HTTP ${response.status}.`, response: output },
+        isError: true,
+        status: "error",
         httpStatus: response.status,
       });
     }
-    if (response.status >= 500 && canRetry) {
-      response.body?.cancel().catch(() => {});
-      continue;
-    }
-
-    let read: Body;
-    try {
-      read = await readCapped(response, signal);
-    } catch {
-      const cut = signal.aborted ? stopped() : refused("error", "The tool's response was cut off.");
-      return finish({ ...cut, httpStatus: response.status });
-    }
-    if (!read.ok) {
-      return finish({
-        ...refused("error", `The tool's response was too large (over ${MAX_TOOL_RESPONSE_BYTES} bytes).`),
-        httpStatus: response.status,
-      });
-    }
-    const output = parseOutput(read.text, response.headers.get("content-type"));
-    if (response.ok) return finish({ output, status: "finished", httpStatus: response.status });
-    return finish({
-      output: { error: `The tool answered HTTP ${response.status}.`, response: output },
-      isError: true,
-      status: "error",
-      httpStatus: response.status,
-    });
+  } finally {
+    clearTimeout(timer);
   }
 }
