@@ -292,7 +292,9 @@ export class RunStore {
       const run = this.get(runId);
       if (!run) return fail("not_found", "Run not found.");
       if (run.status !== "queued" || run.userEntryId !== null) {
-        return fail("conflict", "Only a queued run waiting for its message can be placed.", { status: run.status });
+        return fail("conflict", "Only a queued run waiting for its message can be placed.", {
+          status: run.status,
+        });
       }
       const now = this.#now();
       const row = this.#storage.sql.exec(

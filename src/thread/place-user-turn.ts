@@ -5,8 +5,8 @@ import type { Entry, EntryStore } from "../storage/entry-store";
 import { messageBody } from "./frames";
 import type { RequestMeta } from "./request-meta";
 
+/** A send's `parentId`: absent = the thread's leaf; null (only a queued rollback sets it) = a new root. */
 export type TurnRequest = (
-  /** A send's `parentId`: absent = the thread's leaf; null (only a queued rollback sets it) = a new root. */
   | { kind: "send"; clientMessageId: string; text: string; parentId?: string | null }
   | { kind: "edit"; entryId: string; clientMessageId: string; text: string }
   | { kind: "regenerate"; entryId: string }

@@ -108,11 +108,17 @@ export class RunLifecycle {
         // A turn still queued, or one that ended before it started, has no message in the tree.
         if (earlier.userEntryId === null) {
           const position = this.#deps.queue.position(earlier.id);
-          return ok({ kind: "retried", accepted: { run: earlier, userEntry: null, created: false, position } });
+          return ok({
+            kind: "retried",
+            accepted: { run: earlier, userEntry: null, created: false, position },
+          });
         }
         const userEntry = entries.get(earlier.userEntryId);
         if (userEntry !== null) {
-          return ok({ kind: "retried", accepted: { run: earlier, userEntry, created: false, position: null } });
+          return ok({
+            kind: "retried",
+            accepted: { run: earlier, userEntry, created: false, position: null },
+          });
         }
       }
     }
@@ -192,7 +198,12 @@ export class RunLifecycle {
     const live = this.#live;
     const urgent = strategy !== "enqueue";
     let kept = request;
-    if (strategy === "rollback" && request.kind === "send" && request.parentId === undefined && live !== null) {
+    if (
+      strategy === "rollback" &&
+      request.kind === "send" &&
+      request.parentId === undefined &&
+      live !== null
+    ) {
       const interrupted = runs.get(live.runId);
       const user = interrupted?.userEntryId ? entries.get(interrupted.userEntryId) : null;
       if (user !== null && user !== undefined) kept = { ...request, parentId: user.parentId };
@@ -295,7 +306,9 @@ export class RunLifecycle {
       }
     } catch (error) {
       // The queue is durable: the next run's end, a wake or the scheduled check tries again.
-      console.error(JSON.stringify({ level: "error", message: "queue advance failed", error: String(error) }));
+      console.error(
+        JSON.stringify({ level: "error", message: "queue advance failed", error: String(error) }),
+      );
     } finally {
       this.#advancing = false;
     }
@@ -319,7 +332,10 @@ export class RunLifecycle {
       const stored = this.#storeUserEntry(placed.value);
       if (!stored.ok) return stored;
       const userEntry = stored.value;
-      const attached = runs.placeUserEntry(run.id, { userEntryId: userEntry.id, parentEntryId: userEntry.parentId });
+      const attached = runs.placeUserEntry(run.id, {
+        userEntryId: userEntry.id,
+        parentEntryId: userEntry.parentId,
+      });
       if (!attached.ok) return attached;
       this.#deps.queue.remove(run.id);
       return ok({ run: attached.value, userEntry });

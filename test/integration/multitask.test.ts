@@ -6,7 +6,7 @@ import { z } from "zod";
 import { threadObjectName } from "../../src/auth/do-name";
 import { tenantQuota } from "../../src/auth/tenant-quota";
 import { LIMITS, type ServerFrame } from "../../src/shared/protocol";
-import { api, expectError, json } from "../helpers/tenants";
+import { api, expectError, json, operatorHeaders } from "../helpers/tenants";
 import { inTestQuota } from "../helpers/test-tenant-quota";
 import {
   clientMessageId,
@@ -140,14 +140,16 @@ describe("double-texting over WebSocket", () => {
     ]);
     const thread = await branch(session);
     expect(texts(thread)).toEqual(["one", "Echo: one", "two", "Echo: two", "three", "Echo: three"]);
-    thread.slice(1).forEach((entry, i) => expect(entry.parentId).toBe(thread[i]!.id));
+    expect(thread.slice(1).map((e) => e.parentId)).toEqual(thread.slice(0, -1).map((e) => e.id));
     // Both tabs heard the same conversation, frame for frame (the retry's answer went to its sender only).
     const shared = (ws: FrameReader) =>
       ws.frames.filter((f): f is Exclude<ServerFrame, { type: "ready" | "error" }> =>
         ["entry", "run", "delta"].includes(f.type),
       );
     const retryAnswer = (f: ServerFrame) => f.type === "run" && f.runId === second.runId && f.position === 1;
-    const tab1Frames = shared(tab1).filter((f, i, all) => !(retryAnswer(f) && all.findIndex(retryAnswer) !== i));
+    const tab1Frames = shared(tab1).filter(
+      (f, i, all) => !(retryAnswer(f) && all.findIndex(retryAnswer) !== i),
+    );
     expect(tab1Frames).toEqual(shared(tab2));
   });
 
@@ -202,11 +204,7 @@ describe("double-texting over WebSocket", () => {
     expect(user.entry.parentId).toBe(partial.entry.id);
     const next = await ws.next("run", (f) => f.runId !== first && f.status === "succeeded");
     const thread = await branch(session);
-    expect(thread.map((e) => e.id).slice(0, 3)).toEqual([
-      thread[0]!.id,
-      partial.entry.id,
-      user.entry.id,
-    ]);
+    expect(thread.map((e) => e.id).slice(0, 3)).toEqual([thread[0]!.id, partial.entry.id, user.entry.id]);
     expect(thread.at(-1)).toMatchObject({ text: "Echo: actually, stop", runId: next.runId });
   });
 
@@ -226,7 +224,12 @@ describe("double-texting over WebSocket", () => {
     expect(better.entry.parentId).toBe(greeting!.id);
     await ws.next("run", (f) => f.runId !== first && f.status === "succeeded");
 
-    expect(texts(await branch(session))).toEqual(["hi", "Echo: hi", "a better question", "Echo: a better question"]);
+    expect(texts(await branch(session))).toEqual([
+      "hi",
+      "Echo: hi",
+      "a better question",
+      "Echo: a better question",
+    ]);
     const interrupted = await branch(session, partial.entry.id);
     expect(texts(interrupted).slice(0, 3)).toEqual(["hi", "Echo: hi", "a question I regret"]);
     expect(interrupted.at(-1)).toMatchObject({ id: partial.entry.id, status: "interrupted" });
@@ -266,6 +269,13 @@ describe("double-texting over WebSocket", () => {
 
   it("a queued turn holds no run slot of its tenant until it starts", async () => {
     const agent = await agentWith("enqueue", 20, 40);
+    // A quota makes every run take a lease in the tenant's quota object (an unlimited tenant's runs take none).
+    const patched = await api(`/v1/operator/tenants/${agent.tenantId}`, {
+      method: "PATCH",
+      headers: operatorHeaders(),
+      body: { quotas: { concurrentThreads: 1 } },
+    });
+    expect(patched.status).toBe(200);
     const session = await launch(agent.publicKey);
     const ws = await connect(session);
     const leases = () =>
@@ -277,7 +287,7 @@ describe("double-texting over WebSocket", () => {
     const second = await queued(ws, 1);
     ws.send({ type: "send", clientMessageId: clientMessageId(), text: "third" });
     await queued(ws, 2);
-    expect(await leases()).toBeLessThanOrEqual(1);
+    expect(await leases()).toBe(1);
     await ended(ws, first);
     expect((await ended(ws, second.runId)).status).toBe("succeeded");
     await ws.next("run", (f) => f.status === "succeeded" && f.runId !== first && f.runId !== second.runId);
@@ -376,7 +386,10 @@ describe("double-texting over HTTP", () => {
     });
     expect(cancel.status).toBe(202);
     const reply = await json(await pending, 201, replySchema);
-    expect(reply).toEqual({ run: { id: waiting.runId, status: "aborted", reason: "cancelled" }, entries: [] });
+    expect(reply).toEqual({
+      run: { id: waiting.runId, status: "aborted", reason: "cancelled" },
+      entries: [],
+    });
     expect((await ended(ws, first)).status).toBe("succeeded");
     expect(texts(await branch(session))).toEqual(["first", "Echo: first"]);
   });
@@ -403,9 +416,9 @@ describe("double-texting over HTTP", () => {
       replySchema,
     );
     expect(await ended(ws, second)).toMatchObject({ status: "aborted", reason: "interrupted" });
-    const secondUser = (await branch(session, (await ws.next("entry", (f) => f.entry.runId === second)).entry.id)).at(
-      -2,
-    );
+    const secondUser = (
+      await branch(session, (await ws.next("entry", (f) => f.entry.runId === second)).entry.id)
+    ).at(-2);
     expect(rolledBack.run.status).toBe("succeeded");
     expect(rolledBack.entries[0]!.parentId).toBe(secondUser!.parentId);
     expect(texts(await branch(session)).slice(-2)).toEqual(["rolling back", "Echo: rolling back"]);
