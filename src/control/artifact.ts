@@ -1,5 +1,6 @@
 // The agent artifact: what a version pins. Strict zod schema (unknown keys refused), schemaVersion 1.
 import { z } from "zod";
+import { MULTITASK_STRATEGIES } from "../shared/protocol";
 import { IDENTITY_FACTS, identityProblems, MAX_IDENTITY_POINTERS } from "./tool-identity";
 import { modelUrlProblem, toolUrlProblem } from "./url-policy";
 
@@ -103,6 +104,11 @@ export const widgetSchema = z.strictObject({
   strings: z.record(z.string().max(64), z.string().max(500)).optional(),
 });
 
+/** How the thread behaves as a conversation; `multitask` defaults to `reject` (SPEC §8, double-texting). */
+export const conversationSchema = z.strictObject({
+  multitask: z.enum(MULTITASK_STRATEGIES).optional(),
+});
+
 export const artifactSchema = z.strictObject({
   schemaVersion: z.literal(1),
   name: z.string().min(1).max(200),
@@ -113,6 +119,7 @@ export const artifactSchema = z.strictObject({
   limits: limitsSchema.optional(),
   tools: z.array(toolSchema).max(32).optional(),
   widget: widgetSchema.optional(),
+  conversation: conversationSchema.optional(),
 });
 
 export type Artifact = z.infer<typeof artifactSchema>;

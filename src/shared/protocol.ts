@@ -16,7 +16,8 @@ export const LIMITS = {
   /** Frames of any type a socket may send at once, and how many more it earns per second (close 4429 past it). */
   frameBurst: 60,
   framesPerSecond: 1,
-  maxQueuedSends: 4,
+  /** Turns waiting behind a live run (the `enqueue`, `interrupt` and `rollback` strategies); one more is `conflict`. */
+  maxQueuedSends: 5,
   historyPageMax: 200,
 } as const;
 
@@ -27,6 +28,10 @@ const clientMessageId = z
 
 export const RUN_STATUSES = ["queued", "running", "succeeded", "failed", "aborted"] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
+
+/** What a send, edit or regenerate does while a run is live (the artifact's `conversation.multitask`, SPEC §8). */
+export const MULTITASK_STRATEGIES = ["reject", "enqueue", "interrupt", "rollback"] as const;
+export type MultitaskStrategy = (typeof MULTITASK_STRATEGIES)[number];
 
 // ---- client → server ----
 
@@ -41,6 +46,7 @@ export const clientFrameSchema = z.discriminatedUnion("type", [
     clientMessageId,
     text: z.string().min(1),
     parentId: id.optional(),
+    multitask: z.enum(MULTITASK_STRATEGIES).optional(),
   }),
   z.strictObject({ type: z.literal("cancel"), runId: id }),
   z.strictObject({ type: z.literal("regenerate"), entryId: id }),
@@ -86,6 +92,10 @@ export const serverFrameSchema = z.discriminatedUnion("type", [
     runId: id,
     status: z.enum(RUN_STATUSES),
     error: z.object({ code: z.enum(ERROR_CODES), message: z.string() }).optional(),
+    /** Only while `queued` behind another run: 1 is next. */
+    position: z.number().int().min(1).optional(),
+    /** Only when `aborted`: `cancelled`, `interrupted` (by a later turn, or by the object's death), … */
+    reason: z.string().optional(),
   }),
   z.object({ type: z.literal("delta"), runId: id, seq: z.number().int().min(1), text: z.string() }),
   z.object({ type: z.literal("history"), items: z.array(entrySchema), nextCursor: z.string().optional() }),

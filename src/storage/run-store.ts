@@ -9,7 +9,8 @@ import { invalidRunRecord, type RunStoreOptions, recordIdSchema } from "./run-ty
 
 /** The only moves a run can make; anything else is a conflict. */
 const NEXT_STATUS: Record<RunStatus, readonly RunStatus[]> = {
-  queued: ["running", "aborted"],
+  // A queued run that cannot start (its tenant's run quota refused it, its place is gone) fails unstarted.
+  queued: ["running", "failed", "aborted"],
   running: ["succeeded", "failed", "aborted"],
   succeeded: [],
   failed: [],
@@ -234,7 +235,7 @@ export class RunStore {
   }
 
   /**
-   * Moves a run to `to` if the lifecycle allows it (queued→running→succeeded|failed|aborted, queued→aborted).
+   * Moves a run to `to` if the lifecycle allows it (queued→running→succeeded|failed|aborted, queued→failed|aborted).
    * Ending a run deletes its delta chunks in the same transaction: the final entry now holds the text. Call it
    * inside the caller's `transactionSync` together with the final entry's append to commit both at once.
    */
@@ -277,6 +278,33 @@ export class RunStore {
       const updated = toRun(row.one());
       // The one write outside the runs table: chunks exist only for a live run, and the run's end is what ends them.
       if (ending) this.#storage.sql.exec("DELETE FROM run_chunks WHERE run_id = ?", runId);
+      this.#enqueueRun(updated, now);
+      return ok(updated);
+    });
+  }
+
+  /**
+   * Records where a queued run's user message went once it is placed (a turn queued behind another run enters the
+   * tree only when it starts). Only a queued run without a user entry takes one.
+   */
+  placeUserEntry(runId: string, place: { userEntryId: string; parentEntryId: string | null }): Result<Run> {
+    return this.#storage.transactionSync((): Result<Run> => {
+      const run = this.get(runId);
+      if (!run) return fail("not_found", "Run not found.");
+      if (run.status !== "queued" || run.userEntryId !== null) {
+        return fail("conflict", "Only a queued run waiting for its message can be placed.", {
+          status: run.status,
+        });
+      }
+      const now = this.#now();
+      const row = this.#storage.sql.exec(
+        `UPDATE runs SET user_entry_id = ?, parent_entry_id = ?, revision = revision + 1
+         WHERE id = ? RETURNING ${RUN_COLUMNS}`,
+        place.userEntryId,
+        place.parentEntryId,
+        runId,
+      );
+      const updated = toRun(row.one());
       this.#enqueueRun(updated, now);
       return ok(updated);
     });

@@ -193,6 +193,20 @@ export const THREAD_MIGRATIONS: readonly ThreadMigration[] = [
     ],
     backfill: (storage) => rebuildAncestry(storage, 0),
   },
+  {
+    version: 7,
+    up: [
+      // Turns waiting behind a live run (double-texting, SPEC §8): the request a queued run was made from, until the
+      // run starts and its user message enters the tree, or it ends unstarted. Urgent turns (interrupt, rollback) go
+      // first; `ord` keeps arrival order. A row exists exactly while its run is `queued`.
+      `CREATE TABLE queued_turns (
+        run_id TEXT PRIMARY KEY,
+        urgent INTEGER NOT NULL,
+        ord INTEGER NOT NULL,
+        turn_json TEXT NOT NULL
+      )`,
+    ],
+  },
 ];
 
 export const THREAD_SCHEMA_VERSION: number = THREAD_MIGRATIONS[THREAD_MIGRATIONS.length - 1]?.version ?? 0;

@@ -36,6 +36,7 @@ export function runFrame(run: Run): ServerFrame {
     runId: run.id,
     status: run.status,
     ...(run.status === "failed" && run.error !== null ? { error: run.error } : {}),
+    ...(run.status === "aborted" && run.abortReason !== null ? { reason: run.abortReason } : {}),
   };
 }
 

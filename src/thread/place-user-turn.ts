@@ -1,11 +1,13 @@
 // Where a send, an edit or a regenerate puts its user message, checked before anything is stored.
 import { fail, ok, type Result } from "../errors";
+import type { MultitaskStrategy } from "../shared/protocol";
 import type { Entry, EntryStore } from "../storage/entry-store";
 import { messageBody } from "./frames";
 import type { RequestMeta } from "./request-meta";
 
+/** A send's `parentId`: absent = the thread's leaf; null (only a queued rollback sets it) = a new root. */
 export type TurnRequest = (
-  | { kind: "send"; clientMessageId: string; text: string; parentId?: string }
+  | { kind: "send"; clientMessageId: string; text: string; parentId?: string | null }
   | { kind: "edit"; entryId: string; clientMessageId: string; text: string }
   | { kind: "regenerate"; entryId: string }
 ) & {
@@ -13,6 +15,8 @@ export type TurnRequest = (
   subject: string;
   /** The Worker request that carried the turn, when the Worker named it. */
   meta?: RequestMeta;
+  /** A send's own double-texting strategy, over the artifact's `conversation.multitask`. */
+  multitask?: MultitaskStrategy;
 };
 
 export interface UserTurnPlace {
@@ -27,8 +31,8 @@ export interface UserTurnPlace {
 export function placeUserTurn(request: TurnRequest, entries: EntryStore): Result<UserTurnPlace> {
   switch (request.kind) {
     case "send": {
-      const parentId = request.parentId ?? entries.latestLeaf()?.id ?? null;
-      if (request.parentId !== undefined && entries.get(request.parentId) === null) {
+      const parentId = request.parentId === undefined ? (entries.latestLeaf()?.id ?? null) : request.parentId;
+      if (request.parentId != null && entries.get(request.parentId) === null) {
         return fail("not_found", "The entry to reply below does not exist in this thread.");
       }
       return ok({ parentId, text: request.text, clientMessageId: request.clientMessageId });

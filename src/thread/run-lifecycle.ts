@@ -1,15 +1,19 @@
-// The run lifecycle: accepts a user turn and starts its run, drives it to its end, cancels, seals and recovers runs.
+// The run lifecycle: accepts a user turn and starts its run (or queues it behind the live one), drives it to its end,
+// cancels, seals and recovers runs.
 import type { RunSlot } from "../auth/run-quota";
 import { fail, ok, type Result } from "../errors";
 import { buildPrompt } from "../models/prompt";
 import { runTurn } from "../models/turn";
 import type { ErrorCode } from "../shared/errors";
+import { LIMITS, type MultitaskStrategy, type ServerFrame } from "../shared/protocol";
 import type { Entry } from "../storage/entry-store";
 import type { ThreadBinding } from "../storage/pin-store";
+import type { QueuedTurnRecord, QueuedTurnStore } from "../storage/queued-turn-store";
 import type { Run } from "../storage/run-store";
 import { toWireEntry } from "./frames";
 import { LiveRun, persistedText, runFrame, type StreamReceivers } from "./live-run";
-import { placeUserTurn, type TurnRequest } from "./place-user-turn";
+import { multitaskStrategy, queuedFrame, queuedTurnOf, requestOfQueued } from "./multitask";
+import { placeUserTurn, type TurnRequest, type UserTurnPlace } from "./place-user-turn";
 import type { PromptHistory } from "./prompt-history";
 import type { RequestMeta } from "./request-meta";
 import type { RunStores } from "./run-stores";
@@ -23,10 +27,22 @@ const STALL_TIMEOUT_MS = 60_000;
 
 export interface TurnAccepted {
   run: Run;
-  userEntry: Entry;
+  /** Null while the turn waits behind another run: its message enters the tree when its run starts. */
+  userEntry: Entry | null;
   /** False when a retried `send` matched an earlier one: nothing new was stored or started. */
   created: boolean;
+  /** Where the turn waits behind another run (1 = next); null once it started, or when it never waited. */
+  position: number | null;
 }
+
+/** A strategy under which a turn arriving during a run is kept, not refused. */
+export type QueueStrategy = Exclude<MultitaskStrategy, "reject">;
+
+/** What `screen` decided: the earlier turn of a retry, start now, or wait behind the live run. */
+export type Screened =
+  | { kind: "retried"; accepted: TurnAccepted }
+  | { kind: "start" }
+  | { kind: "queue"; strategy: QueueStrategy };
 
 export interface LifecycleDeps {
   storage: DurableObjectStorage;
@@ -43,6 +59,12 @@ export interface LifecycleDeps {
   stores: RunStores;
   receivers: StreamReceivers;
   history: PromptHistory;
+  /** Turns waiting behind the live run. */
+  queue: QueuedTurnStore;
+  /** A slot in the tenant's run quota for a queued turn about to start. */
+  acquireSlot: () => Promise<Result<RunSlot>>;
+  /** A turn was queued: the object must wake to run it even if it dies first. */
+  onQueued: () => void;
 }
 
 type RunOutcome =
@@ -58,6 +80,12 @@ function runIdempotencyKey(request: { kind: "send" | "edit"; clientMessageId: st
 export class RunLifecycle {
   readonly #deps: LifecycleDeps;
   #live: LiveRun | null = null;
+  /** True while the next queued turn is being started (its quota slot is asked for). */
+  #advancing = false;
+  /** The position each queued run's receivers last heard, so only a change is announced. */
+  readonly #announced = new Map<string, number>();
+  /** Callers waiting for a queued run's end (the non-streaming HTTP API). */
+  readonly #waiters = new Map<string, ((run: Run) => void)[]>();
 
   constructor(deps: LifecycleDeps) {
     this.#deps = deps;
@@ -69,66 +97,76 @@ export class RunLifecycle {
   }
 
   /**
-   * What `accept` decides before storing anything: the earlier turn of a retried send or edit, a refusal, or null
-   * when the turn may go ahead.
+   * What `accept` decides before storing anything: the earlier turn of a retried send or edit, a refusal, whether the
+   * turn starts now, or (a run being live, under a strategy other than `reject`) waits behind it.
    */
-  screen(request: TurnRequest): Result<TurnAccepted | null> {
+  screen(request: TurnRequest): Result<Screened> {
     const { entries, runs } = this.#deps.stores;
     const limits = threadLimits(this.#deps.binding);
     if (request.kind !== "regenerate") {
       const earlier = runs.byIdempotencyKey(runIdempotencyKey(request));
       if (earlier !== null) {
-        const userEntry = earlier.userEntryId === null ? null : entries.get(earlier.userEntryId);
-        if (userEntry !== null) return ok({ run: earlier, userEntry, created: false });
+        // A turn still queued, or one that ended before it started, has no message in the tree.
+        if (earlier.userEntryId === null) {
+          const position = this.#deps.queue.position(earlier.id);
+          return ok({
+            kind: "retried",
+            accepted: { run: earlier, userEntry: null, created: false, position },
+          });
+        }
+        const userEntry = entries.get(earlier.userEntryId);
+        if (userEntry !== null) {
+          return ok({
+            kind: "retried",
+            accepted: { run: earlier, userEntry, created: false, position: null },
+          });
+        }
       }
     }
     if (request.kind !== "regenerate" && request.text.length > limits.maxMessageChars) {
       return fail("bad_request", `Messages are limited to ${limits.maxMessageChars} characters.`);
     }
-    if (this.#live !== null || runs.active().length > 0) {
+    const busy = this.#live !== null || this.#advancing || runs.active().length > 0;
+    const strategy = multitaskStrategy(request, this.#deps.binding.artifact);
+    if (busy && strategy === "reject") {
       return fail("conflict", "A reply is still being written; wait for it or cancel it.");
     }
-    // Every send, edit and regenerate starts one run, so recent runs are recent sends.
+    // Every send, edit and regenerate makes one run (a queued one too), so recent runs are recent sends.
     if (
       runs.countCreatedAfter(this.#deps.now() - 60_000, limits.sendsPerMinute + 1) >= limits.sendsPerMinute
     ) {
       return { ok: false, code: "rate_limited", message: "Too many messages; slow down.", retryAfter: 60 };
     }
-    return ok(null);
+    // (A busy thread under `reject` was refused above.)
+    if (!busy || strategy === "reject") return ok({ kind: "start" });
+    if (this.#deps.queue.count() >= LIMITS.maxQueuedSends) {
+      return fail(
+        "conflict",
+        `${LIMITS.maxQueuedSends} messages are already waiting for a reply; wait for one or cancel it.`,
+      );
+    }
+    return ok({ kind: "queue", strategy });
   }
 
   /**
-   * Validates and stores a user turn, then starts its run, which holds `slot` until it ends. Nothing is stored when
-   * it is refused; a refused or retried turn leaves `slot` to its caller.
+   * Validates and stores a user turn, then starts its run, which holds `slot` until it ends; or queues it when a run
+   * became live meanwhile. Nothing is stored when it is refused; a refused, retried or queued turn leaves `slot` to
+   * its caller.
    */
   accept(request: TurnRequest, slot: RunSlot): Result<TurnAccepted> {
     const screened = this.screen(request);
     if (!screened.ok) return screened;
-    if (screened.value !== null) return ok(screened.value);
+    if (screened.value.kind === "retried") return ok(screened.value.accepted);
+    if (screened.value.kind === "queue") return this.enqueue(request, screened.value.strategy);
     const { entries, runs } = this.#deps.stores;
 
     const placed = placeUserTurn(request, entries);
     if (!placed.ok) return placed;
-    const { parentId, text, clientMessageId, existingUser } = placed.value;
 
-    const result = this.#deps.storage.transactionSync((): Result<TurnAccepted> => {
-      let userEntry: Entry;
-      if (existingUser !== undefined) {
-        userEntry = existingUser;
-      } else {
-        const appended = entries.append({
-          parentId,
-          ...(parentId !== null ? { expectedParentId: parentId } : {}),
-          kind: "message",
-          role: "user",
-          // A retried send or edit is answered above from its run's idempotency key, so the entry needs none.
-          body: { text, ...(clientMessageId !== undefined ? { clientMessageId } : {}) },
-        });
-        if (!appended.ok) return appended;
-        userEntry = appended.value.entry;
-        // An append below the selected leaf already moves the selection; a fork (edit) must select itself.
-        if (entries.latestLeaf()?.id !== userEntry.id) entries.setActiveLeaf(userEntry.id);
-      }
+    const result = this.#deps.storage.transactionSync((): Result<{ run: Run; userEntry: Entry }> => {
+      const stored = this.#storeUserEntry(placed.value);
+      if (!stored.ok) return stored;
+      const userEntry = stored.value;
       const created = runs.create({
         ...(request.kind !== "regenerate" ? { idempotencyKey: runIdempotencyKey(request) } : {}),
         userEntryId: userEntry.id,
@@ -136,16 +174,73 @@ export class RunLifecycle {
         versionId: this.#deps.binding.versionId,
       });
       if (!created.ok) return created;
-      return ok({ run: created.value.run, userEntry, created: true });
+      return ok({ run: created.value.run, userEntry });
     });
     if (!result.ok) return result;
 
     const receivers = this.#deps.receivers;
-    if (existingUser === undefined)
+    if (placed.value.existingUser === undefined)
       receivers.send({ type: "entry", entry: toWireEntry(result.value.userEntry) });
     receivers.send(runFrame(result.value.run));
     this.#start(result.value.run, result.value.userEntry, request.subject, slot, request.meta);
-    return result;
+    return ok({ ...result.value, created: true, position: null });
+  }
+
+  /**
+   * Keeps a turn that arrived during a run (right after `screen` said `queue`): its run is stored `queued` with the
+   * request, and every receiver hears its position. `interrupt` and `rollback` turns go first and end the live run
+   * (`aborted`, reason `interrupted`); a `rollback` send's message will be a sibling of that run's user message.
+   */
+  enqueue(request: TurnRequest, strategy: QueueStrategy): Result<TurnAccepted> {
+    const { entries, runs } = this.#deps.stores;
+    // Checked now so a turn that could never be placed is refused with nothing stored; placed when it starts.
+    const placed = placeUserTurn(request, entries);
+    if (!placed.ok) return placed;
+    const live = this.#live;
+    const urgent = strategy !== "enqueue";
+    let kept = request;
+    if (
+      strategy === "rollback" &&
+      request.kind === "send" &&
+      request.parentId === undefined &&
+      live !== null
+    ) {
+      const interrupted = runs.get(live.runId);
+      const user = interrupted?.userEntryId ? entries.get(interrupted.userEntryId) : null;
+      if (user !== null && user !== undefined) kept = { ...request, parentId: user.parentId };
+    }
+    const created = this.#deps.storage.transactionSync((): Result<Run> => {
+      const made = runs.create({
+        ...(request.kind !== "regenerate" ? { idempotencyKey: runIdempotencyKey(request) } : {}),
+        versionId: this.#deps.binding.versionId,
+      });
+      if (!made.ok) return made;
+      if (!made.value.created) return fail("conflict", "This message was already sent.");
+      this.#deps.queue.add({ runId: made.value.run.id, urgent, ...queuedTurnOf(kept) });
+      return ok(made.value.run);
+    });
+    if (!created.ok) return created;
+    this.#announceQueue();
+    if (urgent) live?.controller.abort("interrupted");
+    this.#deps.onQueued();
+    void this.#advance();
+    const position = this.#deps.queue.position(created.value.id);
+    return ok({ run: created.value, userEntry: null, created: true, position });
+  }
+
+  /** Where a run waits (1 = next), or null when it is not queued. */
+  position(runId: string): number | null {
+    return this.#deps.queue.position(runId);
+  }
+
+  /** A `run` frame with its position for every queued run, in order (what a socket that just said hello needs). */
+  queuedFrames(): ServerFrame[] {
+    return this.#deps.queue.order().map((runId, i) => queuedFrame(runId, i + 1));
+  }
+
+  /** Starts the next queued turn if nothing runs (after a wake, or from the object's scheduled check). */
+  resumeQueue(): void {
+    void this.#advance();
   }
 
   cancel(runId: string): Result<Run> {
@@ -162,22 +257,143 @@ export class RunLifecycle {
     return fail("conflict", `The run has already ${run.status}.`);
   }
 
-  /** Waits for a run to end (for the non-streaming HTTP API). */
+  /** Waits for a run to end, a queued one included (for the non-streaming HTTP API). */
   async settled(runId: string): Promise<Run | null> {
     if (this.#live?.runId === runId) return this.#live.done;
-    return this.#deps.stores.runs.get(runId);
+    const run = this.#deps.stores.runs.get(runId);
+    if (run === null || run.status !== "queued" || this.#deps.queue.position(runId) === null) return run;
+    return new Promise<Run>((resolve) => {
+      this.#waiters.set(runId, [...(this.#waiters.get(runId) ?? []), resolve]);
+    });
   }
 
   /**
    * Seals runs left unfinished by an earlier instance of this object (an eviction or a deploy mid-stream): the
    * persisted part of the reply becomes an interrupted entry and the run ends `aborted`, never stuck `running`.
+   * Queued turns keep their place and then run in order.
    */
   recoverInterruptedRuns(): void {
     const { runs, chunks } = this.#deps.stores;
     for (const run of runs.active()) {
       if (this.#live?.runId === run.id) continue;
+      if (run.status === "queued" && this.#deps.queue.position(run.id) !== null) continue;
       this.#seal(run, persistedText(chunks, run.id), { status: "aborted", reason: "interrupted" });
     }
+    void this.#advance();
+  }
+
+  /**
+   * Starts the next queued turn when no run is live. Every run's end calls it again once its quota slot is back, so
+   * the queue drains one run at a time, in order. A turn whose slot is refused fails unstarted and the next one goes.
+   */
+  async #advance(): Promise<void> {
+    const queue = this.#deps.queue;
+    if (this.#advancing || this.#live !== null || queue.count() === 0) return;
+    this.#advancing = true;
+    try {
+      while (this.#live === null && queue.count() > 0) {
+        const slot = await this.#deps.acquireSlot();
+        // Read after the await: a cancel or an urgent turn may have changed what runs next.
+        const next = queue.first();
+        if (next === null) {
+          if (slot.ok) await slot.value.release(0);
+          break;
+        }
+        if (!slot.ok) {
+          this.#failQueued(next.runId, { code: slot.code, message: slot.message });
+          continue;
+        }
+        if (!this.#startQueued(next, slot.value)) await slot.value.release(0);
+      }
+    } catch (error) {
+      // The queue is durable: the next run's end, a wake or the scheduled check tries again.
+      console.error(
+        JSON.stringify({ level: "error", message: "queue advance failed", error: String(error) }),
+      );
+    } finally {
+      this.#advancing = false;
+    }
+  }
+
+  /** Places a queued turn's user message (below the thread's leaf as it is now, for a plain send) and starts it. */
+  #startQueued(next: QueuedTurnRecord, slot: RunSlot): boolean {
+    const { entries, runs } = this.#deps.stores;
+    const run = runs.get(next.runId);
+    if (run === null || run.status !== "queued") {
+      this.#deps.queue.remove(next.runId);
+      return false;
+    }
+    const request = requestOfQueued(next);
+    const placed = placeUserTurn(request, entries);
+    if (!placed.ok) {
+      this.#failQueued(run.id, { code: placed.code, message: placed.message });
+      return false;
+    }
+    const started = this.#deps.storage.transactionSync((): Result<{ run: Run; userEntry: Entry }> => {
+      const stored = this.#storeUserEntry(placed.value);
+      if (!stored.ok) return stored;
+      const userEntry = stored.value;
+      const attached = runs.placeUserEntry(run.id, {
+        userEntryId: userEntry.id,
+        parentEntryId: userEntry.parentId,
+      });
+      if (!attached.ok) return attached;
+      this.#deps.queue.remove(run.id);
+      return ok({ run: attached.value, userEntry });
+    });
+    if (!started.ok) {
+      this.#failQueued(run.id, { code: started.code, message: started.message });
+      return false;
+    }
+    if (placed.value.existingUser === undefined) {
+      this.#deps.receivers.send({ type: "entry", entry: toWireEntry(started.value.userEntry) });
+    }
+    this.#announceQueue();
+    this.#start(started.value.run, started.value.userEntry, request.subject, slot, request.meta);
+    return true;
+  }
+
+  /** A queued turn that cannot start ends `failed` with why; nothing of it enters the tree. */
+  #failQueued(runId: string, error: { code: ErrorCode; message: string }): void {
+    const run = this.#deps.stores.runs.get(runId);
+    if (run === null || run.status !== "queued") {
+      this.#deps.queue.remove(runId);
+      return;
+    }
+    this.#seal(run, "", { status: "failed", error });
+  }
+
+  /** Tells every receiver each queued run's position, when it is new or changed. */
+  #announceQueue(): void {
+    const order = this.#deps.queue.order();
+    for (const runId of [...this.#announced.keys()]) {
+      if (!order.includes(runId)) this.#announced.delete(runId);
+    }
+    order.forEach((runId, i) => {
+      if (this.#announced.get(runId) === i + 1) return;
+      this.#announced.set(runId, i + 1);
+      this.#deps.receivers.send(queuedFrame(runId, i + 1));
+    });
+  }
+
+  /** The user entry of a placed turn (the one a regenerate answers again), inside the caller's transaction. */
+  #storeUserEntry(place: UserTurnPlace): Result<Entry> {
+    const { parentId, text, clientMessageId, existingUser } = place;
+    if (existingUser !== undefined) return ok(existingUser);
+    const entries = this.#deps.stores.entries;
+    const appended = entries.append({
+      parentId,
+      ...(parentId !== null ? { expectedParentId: parentId } : {}),
+      kind: "message",
+      role: "user",
+      // A retried send or edit is answered from its run's idempotency key, so the entry needs none.
+      body: { text, ...(clientMessageId !== undefined ? { clientMessageId } : {}) },
+    });
+    if (!appended.ok) return appended;
+    const userEntry = appended.value.entry;
+    // An append below the selected leaf already moves the selection; a fork (edit) must select itself.
+    if (entries.latestLeaf()?.id !== userEntry.id) entries.setActiveLeaf(userEntry.id);
+    return ok(userEntry);
   }
 
   #start(
@@ -226,13 +442,15 @@ export class RunLifecycle {
         finish(final);
         // Every end gives the tenant's slot back with the run's tokens; an object that dies first lets it lapse.
         await slot.release(tokens());
+        // The next queued turn asks for its slot once this one is back (a tenant allowed one run at a time has it).
+        void this.#advance();
         // The projection runs inside the same keep-alive: an eviction here leaves the outbox for the next wake.
         await this.#deps.afterTurn();
       })
       .catch((error: unknown) => {
         console.error(JSON.stringify({ level: "error", message: "after-turn failed", error: String(error) }));
         finish(runs.get(run.id) ?? run);
-        void slot.release(tokens());
+        void slot.release(tokens()).then(() => this.#advance());
       });
   }
 
@@ -318,6 +536,8 @@ export class RunLifecycle {
         ...(outcome.status === "aborted" ? { abortReason: outcome.reason } : {}),
         ...(outcome.status === "failed" ? { error: outcome.error } : {}),
       });
+      // A queued run that ends unstarted leaves the queue with its request.
+      if (ended.ok) this.#deps.queue.remove(run.id);
       return { run: ended.ok ? ended.value : run, entry };
     });
     const live = this.#live?.runId === run.id ? this.#live : null;
@@ -330,6 +550,10 @@ export class RunLifecycle {
     });
     if (sealed.entry !== null) this.#deps.receivers.send({ type: "entry", entry: toWireEntry(sealed.entry) });
     this.#deps.receivers.send(runFrame(sealed.run));
+    this.#announceQueue();
+    const waiting = this.#waiters.get(run.id);
+    this.#waiters.delete(run.id);
+    for (const resolve of waiting ?? []) resolve(sealed.run);
     return sealed.run;
   }
 }

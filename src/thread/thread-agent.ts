@@ -216,6 +216,18 @@ export class ThreadAgent extends Agent<Env> {
     if (missing > 0 || failed) await this.drainOutbox();
   }
 
+  /**
+   * Scheduled while turns wait behind a run: an object that died with a queue wakes here (its start seals the cut-off
+   * run and starts the next turn); a live one just checks that the next turn is on its way.
+   */
+  async resumeQueuedRuns(): Promise<void> {
+    const runtime = await this.#gate.stored();
+    if (runtime === null || !runtime.hasQueuedTurns()) return;
+    runtime.resumeQueue();
+    // Not idempotent: this run's own schedule row still exists while it executes.
+    await this.schedule(this.#settings.queueCheckSeconds, "resumeQueuedRuns");
+  }
+
   /** Scheduled: closes sockets idle past the agent's limit (4408); the thread itself goes on. */
   async sweepIdleConnections(): Promise<void> {
     const now = this.#settings.now();
@@ -331,6 +343,10 @@ export class ThreadAgent extends Agent<Env> {
       keepAliveWhile: keepAliveIfLong(() => this.keepAlive(), this.#settings),
       afterTurn: () => this.drainOutbox(),
       quota: tenantRunQuota(this.env, binding),
+      onQueued: () =>
+        void this.schedule(this.#settings.queueCheckSeconds, "resumeQueuedRuns", undefined, {
+          idempotent: true,
+        }),
     });
     runtime.recoverInterruptedRuns();
     // Idempotent: one daily schedule per thread, however often the object wakes.

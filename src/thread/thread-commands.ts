@@ -1,7 +1,13 @@
 // The thread's operations, once: the WebSocket frames and the Worker's RPC calls both run these over a ThreadRuntime.
 import { z } from "zod";
 import { fail, ok, type Result } from "../errors";
-import { LIMITS, type RunStatus, type ServerFrame, type WireEntry } from "../shared/protocol";
+import {
+  LIMITS,
+  MULTITASK_STRATEGIES,
+  type RunStatus,
+  type ServerFrame,
+  type WireEntry,
+} from "../shared/protocol";
 import type { RunError } from "../storage/run-store";
 import { toWireEntry } from "./frames";
 import type { RequestMeta } from "./request-meta";
@@ -12,6 +18,8 @@ export const postMessageSchema = z.strictObject({
   clientMessageId: z.string().regex(/^[A-Za-z0-9_-]{8,128}$/),
   text: z.string().min(1),
   parentId: z.string().min(1).max(128).optional(),
+  /** This message's double-texting strategy, over the artifact's `conversation.multitask`. */
+  multitask: z.enum(MULTITASK_STRATEGIES).optional(),
 });
 export type PostMessage = z.infer<typeof postMessageSchema>;
 
@@ -81,27 +89,38 @@ export function sendRequest(subject: string, message: PostMessage, meta?: Reques
     clientMessageId: message.clientMessageId,
     text: message.text,
     ...(message.parentId !== undefined ? { parentId: message.parentId } : {}),
+    ...(message.multitask !== undefined ? { multitask: message.multitask } : {}),
   };
 }
 
 export interface MessageReply {
-  run: { id: string; status: RunStatus; error?: RunError };
+  run: { id: string; status: RunStatus; error?: RunError; reason?: string };
   entries: WireEntry[];
 }
 
-/** The JSON answer to a message: waits for the run to settle; `created` is false for a retried clientMessageId. */
+/**
+ * The JSON answer to a message: waits for the run to settle (a queued one for its turn first); `created` is false for
+ * a retried clientMessageId. A queued message cancelled before it started has no entries.
+ */
 export async function settledReply(
   runtime: ThreadRuntime,
   accepted: TurnAccepted,
 ): Promise<{ created: boolean; reply: MessageReply }> {
-  const { run, userEntry } = accepted;
+  const { run } = accepted;
   const final = (await runtime.settled(run.id)) ?? run;
+  const userEntry =
+    accepted.userEntry ?? (final.userEntryId === null ? null : runtime.entries.get(final.userEntryId));
   const assistant = final.assistantEntryId === null ? null : runtime.entries.get(final.assistantEntryId);
   return {
     created: accepted.created,
     reply: {
-      run: { id: final.id, status: final.status, ...(final.error !== null ? { error: final.error } : {}) },
-      entries: [toWireEntry(userEntry), ...(assistant !== null ? [toWireEntry(assistant)] : [])],
+      run: {
+        id: final.id,
+        status: final.status,
+        ...(final.error !== null ? { error: final.error } : {}),
+        ...(final.status === "aborted" && final.abortReason !== null ? { reason: final.abortReason } : {}),
+      },
+      entries: [userEntry, assistant].filter((e) => e !== null).map(toWireEntry),
     },
   };
 }
@@ -122,10 +141,17 @@ export function helloFrames(
 ): ServerFrame[] {
   const live = runtime.liveRunId();
   const from = resume ?? (live !== null ? { runId: live, afterSeq: 0 } : undefined);
-  return [runtime.readyFrame(), ...(from !== undefined ? runtime.catchUp(from.runId, from.afterSeq) : [])];
+  const caughtUp = from !== undefined ? runtime.catchUp(from.runId, from.afterSeq) : [];
+  // Then every turn waiting behind the live run, with its position (the one resumed is already in the catch-up).
+  const queued = runtime.queuedFrames().filter((f) => f.type !== "run" || f.runId !== from?.runId);
+  return [runtime.readyFrame(), ...caughtUp, ...queued];
 }
 
-/** A retried send starts nothing: its peer learns where its message already is, and the run so far. */
+/** A retried send starts nothing: its peer learns where its message already is (or its place in the queue). */
 export function retriedFrames(runtime: ThreadRuntime, accepted: TurnAccepted): ServerFrame[] {
-  return [{ type: "entry", entry: toWireEntry(accepted.userEntry) }, ...runtime.catchUp(accepted.run.id, 0)];
+  const user = accepted.userEntry;
+  return [
+    ...(user !== null ? [{ type: "entry" as const, entry: toWireEntry(user) }] : []),
+    ...runtime.catchUp(accepted.run.id, 0),
+  ];
 }

@@ -4,10 +4,12 @@ import { ok, type Result } from "../errors";
 import type { ServerFrame } from "../shared/protocol";
 import type { EntryStore } from "../storage/entry-store";
 import type { ThreadBinding } from "../storage/pin-store";
+import { QueuedTurnStore } from "../storage/queued-turn-store";
 import type { Run, RunStore } from "../storage/run-store";
 import { applyThreadRetention, type RetentionPolicy } from "../storage/thread-retention";
 import type { Peer } from "./frames";
 import { StreamReceivers, settledFrames } from "./live-run";
+import { queuedFrame } from "./multitask";
 import type { TurnRequest } from "./place-user-turn";
 import { PromptHistory } from "./prompt-history";
 import { RunLifecycle, type TurnAccepted } from "./run-lifecycle";
@@ -34,6 +36,8 @@ export interface RuntimeDeps {
   fetch?: typeof fetch;
   /** The tenant's run quotas: a slot per run, with the run's tokens counted when it ends. */
   quota: RunQuota;
+  /** A turn was queued behind a run: the object must wake to run it even if it dies first. */
+  onQueued?: () => void;
 }
 
 export class ThreadRuntime {
@@ -59,6 +63,9 @@ export class ThreadRuntime {
       stores: this.#stores,
       receivers: this.#receivers,
       history: this.#history,
+      queue: new QueuedTurnStore(deps.storage),
+      acquireSlot: () => deps.quota.acquire(),
+      onQueued: deps.onQueued ?? (() => {}),
     });
   }
 
@@ -113,23 +120,44 @@ export class ThreadRuntime {
     if (run === null) return [{ type: "error", code: "not_found", message: "Run not found." }];
     const live = this.#lifecycle.live;
     if (live !== null && live.runId === runId) return live.catchUpFrames(afterSeq);
+    const position = this.#lifecycle.position(runId);
+    if (position !== null) return [queuedFrame(runId, position)];
     return settledFrames(run, this.#stores.entries);
   }
 
+  /** A `run` frame with its position for every turn waiting behind the live run, in order. */
+  queuedFrames(): ServerFrame[] {
+    return this.#lifecycle.queuedFrames();
+  }
+
   /**
-   * Validates and stores a user turn, then starts its run within the tenant's quotas. Nothing is stored when it is
-   * refused (a quota refusal included); a retried turn is answered from its run without asking the quota.
+   * Validates and stores a user turn, then starts its run within the tenant's quotas, or queues it behind the live
+   * run (double-texting); a queued turn asks the quota when it starts. Nothing is stored when it is refused (a quota
+   * refusal included); a retried turn is answered from its run without asking the quota.
    */
   async accept(request: TurnRequest): Promise<Result<TurnAccepted>> {
     const screened = this.#lifecycle.screen(request);
     if (!screened.ok) return screened;
-    if (screened.value !== null) return ok(screened.value);
+    if (screened.value.kind === "retried") return ok(screened.value.accepted);
+    if (screened.value.kind === "queue") return this.#lifecycle.enqueue(request, screened.value.strategy);
     const slot = await this.#deps.quota.acquire();
     if (!slot.ok) return slot;
-    // Checked again after the await: another frame may have started a run meanwhile.
+    // Checked again after the await: another frame may have started a run meanwhile (then this one may queue).
     const accepted = this.#lifecycle.accept(request, slot.value);
-    if (!accepted.ok || !accepted.value.created) await slot.value.release(0);
+    if (!accepted.ok || !accepted.value.created || accepted.value.position !== null) {
+      await slot.value.release(0);
+    }
     return accepted;
+  }
+
+  /** Whether turns wait behind a run (the object's scheduled check keeps waking while they do). */
+  hasQueuedTurns(): boolean {
+    return this.#lifecycle.queuedFrames().length > 0;
+  }
+
+  /** Starts the next queued turn if no run is live. */
+  resumeQueue(): void {
+    this.#lifecycle.resumeQueue();
   }
 
   cancel(runId: string): Result<Run> {
@@ -144,6 +172,7 @@ export class ThreadRuntime {
   /**
    * Seals runs left unfinished by an earlier instance of this object (an eviction or a deploy mid-stream): the
    * persisted part of the reply becomes an interrupted entry and the run ends `aborted`, never stuck `running`.
+   * Queued turns keep their place and start in order.
    */
   recoverInterruptedRuns(): void {
     this.#lifecycle.recoverInterruptedRuns();

@@ -13,6 +13,8 @@ export interface ThreadSettings {
   keepAliveAfterMs: number;
   /** How often open sockets are checked for idleness. */
   idleSweepSeconds: number;
+  /** How often a thread with turns queued behind a run checks that they still get their turn (after its death too). */
+  queueCheckSeconds: number;
 }
 
 export const THREAD_SETTINGS: Readonly<ThreadSettings> = {
@@ -23,4 +25,5 @@ export const THREAD_SETTINGS: Readonly<ThreadSettings> = {
   },
   keepAliveAfterMs: 10_000,
   idleSweepSeconds: 30,
+  queueCheckSeconds: 30,
 };

@@ -22,6 +22,7 @@ const OUR_TABLES = [
   "meta",
   "outbox",
   "pin",
+  "queued_turns",
   "run_chunks",
   "runs",
   "tool_calls",

@@ -74,6 +74,21 @@ describe("artifactSchema", () => {
     ).toEqual([{ path: "tools.0.verb", message: "unknown field" }]);
   });
 
+  it("takes a double-texting strategy in `conversation.multitask`, one of four, with strict keys", () => {
+    for (const multitask of ["reject", "enqueue", "interrupt", "rollback"]) {
+      expect(artifactSchema.parse({ ...minimal, conversation: { multitask } }).conversation).toEqual({
+        multitask,
+      });
+    }
+    expect(artifactSchema.parse({ ...minimal, conversation: {} }).conversation).toEqual({});
+    expect(issuesOf({ ...minimal, conversation: { multitask: "queue" } }).map((i) => i.path)).toEqual([
+      "conversation.multitask",
+    ]);
+    expect(issuesOf({ ...minimal, conversation: { maxQueued: 9 } })).toEqual([
+      { path: "conversation.maxQueued", message: "unknown field" },
+    ]);
+  });
+
   it("allows `local` options only with the local provider", () => {
     expect(
       artifactSchema.safeParse({ ...minimal, model: { ...minimal.model, local: { chunks: 2 } } }).success,
