@@ -272,7 +272,7 @@ describe("tool history on branches, restarts and budgets", () => {
       // Request 4: the question edited, a sibling of the original question.
       await turn(runtime, {
         kind: "edit",
-        entryId: first.userEntry.id,
+        entryId: first.userEntry?.id ?? "",
         clientMessageId: "cm_2",
         text: "Hi.",
       });
