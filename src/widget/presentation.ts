@@ -1,5 +1,5 @@
 // The agent's presentation in the widget (SPEC §8): theme, position, accent, suggested prompts, strings and locale,
-// layered under what the host page configured (docs/decisions.md, "Widget presentation precedence").
+// layered under what the host page configured (docs/decisions.md, "Widget presentation").
 import type { Presentation } from "../shared/presentation";
 import { h } from "./dom";
 import { BUNDLED_LOCALES, browserLocales, loadLocale } from "./locale";
