@@ -1,7 +1,8 @@
 // `npm run build:widget`: bundles the embed loader and the widget into content-hashed, immutable assets under
-// public/widget/v<version>/, the major channel public/widget/v<major>/ and public/embed.js, plus a manifest.
+// public/widget/v<version>/, the major channel public/widget/v<major>/ and public/embed.js, plus a manifest. The
+// translations (src/widget/locales/*.json) become separate content-hashed JSON files the widget fetches on demand.
 import { createHash } from "node:crypto";
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { gzipSync } from "node:zlib";
 import { build } from "esbuild";
@@ -38,6 +39,31 @@ async function bundle(entry, format, define = {}) {
   return file.contents;
 }
 
+const localesDir = join(root, "src", "widget", "locales");
+
+/** Each translation as compact JSON, checked to be an object of strings (anything else fails the build). */
+export function readLocales() {
+  return readdirSync(localesDir)
+    .filter((name) => name.endsWith(".json"))
+    .sort()
+    .map((name) => {
+      const tag = name.slice(0, -".json".length);
+      if (!/^[a-z]{2,3}(-[a-z0-9]{2,8})*$/.test(tag))
+        throw new CliError(`locales/${name}: not a lowercase language tag.`);
+      let value;
+      try {
+        value = JSON.parse(readFileSync(join(localesDir, name), "utf8"));
+      } catch (error) {
+        throw new CliError(`locales/${name}: ${error.message}`);
+      }
+      const ok = typeof value === "object" && value !== null && !Array.isArray(value);
+      if (!ok || !Object.values(value).every((v) => typeof v === "string")) {
+        throw new CliError(`locales/${name}: must be an object of strings.`);
+      }
+      return { tag, bytes: Buffer.from(JSON.stringify(value)) };
+    });
+}
+
 const hash = (bytes) => createHash("sha256").update(bytes).digest("hex").slice(0, 10);
 const gzipSize = (bytes) => gzipSync(bytes, { level: 9 }).length;
 
@@ -45,7 +71,13 @@ const gzipSize = (bytes) => gzipSync(bytes, { level: 9 }).length;
 export async function buildWidget() {
   const version = widgetVersion();
   const major = version.split(".")[0];
-  const widget = await bundle("widget.ts", "esm");
+  const locales = readLocales().map(({ tag, bytes }) => ({
+    tag,
+    bytes,
+    path: `/widget/v${version}/locales/${tag}-${hash(bytes)}.json`,
+  }));
+  const localePaths = Object.fromEntries(locales.map(({ tag, path }) => [tag, path]));
+  const widget = await bundle("widget.ts", "esm", { __LOCALES__: JSON.stringify(localePaths) });
   const widgetName = `widget-${hash(widget)}.js`;
   const widgetPath = `/widget/v${version}/${widgetName}`;
   const loader = await bundle("embed.ts", "iife", { __WIDGET_PATH__: JSON.stringify(widgetPath) });
@@ -56,6 +88,7 @@ export async function buildWidget() {
   const channel = join(widgetDir, `v${major}`);
   mkdirSync(exact, { recursive: true });
   mkdirSync(channel, { recursive: true });
+  mkdirSync(join(exact, "locales"), { recursive: true });
   const files = {
     [join(exact, widgetName)]: widget,
     [join(exact, loaderName)]: loader,
@@ -63,6 +96,7 @@ export async function buildWidget() {
     [join(channel, "embed.js")]: loader,
     [join(publicDir, "embed.js")]: loader,
   };
+  for (const { path, bytes } of locales) files[join(publicDir, path)] = bytes;
   for (const [path, bytes] of Object.entries(files)) writeFileSync(path, bytes);
 
   const manifest = {
@@ -70,6 +104,9 @@ export async function buildWidget() {
     loader: { path: `/widget/v${version}/${loaderName}`, bytes: loader.length, gzipBytes: gzipSize(loader) },
     widget: { path: widgetPath, bytes: widget.length, gzipBytes: gzipSize(widget) },
     channel: { loader: `/widget/v${major}/embed.js`, widget: `/widget/v${major}/widget.js` },
+    locales: Object.fromEntries(
+      locales.map(({ tag, path, bytes }) => [tag, { path, bytes: bytes.length, gzipBytes: gzipSize(bytes) }]),
+    ),
     integrity: {
       loader: `sha384-${createHash("sha384").update(loader).digest("base64")}`,
       widget: `sha384-${createHash("sha384").update(widget).digest("base64")}`,
@@ -89,6 +126,8 @@ async function main() {
   console.log(
     `  widget  ${manifest.widget.path}  ${kb(manifest.widget.gzipBytes)} gzip (${kb(manifest.widget.bytes)} raw)`,
   );
+  const tags = Object.keys(manifest.locales);
+  console.log(`  locales ${tags.join(", ")} (fetched on demand, not in the widget's budget)`);
   console.log(`  also    /embed.js, ${manifest.channel.loader}, ${manifest.channel.widget}`);
   return 0;
 }

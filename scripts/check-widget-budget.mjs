@@ -7,7 +7,7 @@ import { CliError, runMain } from "./lib/cli.mjs";
 import { root } from "./lib/paths.mjs";
 
 export const LOADER_BUDGET_BYTES = 2 * 1024;
-export const WIDGET_BUDGET_BYTES = 30 * 1024;
+export const WIDGET_BUDGET_BYTES = 20 * 1024;
 
 /** Ways to turn a string into markup or code; none may appear in the widget. */
 const FORBIDDEN = [

@@ -1,8 +1,8 @@
-// Test pages: queue `init` from the query string (?key=pk_…&layout=…&persist=…) without any inline script, and
+// Test pages: queue `init` from the query string (?key=pk_…&layout=…&persist=…&locale=…) without any inline script, and
 // record widget events and CSP violations where the browser tests can read them.
 const params = new URLSearchParams(location.search);
 const config = { agentKey: params.get("key") ?? "" };
-for (const name of ["layout", "persist", "theme", "strings", "target"]) {
+for (const name of ["layout", "persist", "theme", "strings", "target", "locale", "position"]) {
   const value = params.get(name);
   if (value) config[name] = value;
 }

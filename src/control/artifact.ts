@@ -1,6 +1,7 @@
 // The agent artifact: what a version pins. Strict zod schema (unknown keys refused), schemaVersion 1.
 import { z } from "zod";
 import { MULTITASK_STRATEGIES } from "../shared/protocol";
+import { ACCENT_COLOR_PATTERN, LOCALE_PATTERN, POSITIONS, THEMES } from "../shared/presentation";
 import { IDENTITY_FACTS, identityProblems, MAX_IDENTITY_POINTERS } from "./tool-identity";
 import { modelUrlProblem, toolUrlProblem } from "./url-policy";
 
@@ -95,13 +96,16 @@ export const limitsSchema = z.strictObject({
 
 export const widgetSchema = z.strictObject({
   title: z.string().max(120).optional(),
-  theme: z.enum(["light", "dark", "auto"]).optional(),
-  accentColor: z
-    .string()
-    .regex(/^#[0-9a-fA-F]{6}$/)
-    .optional(),
-  position: z.enum(["bottom-right", "bottom-left"]).optional(),
+  theme: z.enum(THEMES).optional(),
+  accentColor: z.string().regex(ACCENT_COLOR_PATTERN, "must be a colour as #rrggbb").optional(),
+  position: z.enum(POSITIONS).optional(),
   strings: z.record(z.string().max(64), z.string().max(500)).optional(),
+  /** The widget's language for this agent (its greeting and prompts are written in it): a BCP 47 tag. */
+  locale: z
+    .string()
+    .max(35)
+    .regex(LOCALE_PATTERN, "must be a BCP 47 language tag such as 'es' or 'pt-BR'")
+    .optional(),
 });
 
 /** How the thread behaves as a conversation; `multitask` defaults to `reject` (SPEC §8, double-texting). */

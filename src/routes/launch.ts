@@ -15,6 +15,7 @@ import { failedLaunchLimit } from "../http/failed-launch-limit";
 import { parseWith, readJsonText } from "../http/json-body";
 import { relaunchContext } from "../http/launch-context";
 import { launchCors } from "../http/launch-cors";
+import { launchPresentation } from "../http/launch-presentation";
 import { deploymentStore } from "../http/store";
 import { authenticateApiKey } from "../http/tenant-auth";
 import { originAllowed } from "../shared/origin-policy";
@@ -165,13 +166,25 @@ export const launch = new Hono<AppEnv>()
       await enforceLaunchRateLimit(c.env, agent.publicKey, clientIp(c.req.raw));
       if (refresh) await enforceSubjectLaunchLimit(c.env, agent.tenantId, target.subjectKind, target.subject);
     }
+    const threadId = target.threadId ?? newThreadId();
+    // Read beside the quota and registry writes, once the limiter admitted the launch. Best effort: the thread's
+    // `ready` frame carries the same presentation, so a failed read leaves it out rather than failing the launch.
+    const presentation = launchPresentation(
+      deploymentStore(c),
+      { tenantId: agent.tenantId, agentId: agent.id, environment, threadId, existing: refresh },
+      target.context ?? {},
+    ).catch((error: unknown) => {
+      console.error(
+        JSON.stringify({ level: "error", message: "launch presentation failed", error: String(error) }),
+      );
+      return undefined;
+    });
     // A refresh (a new token for a thread found above) is not a new launch: it takes no quota. A new public launch
     // takes the tenant's quota and its agent's share of it in one call (docs/decisions.md, "Launch budgets").
     if (!refresh) {
       await consumeLaunchQuota(c.env, agent.tenantId, isBackend ? undefined : agent.id);
     }
 
-    const threadId = target.threadId ?? newThreadId();
     const context = contextText(target.context ?? null);
     if (target.threadId === undefined) {
       await insertThread(c.env.DB, {
@@ -207,6 +220,7 @@ export const launch = new Hono<AppEnv>()
         ).token
       : undefined;
 
+    const shown = await presentation;
     return c.json(
       {
         token: launchToken.token,
@@ -216,6 +230,7 @@ export const launch = new Hono<AppEnv>()
         threadUrl: new URL(`/v1/threads/${threadId}`, c.req.url).toString(),
         protocol: PROTOCOL,
         ...(visitorToken !== undefined ? { visitorToken } : {}),
+        ...(shown !== undefined ? { presentation: shown } : {}),
       },
       201,
     );

@@ -1,6 +1,7 @@
 // The `agent.v1` wire protocol: one zod discriminated union per direction, imported by the Worker and the widget.
 import { z } from "zod";
 import { ERROR_CODES } from "./errors";
+import { presentationSchema } from "./presentation";
 
 export const PROTOCOL = "agent.v1";
 export const PROTOCOL_VERSION = 1;
@@ -85,6 +86,8 @@ export const serverFrameSchema = z.discriminatedUnion("type", [
     threadId: id,
     leafId: id.nullable(),
     agent: z.object({ name: z.string(), version: z.number().int() }),
+    /** The pinned version's presentation (SPEC §8); the greeting is expanded with the thread's context. */
+    presentation: presentationSchema.optional(),
   }),
   z.object({ type: z.literal("entry"), entry: entrySchema }),
   z.object({

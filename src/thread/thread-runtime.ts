@@ -1,7 +1,9 @@
 // One thread's conversation engine: the surface the thread object uses, over the run lifecycle and its stores.
 import type { RunQuota } from "../auth/run-quota";
+import { presentationOf } from "../control/presentation";
 import { ok, type Result } from "../errors";
 import type { ServerFrame } from "../shared/protocol";
+import { readThreadContext } from "../storage/context-store";
 import type { EntryStore } from "../storage/entry-store";
 import type { ThreadBinding } from "../storage/pin-store";
 import { QueuedTurnStore } from "../storage/queued-turn-store";
@@ -102,6 +104,8 @@ export class ThreadRuntime {
       threadId: this.binding.threadId,
       leafId: this.leafId(),
       agent: { name: this.binding.artifact.name, version: this.binding.version },
+      // The pinned version's, with the greeting filled from the context of the thread's latest launch.
+      presentation: presentationOf(this.binding.artifact, readThreadContext(this.#deps.storage).variables),
     };
   }
 

@@ -1,6 +1,7 @@
 // Validates server frames without shipping zod to browsers; a unit test keeps it in step with `serverFrameSchema`.
 import { ERROR_CODES } from "../shared/errors";
 import type { ServerFrame, WireEntry } from "../shared/protocol";
+import { isPresentation } from "./presentation-rules";
 
 type Obj = Record<string, unknown>;
 
@@ -45,7 +46,8 @@ export function isServerFrame(v: unknown): v is ServerFrame {
         (v.leafId === null || isId(v.leafId)) &&
         isObj(agent) &&
         isStr(agent.name) &&
-        isInt(agent.version)
+        isInt(agent.version) &&
+        optional(v.presentation, isPresentation)
       );
     }
     case "entry":

@@ -4,6 +4,7 @@
 export const LAUNCHER_CSS =
   ":host{all:initial;display:block;--s:var(--at-launcher-size,56px)}" +
   ":host([layout=floating]){position:fixed;inset-block-end:var(--at-offset-block,24px);inset-inline-end:var(--at-offset-inline,24px);z-index:var(--at-z,2147483000);width:var(--s);height:var(--s)}" +
+  ":host([layout=floating][position=bottom-left]){inset-inline-end:auto;left:var(--at-offset-inline,24px)}:host([layout=floating][position=bottom-right]){inset-inline-end:auto;right:var(--at-offset-inline,24px)}" +
   ".launcher{all:unset;box-sizing:border-box;position:relative;display:grid;place-items:center;width:var(--s);height:var(--s);border-radius:50%;cursor:pointer;background:var(--at-accent,#4f46e5);color:var(--at-accent-fg,#fff);box-shadow:0 8px 24px -4px #0f172a66}" +
   ".launcher:focus-visible{outline:3px solid var(--at-accent,#4f46e5);outline-offset:3px}" +
   ".launcher svg{width:26px;height:26px;fill:currentColor}" +

@@ -1,4 +1,6 @@
 // A launch session as the widget uses it, parsed from a launch response or a host's getLaunchToken() result.
+import type { Presentation } from "../shared/presentation";
+import { isPresentation } from "./presentation-rules";
 
 export interface Session {
   token: string;
@@ -6,6 +8,8 @@ export interface Session {
   expiresAt: number;
   threadId: string;
   websocketUrl: string;
+  /** The agent's presentation, when the launch response carried one (a host's token may pass it through). */
+  presentation?: Presentation;
 }
 
 const isStr = (v: unknown): v is string => typeof v === "string" && v.length > 0;
@@ -33,5 +37,12 @@ export function parseSession(value: unknown): Session | null {
   } catch {
     return null;
   }
-  return { token: v.token, expiresAt, threadId: v.threadId, websocketUrl: v.websocketUrl };
+  return {
+    token: v.token,
+    expiresAt,
+    threadId: v.threadId,
+    websocketUrl: v.websocketUrl,
+    // A presentation it cannot read is left out: the thread's `ready` frame carries it again.
+    ...(isPresentation(v.presentation) ? { presentation: v.presentation } : {}),
+  };
 }

@@ -1,4 +1,5 @@
-// Every text the widget shows or announces, in English; hosts override any of them (`data-strings` JSON or option).
+// Every text the widget shows or announces, in English; translations live in ./locales/*.json (loaded on demand), and
+// hosts override any of them (`data-strings` JSON or option).
 
 export const DEFAULT_STRINGS = {
   title: "",
@@ -11,6 +12,7 @@ export const DEFAULT_STRINGS = {
   send: "Send message",
   stop: "Stop the reply",
   greeting: "Hi! How can I help you today?",
+  suggestions: "Suggested questions",
   you: "You",
   agent: "Assistant",
   online: "Online",
@@ -40,23 +42,39 @@ export const DEFAULT_STRINGS = {
 export type Strings = typeof DEFAULT_STRINGS;
 export type StringKey = keyof Strings;
 
-/** Defaults overridden by the string-valued known keys of `raw` (a JSON text or an object); anything else is ignored. */
-export function mergeStrings(raw: unknown): Strings {
-  const out = { ...DEFAULT_STRINGS };
+/** A JSON text or an object as a plain record; anything else (or unparsable JSON) as none. */
+function recordOf(raw: unknown): Record<string, unknown> | null {
   let source = raw;
   if (typeof source === "string") {
     try {
       source = JSON.parse(source);
     } catch {
-      return out;
+      return null;
     }
   }
-  if (typeof source !== "object" || source === null) return out;
-  for (const key of Object.keys(out) as StringKey[]) {
-    const value: unknown = (source as Record<string, unknown>)[key];
-    if (typeof value === "string") out[key] = value;
+  return typeof source === "object" && source !== null ? (source as Record<string, unknown>) : null;
+}
+
+/**
+ * English overridden by each layer in turn (a JSON text or an object; lowest first), taking only the string-valued
+ * known keys: a key a translation lacks stays English, and unknown or non-string values are ignored.
+ */
+export function layerStrings(...layers: unknown[]): Strings {
+  const out = { ...DEFAULT_STRINGS };
+  for (const layer of layers) {
+    const source = recordOf(layer);
+    if (source === null) continue;
+    for (const key of Object.keys(out) as StringKey[]) {
+      const value: unknown = Object.hasOwn(source, key) ? source[key] : undefined;
+      if (typeof value === "string") out[key] = value;
+    }
   }
   return out;
+}
+
+/** Defaults overridden by the string-valued known keys of `raw` (a JSON text or an object); anything else is ignored. */
+export function mergeStrings(raw: unknown): Strings {
+  return layerStrings(raw);
 }
 
 /** Fills `{name}` placeholders; unknown names stay as written. */

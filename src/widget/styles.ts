@@ -24,6 +24,8 @@ export const WIDGET_CSS = `${LAUNCHER_CSS}
 .panel{display:flex;flex-direction:column;overflow:hidden;background:var(--at-bg);color:var(--at-fg);font-family:var(--at-font);font-size:var(--at-font-size);line-height:1.5;text-align:start;-webkit-font-smoothing:antialiased;width:100%;height:100%}
 :host([layout=inline]) .panel{border:1px solid var(--at-border);border-radius:var(--at-radius)}
 :host([layout=floating]) .panel{position:fixed;inset-block-end:calc(var(--at-offset-block,24px) + var(--at-launcher-size,56px) + 16px);inset-inline-end:var(--at-offset-inline,24px);width:min(var(--at-width),calc(100vw - 2 * var(--at-offset-inline,24px)));height:min(var(--at-height),calc(100vh - var(--at-offset-block,24px) - var(--at-launcher-size,56px) - 40px));border:1px solid var(--at-border);border-radius:var(--at-radius);box-shadow:var(--at-shadow);transform-origin:bottom right;animation:at-in .2s cubic-bezier(.2,.8,.2,1)}
+:host([layout=floating][position=bottom-left]) .panel{inset-inline-end:auto;left:var(--at-offset-inline,24px);transform-origin:bottom left}
+:host([layout=floating][position=bottom-right]) .panel{inset-inline-end:auto;right:var(--at-offset-inline,24px)}
 @keyframes at-in{from{opacity:0;transform:translateY(12px) scale(.97)}}
 .header{display:flex;align-items:center;gap:12px;padding:14px 12px;padding-inline-start:var(--at-space);border-block-end:1px solid var(--at-border)}
 .avatar{flex:none;display:grid;place-items:center;width:38px;height:38px;border-radius:50%;background:var(--at-accent);color:var(--at-accent-fg);font-weight:650;font-size:16px;letter-spacing:-.01em}
@@ -48,6 +50,9 @@ export const WIDGET_CSS = `${LAUNCHER_CSS}
 .intro strong{display:block;color:var(--at-fg);font-size:16px;margin-bottom:2px}
 .intro p{margin:0}
 .intro[hidden]+*{margin-top:auto}
+.prompts{display:flex;flex-wrap:wrap;justify-content:center;gap:8px;margin-top:14px}
+.prompt{all:unset;box-sizing:border-box;max-width:100%;padding:7px 14px;border:1px solid var(--at-border);border-radius:999px;background:var(--at-bg);color:var(--at-fg);font-size:13.5px;line-height:1.35;cursor:pointer;overflow-wrap:anywhere}
+.prompt:hover{border-color:var(--at-accent)}
 .msg{display:flex;flex-direction:column;max-width:86%;min-width:0}
 .msg.user{align-self:flex-end;align-items:flex-end}
 .msg.assistant{align-self:flex-start;align-items:flex-start}
@@ -96,7 +101,7 @@ textarea:disabled,.send:disabled{cursor:not-allowed}
 .foot{padding-bottom:max(12px,env(safe-area-inset-bottom))}
 }
 @media (forced-colors:active){
-.panel,.bubble,.composer,.notice,.icon,.send,.pill{border:1px solid CanvasText}
+.panel,.bubble,.composer,.notice,.icon,.send,.pill,.prompt{border:1px solid CanvasText}
 .dot{forced-color-adjust:none}
 .composer:focus-within{outline:2px solid Highlight}
 }

@@ -6,6 +6,7 @@ import { type GetLaunchToken, type Launcher, privateLauncher, publicLauncher } f
 import { adoptStyles } from "./launcher";
 import type { Panel } from "./panel";
 import { PanelView } from "./panel-view";
+import { createPresenter, type Presenter } from "./presentation";
 import { persistMode, Store } from "./storage";
 import { format, mergeStrings, type Strings } from "./strings";
 import { WIDGET_CSS } from "./styles";
@@ -54,6 +55,7 @@ class Widget {
   readonly #transcript: Transcript;
   readonly #connection: Connection;
   readonly #conversation: Conversation;
+  readonly #presenter: Presenter;
   #lastError: WidgetErrorCode | undefined;
 
   constructor(host: HTMLElement, shadow: ShadowRoot, options: MountOptions) {
@@ -72,6 +74,19 @@ class Widget {
     this.#panel = panel;
     if (this.#view.launcher !== null) this.#view.launcher.onclick = () => this.toggle();
     this.#view.setTitle("");
+    this.#presenter = createPresenter({
+      host,
+      shadow,
+      strings: this.#s,
+      intro: panel.intro,
+      localized: () => [panel.root, this.#view.launcher],
+      base: options.base,
+      send: (text) => {
+        // The chosen prompt leaves with the intro: focus goes on to where the conversation continues.
+        if (this.send(text)) panel.input.focus();
+      },
+      changed: () => this.#view.setTitle(this.#conversation?.agentName ?? ""),
+    });
 
     this.#transcript = new Transcript(
       panel.log,
@@ -83,7 +98,12 @@ class Widget {
     );
     this.#connection = new Connection(this.#publicOrMissing(), {
       state: (state, error) => this.#onState(state, error),
-      frame: (frame) => this.#conversation.onFrame(frame),
+      frame: (frame) => {
+        // The pinned thread's presentation is the authoritative one: it follows the launch's.
+        if (frame.type === "ready" && frame.presentation !== undefined)
+          this.#presenter.present(frame.presentation);
+        this.#conversation.onFrame(frame);
+      },
       resume: () => this.#conversation.resumePoint(),
       busy: () => this.#conversation.busy,
     });
@@ -162,7 +182,7 @@ class Widget {
     );
     this.#conversation.forget();
     this.#panel.notice.hidden = true;
-    this.#connection.setLauncher(privateLauncher(getLaunchToken));
+    this.#connection.setLauncher(this.#presenting(privateLauncher(getLaunchToken)));
     if (this.#view.isOpen || !this.#floating) this.#connection.start();
   }
 
@@ -225,7 +245,19 @@ class Widget {
     }
     // A CORS-open asset of the service: fetched to tell a refused origin from a dead network.
     const probeUrl = new URL("/embed.js", this.#options.base).href;
-    return publicLauncher({ base: this.#options.base, agentKey, store: this.#store, probeUrl });
+    return this.#presenting(
+      publicLauncher({ base: this.#options.base, agentKey, store: this.#store, probeUrl }),
+    );
+  }
+
+  /** Shows a launch's presentation as soon as it answers, before the thread's `ready` confirms it. */
+  #presenting(launcher: Launcher): Launcher {
+    return async (reason) => {
+      const result = await launcher(reason);
+      if (result.ok && result.session.presentation !== undefined)
+        this.#presenter.present(result.session.presentation);
+      return result;
+    };
   }
 
   // ---- connection events ----

@@ -28,14 +28,14 @@ const ARGS = [
   "--no-first-run",
 ];
 
-/** A browser with a fresh profile; `close()` also removes the profile. */
-export async function launchBrowser() {
+/** A browser with a fresh profile (its language `locale`, English by default); `close()` also removes the profile. */
+export async function launchBrowser({ locale = "en-US" } = {}) {
   const profile = mkdtempSync(join(tmpdir(), "agent-threads-chromium-"));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
     args: ARGS,
     viewport: { width: 1280, height: 800 },
-    locale: "en-US",
+    locale,
   });
   await context.pages()[0]?.close();
   return {
@@ -51,10 +51,10 @@ export async function launchBrowser() {
  * One browser for the enclosing `describe`: launched before its tests and closed after them; every page a test
  * opened with `openWidgetPage` is closed when that test ends, passed or failed.
  */
-export function useBrowser() {
+export function useBrowser(options = {}) {
   const session = { browser: null, pages: [] };
   before(async () => {
-    session.browser = await launchBrowser();
+    session.browser = await launchBrowser(options);
   });
   afterEach(async () => {
     for (const page of session.pages.splice(0)) await page.close();

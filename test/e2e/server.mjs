@@ -12,12 +12,22 @@ import { waitForHealth } from "../../scripts/lib/wait-for-health.mjs";
 
 /**
  * The agents the browser tests talk to: `local` echo models, fast and slow, allowed only on 127.0.0.1, plus a
- * private one that only the tenant's backend (here: the test, with the tenant API key) can launch.
+ * private one that only the tenant's backend (here: the test, with the tenant API key) can launch, and one that
+ * presents itself (title, greeting, suggested prompts, accent, position).
  */
 const AGENTS = {
   fast: { visibility: "public", local: { chunks: 12, chunkDelayMs: 25 } },
   slow: { visibility: "public", local: { chunks: 30, chunkDelayMs: 100 } },
   private: { visibility: "private", local: { chunks: 6, chunkDelayMs: 25 } },
+  presented: {
+    visibility: "public",
+    local: { chunks: 6, chunkDelayMs: 25 },
+    presentation: {
+      greeting: "Welcome to Acme! Ask us anything.",
+      suggestedPrompts: ["Where is my order?", "What are your opening hours?"],
+      widget: { title: "Acme help", accentColor: "#0f766e", position: "bottom-left" },
+    },
+  },
 };
 
 async function ok(res, status, what) {
@@ -29,7 +39,7 @@ async function ok(res, status, what) {
  * Creates a `local` echo agent for the tenant of `token` and releases its version 1 to all development traffic;
  * returns the agent (`id`, `publicKey`, …).
  */
-export async function seedAgent(baseUrl, token, { slug, visibility, local, origin }) {
+export async function seedAgent(baseUrl, token, { slug, visibility, local, origin, presentation = {} }) {
   const agent = await ok(
     await request(baseUrl, "POST", "/v1/agents", {
       token,
@@ -44,6 +54,7 @@ export async function seedAgent(baseUrl, token, { slug, visibility, local, origi
     name: "Demo agent",
     instructions: "Echo the visitor.",
     model: { provider: "local", model: "echo", local },
+    ...presentation,
   };
   const draft = await request(baseUrl, "PUT", `${path}/draft`, {
     token,
@@ -87,8 +98,8 @@ async function seed(baseUrl, operatorToken, origin) {
   );
   const token = tenant.apiKey;
   const keys = {};
-  for (const [slug, { visibility, local }] of Object.entries(AGENTS)) {
-    const agent = await seedAgent(baseUrl, token, { slug, visibility, local, origin });
+  for (const [slug, { visibility, local, presentation }] of Object.entries(AGENTS)) {
+    const agent = await seedAgent(baseUrl, token, { slug, visibility, local, origin, presentation });
     keys[slug] = agent.publicKey;
   }
   return { apiKey: token, keys };

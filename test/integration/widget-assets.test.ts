@@ -1,6 +1,7 @@
 // Static assets through the Worker: cache policy by path, and the headers the demo and test pages depend on.
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { z } from "zod";
 import { cacheControlFor, strictCsp } from "../../src/routes/assets";
 
 const get = (path: string) => exports.default.fetch(`http://assets.test${path}`);
@@ -40,6 +41,21 @@ describe("asset routes", () => {
     expect(res.status).toBe(200);
     expect(res.headers.get("Cross-Origin-Embedder-Policy")).toBe("require-corp");
     expect(res.headers.get("Cross-Origin-Opener-Policy")).toBe("same-origin");
+  });
+
+  it("serve each bundled translation as immutable, CORS-open JSON listed in the manifest", async () => {
+    const manifest = z
+      .object({ version: z.string(), locales: z.record(z.string(), z.object({ path: z.string() })) })
+      .parse(await (await get("/widget/manifest.json")).json());
+    expect(Object.keys(manifest.locales).sort()).toEqual(["de", "es", "fr", "ja", "pt"]);
+    const res = await get(manifest.locales.es!.path);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("Content-Type")).toContain("application/json");
+    expect(res.headers.get("Cache-Control")).toBe("public, max-age=31536000, immutable");
+    expect(res.headers.get("Access-Control-Allow-Origin")).toBe("*");
+    expect(z.object({ send: z.string() }).parse(await res.json()).send).toBe("Enviar mensaje");
+    const widget = await (await get(`/widget/v${manifest.version.split(".")[0]}/widget.js`)).text();
+    expect(widget).toContain(manifest.locales.es!.path);
   });
 
   it("answer a missing asset with the JSON 404 envelope", async () => {

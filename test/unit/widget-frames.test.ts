@@ -26,6 +26,14 @@ const entry = {
 const VALID: unknown[] = [
   { type: "ready", protocol: 1, threadId: "thr_1", leafId: null, agent: { name: "Support", version: 3 } },
   { type: "ready", protocol: 1, threadId: "thr_1", leafId: "ent_9", agent: { name: "", version: 0 } },
+  {
+    type: "ready",
+    protocol: 1,
+    threadId: "thr_1",
+    leafId: null,
+    agent: { name: "a", version: 1 },
+    presentation: { title: "Acme", suggestedPrompts: ["Hi"], accentColor: "#0f766e", locale: "es" },
+  },
   { type: "entry", entry },
   {
     type: "entry",
@@ -47,6 +55,14 @@ const INVALID: unknown[] = [
   "pong",
   { type: "nope" },
   { type: "ready", protocol: 2, threadId: "thr_1", leafId: null, agent: { name: "a", version: 1 } },
+  {
+    type: "ready",
+    protocol: 1,
+    threadId: "thr_1",
+    leafId: null,
+    agent: { name: "a", version: 1 },
+    presentation: { accentColor: "red" },
+  },
   { type: "ready", protocol: 1, threadId: "", leafId: null, agent: { name: "a", version: 1 } },
   { type: "ready", protocol: 1, threadId: "thr_1", leafId: null, agent: { name: "a", version: 1.5 } },
   { type: "ready", protocol: 1, threadId: "t".repeat(129), leafId: null, agent: { name: "a", version: 1 } },
@@ -95,7 +111,14 @@ describe("isServerFrame", () => {
       .chain(([frame, extra]) =>
         fc
           .tuple(
-            fc.constantFrom(...Object.keys(frame as object), "entry", "agent", "error", "items"),
+            fc.constantFrom(
+              ...Object.keys(frame as object),
+              "entry",
+              "agent",
+              "error",
+              "items",
+              "presentation",
+            ),
             anyValue,
             fc.boolean(),
           )
