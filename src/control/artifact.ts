@@ -1,7 +1,7 @@
 // The agent artifact: what a version pins. Strict zod schema (unknown keys refused), schemaVersion 1.
 import { z } from "zod";
-import { MULTITASK_STRATEGIES } from "../shared/protocol";
 import { ACCENT_COLOR_PATTERN, LOCALE_PATTERN, POSITIONS, THEMES } from "../shared/presentation";
+import { MULTITASK_STRATEGIES } from "../shared/protocol";
 import { IDENTITY_FACTS, identityProblems, MAX_IDENTITY_POINTERS } from "./tool-identity";
 import { modelUrlProblem, toolUrlProblem } from "./url-policy";
 

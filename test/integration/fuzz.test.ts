@@ -303,7 +303,8 @@ describe("fuzzing the launch context", () => {
         );
         const empty = Object.keys(parsed as object).length === 0;
         if (empty) expect(row.context).toBeNull();
-        else expect(JSON.parse(row.context ?? "null")).toEqual(parsed);
+        // Stored as JSON, where -0 is 0.
+        else expect(JSON.parse(row.context ?? "null")).toEqual(JSON.parse(JSON.stringify(parsed)));
       }),
       { numRuns: 150 },
     );
