@@ -1,9 +1,18 @@
 // The thread's operations, once: the WebSocket frames and the Worker's RPC calls both run these over a ThreadRuntime.
 import { z } from "zod";
 import { fail, ok, type Result } from "../errors";
-import { LIMITS, type RunStatus, type ServerFrame, type WireEntry } from "../shared/protocol";
+import {
+  FEEDBACK_RATINGS,
+  LIMITS,
+  MAX_FEEDBACK_COMMENT_CHARS,
+  type RunStatus,
+  type ServerFrame,
+  type WireEntry,
+} from "../shared/protocol";
 import type { RunError } from "../storage/run-store";
+import { withFeedback } from "./feedback";
 import { toWireEntry } from "./frames";
+import type { HeldTurn } from "./handoff";
 import type { RequestMeta } from "./request-meta";
 import type { ThreadRuntime, TurnAccepted, TurnRequest } from "./thread-runtime";
 
@@ -14,6 +23,13 @@ export const postMessageSchema = z.strictObject({
   parentId: z.string().min(1).max(128).optional(),
 });
 export type PostMessage = z.infer<typeof postMessageSchema>;
+
+/** The body of `POST /v1/threads/:threadId/entries/:entryId/feedback`: the frame's fields without its type. */
+export const feedbackBodySchema = z.strictObject({
+  rating: z.enum(FEEDBACK_RATINGS).nullable(),
+  comment: z.string().max(MAX_FEEDBACK_COMMENT_CHARS).optional(),
+});
+export type FeedbackBody = z.infer<typeof feedbackBodySchema>;
 
 export interface ThreadInfo {
   threadId: string;
@@ -68,7 +84,7 @@ export function entriesPage(runtime: ThreadRuntime, query: EntriesQuery): Result
   });
   if (!page.ok) return page;
   return ok({
-    items: page.value.items.map(toWireEntry),
+    items: withFeedback(page.value.items.map(toWireEntry), runtime.feedback),
     ...(page.value.nextCursor !== undefined ? { nextCursor: page.value.nextCursor } : {}),
   });
 }
@@ -85,15 +101,19 @@ export function sendRequest(subject: string, message: PostMessage, meta?: Reques
 }
 
 export interface MessageReply {
-  run: { id: string; status: RunStatus; error?: RunError };
+  /** null: the thread is in handoff, so the message was stored and no run started. */
+  run: { id: string; status: RunStatus; error?: RunError } | null;
   entries: WireEntry[];
 }
 
 /** The JSON answer to a message: waits for the run to settle; `created` is false for a retried clientMessageId. */
 export async function settledReply(
   runtime: ThreadRuntime,
-  accepted: TurnAccepted,
+  accepted: TurnAccepted | HeldTurn,
 ): Promise<{ created: boolean; reply: MessageReply }> {
+  if ("held" in accepted) {
+    return { created: accepted.created, reply: { run: null, entries: [toWireEntry(accepted.userEntry)] } };
+  }
   const { run, userEntry } = accepted;
   const final = (await runtime.settled(run.id)) ?? run;
   const assistant = final.assistantEntryId === null ? null : runtime.entries.get(final.assistantEntryId);
@@ -125,7 +145,8 @@ export function helloFrames(
   return [runtime.readyFrame(), ...(from !== undefined ? runtime.catchUp(from.runId, from.afterSeq) : [])];
 }
 
-/** A retried send starts nothing: its peer learns where its message already is, and the run so far. */
-export function retriedFrames(runtime: ThreadRuntime, accepted: TurnAccepted): ServerFrame[] {
-  return [{ type: "entry", entry: toWireEntry(accepted.userEntry) }, ...runtime.catchUp(accepted.run.id, 0)];
+/** A retried send starts nothing: its peer learns where its message already is, and the run so far (if it has one). */
+export function retriedFrames(runtime: ThreadRuntime, accepted: TurnAccepted | HeldTurn): ServerFrame[] {
+  const entry: ServerFrame = { type: "entry", entry: toWireEntry(accepted.userEntry) };
+  return "held" in accepted ? [entry] : [entry, ...runtime.catchUp(accepted.run.id, 0)];
 }

@@ -72,6 +72,7 @@ describe("agent.v1 over WebSocket", () => {
       threadId: session.threadId,
       leafId: null,
       agent: { name: "Support", version: 1 },
+      mode: "agent",
     });
   });
 
