@@ -19,11 +19,13 @@ const newThread = () => env.THREAD.get(env.THREAD.idFromName(`thread-schema-${cr
 const OUR_TABLES = [
   "append_idempotency",
   "entries",
+  "feedback",
   "meta",
   "outbox",
   "pin",
   "run_chunks",
   "runs",
+  "thread_events",
   "tool_calls",
   "usage",
 ];
