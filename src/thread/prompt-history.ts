@@ -25,7 +25,10 @@ function asMessage(entry: Entry): BranchMessage | null {
   if (entry.kind !== "message") return null;
   const body = messageBody(entry);
   if (entry.role === "user") return { role: "user", text: body.text };
-  if (entry.role === "assistant" && body.text.length > 0) return { role: "assistant", text: body.text };
+  // A person's replies during a handoff read as the agent's own turns, so the model carries on where they left off.
+  if ((entry.role === "assistant" || entry.role === "human_agent") && body.text.length > 0) {
+    return { role: "assistant", text: body.text };
+  }
   return null;
 }
 

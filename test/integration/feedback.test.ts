@@ -1,6 +1,7 @@
 // Feedback on assistant replies (SPEC §8): over WebSocket and HTTP, latest wins, null clears, shown on the message in
 // the sessions API, refused for anything but an assistant entry of the same thread, and kept across eviction.
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import type { WireEntry } from "../../src/shared/protocol";
@@ -154,6 +155,24 @@ describe("feedback over WebSocket", () => {
     await rate(ws, assistant, "down");
     ws.send({ type: "feedback", entryId: assistant.id, rating: "up" });
     expect((await ws.waitClosed()).code).toBe(4429);
+  });
+});
+
+describe("feedback and erasure", () => {
+  it("goes with the thread when the tenant erases it", async () => {
+    const agent = await liveAgent({ agent: { visibility: "private" } });
+    const { session, ws, assistant } = await ratedThread(agent);
+    await rate(ws, assistant, "up", "kept until erased");
+    expect(await feedbackOf(agent, session.threadId, assistant.id)).toMatchObject({ rating: "up" });
+    ws.ws.close();
+    const erased = await api(`/v1/sessions/${session.threadId}`, { method: "DELETE", key: agent.apiKey });
+    expect(erased.status).toBe(204);
+    const left = await env.DB.prepare(
+      "SELECT COUNT(*) AS n FROM agent_message_feedback WHERE tenant_id = ? AND session_id = ?",
+    )
+      .bind(agent.tenantId, session.threadId)
+      .first();
+    expect(left).toEqual({ n: 0 });
   });
 });
 

@@ -1,10 +1,14 @@
 // Handoff (SPEC §8): a person of the tenant's team takes a thread over; sends are stored without a run, the person's
 // replies reach every socket and D1, every socket learns each mode change, and the model can ask for one.
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { entrySchema } from "../../src/shared/protocol";
 import { handoffResponse, messageResponse, sessionResponse } from "../../src/shared/sessions-api";
+import { type Entry, EntryStore } from "../../src/storage/entry-store";
+import { migrateThreadSchema } from "../../src/storage/thread-schema";
+import { PromptHistory } from "../../src/thread/prompt-history";
 import { drainThread, launchFor, threadStub } from "../helpers/projection";
 import { api, createApiKey, expectError, json } from "../helpers/tenants";
 import { clientMessageId, connect, type FrameReader, type LiveAgent, liveAgent } from "../helpers/threads";
@@ -287,6 +291,46 @@ describe("a thread in handoff", () => {
     ).toEqual([
       ["Hi, Dana here. How can I help?", "Dana"],
       ["Sam here too.", "Sam"],
+    ]);
+  });
+});
+
+describe("the model after a handoff", () => {
+  it("reads the person's replies as its own turns and leaves the handoff events out", async () => {
+    const stub = env.THREAD.get(env.THREAD.idFromName(`handoff-prompt-${crypto.randomUUID()}`));
+    const history = await runInDurableObject(stub, (_i, state) => {
+      migrateThreadSchema(state.storage);
+      const store = new EntryStore(state.storage, { now: () => 1 });
+      let last: Entry | null = null;
+      const add = (input: {
+        kind: "message" | "event";
+        role?: "user" | "assistant" | "human_agent";
+        body: unknown;
+      }) => {
+        const appended = store.append({ parentId: last?.id ?? null, ...input });
+        if (!appended.ok) throw new Error(appended.message);
+        last = appended.value.entry;
+        return last;
+      };
+      add({ kind: "message", role: "user", body: { text: "my order is late" } });
+      add({ kind: "message", role: "assistant", body: { text: "Let me get a person." } });
+      add({ kind: "event", body: { event: "handoff_started", agentName: "Dana", by: "model" } });
+      add({ kind: "message", role: "user", body: { text: "hello?" } });
+      add({
+        kind: "message",
+        role: "human_agent",
+        body: { text: "Dana here: it ships tomorrow.", authorName: "Dana" },
+      });
+      add({ kind: "event", body: { event: "handoff_ended", by: "tenant" } });
+      const question = add({ kind: "message", role: "user", body: { text: "thanks, and my refund?" } });
+      return new PromptHistory(store, 10_000).historyFor(question);
+    });
+    expect(history).toEqual([
+      { role: "user", text: "my order is late" },
+      { role: "assistant", text: "Let me get a person." },
+      { role: "user", text: "hello?" },
+      { role: "assistant", text: "Dana here: it ships tomorrow." },
+      { role: "user", text: "thanks, and my refund?" },
     ]);
   });
 });
