@@ -6,7 +6,8 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import type { WireEntry } from "../../src/shared/protocol";
 import { messageResponse } from "../../src/shared/sessions-api";
-import { drainThread, launchFor, threadStub } from "../helpers/projection";
+import { reconcileProjection } from "../../src/storage/projection-reconcile";
+import { bindingOf, drainThread, launchFor, threadStub } from "../helpers/projection";
 import { api, expectError, json } from "../helpers/tenants";
 import { clientMessageId, connect, type FrameReader, type LiveAgent, liveAgent } from "../helpers/threads";
 
@@ -155,6 +156,36 @@ describe("feedback over WebSocket", () => {
     await rate(ws, assistant, "down");
     ws.send({ type: "feedback", entryId: assistant.id, rating: "up" });
     expect((await ws.waitClosed()).code).toBe(4429);
+  });
+});
+
+describe("feedback and the D1 copy", () => {
+  it("is projected again when D1 lost the thread (a restore), reconciled like its messages", async () => {
+    const agent = await liveAgent({ agent: { visibility: "private" } });
+    const { session, ws, assistant } = await ratedThread(agent);
+    await rate(ws, assistant, "down", "wrong answer");
+    expect(await feedbackOf(agent, session.threadId, assistant.id)).toMatchObject({ rating: "down" });
+    await env.DB.batch(
+      ["agent_messages", "agent_message_feedback", "agent_runs", "agent_usage", "agent_sessions"].map(
+        (table) =>
+          env.DB.prepare(
+            `DELETE FROM ${table} WHERE tenant_id = ? AND ${table === "agent_sessions" ? "id" : "session_id"} = ?`,
+          ).bind(agent.tenantId, session.threadId),
+      ),
+    );
+    const stub = await threadStub(agent, session.threadId);
+    await runInDurableObject(stub, async (_i, state) =>
+      reconcileProjection({
+        storage: state.storage,
+        db: env.DB,
+        binding: await bindingOf(state.storage),
+        now: Date.now,
+      }),
+    );
+    expect(await feedbackOf(agent, session.threadId, assistant.id)).toMatchObject({
+      rating: "down",
+      comment: "wrong answer",
+    });
   });
 });
 
