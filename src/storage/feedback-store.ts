@@ -85,6 +85,18 @@ export class FeedbackStore {
     return out;
   }
 
+  /** Up to `limit` rows after `afterEntryId` in entry-id order (the export's pages); cleared ones included. */
+  page(afterEntryId: string, limit: number): Feedback[] {
+    return this.#storage.sql
+      .exec(
+        `SELECT ${COLUMNS} FROM feedback WHERE entry_id > ? ORDER BY entry_id LIMIT ?`,
+        afterEntryId,
+        limit,
+      )
+      .toArray()
+      .map(fromRow);
+  }
+
   /**
    * Sets the entry's feedback. An unchanged rating and comment write nothing (`changed: false`); a change bumps the
    * revision and queues its projection and its `message.feedback` event in the same transaction.

@@ -7,6 +7,7 @@ import { z } from "zod";
 import type { WireEntry } from "../../src/shared/protocol";
 import { messageResponse } from "../../src/shared/sessions-api";
 import { reconcileProjection } from "../../src/storage/projection-reconcile";
+import { threadExportSchema } from "../../src/storage/thread-export";
 import { bindingOf, drainThread, launchFor, threadStub } from "../helpers/projection";
 import { api, expectError, json } from "../helpers/tenants";
 import { clientMessageId, connect, type FrameReader, type LiveAgent, liveAgent } from "../helpers/threads";
@@ -186,6 +187,27 @@ describe("feedback and the D1 copy", () => {
       rating: "down",
       comment: "wrong answer",
     });
+  });
+});
+
+describe("feedback in the export", () => {
+  it("is part of the thread's export", async () => {
+    const agent = await liveAgent({ agent: { visibility: "private" } });
+    const { session, ws, assistant } = await ratedThread(agent);
+    await rate(ws, assistant, "up", "exported");
+    const exported = await json(
+      await api(`/v1/sessions/${session.threadId}/export`, { key: agent.apiKey }),
+      200,
+      threadExportSchema,
+    );
+    expect(exported.feedback).toEqual([
+      expect.objectContaining({
+        entryId: assistant.id,
+        rating: "up",
+        comment: "exported",
+        subject: "user-1",
+      }),
+    ]);
   });
 });
 
