@@ -7,6 +7,7 @@ import {
   MAX_FEEDBACK_COMMENT_CHARS,
   type RunStatus,
   type ServerFrame,
+  type ThreadMode,
   type WireEntry,
 } from "../shared/protocol";
 import type { RunError } from "../storage/run-store";
@@ -37,6 +38,8 @@ export interface ThreadInfo {
   createdAt: string;
   updatedAt: string;
   leafId: string | null;
+  /** `handoff` while a person answers (SPEC §8). */
+  mode: ThreadMode;
 }
 
 export function threadInfo(runtime: ThreadRuntime): ThreadInfo {
@@ -55,6 +58,7 @@ export function threadInfo(runtime: ThreadRuntime): ThreadInfo {
     createdAt: new Date(first?.createdAt ?? binding.boundAt).toISOString(),
     updatedAt: new Date(leaf?.createdAt ?? binding.boundAt).toISOString(),
     leafId: leaf?.id ?? null,
+    mode: runtime.handoff.mode(),
   };
 }
 

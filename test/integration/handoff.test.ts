@@ -88,6 +88,11 @@ describe("POST /v1/sessions/:threadId/handoff", () => {
       sessionResponse,
     );
     expect(row.mode).toBe("handoff");
+    // So does a client of the thread's HTTP API.
+    const info = await api(`/v1/threads/${session.threadId}`, {
+      headers: { Authorization: `Bearer ${session.token}` },
+    });
+    expect(await info.json()).toMatchObject({ threadId: session.threadId, mode: "handoff" });
     const inHandoff = await json(
       await api("/v1/sessions?mode=handoff", { key: agent.apiKey }),
       200,
