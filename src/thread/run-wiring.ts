@@ -7,6 +7,7 @@ import { resolveModel } from "../models/resolve-model";
 import type { RunTurnInput } from "../models/turn";
 import { readThreadContext } from "../storage/context-store";
 import type { ThreadBinding } from "../storage/pin-store";
+import { redactText } from "../storage/redact";
 import { executeToolCall } from "../tools/execute-tool";
 import {
   HANDOFF_REQUESTED_OUTPUT,
@@ -75,7 +76,9 @@ export async function wireRun(
   const builtIns = handoffEnabled(binding.artifact) ? [requestHandoffTool] : [];
   const onToolCall: RunTurnInput["onToolCall"] = async (call, signal) => {
     if (builtIns.length > 0 && call.toolName === REQUEST_HANDOFF_TOOL) {
-      const reason = handoffReason(call.input);
+      // Stored outside the run's redacting stores, so redacted here: a model may echo a secret it saw.
+      const given = handoffReason(call.input);
+      const reason = given === undefined ? undefined : redactText(given, secrets);
       const recorded = stores.toolCalls.record({ runId: run.runId, name: call.toolName, input: call.input });
       recordHandoffRequest(storage, {
         binding,
