@@ -113,6 +113,12 @@ export const conversationSchema = z.strictObject({
   multitask: z.enum(MULTITASK_STRATEGIES).optional(),
 });
 
+/** SPEC §8: a person of the tenant's team may take the conversation over; `enabled` gives the model a tool to ask. */
+export const handoffSchema = z.strictObject({ enabled: z.boolean() });
+
+/** The built-in tool an artifact with `handoff.enabled` gives its model; no artifact tool may take its name. */
+export const REQUEST_HANDOFF_TOOL = "request_handoff";
+
 export const artifactSchema = z.strictObject({
   schemaVersion: z.literal(1),
   name: z.string().min(1).max(200),
@@ -124,6 +130,7 @@ export const artifactSchema = z.strictObject({
   tools: z.array(toolSchema).max(32).optional(),
   widget: widgetSchema.optional(),
   conversation: conversationSchema.optional(),
+  handoff: handoffSchema.optional(),
 });
 
 export type Artifact = z.infer<typeof artifactSchema>;
@@ -136,5 +143,16 @@ export type ModelConfig = z.infer<typeof modelSchema>;
 export function publishIssues(artifact: Artifact): { path: string; message: string }[] {
   const baseUrl = artifact.model.baseUrl;
   const problem = baseUrl === undefined ? null : modelUrlProblem(baseUrl, { allowLocalHttp: true });
-  return problem === null ? [] : [{ path: "model.baseUrl", message: problem }];
+  const issues = problem === null ? [] : [{ path: "model.baseUrl", message: problem }];
+  if (artifact.handoff?.enabled) {
+    (artifact.tools ?? []).forEach((tool, index) => {
+      if (tool.name === REQUEST_HANDOFF_TOOL) {
+        issues.push({
+          path: `tools.${index}.name`,
+          message: `'${REQUEST_HANDOFF_TOOL}' is built in with handoff`,
+        });
+      }
+    });
+  }
+  return issues;
 }

@@ -19,6 +19,7 @@ export function sessionView(s: SessionRecord): SessionResponse {
     lastMessageAt: s.lastMessageAt,
     leafId: s.state.leafId,
     lastRun: s.state.lastRun,
+    mode: s.mode,
     createdAt: s.createdAt,
     updatedAt: s.updatedAt,
   };

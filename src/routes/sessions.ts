@@ -4,10 +4,10 @@ import { rowAddress, threadStubFor } from "../auth/thread-stub";
 import { AppError, errors, type Result, unwrap } from "../errors";
 import type { AppContext, AppEnv } from "../http/context";
 import { pageBody, readPage } from "../http/cursor";
-import { parseWith } from "../http/json-body";
+import { parseWith, readJson } from "../http/json-body";
 import { listName, messageView, positions, sessionView } from "../http/session-views";
 import { requireAdminForWrites, tenantAuth } from "../http/tenant-auth";
-import { pageQuery, sessionListQuery } from "../shared/sessions-api";
+import { handoffRequest, humanMessageRequest, pageQuery, sessionListQuery } from "../shared/sessions-api";
 import {
   eraseSessionRows,
   getSession,
@@ -61,6 +61,7 @@ export const sessions = new Hono<AppEnv>()
       query.agentId ?? null,
       query.subject ?? null,
       query.updatedAfter ?? null,
+      ...(query.mode !== undefined ? [query.mode] : []),
     ]);
     const page = await readPage(c, list);
     const result = await listSessions(
@@ -69,6 +70,7 @@ export const sessions = new Hono<AppEnv>()
       {
         ...(query.agentId !== undefined ? { agentId: query.agentId } : {}),
         ...(query.subject !== undefined ? { subject: query.subject } : {}),
+        ...(query.mode !== undefined ? { mode: query.mode } : {}),
         ...(query.updatedAfter !== undefined
           ? { updatedAfter: new Date(query.updatedAfter).toISOString() }
           : {}),
@@ -110,6 +112,22 @@ export const sessions = new Hono<AppEnv>()
       "Content-Type": "application/json",
       "Content-Disposition": `attachment; filename="thread-${thread.id}.json"`,
     });
+  })
+  .post("/:threadId/handoff", async (c) => {
+    const thread = await registryRow(c, { includeDeleted: false });
+    const body = await readJson(c, handoffRequest);
+    const stub = await threadStubFor(c.env, thread);
+    const view = await call(() => stub.changeHandoff(rowAddress(thread), body));
+    if (view === null) throw errors.notFound("Session");
+    return c.json(view);
+  })
+  .post("/:threadId/messages", async (c) => {
+    const thread = await registryRow(c, { includeDeleted: false });
+    const body = await readJson(c, humanMessageRequest);
+    const stub = await threadStubFor(c.env, thread);
+    const entry = await call(() => stub.postHumanMessage(rowAddress(thread), body));
+    if (entry === null) throw errors.notFound("Session");
+    return c.json({ entry }, 201);
   })
   .delete("/:threadId", async (c) => {
     // Deleted first, so tokens for the thread are refused and late projections write nothing from here on; the

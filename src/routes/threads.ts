@@ -11,10 +11,11 @@ import { BEARER_PREFIX, PROTOCOL } from "../shared/protocol";
 import { CLAIMS_HEADER, threadClaimsFrom } from "../thread/claims";
 import { responseRefusal } from "../thread/object-error";
 import { REQUEST_META_HEADER, type RequestMeta } from "../thread/request-meta";
-import { type PostMessage, postMessageSchema } from "../thread/thread-commands";
+import { feedbackBodySchema, type PostMessage, postMessageSchema } from "../thread/thread-commands";
 
 const INTERNAL_ORIGIN = "https://thread.internal";
 const RUN_ID = /^[A-Za-z0-9_-]{1,128}$/;
+const ENTRY_ID = /^[A-Za-z0-9_-]{1,128}$/;
 
 /** `Sec-WebSocket-Protocol` must offer `agent.v1` and exactly one `bearer.<token>`. */
 function tokenFromSubprotocols(header: string | undefined): string | null {
@@ -141,6 +142,14 @@ export const threads = new Hono<AppEnv>()
     }
     const { created, reply } = unwrap(await stub.postMessage(threadClaims, message, requestMeta(c)));
     return c.json(reply, created ? 201 : 200);
+  })
+  .post("/threads/:threadId/entries/:entryId/feedback", async (c) => {
+    const { threadClaims, stub } = await launchThread(c);
+    const entryId = c.req.param("entryId");
+    const body = parseWith(feedbackBodySchema, await readJsonText(c, DEFAULT_MAX_BODY_BYTES));
+    // Entry ids are URL-safe; anything else cannot name one.
+    if (!ENTRY_ID.test(entryId)) throw new AppError("not_found", "Entry not found.");
+    return c.json(unwrap(await stub.giveFeedback(threadClaims, entryId, body)));
   })
   .post("/threads/:threadId/runs/:runId/cancel", async (c) => {
     const { threadClaims, stub } = await launchThread(c);

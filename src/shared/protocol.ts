@@ -34,6 +34,19 @@ export type RunStatus = (typeof RUN_STATUSES)[number];
 export const MULTITASK_STRATEGIES = ["reject", "enqueue", "interrupt", "rollback"] as const;
 export type MultitaskStrategy = (typeof MULTITASK_STRATEGIES)[number];
 
+/** Who answers the user: the model (`agent`) or a person of the tenant's team (`handoff`, SPEC §8). */
+export const THREAD_MODES = ["agent", "handoff"] as const;
+export type ThreadMode = (typeof THREAD_MODES)[number];
+
+export const FEEDBACK_RATINGS = ["up", "down"] as const;
+export type FeedbackRating = (typeof FEEDBACK_RATINGS)[number];
+export const MAX_FEEDBACK_COMMENT_CHARS = 2000;
+/** A human agent's display name, as the tenant's backend names it. */
+export const MAX_AGENT_NAME_CHARS = 100;
+
+/** Event entries the thread writes into its own tree (never a client). */
+export const ENTRY_EVENTS = ["handoff_started", "handoff_ended"] as const;
+
 // ---- client → server ----
 
 export const clientFrameSchema = z.discriminatedUnion("type", [
@@ -59,21 +72,41 @@ export const clientFrameSchema = z.discriminatedUnion("type", [
     limit: z.number().int().min(1).max(LIMITS.historyPageMax).optional(),
   }),
   z.strictObject({ type: z.literal("ping") }),
+  z.strictObject({
+    type: z.literal("feedback"),
+    entryId: id,
+    // null clears the feedback (and its comment).
+    rating: z.enum(FEEDBACK_RATINGS).nullable(),
+    comment: z.string().max(MAX_FEEDBACK_COMMENT_CHARS).optional(),
+  }),
 ]);
 
 export type ClientFrame = z.infer<typeof clientFrameSchema>;
 
 // ---- server → client ----
 
+export const feedbackSchema = z.object({
+  rating: z.enum(FEEDBACK_RATINGS),
+  comment: z.string().optional(),
+  at: z.string(),
+});
+export type WireFeedback = z.infer<typeof feedbackSchema>;
+
 export const entrySchema = z.object({
   id,
   parentId: id.nullable(),
   kind: z.enum(["message", "event", "model_change", "label", "summary", "custom"]),
-  role: z.enum(["user", "assistant", "tool", "system"]).nullable(),
+  role: z.enum(["user", "assistant", "tool", "system", "human_agent"]).nullable(),
   runId: id.nullable(),
   text: z.string(),
   status: z.enum(["complete", "interrupted", "failed"]).optional(),
   clientMessageId: z.string().optional(),
+  /** `human_agent` messages: the person's display name, when the tenant gave one. */
+  authorName: z.string().optional(),
+  /** `event` entries: what happened. */
+  event: z.object({ type: z.enum(ENTRY_EVENTS), agentName: z.string().optional() }).optional(),
+  /** Assistant entries in `history` pages: the user's current rating. */
+  feedback: feedbackSchema.optional(),
   createdAt: z.string(),
 });
 
@@ -88,7 +121,13 @@ export const serverFrameSchema = z.discriminatedUnion("type", [
     agent: z.object({ name: z.string(), version: z.number().int() }),
     /** The pinned version's presentation (SPEC §8); the greeting is expanded with the thread's context. */
     presentation: presentationSchema.optional(),
+    mode: z.enum(THREAD_MODES),
+    /** In handoff: the person answering, when the tenant named one. */
+    agentName: z.string().optional(),
   }),
+  z.object({ type: z.literal("mode"), mode: z.enum(THREAD_MODES), agentName: z.string().optional() }),
+  /** The current feedback on an assistant entry after a `feedback` frame (null: cleared), to every socket. */
+  z.object({ type: z.literal("feedback"), entryId: id, feedback: feedbackSchema.nullable() }),
   z.object({ type: z.literal("entry"), entry: entrySchema }),
   z.object({
     type: z.literal("run"),

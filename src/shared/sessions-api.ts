@@ -1,6 +1,7 @@
 // The sessions, messages, usage and "my threads" API contract (SPEC §3.3, §3.4): zod request and response shapes.
 import { z } from "zod";
 import { environmentSchema } from "./api";
+import { FEEDBACK_RATINGS, MAX_AGENT_NAME_CHARS, THREAD_MODES } from "./protocol";
 
 const isoTime = z.iso.datetime();
 const day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, "must be a date such as 2026-05-01");
@@ -20,6 +21,8 @@ export const sessionResponse = z.object({
   lastMessageAt: isoTime.nullable(),
   leafId: z.string().nullable(),
   lastRun: z.object({ id: z.string(), status: z.enum(RUN_STATUS_NAMES) }).nullable(),
+  /** `handoff` while a person of the tenant's team handles the thread (SPEC §8). */
+  mode: z.enum(THREAD_MODES),
   createdAt: isoTime,
   updatedAt: isoTime,
 });
@@ -49,6 +52,12 @@ export const messageResponse = z.object({
   toolCallId: z.string().nullable(),
   toolName: z.string().nullable(),
   toolCalls: z.json().nullable(),
+  /** `human_agent` messages: the person's display name. */
+  authorName: z.string().nullable(),
+  /** Assistant messages the user rated: the current rating (latest wins); null otherwise. */
+  feedback: z
+    .object({ rating: z.enum(FEEDBACK_RATINGS), comment: z.string().nullable(), at: isoTime })
+    .nullable(),
   createdAt: isoTime,
 });
 export type MessageResponse = z.infer<typeof messageResponse>;
@@ -74,6 +83,7 @@ const id = z.string().min(1).max(256);
 
 export const sessionListQuery = z.strictObject({
   agentId: id.optional(),
+  mode: z.enum(THREAD_MODES).optional(),
   subject: id.optional(),
   updatedAfter: isoTime.optional(),
   cursor: z.string().optional(),
@@ -90,3 +100,29 @@ export const pageQuery = z.strictObject({ cursor: z.string().optional(), limit: 
 
 export const USAGE_MAX_DAYS = 366;
 export const USAGE_DEFAULT_DAYS = 30;
+
+const agentName = z.string().trim().min(1).max(MAX_AGENT_NAME_CHARS);
+
+/** `POST /v1/sessions/:threadId/handoff`: `agentName` names the person taking over (start only). */
+export const handoffRequest = z.discriminatedUnion("action", [
+  z.strictObject({ action: z.literal("start"), agentName: agentName.optional() }),
+  z.strictObject({ action: z.literal("end") }),
+]);
+export type HandoffRequest = z.infer<typeof handoffRequest>;
+
+export const handoffResponse = z.object({
+  threadId: z.string(),
+  mode: z.enum(THREAD_MODES),
+  agentName: z.string().optional(),
+  since: isoTime.optional(),
+  /** False when the thread already was in that mode: nothing was written or announced. */
+  changed: z.boolean(),
+});
+export type HandoffResponse = z.infer<typeof handoffResponse>;
+
+/** `POST /v1/sessions/:threadId/messages`: a person's reply during a handoff (the text limit is the agent's). */
+export const humanMessageRequest = z.strictObject({
+  text: z.string().min(1).max(100_000),
+  authorName: agentName.optional(),
+});
+export type HumanMessageRequest = z.infer<typeof humanMessageRequest>;

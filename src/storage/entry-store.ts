@@ -9,7 +9,8 @@ import { ACTIVE_LEAF_KEY, deleteMeta, readMeta, replaceMeta, writeMeta } from ".
 export const ENTRY_KINDS = ["message", "event", "model_change", "label", "summary", "custom"] as const;
 export type EntryKind = (typeof ENTRY_KINDS)[number];
 
-export const ENTRY_ROLES = ["user", "assistant", "system", "tool"] as const;
+/** `human_agent`: a person of the tenant's team answering during a handoff (SPEC §8). */
+export const ENTRY_ROLES = ["user", "assistant", "system", "tool", "human_agent"] as const;
 export type EntryRole = (typeof ENTRY_ROLES)[number];
 
 export interface Entry {

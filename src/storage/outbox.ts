@@ -6,13 +6,16 @@
 import type { JsonValue } from "./redact";
 import { readMetaInteger, writeMeta } from "./thread-meta";
 
-/** What a row projects: a run (with its usage) or a tool call; `entry` and `usage` rows come only from older builds. */
-const OUTBOX_KINDS = ["entry", "run", "tool_call", "usage"] as const;
+/**
+ * What a row projects: a run (with its usage), a tool call or an entry's feedback; `entry` and `usage` rows come only
+ * from older builds.
+ */
+const OUTBOX_KINDS = ["entry", "run", "tool_call", "usage", "feedback"] as const;
 type OutboxKind = (typeof OUTBOX_KINDS)[number];
 
 export interface OutboxItem {
   kind: Exclude<OutboxKind, "entry" | "usage">;
-  /** Id of the projected record (for usage: `<runId>:<turn>`). */
+  /** Id of the projected record (for usage: `<runId>:<turn>`; for feedback: the entry's id). */
   refId: string;
   /** Grows with every change of the record; the drain's upsert ignores anything not newer than D1's copy. */
   version: number;

@@ -7,6 +7,7 @@ import { z } from "zod";
 import {
   mirrorRetention,
   type ThreadScope,
+  upsertFeedback,
   upsertMessage,
   upsertRun,
   upsertSession,
@@ -14,9 +15,11 @@ import {
   upsertUsage,
 } from "./d1/projection-writer";
 import { EntryStore } from "./entry-store";
+import { FeedbackStore } from "./feedback-store";
 import { projectedEntrySeq, setProjectedEntrySeq } from "./outbox";
 import { logProjection, type ProjectionInput, serialized, withinTimeout } from "./projection-lane";
 import {
+  feedbackRow,
   messageRow,
   retentionPass,
   runRow,
@@ -119,7 +122,8 @@ function readSessionFacts(storage: DurableObjectStorage) {
            (SELECT json_extract(body_json, '$.text') FROM entries WHERE kind = 'message' AND role = 'user'
             ORDER BY seq LIMIT 1) AS first_user_text,
            last.id AS last_run_id,
-           last.status AS last_run_status
+           last.status AS last_run_status,
+           (SELECT value FROM meta WHERE key = 'handoff') AS handoff_json
          FROM (SELECT 1) LEFT JOIN (SELECT id, status FROM runs ORDER BY created_at DESC, rowid DESC LIMIT 1) last`,
       )
       .one(),
@@ -165,6 +169,11 @@ function recordStatements(
       case "tool_call": {
         const call = toolCalls.get(row.ref_id);
         if (call !== null) statements.push(upsertToolCall(db, scope, toolCallRow(call)));
+        break;
+      }
+      case "feedback": {
+        const feedback = new FeedbackStore(input.storage, { now: input.now }).get(row.ref_id);
+        if (feedback !== null) statements.push(upsertFeedback(db, scope, feedbackRow(feedback)));
         break;
       }
       case "usage": {

@@ -75,6 +75,19 @@ async function reconcileOnce(input: ProjectionInput): Promise<{ missing: number;
           );
         }
       }
+      // Feedback rows too (cleared ones included, so D1 cannot keep a rating the user withdrew).
+      const pendingFeedback = queued("feedback");
+      for (const r of storage.sql
+        .exec("SELECT entry_id, revision FROM feedback ORDER BY entry_id")
+        .toArray()) {
+        const entryId = String(r.entry_id);
+        if (pendingFeedback.has(entryId)) continue;
+        enqueueOutbox(
+          storage,
+          { kind: "feedback", refId: entryId, version: Number(r.revision), payload: {} },
+          now,
+        );
+      }
     }
     return { missing };
   });

@@ -2,8 +2,16 @@
 // and writes while this file only decides each column.
 import { z } from "zod";
 import type { MessageRow } from "./d1/message-row";
-import type { RetentionPass, RunRow, SessionSnapshot, ToolCallRow, UsageRow } from "./d1/projection-writer";
+import type {
+  FeedbackRow,
+  RetentionPass,
+  RunRow,
+  SessionSnapshot,
+  ToolCallRow,
+  UsageRow,
+} from "./d1/projection-writer";
 import type { Entry } from "./entry-store";
+import type { Feedback } from "./feedback-store";
 import type { ThreadBinding } from "./pin-store";
 import type { Run } from "./run-store";
 import type { RetentionMark } from "./thread-retention";
@@ -34,6 +42,7 @@ const bodyFieldsSchema = z.object({
   toolCallId: z.string().optional(),
   toolName: z.string().optional(),
   toolCalls: z.json().optional(),
+  authorName: z.string().optional(),
 });
 
 export function messageRow(entry: Entry): MessageRow {
@@ -51,9 +60,22 @@ export function messageRow(entry: Entry): MessageRow {
     toolCallId: f.toolCallId ?? null,
     toolName: f.toolName ?? null,
     toolCalls: f.toolCalls === undefined ? null : JSON.stringify(f.toolCalls),
+    authorName: entry.role === "human_agent" ? (f.authorName ?? null) : null,
     // Entries never change after append; a retention re-rooting is mirrored by its own statement.
     version: 1,
     createdAt: iso(entry.createdAt),
+  };
+}
+
+export function feedbackRow(f: Feedback): FeedbackRow {
+  return {
+    messageId: f.entryId,
+    rating: f.rating,
+    comment: f.comment,
+    subject: f.subject,
+    version: f.revision,
+    createdAt: iso(f.createdAt),
+    updatedAt: iso(f.updatedAt),
   };
 }
 
@@ -114,6 +136,8 @@ export const sessionFactsSchema = z.object({
   first_user_text: z.unknown(),
   last_run_id: z.string().nullable(),
   last_run_status: z.string().nullable(),
+  /** The `handoff` meta value; null in agent mode. */
+  handoff_json: z.string().nullable(),
 });
 export type SessionFacts = z.infer<typeof sessionFactsSchema>;
 
@@ -139,6 +163,7 @@ export function sessionSnapshot(
       lastRun:
         facts.last_run_id === null ? null : { id: facts.last_run_id, status: String(facts.last_run_status) },
     }),
+    mode: facts.handoff_json === null ? "agent" : "handoff",
     title: typeof facts.first_user_text === "string" ? titleFrom(facts.first_user_text) : null,
     messageCount: facts.message_count,
     lastMessageAt: isoOrNull(facts.last_message_at),

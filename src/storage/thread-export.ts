@@ -2,8 +2,9 @@
 import { z } from "zod";
 import { environmentSchema } from "../shared/api";
 import { ERROR_CODES } from "../shared/errors";
-import { RUN_STATUSES } from "../shared/protocol";
+import { FEEDBACK_RATINGS, RUN_STATUSES } from "../shared/protocol";
 import { ENTRY_KINDS, ENTRY_ROLES, EntryStore } from "./entry-store";
+import { FeedbackStore } from "./feedback-store";
 import type { ThreadBinding } from "./pin-store";
 import { type Run, type RunPosition, RunStore } from "./run-store";
 import { TOOL_CALL_STATUSES, ToolCallStore } from "./tool-call-store";
@@ -84,6 +85,17 @@ export const threadExportSchema = z.strictObject({
     byRun: z.array(z.strictObject({ runId: z.string(), ...usageTotalsSchema.shape })),
     totals: usageTotalsSchema,
   }),
+  /** The user's current rating of assistant entries (rating null: cleared), in entry-id order. */
+  feedback: z.array(
+    z.strictObject({
+      entryId: z.string(),
+      rating: z.enum(FEEDBACK_RATINGS).nullable(),
+      comment: z.string().nullable(),
+      subject: z.string(),
+      createdAt: isoTime,
+      updatedAt: isoTime,
+    }),
+  ),
 });
 
 export type ThreadExport = z.infer<typeof threadExportSchema>;
@@ -110,6 +122,7 @@ const toolCallSchema = shape.toolCalls.element;
 const usageTurnSchema = shape.usage.shape.turns.element;
 const runTotalsSchema = shape.usage.shape.byRun.element;
 const totalsSchema = shape.usage.shape.totals;
+const feedbackSchema = shape.feedback.element;
 
 /**
  * The items of one JSON array, a page at a time: each page's items joined by commas (and led by one after the first
@@ -268,12 +281,33 @@ function* exportText(storage: DurableObjectStorage, binding: ThreadBinding): Gen
     })(),
     runTotalsSchema,
   );
-  yield `],"totals":${JSON.stringify(totalsSchema.parse(totals))}}}`;
+  yield `],"totals":${JSON.stringify(totalsSchema.parse(totals))}},"feedback":[`;
+  const feedback = new FeedbackStore(storage, { now });
+  yield* arrayItems(
+    (function* () {
+      for (let after = ""; ; ) {
+        const page = feedback.page(after, PAGE);
+        const last = page[page.length - 1];
+        if (last === undefined) return;
+        yield page.map((f) => ({
+          entryId: f.entryId,
+          rating: f.rating,
+          comment: f.comment,
+          subject: f.subject,
+          createdAt: iso(f.createdAt),
+          updatedAt: iso(f.updatedAt),
+        }));
+        after = last.entryId;
+      }
+    })(),
+    feedbackSchema,
+  );
+  yield "]}";
 }
 
 /**
  * `GET …/export` as a byte stream: the whole tree (every branch), runs, tool calls, usage per turn, per run and in
- * total, and the pin, read from the object's storage a page per chunk as the client reads. A row that fails its
+ * total, the user's feedback, and the pin, read from the object's storage a page per chunk as the client reads. A row that fails its
  * schema ends the stream with an error (the client sees a cut-off document, never a wrong one).
  */
 export function exportThreadStream(

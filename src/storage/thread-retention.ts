@@ -111,6 +111,8 @@ export function applyThreadRetention(
 
     if (victims.length > 0) {
       sql.exec("DELETE FROM entries WHERE id IN (SELECT value FROM json_each(?))", victimIds);
+      // A deleted reply's feedback goes with it (D1's copy goes with the mirrored pass).
+      sql.exec("DELETE FROM feedback WHERE entry_id IN (SELECT value FROM json_each(?))", victimIds);
       const rerooted = sql
         .exec(
           "UPDATE entries SET parent_id = NULL WHERE parent_id IN (SELECT value FROM json_each(?)) RETURNING seq",

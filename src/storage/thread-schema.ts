@@ -207,6 +207,31 @@ export const THREAD_MIGRATIONS: readonly ThreadMigration[] = [
       )`,
     ],
   },
+  {
+    version: 8,
+    up: [
+      // The user's current rating of an assistant entry (SPEC §8), latest wins; a cleared one keeps its row with a
+      // NULL rating so the projection can clear D1's copy. `revision` grows with every change (the upsert guard).
+      `CREATE TABLE feedback (
+        entry_id TEXT PRIMARY KEY,
+        rating TEXT CHECK (rating IN ('up','down')),
+        comment TEXT,
+        subject TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        revision INTEGER NOT NULL
+      )`,
+      // Events for the tenant's backend (SPEC §9: \`message.feedback\`, \`handoff.requested\`), written in the
+      // transaction of the change they report, kept for the webhook deliveries to drain.
+      `CREATE TABLE thread_events (
+        seq INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        type TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        data_json TEXT NOT NULL
+      )`,
+    ],
+  },
 ];
 
 export const THREAD_SCHEMA_VERSION: number = THREAD_MIGRATIONS[THREAD_MIGRATIONS.length - 1]?.version ?? 0;

@@ -2,7 +2,16 @@
 import type { WSMessage } from "agents";
 import { type ClientFrame, clientFrameSchema, LIMITS } from "../shared/protocol";
 
-const CLIENT_FRAME_TYPES = new Set(["hello", "send", "cancel", "regenerate", "edit", "history", "ping"]);
+const CLIENT_FRAME_TYPES = new Set([
+  "hello",
+  "send",
+  "cancel",
+  "regenerate",
+  "edit",
+  "history",
+  "ping",
+  "feedback",
+]);
 
 /** UTF-8 size of a frame, counted only when its length alone cannot settle it against the limit. */
 export function frameTooLarge(message: string | ArrayBuffer | ArrayBufferView): boolean {

@@ -58,7 +58,7 @@ export async function dispatchTurn(
   subject: string,
   meta?: RequestMeta,
 ): Promise<FrameOutcome> {
-  const accepted = await runtime.accept(turnRequest(frame, subject, meta));
+  const accepted = await runtime.submit(turnRequest(frame, subject, meta));
   if (!accepted.ok) {
     // Over the thread's send rate, or a tenant the operator disabled: the socket closes.
     if (accepted.code === "rate_limited" || accepted.code === "forbidden") {
@@ -66,11 +66,17 @@ export async function dispatchTurn(
     }
     return { frames: [errorFrame(accepted)] };
   }
-  return { frames: accepted.value.created ? [] : retriedFrames(runtime, accepted.value) };
+  if (!accepted.value.created) return { frames: retriedFrames(runtime, accepted.value) };
+  // The new user entry already reached this socket with every other; a held send (handoff) starts no run.
+  return { frames: [] };
 }
 
 /** Synchronous, so catch-up and becoming ready happen with no stream frame in between. */
-export function dispatchFrame(runtime: ThreadRuntime, frame: Exclude<ClientFrame, TurnFrame>): FrameOutcome {
+export function dispatchFrame(
+  runtime: ThreadRuntime,
+  frame: Exclude<ClientFrame, TurnFrame>,
+  subject: string,
+): FrameOutcome {
   switch (frame.type) {
     case "hello":
       return { frames: helloFrames(runtime, frame.resume), ready: true };
@@ -79,6 +85,18 @@ export function dispatchFrame(runtime: ThreadRuntime, frame: Exclude<ClientFrame
     case "cancel": {
       const cancelled = cancelRun(runtime, frame.runId);
       return { frames: cancelled.ok ? [] : [errorFrame(cancelled)] };
+    }
+    case "feedback": {
+      const given = runtime.giveFeedback(subject, {
+        entryId: frame.entryId,
+        rating: frame.rating,
+        ...(frame.comment !== undefined ? { comment: frame.comment } : {}),
+      });
+      if (given.ok) return { frames: [] };
+      if (given.code === "rate_limited") {
+        return { frames: [], close: { code: closeCode(given.code), reason: given.code } };
+      }
+      return { frames: [errorFrame(given)] };
     }
     case "history": {
       const page = entriesPage(runtime, {

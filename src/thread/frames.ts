@@ -1,6 +1,6 @@
 // Converts stored entries to wire entries, and the small peer interface every frame is sent through.
 import { z } from "zod";
-import type { ServerFrame, WireEntry } from "../shared/protocol";
+import { ENTRY_EVENTS, type ServerFrame, type WireEntry } from "../shared/protocol";
 import type { Entry } from "../storage/entry-store";
 
 /** A receiver of server frames: a WebSocket connection or an SSE stream. */
@@ -14,7 +14,12 @@ export const messageBodySchema = z.object({
   text: z.string(),
   status: z.enum(["complete", "interrupted", "failed"]).optional(),
   clientMessageId: z.string().optional(),
+  /** `human_agent` messages. */
+  authorName: z.string().optional(),
 });
+
+/** What the thread stores in an `event` entry's body. */
+export const eventBodySchema = z.object({ event: z.enum(ENTRY_EVENTS), agentName: z.string().optional() });
 
 export type MessageBody = z.infer<typeof messageBodySchema>;
 
@@ -23,8 +28,19 @@ export function messageBody(entry: Entry): MessageBody {
   return parsed.success ? parsed.data : { text: "" };
 }
 
+function wireEvent(entry: Entry): WireEntry["event"] {
+  if (entry.kind !== "event") return undefined;
+  const parsed = eventBodySchema.safeParse(entry.body);
+  if (!parsed.success) return undefined;
+  return {
+    type: parsed.data.event,
+    ...(parsed.data.agentName !== undefined ? { agentName: parsed.data.agentName } : {}),
+  };
+}
+
 export function toWireEntry(entry: Entry): WireEntry {
   const body = messageBody(entry);
+  const event = wireEvent(entry);
   const role = entry.role === null ? null : entry.role;
   return {
     id: entry.id,
@@ -35,6 +51,8 @@ export function toWireEntry(entry: Entry): WireEntry {
     text: body.text,
     ...(body.status !== undefined ? { status: body.status } : {}),
     ...(body.clientMessageId !== undefined ? { clientMessageId: body.clientMessageId } : {}),
+    ...(entry.role === "human_agent" && body.authorName !== undefined ? { authorName: body.authorName } : {}),
+    ...(event !== undefined ? { event } : {}),
     createdAt: new Date(entry.createdAt).toISOString(),
   };
 }

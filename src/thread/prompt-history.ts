@@ -37,6 +37,8 @@ function asMessages(entry: Entry | null): BranchMessage[] {
   const body = messageBody(entry);
   if (entry.role === "user") return [{ role: "user", text: body.text }];
   if (entry.role === "assistant") return assistantMessages(body.text, storedToolCalls(entry.body));
+  // A person's replies during a handoff read as the agent's own turns, so the model carries on where they left off.
+  if (entry.role === "human_agent" && body.text.length > 0) return [{ role: "assistant", text: body.text }];
   return [];
 }
 

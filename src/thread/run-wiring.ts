@@ -7,9 +7,18 @@ import { resolveModel } from "../models/resolve-model";
 import type { RunTurnInput } from "../models/turn";
 import { readThreadContext } from "../storage/context-store";
 import type { ThreadBinding } from "../storage/pin-store";
+import { redactText } from "../storage/redact";
 import { executeToolCall } from "../tools/execute-tool";
+import {
+  HANDOFF_REQUESTED_OUTPUT,
+  handoffEnabled,
+  handoffReason,
+  REQUEST_HANDOFF_TOOL,
+  requestHandoffTool,
+} from "../tools/request-handoff";
 import { toolDefinitions, toolNamed } from "../tools/tool-definitions";
 import { webhookSecretRedactions } from "../tools/webhook-signature";
+import { recordHandoffRequest } from "./handoff";
 import { openRunStores, type RunStores } from "./run-stores";
 
 export interface WiringDeps {
@@ -64,7 +73,26 @@ export async function wireRun(
   });
   if (!model.ok) return { stores, instructions, turn: model };
 
+  const builtIns = handoffEnabled(binding.artifact) ? [requestHandoffTool] : [];
   const onToolCall: RunTurnInput["onToolCall"] = async (call, signal) => {
+    if (builtIns.length > 0 && call.toolName === REQUEST_HANDOFF_TOOL) {
+      // Stored outside the run's redacting stores, so redacted here: a model may echo a secret it saw.
+      const given = handoffReason(call.input);
+      const reason = given === undefined ? undefined : redactText(given, secrets);
+      const recorded = stores.toolCalls.record({ runId: run.runId, name: call.toolName, input: call.input });
+      recordHandoffRequest(storage, {
+        binding,
+        runId: run.runId,
+        ...(reason !== undefined ? { reason } : {}),
+        now: now(),
+      });
+      if (recorded.ok)
+        stores.toolCalls.complete(recorded.value.id, {
+          status: "finished",
+          output: HANDOFF_REQUESTED_OUTPUT,
+        });
+      return { output: HANDOFF_REQUESTED_OUTPUT };
+    }
     const recorded = stores.toolCalls.record({ runId: run.runId, name: call.toolName, input: call.input });
     const tool = toolNamed(tools, call.toolName);
     const signingSecret = tool === null ? null : (secretByAlias.get(tool.signingSecret) ?? null);
@@ -115,7 +143,7 @@ export async function wireRun(
     instructions,
     turn: ok({
       model: model.value,
-      ...(tools.length > 0 ? { tools: toolDefinitions(tools) } : {}),
+      ...(tools.length + builtIns.length > 0 ? { tools: [...toolDefinitions(tools), ...builtIns] } : {}),
       onToolCall,
       onUsage,
     }),

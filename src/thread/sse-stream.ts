@@ -1,6 +1,19 @@
 // A run as Server-Sent Events for `POST …/messages` with `Accept: text/event-stream`; `Last-Event-ID` resumes it.
 import type { ServerFrame } from "../shared/protocol";
-import type { ThreadRuntime } from "./thread-runtime";
+import { toWireEntry } from "./frames";
+import type { HeldTurn, ThreadRuntime } from "./thread-runtime";
+
+const SSE_HEADERS = { "Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-store" };
+const event = (frame: ServerFrame): string => `event: ${frame.type}\ndata: ${JSON.stringify(frame)}\n\n`;
+
+/** A send held in handoff: the stored entry and the thread's mode, then the stream ends (no run follows). */
+export function heldStream(runtime: ThreadRuntime, held: HeldTurn): Response {
+  const frames: ServerFrame[] = [
+    { type: "entry", entry: toWireEntry(held.userEntry) },
+    { type: "mode", ...runtime.handoff.readyFields() },
+  ];
+  return new Response(frames.map(event).join(""), { status: 200, headers: SSE_HEADERS });
+}
 
 /** The resume point a client sent: the seq of the last delta it saw, or 0. */
 export function lastEventId(request: Request): number {
@@ -17,15 +30,15 @@ export function sseStream(runtime: ThreadRuntime, runId: string, afterSeq: numbe
   let unsubscribe = () => {};
   const write = (frame: ServerFrame) => {
     if (closed) return;
+    // Only the run's own frames: no mode or feedback announcement reaches a run's stream.
+    if (frame.type !== "delta" && frame.type !== "run" && frame.type !== "entry") return;
     if ("runId" in frame && frame.runId !== runId) return;
     if (frame.type === "entry" && frame.entry.runId !== runId) return;
     const id = frame.type === "delta" ? `id: ${frame.seq}\n` : "";
-    void writer
-      .write(encoder.encode(`${id}event: ${frame.type}\ndata: ${JSON.stringify(frame)}\n\n`))
-      .catch(() => {
-        closed = true;
-        unsubscribe();
-      });
+    void writer.write(encoder.encode(`${id}${event(frame)}`)).catch(() => {
+      closed = true;
+      unsubscribe();
+    });
     if (
       frame.type === "run" &&
       (frame.status === "succeeded" || frame.status === "failed" || frame.status === "aborted")
@@ -38,8 +51,5 @@ export function sseStream(runtime: ThreadRuntime, runId: string, afterSeq: numbe
   // Catch-up and subscription happen in one synchronous step, so no delta falls between them.
   for (const frame of runtime.catchUp(runId, afterSeq)) write(frame);
   if (!closed) unsubscribe = runtime.subscribe({ id: `sse:${runId}`, send: write });
-  return new Response(readable, {
-    status: 200,
-    headers: { "Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-store" },
-  });
+  return new Response(readable, { status: 200, headers: SSE_HEADERS });
 }

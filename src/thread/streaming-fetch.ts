@@ -3,7 +3,7 @@ import { fail } from "../errors";
 import type { ThreadClaims } from "./claims";
 import { refusalResponse } from "./object-error";
 import type { RequestMeta } from "./request-meta";
-import { lastEventId, sseStream } from "./sse-stream";
+import { heldStream, lastEventId, sseStream } from "./sse-stream";
 import { postMessageSchema, sendRequest } from "./thread-commands";
 import type { ThreadRuntime } from "./thread-runtime";
 
@@ -35,8 +35,9 @@ export async function streamingFetch(request: Request, target: StreamingFetch): 
     // Already parsed by the Worker; parsed again here because this is the object's own boundary.
     const message = postMessageSchema.safeParse(await request.json().catch(() => null));
     if (!message.success) return refusalResponse(fail("bad_request", "Request body is invalid."));
-    const accepted = await target.runtime.accept(sendRequest(target.claims.sub, message.data, target.meta));
+    const accepted = await target.runtime.submit(sendRequest(target.claims.sub, message.data, target.meta));
     if (!accepted.ok) return refusalResponse(accepted);
+    if ("held" in accepted.value) return heldStream(target.runtime, accepted.value);
     return sseStream(target.runtime, accepted.value.run.id, lastEventId(request));
   }
   return refusalResponse(fail("not_found", "Not found."));

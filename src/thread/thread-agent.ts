@@ -3,7 +3,9 @@ import { Agent, type Connection, type ConnectionContext, type WSMessage } from "
 import { tenantRunQuota } from "../auth/run-quota";
 import { fail, ok, type Result, type RpcResult, refusal } from "../errors";
 import { WS_CLOSE_CODE, WS_CLOSE_IDLE } from "../shared/errors";
+import type { WireEntry } from "../shared/protocol";
 import { LIMITS } from "../shared/protocol";
+import { type HumanMessageRequest, handoffRequest, humanMessageRequest } from "../shared/sessions-api";
 import { adoptThreadContext, type ThreadContext, threadContextSchema } from "../storage/context-store";
 import { D1DeploymentStore } from "../storage/d1/d1-deployment-store";
 import { projectionBacklog } from "../storage/outbox";
@@ -15,7 +17,10 @@ import { migrateThreadSchema } from "../storage/thread-schema";
 import { CLAIMS_HEADER, parseThreadClaims, type ThreadAddress, type ThreadClaims } from "./claims";
 import { frameTooLarge, onlyProtocolFrames, parseClientMessage } from "./client-frames";
 import { connectionState } from "./connection-state";
+import type { FeedbackReply } from "./feedback";
 import { closeCode, dispatchFrame, dispatchTurn, isTurnFrame } from "./frame-dispatch";
+import { toWireEntry } from "./frames";
+import type { HandoffView } from "./handoff";
 import { keepAliveIfLong } from "./keep-alive";
 import { refusalResponse } from "./object-error";
 import { parseRequestMeta, REQUEST_META_HEADER, readRequestMeta } from "./request-meta";
@@ -26,6 +31,8 @@ import {
   type EntriesPage,
   type EntriesQuery,
   entriesPage,
+  type FeedbackBody,
+  feedbackBodySchema,
   type MessageReply,
   type PostMessage,
   postMessageSchema,
@@ -122,7 +129,7 @@ export class ThreadAgent extends Agent<Env> {
       // Parsed by the Worker already; parsed again because this is the object's own boundary.
       const parsed = postMessageSchema.safeParse(message);
       if (!parsed.success) return fail("bad_request", "Request body is invalid.");
-      const accepted = await runtime.accept(sendRequest(claims.sub, parsed.data, readRequestMeta(meta)));
+      const accepted = await runtime.submit(sendRequest(claims.sub, parsed.data, readRequestMeta(meta)));
       return accepted.ok ? ok(await settledReply(runtime, accepted.value)) : accepted;
     });
   }
@@ -133,6 +140,58 @@ export class ThreadAgent extends Agent<Env> {
     runId: string,
   ): Promise<RpcResult<{ runId: string; status: "cancelling" }>> {
     return this.#launch(claims, (runtime) => cancelRun(runtime, runId));
+  }
+
+  /** RPC (`POST …/entries/:entryId/feedback`): the subject's rating of an assistant entry, latest wins. */
+  async giveFeedback(
+    claims: ThreadClaims,
+    entryId: string,
+    body: FeedbackBody,
+  ): Promise<RpcResult<FeedbackReply>> {
+    return this.#launch(claims, (runtime) => {
+      // Parsed by the Worker already; parsed again because this is the object's own boundary.
+      const parsed = feedbackBodySchema.safeParse(body);
+      if (!parsed.success || typeof entryId !== "string")
+        return fail("bad_request", "Request body is invalid.");
+      return runtime.giveFeedback(claims.sub, {
+        entryId,
+        rating: parsed.data.rating,
+        ...(parsed.data.comment !== undefined ? { comment: parsed.data.comment } : {}),
+      });
+    });
+  }
+
+  /**
+   * RPC (`POST /v1/sessions/:id/handoff`): starts or ends a handoff; null for a thread never bound. Projected before
+   * it answers, so the tenant's session list shows the new mode.
+   */
+  async changeHandoff(address: ThreadAddress, request: unknown): Promise<RpcResult<HandoffView | null>> {
+    const runtime = await this.#gate.addressed(address);
+    if (!runtime.ok) return runtime;
+    if (runtime.value === null) return ok(null);
+    const parsed = handoffRequest.safeParse(request);
+    if (!parsed.success) return refusal(fail("bad_request", "Request body is invalid."));
+    const handoff = runtime.value.handoff;
+    const changed =
+      parsed.data.action === "start" ? await handoff.start(parsed.data.agentName) : handoff.end();
+    if (changed.ok && changed.value.changed) await this.drainOutbox();
+    return changed.ok ? changed : refusal(changed);
+  }
+
+  /** RPC (`POST /v1/sessions/:id/messages`): a person's reply during a handoff; null for a thread never bound. */
+  async postHumanMessage(
+    address: ThreadAddress,
+    message: HumanMessageRequest,
+  ): Promise<RpcResult<WireEntry | null>> {
+    const runtime = await this.#gate.addressed(address);
+    if (!runtime.ok) return runtime;
+    if (runtime.value === null) return ok(null);
+    const parsed = humanMessageRequest.safeParse(message);
+    if (!parsed.success) return refusal(fail("bad_request", "Request body is invalid."));
+    const appended = runtime.value.handoff.humanMessage(parsed.data);
+    if (!appended.ok) return refusal(appended);
+    await this.drainOutbox();
+    return ok(toWireEntry(appended.value));
   }
 
   /**
@@ -316,7 +375,7 @@ export class ThreadAgent extends Agent<Env> {
     // A turn waits for the tenant's quota; every other frame is answered synchronously (hello's catch-up needs it).
     const outcome = isTurnFrame(frame)
       ? await dispatchTurn(runtime.value, frame, spent.claims.sub, spent.meta)
-      : dispatchFrame(runtime.value, frame);
+      : dispatchFrame(runtime.value, frame, spent.claims.sub);
     // Read again: frames that arrived while this one waited (for the gate or the quota) spent from the same budget.
     this.#sockets.deliver(connection, connectionState(connection) ?? spent, outcome);
   }

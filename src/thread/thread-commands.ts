@@ -2,14 +2,19 @@
 import { z } from "zod";
 import { fail, ok, type Result } from "../errors";
 import {
+  FEEDBACK_RATINGS,
   LIMITS,
+  MAX_FEEDBACK_COMMENT_CHARS,
   MULTITASK_STRATEGIES,
   type RunStatus,
   type ServerFrame,
+  type ThreadMode,
   type WireEntry,
 } from "../shared/protocol";
 import type { RunError } from "../storage/run-store";
+import { withFeedback } from "./feedback";
 import { toWireEntry } from "./frames";
+import type { HeldTurn } from "./handoff";
 import type { RequestMeta } from "./request-meta";
 import type { ThreadRuntime, TurnAccepted, TurnRequest } from "./thread-runtime";
 
@@ -23,12 +28,21 @@ export const postMessageSchema = z.strictObject({
 });
 export type PostMessage = z.infer<typeof postMessageSchema>;
 
+/** The body of `POST /v1/threads/:threadId/entries/:entryId/feedback`: the frame's fields without its type. */
+export const feedbackBodySchema = z.strictObject({
+  rating: z.enum(FEEDBACK_RATINGS).nullable(),
+  comment: z.string().max(MAX_FEEDBACK_COMMENT_CHARS).optional(),
+});
+export type FeedbackBody = z.infer<typeof feedbackBodySchema>;
+
 export interface ThreadInfo {
   threadId: string;
   agent: { id: string; name: string; version: number; versionId: string; digest: string };
   createdAt: string;
   updatedAt: string;
   leafId: string | null;
+  /** `handoff` while a person answers (SPEC §8). */
+  mode: ThreadMode;
 }
 
 export function threadInfo(runtime: ThreadRuntime): ThreadInfo {
@@ -47,6 +61,7 @@ export function threadInfo(runtime: ThreadRuntime): ThreadInfo {
     createdAt: new Date(first?.createdAt ?? binding.boundAt).toISOString(),
     updatedAt: new Date(leaf?.createdAt ?? binding.boundAt).toISOString(),
     leafId: leaf?.id ?? null,
+    mode: runtime.handoff.mode(),
   };
 }
 
@@ -76,7 +91,7 @@ export function entriesPage(runtime: ThreadRuntime, query: EntriesQuery): Result
   });
   if (!page.ok) return page;
   return ok({
-    items: page.value.items.map(toWireEntry),
+    items: withFeedback(page.value.items.map(toWireEntry), runtime.feedback),
     ...(page.value.nextCursor !== undefined ? { nextCursor: page.value.nextCursor } : {}),
   });
 }
@@ -94,7 +109,8 @@ export function sendRequest(subject: string, message: PostMessage, meta?: Reques
 }
 
 export interface MessageReply {
-  run: { id: string; status: RunStatus; error?: RunError; reason?: string };
+  /** null: the thread is in handoff, so the message was stored and no run started. */
+  run: { id: string; status: RunStatus; error?: RunError; reason?: string } | null;
   entries: WireEntry[];
 }
 
@@ -104,8 +120,11 @@ export interface MessageReply {
  */
 export async function settledReply(
   runtime: ThreadRuntime,
-  accepted: TurnAccepted,
+  accepted: TurnAccepted | HeldTurn,
 ): Promise<{ created: boolean; reply: MessageReply }> {
+  if ("held" in accepted) {
+    return { created: accepted.created, reply: { run: null, entries: [toWireEntry(accepted.userEntry)] } };
+  }
   const { run } = accepted;
   const final = (await runtime.settled(run.id)) ?? run;
   const userEntry =
@@ -148,7 +167,8 @@ export function helloFrames(
 }
 
 /** A retried send starts nothing: its peer learns where its message already is (or its place in the queue). */
-export function retriedFrames(runtime: ThreadRuntime, accepted: TurnAccepted): ServerFrame[] {
+export function retriedFrames(runtime: ThreadRuntime, accepted: TurnAccepted | HeldTurn): ServerFrame[] {
+  if ("held" in accepted) return [{ type: "entry", entry: toWireEntry(accepted.userEntry) }];
   const user = accepted.userEntry;
   return [
     ...(user !== null ? [{ type: "entry" as const, entry: toWireEntry(user) }] : []),

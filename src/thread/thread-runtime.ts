@@ -5,11 +5,14 @@ import { ok, type Result } from "../errors";
 import type { ServerFrame } from "../shared/protocol";
 import { readThreadContext } from "../storage/context-store";
 import type { EntryStore } from "../storage/entry-store";
+import { FeedbackStore } from "../storage/feedback-store";
 import type { ThreadBinding } from "../storage/pin-store";
 import { QueuedTurnStore } from "../storage/queued-turn-store";
 import type { Run, RunStore } from "../storage/run-store";
 import { applyThreadRetention, type RetentionPolicy } from "../storage/thread-retention";
+import { type FeedbackInput, type FeedbackReply, giveFeedback } from "./feedback";
 import type { Peer } from "./frames";
+import { Handoff, type HeldTurn } from "./handoff";
 import { StreamReceivers, settledFrames } from "./live-run";
 import { queuedFrame } from "./multitask";
 import type { TurnRequest } from "./place-user-turn";
@@ -18,6 +21,7 @@ import { RunLifecycle, type TurnAccepted } from "./run-lifecycle";
 import { openRunStores, type RunStores } from "./run-stores";
 import { type ThreadLimits, threadLimits } from "./thread-limits";
 
+export type { HeldTurn } from "./handoff";
 export { DELTAS_PER_CHUNK } from "./live-run";
 export type { TurnRequest } from "./place-user-turn";
 export type { TurnAccepted } from "./run-lifecycle";
@@ -48,19 +52,41 @@ export class ThreadRuntime {
   readonly #receivers: StreamReceivers;
   readonly #history: PromptHistory;
   readonly #lifecycle: RunLifecycle;
+  readonly #handoff: Handoff;
+  readonly #feedback: FeedbackStore;
 
   constructor(deps: RuntimeDeps) {
     this.#deps = deps;
     this.#stores = openRunStores(deps.storage, { now: deps.now });
     this.#receivers = new StreamReceivers(deps.peers);
     this.#history = new PromptHistory(this.#stores.entries, threadLimits(deps.binding).maxContextTokens);
+    this.#feedback = new FeedbackStore(deps.storage, { now: deps.now });
+    this.#handoff = new Handoff({
+      storage: deps.storage,
+      entries: this.#stores.entries,
+      runs: this.#stores.runs,
+      binding: deps.binding,
+      limits: () => this.limits,
+      now: deps.now,
+      broadcast: (frame) => this.#receivers.send(frame),
+      liveRun: () => {
+        const live = this.#lifecycle.live;
+        return live === null ? null : { runId: live.runId, abort: (reason) => live.controller.abort(reason) };
+      },
+      settled: (runId) => this.#lifecycle.settled(runId),
+      project: () => this.#project(),
+    });
     this.#lifecycle = new RunLifecycle({
       storage: deps.storage,
       env: deps.env,
       binding: deps.binding,
       now: deps.now,
       keepAliveWhile: deps.keepAliveWhile,
-      afterTurn: deps.afterTurn,
+      // A handoff the run's model asked for starts once its reply is sealed, before the projection.
+      afterTurn: async () => {
+        this.#handoff.applyRequested();
+        await deps.afterTurn();
+      },
       ...(deps.fetch !== undefined ? { fetch: deps.fetch } : {}),
       stores: this.#stores,
       receivers: this.#receivers,
@@ -106,7 +132,35 @@ export class ThreadRuntime {
       agent: { name: this.binding.artifact.name, version: this.binding.version },
       // The pinned version's, with the greeting filled from the context of the thread's latest launch.
       presentation: presentationOf(this.binding.artifact, readThreadContext(this.#deps.storage).variables),
+      ...this.#handoff.readyFields(),
     };
+  }
+
+  /** Who answers the user now, and the tenant's commands that change it (SPEC §8). */
+  get handoff(): Handoff {
+    return this.#handoff;
+  }
+
+  get feedback(): FeedbackStore {
+    return this.#feedback;
+  }
+
+  /** The verified subject's rating of an assistant entry, announced to every socket of the thread. */
+  giveFeedback(subject: string, input: FeedbackInput): Result<FeedbackReply> {
+    return giveFeedback(
+      {
+        storage: this.#deps.storage,
+        entries: this.#stores.entries,
+        feedback: this.#feedback,
+        binding: this.#deps.binding,
+        limits: () => this.limits,
+        now: this.#deps.now,
+        broadcast: (frame) => this.#receivers.send(frame),
+        project: () => this.#project(),
+      },
+      subject,
+      input,
+    );
   }
 
   liveRunId(): string | null {
@@ -135,9 +189,22 @@ export class ThreadRuntime {
   }
 
   /**
+   * A user turn from a client: held without a run in handoff, else validated, stored and started within the
+   * tenant's quotas. Nothing is stored when it is refused (a quota refusal included); a retried turn is answered from
+   * its run or its held entry without asking the quota.
+   */
+  async submit(request: TurnRequest): Promise<Result<TurnAccepted | HeldTurn>> {
+    // In handoff a send is stored without a run; a send held earlier is answered from its entry.
+    const held = this.#handoff.hold(request);
+    if (held !== null) return held;
+    return this.accept(request);
+  }
+
+  /**
    * Validates and stores a user turn, then starts its run within the tenant's quotas, or queues it behind the live
    * run (double-texting); a queued turn asks the quota when it starts. Nothing is stored when it is refused (a quota
-   * refusal included); a retried turn is answered from its run without asking the quota.
+   * refusal included); a retried turn is answered from its run without asking the quota. The run path of `submit`,
+   * which every client path takes; handoff is decided there.
    */
   async accept(request: TurnRequest): Promise<Result<TurnAccepted>> {
     const screened = this.#lifecycle.screen(request);
@@ -180,5 +247,12 @@ export class ThreadRuntime {
    */
   recoverInterruptedRuns(): void {
     this.#lifecycle.recoverInterruptedRuns();
+    // A handoff its model asked for, when the object died before the run's end could start it.
+    this.#handoff.applyRequested();
+  }
+
+  /** A change outside a run reaches D1 the way a turn's does, kept alive until the drain settles. */
+  #project(): void {
+    void this.#deps.keepAliveWhile(() => this.#deps.afterTurn()).catch(() => {});
   }
 }

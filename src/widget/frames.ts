@@ -6,7 +6,10 @@ import { isPresentation } from "./presentation-rules";
 type Obj = Record<string, unknown>;
 
 const KINDS = ["message", "event", "model_change", "label", "summary", "custom"];
-const ROLES = ["user", "assistant", "tool", "system"];
+const ROLES = ["user", "assistant", "tool", "system", "human_agent"];
+const MODES = ["agent", "handoff"];
+const RATINGS = ["up", "down"];
+const EVENTS = ["handoff_started", "handoff_ended"];
 const ENTRY_STATUSES = ["complete", "interrupted", "failed"];
 const RUN_STATUSES = ["queued", "running", "succeeded", "failed", "aborted"];
 
@@ -16,6 +19,10 @@ const isId = (v: unknown): boolean => isStr(v) && v.length >= 1 && v.length <= 1
 const isInt = (v: unknown): v is number => Number.isSafeInteger(v);
 const oneOf = (v: unknown, list: readonly string[]): boolean => isStr(v) && list.includes(v);
 const optional = (v: unknown, check: (v: unknown) => boolean): boolean => v === undefined || check(v);
+
+const isFeedback = (v: unknown): boolean =>
+  isObj(v) && oneOf(v.rating, RATINGS) && optional(v.comment, isStr) && isStr(v.at);
+const isEvent = (v: unknown): boolean => isObj(v) && oneOf(v.type, EVENTS) && optional(v.agentName, isStr);
 
 function isEntry(v: unknown): v is WireEntry {
   return (
@@ -28,6 +35,9 @@ function isEntry(v: unknown): v is WireEntry {
     isStr(v.text) &&
     optional(v.status, (s) => oneOf(s, ENTRY_STATUSES)) &&
     optional(v.clientMessageId, isStr) &&
+    optional(v.authorName, isStr) &&
+    optional(v.event, isEvent) &&
+    optional(v.feedback, isFeedback) &&
     isStr(v.createdAt)
   );
 }
@@ -47,9 +57,15 @@ export function isServerFrame(v: unknown): v is ServerFrame {
         isObj(agent) &&
         isStr(agent.name) &&
         isInt(agent.version) &&
-        optional(v.presentation, isPresentation)
+        optional(v.presentation, isPresentation) &&
+        oneOf(v.mode, MODES) &&
+        optional(v.agentName, isStr)
       );
     }
+    case "mode":
+      return oneOf(v.mode, MODES) && optional(v.agentName, isStr);
+    case "feedback":
+      return isId(v.entryId) && (v.feedback === null || isFeedback(v.feedback));
     case "entry":
       return isEntry(v.entry);
     case "run":

@@ -227,6 +227,7 @@ describe("version guards", () => {
         versionId: "stale",
         artifactDigest: "stale",
         state: "{}",
+        mode: "agent",
         title: "stale title",
         messageCount: 0,
         lastMessageAt: null,

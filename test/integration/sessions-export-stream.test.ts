@@ -79,6 +79,19 @@ function wholeDocument(
       runs: strip(allRuns as Record<string, unknown>[], ["idempotencyKey", "revision"]),
       toolCalls: strip(toolCalls as Record<string, unknown>[], ["revision"]),
       usage: { turns, byRun: [...byRun.values()], totals },
+      feedback: storage.sql
+        .exec(
+          "SELECT entry_id, rating, comment, subject, created_at, updated_at FROM feedback ORDER BY entry_id",
+        )
+        .toArray()
+        .map((r) => ({
+          entryId: r.entry_id,
+          rating: r.rating,
+          comment: r.comment,
+          subject: r.subject,
+          createdAt: iso(Number(r.created_at)),
+          updatedAt: iso(Number(r.updated_at)),
+        })),
     }),
   );
 }

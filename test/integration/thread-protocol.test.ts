@@ -73,6 +73,7 @@ describe("agent.v1 over WebSocket", () => {
       leafId: null,
       agent: { name: "Support", version: 1 },
       presentation: {},
+      mode: "agent",
     });
   });
 

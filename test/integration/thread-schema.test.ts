@@ -19,12 +19,14 @@ const newThread = () => env.THREAD.get(env.THREAD.idFromName(`thread-schema-${cr
 const OUR_TABLES = [
   "append_idempotency",
   "entries",
+  "feedback",
   "meta",
   "outbox",
   "pin",
   "queued_turns",
   "run_chunks",
   "runs",
+  "thread_events",
   "tool_calls",
   "usage",
 ];

@@ -11,12 +11,14 @@ const TENANT_TABLES = [
   "agent_runs",
   "agent_tool_calls",
   "agent_usage",
+  "agent_message_feedback",
   "threads",
 ] as const;
 
 const tableRef = new RegExp(`\\b(FROM|JOIN|UPDATE)\\s+(${TENANT_TABLES.join("|")})\\b`, "gi");
 const insertInto = new RegExp(`\\bINSERT\\s+INTO\\s+(${TENANT_TABLES.join("|")})\\s*\\(([^)]*)\\)`, "gi");
-const tenantBinding = /\b(?:\w+\.)?tenant_id = \?/g;
+// A bound tenant, or (as scripts/check-sql-tenancy.mjs allows) a join on another reference's bound tenant.
+const tenantBinding = /\b(?:\w+\.)?tenant_id = (?:\?|\w+\.tenant_id\b)/g;
 
 /** Problems with one statement: each read or change of a tenant table needs its own `tenant_id = ?`. */
 function tenancyProblems(sql: string, options: { subject?: boolean } = {}): string[] {
@@ -59,7 +61,7 @@ describe("SQL on tenant data", () => {
     )) {
       expect(s.sql).toContain("user_id = ? AND agent_id = ?");
     }
-    expect(SESSIONS_SQL.erase).toHaveLength(5);
+    expect(SESSIONS_SQL.erase).toHaveLength(6);
   });
 
   it("binds tenant_id in every retention statement except the walk over tenants", () => {
@@ -80,6 +82,12 @@ describe("SQL on tenant data", () => {
       ),
     ).not.toEqual([]);
     expect(tenancyProblems("INSERT INTO agent_usage (session_id) VALUES (?)")).not.toEqual([]);
+    // A join counts only when it is on a bound reference's tenant.
+    expect(
+      tenancyProblems(
+        "SELECT * FROM agent_messages m LEFT JOIN agent_message_feedback f ON f.message_id = m.id WHERE m.tenant_id = ?",
+      ),
+    ).not.toEqual([]);
     expect(
       tenancyProblems(
         `${sessionListSql({ scope: "tenant", agentId: true, subject: false, updatedAfter: false, cursor: false })}`,

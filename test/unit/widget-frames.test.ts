@@ -24,15 +24,23 @@ const entry = {
 };
 
 const VALID: unknown[] = [
-  { type: "ready", protocol: 1, threadId: "thr_1", leafId: null, agent: { name: "Support", version: 3 } },
-  { type: "ready", protocol: 1, threadId: "thr_1", leafId: "ent_9", agent: { name: "", version: 0 } },
   {
     type: "ready",
     protocol: 1,
     threadId: "thr_1",
     leafId: null,
-    agent: { name: "a", version: 1 },
+    agent: { name: "Support", version: 3 },
+    mode: "agent",
     presentation: { title: "Acme", suggestedPrompts: ["Hi"], accentColor: "#0f766e", locale: "es" },
+  },
+  {
+    type: "ready",
+    protocol: 1,
+    threadId: "thr_1",
+    leafId: "ent_9",
+    agent: { name: "", version: 0 },
+    mode: "handoff",
+    agentName: "Dana",
   },
   { type: "entry", entry },
   {
@@ -45,6 +53,29 @@ const VALID: unknown[] = [
   { type: "history", items: [entry, { ...entry, id: "ent_2" }], nextCursor: "2" },
   { type: "history", items: [] },
   { type: "error", code: "conflict", message: "busy" },
+  { type: "mode", mode: "handoff", agentName: "Dana" },
+  { type: "mode", mode: "agent" },
+  {
+    type: "feedback",
+    entryId: "ent_1",
+    feedback: { rating: "up", comment: "thanks", at: "2026-01-01T00:00:00.000Z" },
+  },
+  { type: "feedback", entryId: "ent_1", feedback: null },
+  {
+    type: "entry",
+    entry: { ...entry, role: "human_agent", runId: null, status: undefined, authorName: "Dana" },
+  },
+  {
+    type: "entry",
+    entry: {
+      ...entry,
+      kind: "event",
+      role: null,
+      text: "",
+      event: { type: "handoff_started", agentName: "Dana" },
+    },
+  },
+  { type: "history", items: [{ ...entry, feedback: { rating: "down", at: "2026-01-01T00:00:00.000Z" } }] },
   { type: "pong" },
   { type: "pong", extra: "ignored like zod does" },
 ];
@@ -79,6 +110,11 @@ const INVALID: unknown[] = [
   { type: "history", items: [{ ...entry, id: "" }] },
   { type: "history", items: [], nextCursor: 5 },
   { type: "error", code: "conflict" },
+  { type: "ready", protocol: 1, threadId: "thr_1", leafId: null, agent: { name: "a", version: 1 } },
+  { type: "mode", mode: "human" },
+  { type: "feedback", entryId: "ent_1", feedback: { rating: "meh", at: "2026-01-01T00:00:00.000Z" } },
+  { type: "feedback", entryId: "ent_1" },
+  { type: "entry", entry: { ...entry, event: { type: "handoff_paused" } } },
 ];
 
 describe("isServerFrame", () => {

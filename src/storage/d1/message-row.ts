@@ -17,17 +17,26 @@ export interface MessageRow {
   toolName: string | null;
   /** JSON text. */
   toolCalls: string | null;
+  /** `human_agent` messages: the person's display name. */
+  authorName: string | null;
   /** Only the projection's upsert guard reads it. */
   version: number;
   createdAt: string;
 }
 
-/** The row as a reader gets it: its tool calls parsed (null when unreadable), without the projection's version. */
-export type MessageRecord = Omit<MessageRow, "toolCalls" | "version"> & { toolCalls: JsonValue | null };
+/**
+ * The row as a reader gets it: its tool calls parsed (null when unreadable), its current feedback (from
+ * `agent_message_feedback`; null when none or cleared), without the projection's version.
+ */
+export type MessageRecord = Omit<MessageRow, "toolCalls" | "version"> & {
+  toolCalls: JsonValue | null;
+  feedback: { rating: "up" | "down"; comment: string | null; at: string } | null;
+};
 
-/** The columns a read selects, in the order of `messageRecordSchema`. */
-export const MESSAGE_COLUMNS = `id, seq, parent_id, run_id, kind, role, content, status, tool_call_id, tool_name,
-  tool_calls, created_at`;
+/** The columns a read selects (`m`: agent_messages, `f`: its feedback), in the order of `messageRecordSchema`. */
+export const MESSAGE_COLUMNS = `m.id, m.seq, m.parent_id, m.run_id, m.kind, m.role, m.content, m.status,
+  m.tool_call_id, m.tool_name, m.tool_calls, m.author_name, f.rating AS feedback_rating,
+  f.comment AS feedback_comment, f.updated_at AS feedback_at, m.created_at`;
 
 function jsonOrNull(text: string): JsonValue | null {
   try {
@@ -50,6 +59,10 @@ export const messageRecordSchema = z
     tool_call_id: z.string().nullable(),
     tool_name: z.string().nullable(),
     tool_calls: z.string().nullable(),
+    author_name: z.string().nullable(),
+    feedback_rating: z.enum(["up", "down"]).nullable(),
+    feedback_comment: z.string().nullable(),
+    feedback_at: z.string().nullable(),
     created_at: z.string(),
   })
   .transform(
@@ -65,6 +78,11 @@ export const messageRecordSchema = z
       toolCallId: r.tool_call_id,
       toolName: r.tool_name,
       toolCalls: r.tool_calls === null ? null : jsonOrNull(r.tool_calls),
+      authorName: r.author_name,
+      feedback:
+        r.feedback_rating === null || r.feedback_at === null
+          ? null
+          : { rating: r.feedback_rating, comment: r.feedback_comment, at: r.feedback_at },
       createdAt: r.created_at,
     }),
   );

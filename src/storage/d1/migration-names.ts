@@ -8,4 +8,5 @@ export const MIGRATIONS: readonly string[] = [
   "0005_tenant_operations.sql",
   "0006_agent_origins.sql",
   "0007_thread_context.sql",
+  "0008_handoff_feedback.sql",
 ];

@@ -21,6 +21,8 @@ export interface SessionSnapshot {
   artifactDigest: string;
   /** JSON text. */
   state: string;
+  /** `agent` | `handoff`. */
+  mode: string;
   title: string | null;
   messageCount: number;
   lastMessageAt: string | null;
@@ -77,6 +79,17 @@ export interface UsageRow {
   createdAt: string;
 }
 
+/** The user's current feedback on one assistant message (rating null: cleared). */
+export interface FeedbackRow {
+  messageId: string;
+  rating: string | null;
+  comment: string | null;
+  subject: string;
+  version: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
 /** One retention pass as D1 mirrors it. */
 export interface RetentionPass {
   throughSeq: number;
@@ -94,14 +107,15 @@ const LIVE_THREAD = "FROM threads t WHERE t.tenant_id = ? AND t.id = ? AND t.del
 /** Every statement this file sends, exported so a test can check that each binds the tenant. */
 export const PROJECTION_SQL = {
   upsertSession: `INSERT INTO agent_sessions (tenant_id, id, agent_id, agent_name, environment, agent_version,
-      version_id, artifact_digest, user_id, state, title, message_count, last_message_at, projected_seq,
+      version_id, artifact_digest, user_id, state, mode, title, message_count, last_message_at, projected_seq,
       retention_max_age_days, retention_max_messages, retention_due_at, version, created_at, updated_at)
-    SELECT t.tenant_id, t.id, ?, ?, ?, ?, ?, ?, t.subject, ?, ?, ?, ?, ?, ?, ?, ?, ?, t.created_at, ?
+    SELECT t.tenant_id, t.id, ?, ?, ?, ?, ?, ?, t.subject, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, t.created_at, ?
     ${LIVE_THREAD}
     ON CONFLICT (tenant_id, id) DO UPDATE SET
       agent_id = excluded.agent_id, agent_name = excluded.agent_name, environment = excluded.environment,
       agent_version = excluded.agent_version, version_id = excluded.version_id,
-      artifact_digest = excluded.artifact_digest, state = excluded.state, title = excluded.title,
+      artifact_digest = excluded.artifact_digest, state = excluded.state, mode = excluded.mode,
+      title = excluded.title,
       message_count = excluded.message_count, last_message_at = excluded.last_message_at,
       projected_seq = excluded.projected_seq, retention_max_age_days = excluded.retention_max_age_days,
       retention_max_messages = excluded.retention_max_messages,
@@ -110,14 +124,14 @@ export const PROJECTION_SQL = {
       version = excluded.version, updated_at = excluded.updated_at
     WHERE excluded.version > agent_sessions.version`,
   upsertMessage: `INSERT INTO agent_messages (tenant_id, session_id, id, seq, parent_id, run_id, kind, role, content,
-      status, tool_call_id, tool_name, tool_calls, user_id, version, created_at)
-    SELECT t.tenant_id, t.id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, t.subject, ?, ?
+      status, tool_call_id, tool_name, tool_calls, author_name, user_id, version, created_at)
+    SELECT t.tenant_id, t.id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, t.subject, ?, ?
     ${LIVE_THREAD}
     ON CONFLICT (tenant_id, session_id, id) DO UPDATE SET
       seq = excluded.seq, parent_id = excluded.parent_id, run_id = excluded.run_id, kind = excluded.kind,
       role = excluded.role, content = excluded.content, status = excluded.status,
       tool_call_id = excluded.tool_call_id, tool_name = excluded.tool_name, tool_calls = excluded.tool_calls,
-      user_id = excluded.user_id, version = excluded.version, created_at = excluded.created_at
+      author_name = excluded.author_name, user_id = excluded.user_id, version = excluded.version, created_at = excluded.created_at
     WHERE excluded.version > agent_messages.version`,
   upsertRun: `INSERT INTO agent_runs (tenant_id, session_id, id, agent_id, version_id, status, day, user_entry_id,
       assistant_entry_id, abort_reason, error_code, error_message, version, created_at, started_at, ended_at)
@@ -148,6 +162,18 @@ export const PROJECTION_SQL = {
       input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens, version = excluded.version,
       created_at = excluded.created_at
     WHERE excluded.version > agent_usage.version`,
+  upsertFeedback: `INSERT INTO agent_message_feedback (tenant_id, session_id, message_id, rating, comment, user_id,
+      version, created_at, updated_at)
+    SELECT t.tenant_id, t.id, ?, ?, ?, ?, ?, ?, ?
+    ${LIVE_THREAD}
+    ON CONFLICT (tenant_id, session_id, message_id) DO UPDATE SET
+      rating = excluded.rating, comment = excluded.comment, user_id = excluded.user_id, version = excluded.version,
+      updated_at = excluded.updated_at
+    WHERE excluded.version > agent_message_feedback.version`,
+  /** Feedback on messages retention removed (run after the messages' own delete). */
+  deleteRetainedFeedback: `DELETE FROM agent_message_feedback
+    WHERE tenant_id = ? AND session_id = ? AND message_id NOT IN
+      (SELECT id FROM agent_messages WHERE tenant_id = ? AND session_id = ?)`,
   /** Messages the thread deleted by retention: seq at or below its high-water mark and no longer in the thread. */
   deleteRetainedMessages: `DELETE FROM agent_messages
     WHERE tenant_id = ? AND session_id = ? AND seq <= ? AND id NOT IN (SELECT value FROM json_each(?))`,
@@ -170,6 +196,7 @@ export function upsertSession(db: D1Database, scope: ThreadScope, s: SessionSnap
       s.versionId,
       s.artifactDigest,
       s.state,
+      s.mode,
       s.title,
       s.messageCount,
       s.lastMessageAt,
@@ -199,8 +226,25 @@ export function upsertMessage(db: D1Database, scope: ThreadScope, m: MessageRow)
       m.toolCallId,
       m.toolName,
       m.toolCalls,
+      m.authorName,
       m.version,
       m.createdAt,
+      scope.tenantId,
+      scope.threadId,
+    );
+}
+
+export function upsertFeedback(db: D1Database, scope: ThreadScope, f: FeedbackRow): D1PreparedStatement {
+  return db
+    .prepare(PROJECTION_SQL.upsertFeedback)
+    .bind(
+      f.messageId,
+      f.rating,
+      f.comment,
+      f.subject,
+      f.version,
+      f.createdAt,
+      f.updatedAt,
       scope.tenantId,
       scope.threadId,
     );
@@ -294,6 +338,11 @@ export function mirrorRetention(
         ),
     );
   }
+  statements.push(
+    db
+      .prepare(PROJECTION_SQL.deleteRetainedFeedback)
+      .bind(scope.tenantId, scope.threadId, scope.tenantId, scope.threadId),
+  );
   statements.push(
     db
       .prepare(PROJECTION_SQL.rerootEntries)

@@ -13,6 +13,7 @@ export type ReadScope =
 
 export interface SessionFilter {
   agentId?: string;
+  mode?: "agent" | "handoff";
   subject?: string;
   /** ISO time; sessions updated strictly after it. */
   updatedAfter?: string;
@@ -28,6 +29,7 @@ export interface SessionRecord {
   artifactDigest: string;
   subject: string;
   state: { leafId: string | null; lastRun: { id: string; status: RunStatusName } | null };
+  mode: "agent" | "handoff";
   title: string | null;
   messageCount: number;
   lastMessageAt: string | null;
@@ -56,7 +58,11 @@ const RUN_STATUS_NAMES = ["queued", "running", "succeeded", "failed", "aborted"]
 type RunStatusName = (typeof RUN_STATUS_NAMES)[number];
 
 const SESSION_COLUMNS = `tenant_id, id, agent_id, agent_name, environment, agent_version, artifact_digest, user_id,
-  state, title, message_count, last_message_at, created_at, updated_at`;
+  state, mode, title, message_count, last_message_at, created_at, updated_at`;
+
+/** Messages with their current feedback; the join stays inside the message's tenant and session. */
+const MESSAGES_FROM = `FROM agent_messages m LEFT JOIN agent_message_feedback f
+  ON f.tenant_id = m.tenant_id AND f.session_id = m.session_id AND f.message_id = m.id`;
 
 /** Every read of agent_sessions starts here: the tenant, and for end users the subject and agent, always bound. */
 const SESSIONS_FROM = {
@@ -72,6 +78,8 @@ interface ListShape {
   subject: boolean;
   updatedAfter: boolean;
   cursor: boolean;
+  /** A literal, never a binding, so the partial index of threads in handoff applies. */
+  mode?: "agent" | "handoff";
 }
 
 /** The SQL of one session-list variant. Filters that a subject scope already fixes are not repeated. */
@@ -79,6 +87,8 @@ export function sessionListSql(shape: ListShape): string {
   let sql = SESSIONS_FROM[shape.scope];
   if (shape.scope === "tenant" && shape.agentId) sql += " AND agent_id = ?";
   if (shape.scope === "tenant" && shape.subject) sql += " AND user_id = ?";
+  if (shape.mode === "handoff") sql += " AND mode = 'handoff'";
+  if (shape.mode === "agent") sql += " AND mode = 'agent'";
   if (shape.updatedAfter) sql += " AND updated_at > ?";
   if (shape.cursor) sql += " AND (updated_at < ? OR (updated_at = ? AND id < ?))";
   return `${sql} ORDER BY updated_at DESC, id DESC LIMIT ?`;
@@ -90,16 +100,16 @@ export const SESSIONS_SQL = {
     subject: `${SESSIONS_FROM.subject} AND id = ?`,
   },
   listMessages: {
-    first: `SELECT ${MESSAGE_COLUMNS} FROM agent_messages WHERE tenant_id = ? AND session_id = ?
-      ORDER BY seq, id LIMIT ?`,
-    after: `SELECT ${MESSAGE_COLUMNS} FROM agent_messages WHERE tenant_id = ? AND session_id = ?
-      AND (seq > ? OR (seq = ? AND id > ?)) ORDER BY seq, id LIMIT ?`,
+    first: `SELECT ${MESSAGE_COLUMNS} ${MESSAGES_FROM} WHERE m.tenant_id = ? AND m.session_id = ?
+      ORDER BY m.seq, m.id LIMIT ?`,
+    after: `SELECT ${MESSAGE_COLUMNS} ${MESSAGES_FROM} WHERE m.tenant_id = ? AND m.session_id = ?
+      AND (m.seq > ? OR (m.seq = ? AND m.id > ?)) ORDER BY m.seq, m.id LIMIT ?`,
   },
   listMessagesOfSubject: {
-    first: `SELECT ${MESSAGE_COLUMNS} FROM agent_messages WHERE tenant_id = ? AND session_id = ? AND user_id = ?
-      ORDER BY seq, id LIMIT ?`,
-    after: `SELECT ${MESSAGE_COLUMNS} FROM agent_messages WHERE tenant_id = ? AND session_id = ? AND user_id = ?
-      AND (seq > ? OR (seq = ? AND id > ?)) ORDER BY seq, id LIMIT ?`,
+    first: `SELECT ${MESSAGE_COLUMNS} ${MESSAGES_FROM} WHERE m.tenant_id = ? AND m.session_id = ? AND m.user_id = ?
+      ORDER BY m.seq, m.id LIMIT ?`,
+    after: `SELECT ${MESSAGE_COLUMNS} ${MESSAGES_FROM} WHERE m.tenant_id = ? AND m.session_id = ? AND m.user_id = ?
+      AND (m.seq > ? OR (m.seq = ? AND m.id > ?)) ORDER BY m.seq, m.id LIMIT ?`,
   },
   usageTokens: {
     all: `SELECT day, SUM(input_tokens) AS input_tokens, SUM(output_tokens) AS output_tokens FROM agent_usage
@@ -114,6 +124,7 @@ export const SESSIONS_SQL = {
       AND agent_id = ? GROUP BY day ORDER BY day`,
   },
   erase: [
+    "DELETE FROM agent_message_feedback WHERE tenant_id = ? AND session_id = ?",
     "DELETE FROM agent_messages WHERE tenant_id = ? AND session_id = ?",
     "DELETE FROM agent_tool_calls WHERE tenant_id = ? AND session_id = ?",
     "DELETE FROM agent_usage WHERE tenant_id = ? AND session_id = ?",
@@ -126,7 +137,8 @@ export const SESSIONS_SQL = {
 export function sessionsSql(): { scope: ScopeKind | "tenant-only"; sql: string }[] {
   const out: { scope: ScopeKind | "tenant-only"; sql: string }[] = [];
   for (const scope of ["tenant", "subject"] as const) {
-    for (const bits of Array.from({ length: 16 }, (_, n) => n)) {
+    for (const bits of Array.from({ length: 48 }, (_, n) => n)) {
+      const mode = bits >= 32 ? "handoff" : bits >= 16 ? "agent" : undefined;
       out.push({
         scope,
         sql: sessionListSql({
@@ -135,6 +147,7 @@ export function sessionsSql(): { scope: ScopeKind | "tenant-only"; sql: string }
           subject: (bits & 2) > 0,
           updatedAfter: (bits & 4) > 0,
           cursor: (bits & 8) > 0,
+          ...(mode !== undefined ? { mode } : {}),
         }),
       });
     }
@@ -177,6 +190,7 @@ const sessionRow = z
     artifact_digest: z.string(),
     user_id: z.string(),
     state: z.string(),
+    mode: z.enum(["agent", "handoff"]).catch("agent"),
     title: z.string().nullable(),
     message_count: z.number().int(),
     last_message_at: z.string().nullable(),
@@ -194,6 +208,7 @@ const sessionRow = z
       artifactDigest: r.artifact_digest,
       subject: r.user_id,
       state: stateSchema.parse(parseJsonText(r.state)),
+      mode: r.mode,
       title: r.title,
       messageCount: r.message_count,
       lastMessageAt: r.last_message_at,
@@ -231,6 +246,7 @@ export async function listSessions(
     subject: tenantFilters && filter.subject !== undefined,
     updatedAfter: filter.updatedAfter !== undefined,
     cursor: page.after !== undefined,
+    ...(filter.mode !== undefined ? { mode: filter.mode } : {}),
   });
   const bindings: (string | number)[] = scopeBindings(scope);
   if (tenantFilters && filter.agentId !== undefined) bindings.push(filter.agentId);

@@ -1,0 +1,89 @@
+// Events for the tenant's backend (SPEC §9), kept in the thread's SQLite until the webhook deliveries drain them.
+//
+// Each event is written inside the `transactionSync` of the change it reports, so a change is never committed
+// without its event (or the reverse). Nothing delivers them yet: docs/decisions.md ("Events before webhooks").
+import { z } from "zod";
+import { parseJsonColumn } from "./json-column";
+import type { JsonValue } from "./redact";
+
+export const THREAD_EVENT_TYPES = ["message.feedback", "handoff.requested"] as const;
+export type ThreadEventType = (typeof THREAD_EVENT_TYPES)[number];
+
+export interface ThreadEvent {
+  seq: number;
+  /** `evt_…`: the id a delivery carries as `webhook-id`, the same on every retry. */
+  id: string;
+  type: ThreadEventType;
+  /** Epoch milliseconds. */
+  createdAt: number;
+  data: JsonValue;
+}
+
+const eventRow = z.object({
+  seq: z.number().int(),
+  id: z.string(),
+  type: z.enum(THREAD_EVENT_TYPES),
+  created_at: z.number().int(),
+  data_json: z.string(),
+});
+
+const newEventId = (): string => `evt_${crypto.randomUUID().replace(/-/g, "")}`;
+
+/** Records one event; call it inside the transaction that writes the change it reports. */
+export function recordThreadEvent(
+  storage: DurableObjectStorage,
+  event: { type: ThreadEventType; data: JsonValue },
+  now: number,
+): ThreadEvent {
+  const id = newEventId();
+  const row = storage.sql
+    .exec<{ seq: number }>(
+      "INSERT INTO thread_events (id, type, created_at, data_json) VALUES (?, ?, ?, ?) RETURNING seq",
+      id,
+      event.type,
+      now,
+      JSON.stringify(event.data),
+    )
+    .one();
+  return { seq: row.seq, id, type: event.type, createdAt: now, data: event.data };
+}
+
+/** Events after `afterSeq`, oldest first: how a consumer drains them by its own watermark. */
+export function threadEventsAfter(storage: DurableObjectStorage, afterSeq = 0, limit = 100): ThreadEvent[] {
+  return storage.sql
+    .exec(
+      "SELECT seq, id, type, created_at, data_json FROM thread_events WHERE seq > ? ORDER BY seq LIMIT ?",
+      afterSeq,
+      limit,
+    )
+    .toArray()
+    .map((r) => {
+      const row = eventRow.parse(r);
+      return {
+        seq: row.seq,
+        id: row.id,
+        type: row.type,
+        createdAt: row.created_at,
+        data: parseJsonColumn(row.data_json),
+      };
+    });
+}
+
+/** Events of `type` recorded at or after `since` among the newest `limit` of that type (a rate check's count). */
+export function recentThreadEvents(
+  storage: DurableObjectStorage,
+  type: ThreadEventType,
+  since: number,
+  limit: number,
+): number {
+  const row = storage.sql
+    .exec(
+      `SELECT COUNT(*) AS n FROM (SELECT created_at FROM thread_events WHERE type = ? ORDER BY seq DESC LIMIT ?)
+       WHERE created_at >= ?`,
+      type,
+      limit,
+      since,
+    )
+    .one();
+  return Number(row.n);
+}
