@@ -204,10 +204,10 @@ export class Handoff {
     if (recent >= limits.sendsPerMinute) {
       return { ok: false, code: "rate_limited", message: "Too many messages; slow down.", retryAfter: 60 };
     }
-    if (request.parentId !== undefined && entries.get(request.parentId) === null) {
+    if (typeof request.parentId === "string" && entries.get(request.parentId) === null) {
       return fail("not_found", "The entry to reply below does not exist in this thread.");
     }
-    const parentId = request.parentId ?? entries.latestLeaf()?.id ?? null;
+    const parentId = request.parentId === undefined ? (entries.latestLeaf()?.id ?? null) : request.parentId;
     const stored = storage.transactionSync((): Result<Entry> => {
       const appended = entries.append({
         parentId,

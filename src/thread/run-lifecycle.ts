@@ -65,6 +65,8 @@ export interface LifecycleDeps {
   acquireSlot: () => Promise<Result<RunSlot>>;
   /** A turn was queued: the object must wake to run it even if it dies first. */
   onQueued: () => void;
+  /** True while queued turns must not run (the thread is in handoff): they are stored and end unanswered. */
+  holdsTurns: () => boolean;
 }
 
 type RunOutcome =
@@ -293,7 +295,12 @@ export class RunLifecycle {
     try {
       while (this.#live === null && queue.count() > 0) {
         const slot = await this.#deps.acquireSlot();
-        // Read after the await: a cancel or an urgent turn may have changed what runs next.
+        // Read after the await: a cancel, an urgent turn or a handoff may have changed what runs next.
+        if (this.#deps.holdsTurns()) {
+          if (slot.ok) await slot.value.release(0);
+          this.#holdQueued();
+          break;
+        }
         const next = queue.first();
         if (next === null) {
           if (slot.ok) await slot.value.release(0);
@@ -351,6 +358,45 @@ export class RunLifecycle {
     this.#announceQueue();
     this.#start(started.value.run, started.value.userEntry, request.subject, slot, request.meta);
     return true;
+  }
+
+  /**
+   * In handoff, every queued turn's message enters the tree as a held send would, in queue order, and its run ends
+   * `aborted` (reason `handoff`) without a model call: the person answering sees every message, none is lost.
+   */
+  #holdQueued(): void {
+    const { entries, runs } = this.#deps.stores;
+    for (let next = this.#deps.queue.first(); next !== null; next = this.#deps.queue.first()) {
+      const run = runs.get(next.runId);
+      if (run === null || run.status !== "queued") {
+        this.#deps.queue.remove(next.runId);
+        continue;
+      }
+      const placed = placeUserTurn(requestOfQueued(next), entries);
+      if (!placed.ok) {
+        this.#failQueued(run.id, { code: placed.code, message: placed.message });
+        continue;
+      }
+      const held = this.#deps.storage.transactionSync((): Result<{ run: Run; userEntry: Entry }> => {
+        const stored = this.#storeUserEntry(placed.value);
+        if (!stored.ok) return stored;
+        const attached = runs.placeUserEntry(run.id, {
+          userEntryId: stored.value.id,
+          parentEntryId: stored.value.parentId,
+        });
+        if (!attached.ok) return attached;
+        return ok({ run: attached.value, userEntry: stored.value });
+      });
+      if (!held.ok) {
+        this.#failQueued(run.id, { code: held.code, message: held.message });
+        continue;
+      }
+      if (placed.value.existingUser === undefined) {
+        this.#deps.receivers.send({ type: "entry", entry: toWireEntry(held.value.userEntry) });
+      }
+      this.#seal(held.value.run, "", { status: "aborted", reason: "handoff" });
+    }
+    this.#announceQueue();
   }
 
   /** A queued turn that cannot start ends `failed` with why; nothing of it enters the tree. */

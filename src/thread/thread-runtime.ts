@@ -94,6 +94,7 @@ export class ThreadRuntime {
       queue: new QueuedTurnStore(deps.storage),
       acquireSlot: () => deps.quota.acquire(),
       onQueued: deps.onQueued ?? (() => {}),
+      holdsTurns: () => this.#handoff.state() !== null,
     });
   }
 

@@ -149,6 +149,53 @@ describe("POST /v1/sessions/:threadId/handoff", () => {
     expect(event.entry.parentId).toBe(reply.entry.id);
     expect(await ws.next("mode")).toMatchObject({ mode: "handoff" });
   });
+
+  it("keeps the messages queued behind the interrupted reply, in order, for the person, and answers none", async () => {
+    const agent = await privateAgent({
+      model: { provider: "local", model: "lorem", local: { chunks: 50, chunkDelayMs: 40 } },
+      conversation: { multitask: "enqueue" },
+    });
+    const session = await launchFor(agent, "user-1");
+    const ws = await connect(session);
+    ws.send({ type: "send", clientMessageId: clientMessageId(), text: "tell me a long story" });
+    await ws.next("delta");
+    const queued = ["first while waiting", "second while waiting"];
+    for (const text of queued) {
+      ws.send({ type: "send", clientMessageId: clientMessageId(), text });
+      await ws.next(
+        "run",
+        (f) => f.status === "queued" && !ws.all("run").some((r) => r !== f && r.runId === f.runId),
+      );
+    }
+    const queuedRuns = ws
+      .all("run")
+      .filter((f) => f.status === "queued" && f.position !== undefined)
+      .map((f) => f.runId);
+    expect(new Set(queuedRuns).size).toBe(2);
+    expect((await handoff(agent, session.threadId, { action: "start" })).status).toBe(200);
+    await ws.next("mode");
+    for (const runId of queuedRuns) {
+      expect(await ws.next("run", (f) => f.runId === runId && f.status === "aborted")).toMatchObject({
+        reason: "handoff",
+      });
+    }
+    await settle(ws);
+    // Both messages are in the tree below the handoff, in the order they were sent; no reply was started for them.
+    const users = ws
+      .all("entry")
+      .filter((f) => f.entry.role === "user")
+      .map((f) => f.entry);
+    expect(users.map((e) => e.text)).toEqual(["tell me a long story", ...queued]);
+    const event = ws.all("entry").find((f) => f.entry.kind === "event");
+    expect(users[1]?.parentId).toBe(event?.entry.id);
+    expect(users[2]?.parentId).toBe(users[1]?.id);
+    expect(ws.all("run").filter((f) => f.status === "running")).toHaveLength(1);
+    const stub = await threadStub(agent, session.threadId);
+    const waiting = await runInDurableObject(stub, (_i, state) =>
+      Number(state.storage.sql.exec("SELECT COUNT(*) AS n FROM queued_turns").one().n),
+    );
+    expect(waiting).toBe(0);
+  });
 });
 
 describe("a thread in handoff", () => {
