@@ -19,13 +19,20 @@ export function widgetVersion() {
   return match[1];
 }
 
-async function bundle(entry, format, define = {}) {
+/**
+ * The widget needs constructable stylesheets (`adoptedStyleSheets`: Chrome 73, Firefox 101, Safari 16.4), so every
+ * browser it runs in has ES2022 classes: native private fields, instead of WeakMap helpers on each use (~1.4 KB
+ * gzip). The loader stays ES2020.
+ */
+const WIDGET_TARGET = "es2022";
+
+async function bundle(entry, format, define = {}, target = "es2020") {
   const result = await build({
     entryPoints: [join(root, "src", "widget", entry)],
     bundle: true,
     format,
     minify: true,
-    target: "es2020",
+    target,
     platform: "browser",
     legalComments: "none",
     charset: "utf8",
@@ -45,7 +52,7 @@ const gzipSize = (bytes) => gzipSync(bytes, { level: 9 }).length;
 export async function buildWidget() {
   const version = widgetVersion();
   const major = version.split(".")[0];
-  const widget = await bundle("widget.ts", "esm");
+  const widget = await bundle("widget.ts", "esm", {}, WIDGET_TARGET);
   const widgetName = `widget-${hash(widget)}.js`;
   const widgetPath = `/widget/v${version}/${widgetName}`;
   const loader = await bundle("embed.ts", "iife", { __WIDGET_PATH__: JSON.stringify(widgetPath) });

@@ -52,6 +52,12 @@ export const clientFrameSchema = z.discriminatedUnion("type", [
     limit: z.number().int().min(1).max(LIMITS.historyPageMax).optional(),
   }),
   z.strictObject({ type: z.literal("ping") }),
+  z.strictObject({
+    type: z.literal("feedback"),
+    entryId: id,
+    rating: z.enum(["up", "down"]).nullable(),
+    comment: z.string().max(2000).optional(),
+  }),
 ]);
 
 export type ClientFrame = z.infer<typeof clientFrameSchema>;
@@ -62,15 +68,21 @@ export const entrySchema = z.object({
   id,
   parentId: id.nullable(),
   kind: z.enum(["message", "event", "model_change", "label", "summary", "custom"]),
-  role: z.enum(["user", "assistant", "tool", "system"]).nullable(),
+  role: z.enum(["user", "assistant", "tool", "system", "human_agent"]).nullable(),
   runId: id.nullable(),
   text: z.string(),
   status: z.enum(["complete", "interrupted", "failed"]).optional(),
   clientMessageId: z.string().optional(),
+  /** The human's name on a `human_agent` entry (handoff). */
+  authorName: z.string().optional(),
   createdAt: z.string(),
 });
 
 export type WireEntry = z.infer<typeof entrySchema>;
+
+/** Who answers the thread: the model, or a person after a handoff. */
+export const THREAD_MODES = ["agent", "handoff"] as const;
+export type ThreadMode = (typeof THREAD_MODES)[number];
 
 export const serverFrameSchema = z.discriminatedUnion("type", [
   z.object({
@@ -79,7 +91,9 @@ export const serverFrameSchema = z.discriminatedUnion("type", [
     threadId: id,
     leafId: id.nullable(),
     agent: z.object({ name: z.string(), version: z.number().int() }),
+    mode: z.enum(THREAD_MODES).optional(),
   }),
+  z.object({ type: z.literal("mode"), mode: z.enum(THREAD_MODES) }),
   z.object({ type: z.literal("entry"), entry: entrySchema }),
   z.object({
     type: z.literal("run"),

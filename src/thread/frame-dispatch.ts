@@ -88,5 +88,8 @@ export function dispatchFrame(runtime: ThreadRuntime, frame: Exclude<ClientFrame
       });
       return { frames: [page.ok ? { type: "history", ...page.value } : errorFrame(page)] };
     }
+    case "feedback":
+      // Placeholder until feedback is stored (SPEC §8); `onlyProtocolFrames` does not let it through yet.
+      return { frames: [errorFrame({ code: "bad_request", message: "Feedback is not accepted yet." })] };
   }
 }

@@ -58,6 +58,11 @@ export class Connection {
     return this.#session?.threadId;
   }
 
+  /** The current launch token, also the credential of the thread's HTTP API and `/v1/me/threads`. */
+  get token(): string | undefined {
+    return this.#session?.token;
+  }
+
   /** Switches how tokens are obtained (public → private after `identify`); the next connect launches anew. */
   setLauncher(launcher: Launcher): void {
     this.#launcher = launcher;

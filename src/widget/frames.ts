@@ -5,7 +5,8 @@ import type { ServerFrame, WireEntry } from "../shared/protocol";
 type Obj = Record<string, unknown>;
 
 const KINDS = ["message", "event", "model_change", "label", "summary", "custom"];
-const ROLES = ["user", "assistant", "tool", "system"];
+const ROLES = ["user", "assistant", "tool", "system", "human_agent"];
+const MODES = ["agent", "handoff"];
 const ENTRY_STATUSES = ["complete", "interrupted", "failed"];
 const RUN_STATUSES = ["queued", "running", "succeeded", "failed", "aborted"];
 
@@ -27,6 +28,7 @@ function isEntry(v: unknown): v is WireEntry {
     isStr(v.text) &&
     optional(v.status, (s) => oneOf(s, ENTRY_STATUSES)) &&
     optional(v.clientMessageId, isStr) &&
+    optional(v.authorName, isStr) &&
     isStr(v.createdAt)
   );
 }
@@ -45,9 +47,12 @@ export function isServerFrame(v: unknown): v is ServerFrame {
         (v.leafId === null || isId(v.leafId)) &&
         isObj(agent) &&
         isStr(agent.name) &&
-        isInt(agent.version)
+        isInt(agent.version) &&
+        optional(v.mode, (m) => oneOf(m, MODES))
       );
     }
+    case "mode":
+      return oneOf(v.mode, MODES);
     case "entry":
       return isEntry(v.entry);
     case "run":

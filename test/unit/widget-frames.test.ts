@@ -39,6 +39,18 @@ const VALID: unknown[] = [
   { type: "error", code: "conflict", message: "busy" },
   { type: "pong" },
   { type: "pong", extra: "ignored like zod does" },
+  // Handoff (SPEC §8): the thread's mode on ready and on each change, and a person's message.
+  {
+    type: "ready",
+    protocol: 1,
+    threadId: "thr_1",
+    leafId: null,
+    agent: { name: "a", version: 1 },
+    mode: "handoff",
+  },
+  { type: "mode", mode: "handoff" },
+  { type: "mode", mode: "agent" },
+  { type: "entry", entry: { ...entry, role: "human_agent", runId: null, authorName: "Dana" } },
 ];
 
 const INVALID: unknown[] = [
@@ -63,6 +75,17 @@ const INVALID: unknown[] = [
   { type: "history", items: [{ ...entry, id: "" }] },
   { type: "history", items: [], nextCursor: 5 },
   { type: "error", code: "conflict" },
+  {
+    type: "ready",
+    protocol: 1,
+    threadId: "thr_1",
+    leafId: null,
+    agent: { name: "a", version: 1 },
+    mode: "human",
+  },
+  { type: "mode" },
+  { type: "mode", mode: "handoff ", extra: 1 },
+  { type: "entry", entry: { ...entry, role: "human_agent", authorName: 7 } },
 ];
 
 describe("isServerFrame", () => {
@@ -85,7 +108,17 @@ describe("isServerFrame", () => {
       fc.constantFrom(null, true, 0, 1, -1, 1.5, 2 ** 53, "", "x", "t".repeat(129), [], {}),
       fc.string(),
       fc.integer(),
-      fc.constantFrom("user", "assistant", "message", "running", "conflict", "complete", "ent_1"),
+      fc.constantFrom(
+        "user",
+        "assistant",
+        "human_agent",
+        "handoff",
+        "message",
+        "running",
+        "conflict",
+        "complete",
+        "ent_1",
+      ),
     );
     const mutated = fc
       .tuple(
@@ -95,7 +128,7 @@ describe("isServerFrame", () => {
       .chain(([frame, extra]) =>
         fc
           .tuple(
-            fc.constantFrom(...Object.keys(frame as object), "entry", "agent", "error", "items"),
+            fc.constantFrom(...Object.keys(frame as object), "entry", "agent", "error", "items", "mode"),
             anyValue,
             fc.boolean(),
           )
