@@ -1,13 +1,8 @@
 // The line above the composer while a person answers the thread instead of the model (handoff, SPEC §8).
 import type { ThreadMode } from "../shared/protocol";
+import { handoffText } from "./control-rules";
 import { h } from "./dom";
 import { format, type Strings } from "./strings";
-
-/** What the line says: nothing while the model answers; who answers, once a person has written, in handoff. */
-export function handoffText(s: Strings, mode: ThreadMode, person: string | undefined): string {
-  if (mode === "agent") return "";
-  return person === undefined ? s.handoffWaiting : format(s.handoffWith, { name: person });
-}
 
 export interface Handoff {
   readonly active: boolean;

@@ -1,6 +1,7 @@
 // The controls on messages: retry the last reply, edit the last own message, thumbs up/down on the model's replies.
 import type { ClientFrame } from "../shared/protocol";
 import { MAX_MESSAGE_CHARS } from "./constants";
+import { controlsFor, nextRating, type Rating } from "./control-rules";
 import { newClientMessageId } from "./conversation";
 import { h, icon, pathIcon } from "./dom";
 import type { Strings } from "./strings";
@@ -9,8 +10,6 @@ import type { Item } from "./transcript";
 const THUMB =
   "M7 11v9H4v-9zm0 0 4-8c1.6 0 2.6 1.2 2.2 2.9L12.5 10H19a2 2 0 0 1 2 2.3l-1.3 6a2 2 0 0 1-2 1.7H7";
 const RETRY = "M20 11a8 8 0 1 0-2.3 5.7M20 4v7h-7";
-
-export type Rating = "up" | "down";
 
 export interface ActionsDeps {
   strings: Strings;
@@ -21,30 +20,6 @@ export interface ActionsDeps {
   send(frame: ClientFrame): boolean;
   announce(text: string): void;
   focusInput(): void;
-}
-
-/** The rating a click on `clicked` sends: the active thumb clicked again takes the rating back (null). */
-export function nextRating(current: Rating | undefined, clicked: Rating): Rating | null {
-  return current === clicked ? null : clicked;
-}
-
-/**
- * Which controls a message shows: thumbs on stored model replies; retry on the last message when it is a model
- * reply (also a failed or stopped one); edit on the last own message once stored. A person's message has none.
- */
-export function controlsFor(
-  item: Item,
-  last: Item | undefined,
-  lastUser: Item | undefined,
-  canFork: boolean,
-): { rate: boolean; retry: boolean; edit: boolean } {
-  const reply = item.role === "assistant" && item.author === undefined;
-  const settled = item.state !== "streaming" && item.state !== "pending";
-  return {
-    rate: reply && settled && item.entryId !== undefined,
-    retry: reply && settled && canFork && item === last,
-    edit: item === lastUser && canFork && item.entryId !== undefined,
-  };
 }
 
 /** Returns `refresh()`, which shows or hides each message's controls (made once per message, so focus stays). */

@@ -1,29 +1,9 @@
 // "Past conversations": the visitor's threads from GET /v1/me/threads in place of the log, and reopening one.
+import { type PastThread, parsePastThreads } from "./control-rules";
 import { h, pathIcon } from "./dom";
 import type { Strings } from "./strings";
 
 const CLOCK = "M12 7v5l3 2M21 12a9 9 0 1 1-18 0 9 9 0 0 1 18 0";
-
-export interface PastThread {
-  threadId: string;
-  title: string | null;
-  /** ISO time of the last message (or of the last change), "" when unknown. */
-  at: string;
-}
-
-const str = (v: unknown): string | undefined => (typeof v === "string" && v !== "" ? v : undefined);
-
-/** The threads of a `/v1/me/threads` answer, read field by field; anything unusable is left out. */
-export function parsePastThreads(body: unknown): PastThread[] {
-  const items = (body as { items?: unknown } | null)?.items;
-  if (!Array.isArray(items)) return [];
-  return items.flatMap((v: Record<string, unknown> | null) => {
-    const threadId = str(v?.threadId);
-    return threadId && v
-      ? [{ threadId, title: str(v.title) ?? null, at: str(v.lastMessageAt) ?? str(v.updatedAt) ?? "" }]
-      : [];
-  });
-}
 
 export interface PastDeps {
   strings: Strings;

@@ -317,3 +317,50 @@ describe("handoff to a person", () => {
     await axe(page, "handoff");
   });
 });
+
+describe("handoff as the widget sees it", () => {
+  const browser = useBrowser();
+
+  it("follows mode frames and a person's entry, and ignores frames it does not know", async () => {
+    // The thread's frames are passed through unchanged; the test adds the frames of a handoff to them.
+    const { page, w, log } = await openCustomerPage(browser, { reducedMotion: "reduce" });
+    const sockets = [];
+    await page.routeWebSocket(/\/ws$/, (ws) => {
+      ws.connectToServer();
+      sockets.push(ws);
+    });
+    await openAndConnect(page);
+    await talk(page, "is anyone there");
+    const toPage = (frame) => sockets.at(-1).send(JSON.stringify(frame));
+
+    toPage({ type: "feedback_ack", entryId: "ent_x", rating: "up" });
+    toPage({ type: "mode", mode: "handoff" });
+    const line = page.locator("agent-thread [part=handoff]");
+    await waitForText(line, "A person will reply soon.");
+    const announcer = page.locator("agent-thread .panel > [aria-live=polite]");
+    await waitForText(announcer, "A person will reply soon.");
+    assert.equal(await page.getByRole("button", { name: "Retry this reply" }).count(), 0);
+    assert.equal(await page.getByRole("button", { name: "Edit your message" }).count(), 0);
+
+    const createdAt = new Date().toISOString();
+    const entry = { kind: "message", role: "human_agent", runId: null, parentId: null, createdAt };
+    toPage({
+      type: "entry",
+      entry: { ...entry, id: "ent_person_1", text: "Dana here, **hello**!", authorName: "Dana" },
+    });
+    await waitForText(w.replies.last(), "Dana here, hello!");
+    const person = page.locator("agent-thread .msg.assistant").last();
+    assert.equal(await person.locator(".who").textContent(), "Dana", "labelled with the person's name");
+    assert.equal(await person.getByRole("button").count(), 0, "no thumbs or retry on a person's message");
+    await waitForText(line, "You're chatting with Dana");
+    await waitForText(announcer, "Dana: Dana here, **hello**!");
+    await axe(page, "handoff");
+
+    toPage({ type: "mode", mode: "agent" });
+    await waitForText(announcer, "You're chatting with");
+    assert.equal(await line.isVisible(), false);
+    assert.equal(await w.status.textContent(), "Online", "the unknown frame broke nothing");
+    await talk(page, "thanks");
+    assert.deepEqual(log.errors, []);
+  });
+});
