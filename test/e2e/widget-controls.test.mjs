@@ -278,6 +278,25 @@ describe("past conversations", () => {
   });
 });
 
+describe("past conversations on the service's own host", () => {
+  const browser = useBrowser();
+
+  it("lists them on a same-origin page too, where the browser sends no Origin on a GET", async () => {
+    const { page } = await openWidgetPage(browser, { query: OWN_TAB });
+    await openAndConnect(page);
+    await talk(page, "on the demo host");
+    const pastButton = page.getByRole("button", { name: "Past conversations" });
+    const items = page.getByRole("list", { name: "Past conversations" }).getByRole("button");
+    await eventually(async () => {
+      if ((await pastButton.getAttribute("aria-expanded")) === "true") await pastButton.click();
+      await pastButton.click();
+      await waitForText(page.locator("agent-thread .past"), /demo host|No past|could not/);
+      return (await items.count()) === 1;
+    }, "the conversation in the list");
+    assert.match(await items.first().textContent(), /^on the demo host/);
+  });
+});
+
 describe("handoff to a person", () => {
   const browser = useBrowser();
 
