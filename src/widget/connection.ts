@@ -58,9 +58,17 @@ export class Connection {
     return this.#session?.threadId;
   }
 
-  /** The current launch token, also the credential of the thread's HTTP API and `/v1/me/threads`. */
-  get token(): string | undefined {
-    return this.#session?.token;
+  /**
+   * A launch token for the thread's HTTP API and `/v1/me/threads`: the current one, renewed first when it is about
+   * to expire (an idle socket no longer renews it). Undefined before the first launch or when renewing fails.
+   */
+  async freshToken(): Promise<string | undefined> {
+    const current = this.#session;
+    if (current === null || current.expiresAt - Date.now() > REFRESH_BEFORE_MS) return current?.token;
+    const result = await this.#launcher("refresh");
+    if (!result.ok) return undefined;
+    if (this.#session === current) this.#session = result.session;
+    return result.session.token;
   }
 
   /** Switches how tokens are obtained (public → private after `identify`); the next connect launches anew. */

@@ -9,8 +9,8 @@ export interface PastDeps {
   strings: Strings;
   /** Origin of the service. */
   base: string;
-  /** The current launch token, which `/v1/me/threads` takes as its Bearer credential. */
-  token(): string | undefined;
+  /** A live launch token, which `/v1/me/threads` takes as its Bearer credential. */
+  token(): Promise<string | undefined>;
   current(): string | undefined;
   choose(threadId: string): void;
   announce(text: string): void;
@@ -99,7 +99,7 @@ export function pastConversations(d: PastDeps, anchor: HTMLElement, log: HTMLEle
 }
 
 async function fetchThreads(d: PastDeps): Promise<PastThread[] | null> {
-  const token = d.token();
+  const token = await d.token();
   if (token === undefined) return null;
   try {
     const res = await fetch(new URL("/v1/me/threads", d.base), {

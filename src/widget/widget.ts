@@ -127,7 +127,7 @@ class Widget {
       {
         strings: this.#s,
         base: options.base,
-        token: () => this.#connection.token,
+        token: () => this.#connection.freshToken(),
         current: () => this.#connection.threadId,
         choose: (threadId) => {
           this.#switchThread(threadId);

@@ -28,21 +28,29 @@ const OWN_TAB = { persist: "session" };
  */
 const HOST_PAGE = `${OTHER_ORIGIN}/test/customer.html`;
 
-let agentKey;
-/** A fast echo agent that allows only the customer's origin; made once for this file. */
-async function customerAgent() {
-  agentKey ??= seedAgent(BASE_URL, API_KEY, {
-    slug: `controls-${Date.now().toString(36)}`,
-    visibility: "public",
-    local: { chunks: 12, chunkDelayMs: 25 },
-    origin: OTHER_ORIGIN,
-  }).then((agent) => agent.publicKey);
-  return agentKey;
+const FAST = { chunks: 12, chunkDelayMs: 25 };
+const agentKeys = new Map();
+/** An echo agent (fast, unless `local` says otherwise) that allows only the customer's origin; one per `local`. */
+function customerAgent(local = FAST) {
+  const id = JSON.stringify(local);
+  if (!agentKeys.has(id)) {
+    const slug = `controls-${agentKeys.size}-${Date.now().toString(36)}`;
+    const agent = seedAgent(BASE_URL, API_KEY, { slug, visibility: "public", local, origin: OTHER_ORIGIN });
+    agentKeys.set(
+      id,
+      agent.then((a) => a.publicKey),
+    );
+  }
+  return agentKeys.get(id);
 }
 
 /** Opens the customer's page (its scripts from the service, at another origin) with the widget. */
 async function openCustomerPage(browser, options = {}) {
-  const query = new URLSearchParams({ key: await customerAgent(), service: BASE_URL, ...OWN_TAB });
+  const query = new URLSearchParams({
+    key: await customerAgent(options.local),
+    service: BASE_URL,
+    ...OWN_TAB,
+  });
   return openWidgetPage(browser, { ...options, url: `${HOST_PAGE}?${query}` });
 }
 
@@ -142,6 +150,30 @@ describe("message controls", () => {
       { id: oldReply.id, role: "assistant", text: "Echo: tell me once more" },
     ]);
     assert.deepEqual(log.errors, []);
+  });
+
+  it("offers retry on a failed reply, and retrying starts a new reply in its place", async () => {
+    const { page, w } = await openCustomerPage(browser, {
+      local: { chunks: 6, chunkDelayMs: 20, failAfterChunks: 2 },
+    });
+    await openAndConnect(page);
+    await send(page, "this reply breaks");
+    const note = page.locator("agent-thread .msg.assistant .meta");
+    await waitForText(note, "The reply could not be finished.");
+    const retry = page.getByRole("button", { name: "Retry this reply" });
+    await waitForHostEvents(page, "message", 2);
+    const failed = (await hostMessages(page))[1];
+    assert.equal(failed.status, "failed");
+    await retry.click();
+    // A new run: a second failed reply is stored (a third `message` event), shown as the only reply.
+    await waitForHostEvents(page, "message", 3);
+    const again = (await hostMessages(page))[2];
+    assert.equal(again.role, "assistant");
+    assert.notEqual(again.id, failed.id);
+    await waitForText(note, "The reply could not be finished.");
+    assert.equal(await w.replies.count(), 1);
+    assert.deepEqual(await w.userMessages.allTextContents(), ["this reply breaks"]);
+    assert.equal(await retry.isVisible(), true, "and it can be retried again");
   });
 
   it("edits the last message: Enter saves and a new reply streams; the old branch stays readable", async () => {
