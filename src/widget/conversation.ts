@@ -200,10 +200,10 @@ export class Conversation {
       this.#d.view.announce(format(this.#d.strings.replyFinished, { agent: item.author, text: entry.text }));
       this.#d.view.markUnread();
     }
-    this.#d.changed();
     if (entry.role === "user" && entry.clientMessageId !== undefined) {
       this.#outbox = this.#outbox.filter((out) => out.clientMessageId !== entry.clientMessageId);
     }
+    this.#d.changed();
     this.#d.emit("message", {
       id: entry.id,
       role: entry.role,
