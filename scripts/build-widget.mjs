@@ -20,13 +20,20 @@ export function widgetVersion() {
   return match[1];
 }
 
-async function bundle(entry, format, define = {}) {
+/**
+ * The widget needs constructable stylesheets (`adoptedStyleSheets`: Chrome 73, Firefox 101, Safari 16.4), so every
+ * browser it runs in has ES2022 classes: native private fields, instead of WeakMap helpers on each use (~1.4 KB
+ * gzip). The loader stays ES2020.
+ */
+const WIDGET_TARGET = "es2022";
+
+async function bundle(entry, format, define = {}, target = "es2020") {
   const result = await build({
     entryPoints: [join(root, "src", "widget", entry)],
     bundle: true,
     format,
     minify: true,
-    target: "es2020",
+    target,
     platform: "browser",
     legalComments: "none",
     charset: "utf8",
@@ -77,7 +84,12 @@ export async function buildWidget() {
     path: `/widget/v${version}/locales/${tag}-${hash(bytes)}.json`,
   }));
   const localePaths = Object.fromEntries(locales.map(({ tag, path }) => [tag, path]));
-  const widget = await bundle("widget.ts", "esm", { __LOCALES__: JSON.stringify(localePaths) });
+  const widget = await bundle(
+    "widget.ts",
+    "esm",
+    { __LOCALES__: JSON.stringify(localePaths) },
+    WIDGET_TARGET,
+  );
   const widgetName = `widget-${hash(widget)}.js`;
   const widgetPath = `/widget/v${version}/${widgetName}`;
   const loader = await bundle("embed.ts", "iife", { __WIDGET_PATH__: JSON.stringify(widgetPath) });

@@ -12,6 +12,18 @@ export const launchBearer = (header: string | undefined): string | null =>
   bearerToken(header, MAX_TOKEN_BYTES + "Bearer ".length);
 
 /**
+ * The page's origin. Browsers send no `Origin` on a same-origin GET (a widget on a page of the service's own host,
+ * like the demo page, reading `/v1/me/threads`); there the browser's Fetch Metadata `Sec-Fetch-Site: same-origin`
+ * says the page is on the request's own origin, which then stands in. Only a non-browser client can forge either
+ * header, and it could send any `Origin` anyway: the agent's allowed origins and the token's origin still decide.
+ */
+export function requestOrigin(c: AppContext): string | undefined {
+  const origin = c.req.header("Origin");
+  if (origin !== undefined || c.req.header("Sec-Fetch-Site") !== "same-origin") return origin;
+  return new URL(c.req.url).origin;
+}
+
+/**
  * Thread routes (`threadFromPath`, the default) require the path's thread to be the token's; `/v1/me/*` has no
  * thread in its path and is scoped by the token's own thread.
  */
@@ -26,7 +38,7 @@ export async function launchAccess(
     url: c.req.url,
     token,
     threadId: (options.threadFromPath ?? true) ? (c.req.param("threadId") ?? "") : null,
-    origin: c.req.header("Origin"),
+    origin: requestOrigin(c),
     requestId: c.get("requestId"),
   });
   if (access.origin !== undefined) c.set("launchOrigin", access.origin);

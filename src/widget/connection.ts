@@ -58,6 +58,19 @@ export class Connection {
     return this.#session?.threadId;
   }
 
+  /**
+   * A launch token for the thread's HTTP API and `/v1/me/threads`: the current one, renewed first when it is about
+   * to expire (an idle socket no longer renews it). Undefined before the first launch or when renewing fails.
+   */
+  async freshToken(): Promise<string | undefined> {
+    const current = this.#session;
+    if (current === null || current.expiresAt - Date.now() > REFRESH_BEFORE_MS) return current?.token;
+    const result = await this.#launcher("refresh");
+    if (!result.ok) return undefined;
+    if (this.#session === current) this.#session = result.session;
+    return result.session.token;
+  }
+
   /** Switches how tokens are obtained (public → private after `identify`); the next connect launches anew. */
   setLauncher(launcher: Launcher): void {
     this.#launcher = launcher;

@@ -1,12 +1,12 @@
 // One thread as the widget follows it: unsent messages in order, server frames merged into the transcript, replies.
 
 import { toHex } from "../shared/hex";
-import type { ServerFrame, WireEntry } from "../shared/protocol";
+import type { ClientFrame, ServerFrame, ThreadMode, WireEntry } from "../shared/protocol";
 import type { Connection, ConnectionState } from "./connection";
 import type { PanelView } from "./panel-view";
 import type { Store } from "./storage";
 import { format, type Strings } from "./strings";
-import type { Transcript } from "./transcript";
+import type { Item, Transcript } from "./transcript";
 import { warnOnce } from "./widget-error";
 
 const HISTORY_PAGE = 200;
@@ -29,9 +29,13 @@ export interface ConversationDeps {
   /** The current store: `identify` replaces it. */
   store: () => Store;
   emit(name: string, detail: Record<string, unknown>): void;
+  /** Something that decides which message controls show changed: messages, a reply starting or ending. */
+  changed(): void;
+  /** The thread's mode (`ready`, `mode` frames), and a person's name when their message arrives. */
+  mode(mode: ThreadMode | undefined, person?: string): void;
 }
 
-function newClientMessageId(): string {
+export function newClientMessageId(): string {
   return `cm_${toHex(crypto.getRandomValues(new Uint8Array(16)))}`;
 }
 
@@ -46,6 +50,8 @@ export class Conversation {
   #historyLeaf: string | undefined;
   #agentName = "";
   #retryTimer: ReturnType<typeof setTimeout> | undefined;
+  /** The leaf shown before a retry or an edit replaced the branch: redrawn if the server refuses it. */
+  #forkedFrom: string | undefined;
 
   constructor(deps: ConversationDeps) {
     this.#d = deps;
@@ -94,6 +100,20 @@ export class Conversation {
     if (state !== "open") for (const out of this.#outbox) out.inflight = false;
   }
 
+  /**
+   * A retry or an edit: sends `frame` and, once it is on its way, replaces `from` and what follows it with the new
+   * branch (`pending`: the edited message, shown until the server confirms it). False when the socket is not open.
+   */
+  fork(frame: ClientFrame, from: Item, pending?: { clientMessageId: string; text: string }): boolean {
+    const { transcript, connection } = this.#d;
+    if (this.busy || !connection.send(frame)) return false;
+    this.#forkedFrom = [...transcript.items].reverse().find((item) => item.entryId)?.entryId;
+    transcript.truncate(from);
+    if (pending) transcript.upsert(`u:${pending.clientMessageId}`, "user", pending.text, "pending");
+    this.#d.changed();
+    return true;
+  }
+
   resumePoint(): { runId: string; afterSeq: number } | undefined {
     const runId = this.#activeRun ?? this.#d.store().get().runId;
     if (runId === undefined) return undefined;
@@ -120,6 +140,9 @@ export class Conversation {
         return;
       case "error":
         this.#onError(frame.code, frame.message);
+        return;
+      case "mode":
+        this.#d.mode(frame.mode);
         return;
       case "pong":
         return;
@@ -151,26 +174,36 @@ export class Conversation {
     this.#threadId = frame.threadId;
     this.#agentName = frame.agent.name;
     this.#d.view.setTitle(this.#agentName);
+    this.#d.mode(frame.mode ?? "agent");
     if (this.#activeRun !== null) this.#setBusy(null);
     // History on every (re)connect: whatever happened while this page was away (another tab, a reply that ended
     // offline) is merged in by key, never duplicated.
-    if (frame.leafId !== null) {
-      this.#historyBuffer = [];
-      this.#historyPages = 0;
-      this.#historyLeaf = frame.leafId;
-      this.#d.connection.send({ type: "history", leafId: frame.leafId, limit: HISTORY_PAGE });
-    }
+    if (frame.leafId !== null) this.#loadHistory(frame.leafId);
     for (const out of this.#outbox) out.inflight = false;
     setTimeout(() => this.pump(), 0);
     if (firstReady) this.#d.emit("ready", { threadId: frame.threadId, agent: frame.agent });
   }
 
+  #loadHistory(leafId: string): void {
+    this.#historyBuffer = [];
+    this.#historyPages = 0;
+    this.#historyLeaf = leafId;
+    this.#d.connection.send({ type: "history", leafId, limit: HISTORY_PAGE });
+  }
+
   #onEntry(entry: WireEntry): void {
     const item = this.#d.transcript.finalEntry(entry);
     if (item === null) return;
+    this.#forkedFrom = undefined;
+    if (item.author !== undefined) {
+      this.#d.mode(undefined, item.author);
+      this.#d.view.announce(format(this.#d.strings.replyFinished, { agent: item.author, text: entry.text }));
+      this.#d.view.markUnread();
+    }
     if (entry.role === "user" && entry.clientMessageId !== undefined) {
       this.#outbox = this.#outbox.filter((out) => out.clientMessageId !== entry.clientMessageId);
     }
+    this.#d.changed();
     this.#d.emit("message", {
       id: entry.id,
       role: entry.role,
@@ -183,6 +216,7 @@ export class Conversation {
     const { transcript, strings: s, view } = this.#d;
     const key = `r:${runId}`;
     if (status === "queued" || status === "running") {
+      this.#forkedFrom = undefined;
       this.#setBusy(runId);
       if (transcript.get(key) === undefined) transcript.upsert(key, "assistant", "", "streaming", runId);
       if (!this.#announced.has(runId)) {
@@ -242,7 +276,10 @@ export class Conversation {
     const delivered = new Set(this.#historyBuffer.map((entry) => entry.clientMessageId));
     this.#outbox = this.#outbox.filter((out) => !delivered.has(out.clientMessageId));
     this.#d.transcript.history(this.#historyBuffer);
+    const person = [...this.#historyBuffer].reverse().find((entry) => entry.role === "human_agent");
+    if (person) this.#d.mode(undefined, person.authorName);
     this.#historyBuffer = [];
+    this.#d.changed();
   }
 
   #onError(code: string, message: string): void {
@@ -270,7 +307,13 @@ export class Conversation {
       this.pump();
       return;
     }
-    if (code === "not_found" || code === "conflict") return; // a stale resume or cancel: nothing to show
+    const forked = this.#forkedFrom;
+    if (forked !== undefined) {
+      // The retry or edit was refused: show the branch it would have replaced again.
+      this.#forkedFrom = undefined;
+      this.#d.transcript.clear();
+      this.#loadHistory(forked);
+    } else if (code === "not_found" || code === "conflict") return; // a stale resume or cancel: nothing to show
     warnOnce(`the thread answered ${code}: ${message}`);
     this.#d.view.notice(this.#d.strings.errorGeneric, false);
   }
@@ -285,5 +328,6 @@ export class Conversation {
   #setBusy(runId: string | null): void {
     this.#activeRun = runId;
     this.#d.view.setBusy(runId !== null);
+    this.#d.changed();
   }
 }

@@ -28,13 +28,18 @@ export type IconName = keyof typeof ICONS;
 const SVG = "http://www.w3.org/2000/svg";
 
 export function icon(name: IconName): SVGSVGElement {
+  return pathIcon(name, ICONS[name]);
+}
+
+/** A decorative 24×24 stroke icon drawn from one SVG path. */
+export function pathIcon(name: string, d: string): SVGSVGElement {
   const svg = document.createElementNS(SVG, "svg");
   const path = document.createElementNS(SVG, "path");
   svg.setAttribute("viewBox", "0 0 24 24");
   svg.setAttribute("aria-hidden", "true");
   svg.setAttribute("focusable", "false");
   svg.setAttribute("class", `i i-${name}`);
-  path.setAttribute("d", ICONS[name]);
+  path.setAttribute("d", d);
   svg.append(path);
   return svg;
 }

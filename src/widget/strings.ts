@@ -37,6 +37,23 @@ export const DEFAULT_STRINGS = {
   errorConfig: "This chat is not set up correctly.",
   errorGeneric: "Something went wrong. Please try again.",
   errorMessage: "That message could not be sent: {reason}",
+  retryReply: "Retry this reply",
+  editMessage: "Edit your message",
+  editLabel: "Edit message",
+  save: "Save",
+  cancel: "Cancel",
+  goodReply: "Good reply",
+  badReply: "Bad reply",
+  feedbackThanks: "Thanks for your feedback.",
+  pastConversations: "Past conversations",
+  pastLoading: "Loading…",
+  pastEmpty: "No past conversations yet.",
+  pastFailed: "Your conversations could not be loaded.",
+  untitled: "Conversation",
+  person: "Support",
+  handoffWaiting: "A person will reply soon.",
+  handoffWith: "You're chatting with {name}",
+  handoffEnded: "You're chatting with {agent} again.",
 };
 
 export type Strings = typeof DEFAULT_STRINGS;

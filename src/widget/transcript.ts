@@ -12,6 +12,10 @@ export interface Item {
   text: string;
   state: ItemState;
   runId?: string;
+  /** The stored entry's id, once the server has sent it (retry, edit and feedback name it). */
+  entryId?: string;
+  /** A person's name on a handoff message (`human_agent`); model replies have none. */
+  author?: string;
   /** Seq of the last delta shown; a final entry sets it to Infinity so late deltas are ignored. */
   seq: number;
   el: HTMLElement;
@@ -30,6 +34,8 @@ export function entryKey(entry: WireEntry): string {
 export interface TranscriptLabels {
   you: () => string;
   agent: () => string;
+  /** The label of a person's message that carries no name. */
+  person: () => string;
 }
 
 export class Transcript {
@@ -63,6 +69,16 @@ export class Transcript {
 
   get isEmpty(): boolean {
     return this.#items.length === 0;
+  }
+
+  /** The messages in the order shown. */
+  get items(): readonly Item[] {
+    return this.#items;
+  }
+
+  /** Removes `from` and every message after it: the branch a retry or an edit replaces. */
+  truncate(from: Item): void {
+    for (const item of this.#items.slice(this.#items.indexOf(from))) this.remove(item);
   }
 
   clear(): void {
@@ -108,11 +124,24 @@ export class Transcript {
 
   /** The final entry of a reply replaces whatever was streamed: the stored text is the truth. */
   finalEntry(entry: WireEntry): Item | null {
-    if (entry.kind !== "message" || (entry.role !== "user" && entry.role !== "assistant")) return null;
+    const { role } = entry;
+    if (entry.kind !== "message" || (role !== "user" && role !== "assistant" && role !== "human_agent"))
+      return null;
     const state: ItemState =
       entry.status === "failed" ? "failed" : entry.status === "interrupted" ? "stopped" : "done";
-    const item = this.upsert(entryKey(entry), entry.role, entry.text, state, entry.runId ?? undefined);
-    if (entry.role === "assistant") item.seq = Number.POSITIVE_INFINITY;
+    const key = entryKey(entry);
+    const human = role === "human_agent";
+    if (human && !this.#byKey.has(key)) {
+      // A person's message (handoff): shown like a reply, under their own visible name.
+      const item = this.upsert(key, "assistant", "", state);
+      item.author = entry.authorName || this.#labels.person();
+      const who = item.el.firstChild as HTMLElement;
+      who.className = "who";
+      who.textContent = item.author;
+    }
+    const item = this.upsert(key, human ? "assistant" : role, entry.text, state, entry.runId ?? undefined);
+    item.entryId = entry.id;
+    if (role !== "user") item.seq = Number.POSITIVE_INFINITY;
     this.#dirty.delete(item);
     return item;
   }

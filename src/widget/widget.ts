@@ -1,11 +1,15 @@
 // The widget: wires the connection, the conversation and the panel together and exposes the host-page API.
 import { Connection, type ConnectionState } from "./connection";
 import { MAX_MESSAGE_CHARS } from "./constants";
+import { CONTROLS_CSS } from "./controls-styles";
 import { Conversation } from "./conversation";
+import { type Handoff, handoffStatus } from "./handoff-status";
 import { type GetLaunchToken, type Launcher, privateLauncher, publicLauncher } from "./launch";
 import { adoptStyles } from "./launcher";
+import { messageActions } from "./message-actions";
 import type { Panel } from "./panel";
 import { PanelView } from "./panel-view";
+import { type Past, pastConversations } from "./past-conversations";
 import { createPresenter, type Presenter } from "./presentation";
 import { persistMode, Store } from "./storage";
 import { format, mergeStrings, type Strings } from "./strings";
@@ -56,6 +60,9 @@ class Widget {
   readonly #connection: Connection;
   readonly #conversation: Conversation;
   readonly #presenter: Presenter;
+  readonly #refreshActions: () => void;
+  readonly #handoff: Handoff;
+  readonly #past: Past;
   #lastError: WidgetErrorCode | undefined;
 
   constructor(host: HTMLElement, shadow: ShadowRoot, options: MountOptions) {
@@ -67,7 +74,7 @@ class Widget {
     this.#floating = layout === "floating";
     this.#agentKey = host.getAttribute("agent-key");
     this.#store = new Store(persistMode(host.getAttribute("persist")), this.#agentKey ?? "private");
-    adoptStyles(shadow, WIDGET_CSS);
+    adoptStyles(shadow, WIDGET_CSS + CONTROLS_CSS);
 
     this.#view = new PanelView(host, shadow, this.#s, this.#floating, options.launcher);
     const panel = this.#view.panel;
@@ -91,7 +98,11 @@ class Widget {
     this.#transcript = new Transcript(
       panel.log,
       panel.intro,
-      { you: () => this.#s.you, agent: () => this.#conversation.agentName || this.#s.agent },
+      {
+        you: () => this.#s.you,
+        agent: () => this.#conversation.agentName || this.#s.agent,
+        person: () => this.#s.person,
+      },
       (away) => {
         panel.pill.hidden = !away;
       },
@@ -114,7 +125,39 @@ class Widget {
       connection: this.#connection,
       store: () => this.#store,
       emit: (name, detail) => this.#emit(name, detail),
+      changed: () => this.#refreshActions(),
+      mode: (mode, person) => {
+        this.#handoff.update(mode, person);
+        this.#refreshActions();
+      },
     });
+    const announce = (text: string) => this.#view.announce(text);
+    const focusInput = () => panel.input.focus();
+    this.#refreshActions = messageActions({
+      strings: this.#s,
+      items: () => this.#transcript.items,
+      canFork: () => !this.#conversation.busy && !this.#handoff.active,
+      fork: (frame, from, pending) => this.#conversation.fork(frame, from, pending),
+      send: (frame) => this.#connection.send(frame),
+      announce,
+      focusInput,
+    });
+    this.#handoff = handoffStatus(this.#s, panel.form, announce, () => this.#conversation.agentName);
+    this.#past = pastConversations(
+      {
+        strings: this.#s,
+        base: options.base,
+        token: () => this.#connection.freshToken(),
+        current: () => this.#connection.threadId,
+        choose: (threadId) => {
+          this.#switchThread(threadId);
+          focusInput();
+        },
+        announce,
+      },
+      panel.newButton,
+      panel.log,
+    );
     this.#wire();
 
     this.api = {
@@ -165,8 +208,15 @@ class Widget {
   }
 
   newConversation(): void {
-    this.#store.set({ threadId: undefined, runId: undefined, seq: undefined });
+    this.#past.close(false);
+    this.#switchThread(undefined);
+  }
+
+  /** Shows another thread of this visitor (a past conversation), or a new one: launched again with its id. */
+  #switchThread(threadId: string | undefined): void {
+    this.#store.set({ threadId, runId: undefined, seq: undefined });
     this.#conversation.forget();
+    this.#handoff.update("agent", undefined, true);
     this.#connection.restart();
     if (this.#view.isOpen || !this.#floating) this.#connection.start();
   }
@@ -181,6 +231,9 @@ class Widget {
       `private:${this.#agentKey ?? ""}`,
     );
     this.#conversation.forget();
+    // A private agent's threads are reopened by the host's backend, which launches them: no list here.
+    this.#past.close(false);
+    this.#past.button.hidden = true;
     this.#panel.notice.hidden = true;
     this.#connection.setLauncher(this.#presenting(privateLauncher(getLaunchToken)));
     if (this.#view.isOpen || !this.#floating) this.#connection.start();

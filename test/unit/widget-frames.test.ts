@@ -78,6 +78,18 @@ const VALID: unknown[] = [
   { type: "history", items: [{ ...entry, feedback: { rating: "down", at: "2026-01-01T00:00:00.000Z" } }] },
   { type: "pong" },
   { type: "pong", extra: "ignored like zod does" },
+  // Handoff (SPEC §8): the thread's mode on ready and on each change, and a person's message.
+  {
+    type: "ready",
+    protocol: 1,
+    threadId: "thr_1",
+    leafId: null,
+    agent: { name: "a", version: 1 },
+    mode: "handoff",
+  },
+  { type: "mode", mode: "handoff" },
+  { type: "mode", mode: "agent" },
+  { type: "entry", entry: { ...entry, role: "human_agent", runId: null, authorName: "Dana" } },
 ];
 
 const INVALID: unknown[] = [
@@ -115,6 +127,17 @@ const INVALID: unknown[] = [
   { type: "feedback", entryId: "ent_1", feedback: { rating: "meh", at: "2026-01-01T00:00:00.000Z" } },
   { type: "feedback", entryId: "ent_1" },
   { type: "entry", entry: { ...entry, event: { type: "handoff_paused" } } },
+  {
+    type: "ready",
+    protocol: 1,
+    threadId: "thr_1",
+    leafId: null,
+    agent: { name: "a", version: 1 },
+    mode: "human",
+  },
+  { type: "mode" },
+  { type: "mode", mode: "handoff ", extra: 1 },
+  { type: "entry", entry: { ...entry, role: "human_agent", authorName: 7 } },
 ];
 
 describe("isServerFrame", () => {
@@ -137,7 +160,17 @@ describe("isServerFrame", () => {
       fc.constantFrom(null, true, 0, 1, -1, 1.5, 2 ** 53, "", "x", "t".repeat(129), [], {}),
       fc.string(),
       fc.integer(),
-      fc.constantFrom("user", "assistant", "message", "running", "conflict", "complete", "ent_1"),
+      fc.constantFrom(
+        "user",
+        "assistant",
+        "human_agent",
+        "handoff",
+        "message",
+        "running",
+        "conflict",
+        "complete",
+        "ent_1",
+      ),
     );
     const mutated = fc
       .tuple(
@@ -154,6 +187,7 @@ describe("isServerFrame", () => {
               "error",
               "items",
               "presentation",
+              "mode",
             ),
             anyValue,
             fc.boolean(),
