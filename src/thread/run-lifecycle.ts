@@ -267,6 +267,8 @@ export class RunLifecycle {
       stallTimeoutMs: STALL_TIMEOUT_MS,
       onDelta: (delta) => live.push(delta),
     });
+    // Deltas of the model's last event-loop turn are stored and sent before the reply entry.
+    live.flush();
 
     const current = runs.get(live.runId) ?? running.value;
     const sealed = this.#seal(

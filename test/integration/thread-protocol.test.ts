@@ -30,10 +30,11 @@ function threadGet(session: Launch, path = "") {
 async function branch(
   session: Launch,
   leafId?: string,
-): Promise<{ id: string; role: string; text: string }[]> {
+): Promise<{ id: string; role: string; text: string; status?: string }[]> {
   const res = await threadGet(session, `/entries${leafId ? `?leafId=${leafId}` : ""}`);
   expect(res.status).toBe(200);
-  return ((await res.json()) as { items: { id: string; role: string; text: string }[] }).items;
+  return ((await res.json()) as { items: { id: string; role: string; text: string; status?: string }[] })
+    .items;
 }
 
 function address(agent: { tenantId: string; agentId: string }, threadId: string) {
@@ -481,7 +482,7 @@ describe("pinning and eviction", () => {
     expect(await eventually(keepAlives, 0)).toBe(0);
   });
 
-  it("seals a reply cut off by the object's death as interrupted, never leaving the run running", async () => {
+  it("seals a reply cut off by the object's death as interrupted, holding every delta a client received", async () => {
     const agent = await liveAgent({ artifact: local({ chunks: 40, hangAfterChunks: 25 }) });
     const session = await launch(agent.publicKey);
     const ws = await connect(session);
@@ -499,14 +500,15 @@ describe("pinning and eviction", () => {
     expect(ended.status).toBe("aborted");
     const reply = (await branch(session)).at(-1)!;
     expect(reply.role).toBe("assistant");
-    // Everything persisted before the eviction (whole chunks of ten deltas) is kept.
-    const streamed = ws.all("delta").filter((f) => f.runId === d.runId);
-    expect(reply.text).toBe(
-      streamed
-        .slice(0, 20)
-        .map((f) => f.text)
-        .join(""),
-    );
+    expect(reply.status).toBe("interrupted");
+    // Every delta the client received is in the sealed reply, in order, from its first character.
+    const received = ws
+      .all("delta")
+      .filter((f) => f.runId === d.runId)
+      .map((f) => f.text)
+      .join("");
+    expect(ws.all("delta").filter((f) => f.runId === d.runId)).toHaveLength(25);
+    expect(reply.text.startsWith(received)).toBe(true);
   });
 });
 
