@@ -1,6 +1,6 @@
 // The `agent.v1` wire protocol: one zod discriminated union per direction, imported by the Worker and the widget.
 import { z } from "zod";
-import { ERROR_CODES } from "./errors";
+import { ERROR_CODES, ERROR_REASONS } from "./errors";
 
 export const PROTOCOL = "agent.v1";
 export const PROTOCOL_VERSION = 1;
@@ -85,11 +85,18 @@ export const serverFrameSchema = z.discriminatedUnion("type", [
     type: z.literal("run"),
     runId: id,
     status: z.enum(RUN_STATUSES),
-    error: z.object({ code: z.enum(ERROR_CODES), message: z.string() }).optional(),
+    error: z
+      .object({ code: z.enum(ERROR_CODES), reason: z.enum(ERROR_REASONS).optional(), message: z.string() })
+      .optional(),
   }),
   z.object({ type: z.literal("delta"), runId: id, seq: z.number().int().min(1), text: z.string() }),
   z.object({ type: z.literal("history"), items: z.array(entrySchema), nextCursor: z.string().optional() }),
-  z.object({ type: z.literal("error"), code: z.enum(ERROR_CODES), message: z.string() }),
+  z.object({
+    type: z.literal("error"),
+    code: z.enum(ERROR_CODES),
+    reason: z.enum(ERROR_REASONS).optional(),
+    message: z.string(),
+  }),
   z.object({ type: z.literal("pong") }),
 ]);
 

@@ -193,6 +193,13 @@ export const THREAD_MIGRATIONS: readonly ThreadMigration[] = [
     ],
     backfill: (storage) => rebuildAncestry(storage, 0),
   },
+  {
+    version: 7,
+    up: [
+      // Why a failed run failed, beside its code (SPEC §8, "Errors"): a provider's `auth`, `context_length`, ….
+      `ALTER TABLE runs ADD COLUMN error_reason TEXT`,
+    ],
+  },
 ];
 
 export const THREAD_SCHEMA_VERSION: number = THREAD_MIGRATIONS[THREAD_MIGRATIONS.length - 1]?.version ?? 0;

@@ -3,10 +3,10 @@ import type { RunSlot } from "../auth/run-quota";
 import { fail, ok, type Result } from "../errors";
 import { buildPrompt } from "../models/prompt";
 import { runTurn } from "../models/turn";
-import type { ErrorCode } from "../shared/errors";
+import type { ErrorCode, ErrorReason } from "../shared/errors";
 import type { Entry } from "../storage/entry-store";
 import type { ThreadBinding } from "../storage/pin-store";
-import type { Run } from "../storage/run-store";
+import type { Run, RunError } from "../storage/run-store";
 import { toWireEntry } from "./frames";
 import { LiveRun, persistedText, runFrame, type StreamReceivers } from "./live-run";
 import { placeUserTurn, type TurnRequest } from "./place-user-turn";
@@ -47,7 +47,16 @@ export interface LifecycleDeps {
 type RunOutcome =
   | { status: "succeeded" }
   | { status: "aborted"; reason: string }
-  | { status: "failed"; error: { code: ErrorCode; message: string } };
+  | { status: "failed"; error: RunError };
+
+/** The stored, public part of a failure: code, reason (a provider's, when it gave one) and message. */
+function runError(error: { code: ErrorCode; reason?: ErrorReason; message: string }): RunError {
+  return {
+    code: error.code,
+    ...(error.reason !== undefined ? { reason: error.reason } : {}),
+    message: error.message,
+  };
+}
 
 /** A send or an edit carries the client's message id; its run is found again by it when the client retries. */
 function runIdempotencyKey(request: { kind: "send" | "edit"; clientMessageId: string }): string {
@@ -249,8 +258,7 @@ export class RunLifecycle {
     });
     live.stores = wiring.stores;
     if (!wiring.turn.ok) {
-      const { code, message } = wiring.turn;
-      return this.#seal(running.value, "", { status: "failed", error: { code, message } }, live.stores);
+      return this.#seal(running.value, "", { status: "failed", error: runError(wiring.turn) }, live.stores);
     }
 
     const binding = this.#deps.binding;
@@ -278,7 +286,7 @@ export class RunLifecycle {
         ? { status: "succeeded" }
         : result.status === "aborted"
           ? { status: "aborted", reason: String(live.controller.signal.reason ?? "cancelled") }
-          : { status: "failed", error: { code: result.error.code, message: result.error.message } },
+          : { status: "failed", error: runError(result.error) },
       live.stores,
     );
     this.#deps.history.remember(history, userEntry, sealed);
