@@ -55,7 +55,8 @@ async function post(url: string, body: unknown): Promise<Answer | null> {
 /** The `error.code` (or, with `field`, `error.reason`) of an error body; "unknown" when it has none. */
 function errorCodeOf(body: unknown, field: "code" | "reason" = "code"): string {
   const error = typeof body === "object" && body !== null ? (body as { error?: unknown }).error : undefined;
-  const code = typeof error === "object" && error !== null ? (error as Record<string, unknown>)[field] : undefined;
+  const code =
+    typeof error === "object" && error !== null ? (error as Record<string, unknown>)[field] : undefined;
   return typeof code === "string" ? code : "unknown";
 }
 
