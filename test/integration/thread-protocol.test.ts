@@ -530,6 +530,37 @@ describe("thread HTTP", () => {
     ]);
   });
 
+  it("keeps every delta an SSE client received when the object dies mid-stream", async () => {
+    const agent = await liveAgent({ artifact: local({ chunks: 30, hangAfterChunks: 12 }) });
+    const session = await launch(agent.publicKey);
+    const res = await api(`/v1/threads/${session.threadId}/messages`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${session.token}`, Origin: ORIGIN, Accept: "text/event-stream" },
+      body: { clientMessageId: clientMessageId(), text: "stream me over sse until you hang" },
+    });
+    const reader = res.body!.getReader();
+    const decoder = new TextDecoder();
+    let seen = "";
+    while (!/^id: 12\nevent: delta\ndata: .*\n\n/m.test(seen)) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      seen += decoder.decode(value, { stream: true });
+    }
+    await abortAllDurableObjects();
+    await reader.cancel().catch(() => {});
+    const deltas = [...seen.matchAll(/^event: delta\ndata: (.*)$/gm)].map(
+      (m) => JSON.parse(m[1]!) as { runId: string; seq: number; text: string },
+    );
+    expect(deltas.map((d) => d.seq)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
+
+    // The next start seals the run; the sealed reply begins with everything the SSE client was sent.
+    const back = await connect(session, { resume: { runId: deltas[0]!.runId, afterSeq: 12 } });
+    expect((await back.next("run", (f) => f.runId === deltas[0]!.runId)).status).toBe("aborted");
+    const reply = (await branch(session)).at(-1)!;
+    expect(reply).toMatchObject({ role: "assistant", status: "interrupted" });
+    expect(reply.text.startsWith(deltas.map((d) => d.text).join(""))).toBe(true);
+  });
+
   it("streams SSE and resumes from Last-Event-ID without duplicates", async () => {
     const agent = await liveAgent({ artifact: local({ chunks: 8, chunkDelayMs: 20 }) });
     const session = await launch(agent.publicKey);
