@@ -6,6 +6,7 @@ import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { threadObjectName } from "../../src/auth/do-name";
+import { threadExportSchema } from "../../src/storage/thread-export";
 import { openRunStores } from "../../src/thread/run-stores";
 import { privateLaunchRequest, refusedWithoutTrace } from "../helpers/edge-gate";
 import { type FakeReply, fakeAnthropic, fakeOpenAICompatible } from "../helpers/fake-providers";
@@ -235,6 +236,22 @@ describe.each(adapters)("a $name provider failure", (adapter) => {
       ws.ws.close();
     },
   );
+
+  it("stays on the run in the thread's export", async () => {
+    const agent = await adapterAgent(adapter);
+    const { reason, reply } = adapter.failures[0]!;
+    fakeProvider(adapter, [reply]);
+    const session = await launch(agent.publicKey);
+    const ws = await connect(session);
+    ws.send({ type: "send", clientMessageId: clientMessageId(), text: "hello" });
+    await ws.next("run", (f) => f.status === "failed");
+    ws.ws.close();
+    const res = await api(`/v1/sessions/${session.threadId}/export`, { key: agent.apiKey });
+    const exported = await json(res, 200, threadExportSchema);
+    expect(exported.runs.map((r) => r.error)).toEqual([
+      expect.objectContaining({ code: "upstream_unavailable", reason }),
+    ]);
+  });
 
   it("reaches the HTTP reply, as JSON and as SSE", async () => {
     const agent = await adapterAgent(adapter);
