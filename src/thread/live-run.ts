@@ -140,7 +140,13 @@ export class LiveRun {
     this.#flushScheduled = true;
     this.#schedule(() => {
       this.#flushScheduled = false;
-      this.flush();
+      try {
+        this.flush();
+      } catch (error) {
+        // A write that throws (storage failing) must not escape a timer: stop sending; the run's end seals the text.
+        this.#closed = true;
+        console.error(JSON.stringify({ level: "error", message: "delta write failed", error: String(error) }));
+      }
     });
   }
 
