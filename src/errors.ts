@@ -1,10 +1,12 @@
 // AppError carries a taxonomy code and a public message; internal detail stays in logs.
-import { type ErrorCode, HTTP_STATUS } from "./shared/errors";
+import { type ErrorCode, type ErrorReason, HTTP_STATUS } from "./shared/errors";
 
-export type { ErrorCode } from "./shared/errors";
+export type { ErrorCode, ErrorReason } from "./shared/errors";
 
 export class AppError extends Error {
   readonly code: ErrorCode;
+  /** Why, beside the code, where a client can act on it (SPEC §8): `no_active_release`, a provider's failure. */
+  readonly reason: ErrorReason | undefined;
   readonly status: number;
   /** Safe, structured detail for the client (for example failing field paths). */
   readonly details: unknown;
@@ -17,6 +19,7 @@ export class AppError extends Error {
     code: ErrorCode,
     message: string,
     options: {
+      reason?: ErrorReason;
       details?: unknown;
       retryAfter?: number;
       cause?: unknown;
@@ -28,6 +31,7 @@ export class AppError extends Error {
     super(message, { cause: options.cause });
     this.name = "AppError";
     this.code = code;
+    this.reason = options.reason;
     this.status = options.status ?? HTTP_STATUS[code];
     this.details = options.details;
     this.retryAfter = options.retryAfter;
@@ -36,7 +40,14 @@ export class AppError extends Error {
 }
 
 /** An expected failure as a value: how failures cross Durable Object RPC (thrown properties do not survive). */
-export type Failure = { ok: false; code: ErrorCode; message: string; details?: unknown; retryAfter?: number };
+export type Failure = {
+  ok: false;
+  code: ErrorCode;
+  reason?: ErrorReason;
+  message: string;
+  details?: unknown;
+  retryAfter?: number;
+};
 export type Result<T> = { ok: true; value: T } | Failure;
 
 export const ok = <T>(value: T): Result<T> => ({ ok: true, value });
@@ -55,6 +66,7 @@ export function refusal(failure: Failure): Refusal {
   return {
     ok: false,
     code: failure.code,
+    ...(failure.reason !== undefined ? { reason: failure.reason } : {}),
     message: failure.message,
     ...(failure.retryAfter !== undefined ? { retryAfter: failure.retryAfter } : {}),
   };
@@ -63,6 +75,7 @@ export function refusal(failure: Failure): Refusal {
 /** A returned failure as the AppError the HTTP edge throws. */
 export function failureError(failure: Failure): AppError {
   return new AppError(failure.code, failure.message, {
+    ...(failure.reason !== undefined ? { reason: failure.reason } : {}),
     details: failure.details,
     ...(failure.retryAfter !== undefined ? { retryAfter: failure.retryAfter } : {}),
   });

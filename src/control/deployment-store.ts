@@ -26,6 +26,15 @@ export interface AgentEntity {
   updatedAt: string;
 }
 
+/** How a launch names its agent: by public key (before the tenant is known), or by id within a tenant. */
+export type LaunchLookup = { publicKey: string } | { tenantId: string; agentId: string };
+
+/** The agent a launch names, and whether it has an active release in the launch's environment. */
+export interface LaunchAgent {
+  agent: AgentEntity;
+  released: boolean;
+}
+
 export interface NewAgent {
   slug: string;
   name: string;
@@ -119,6 +128,8 @@ export interface DeploymentStore {
   getAgent(tenantId: string, agentId: string): Promise<AgentEntity | null>;
   /** Credential look-up before the tenant is known: the public key selects one agent. */
   findAgentByPublicKey(publicKey: string): Promise<AgentEntity | null>;
+  /** The launch's agent read: the agent and whether `environment` has an active release for it, in one read. */
+  findLaunchAgent(lookup: LaunchLookup, environment: Environment): Promise<LaunchAgent | null>;
   /**
    * Lists are oldest first (versions by number). `after` must be a `next` this store returned; anything else
    * throws a `bad_request` AppError. `limit` is clamped to 1..200.

@@ -1,4 +1,4 @@
-// The one place that shapes error responses: taxonomy code, public message, request id — never a stack.
+// The one place that shapes error responses: taxonomy code and reason, public message, request id — never a stack.
 import type { ErrorHandler, NotFoundHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { AppError } from "../errors";
@@ -6,7 +6,14 @@ import type { ErrorBody } from "../shared/errors";
 import type { AppEnv } from "./context";
 
 export function errorResponse(error: AppError, requestId: string): Response {
-  const body: ErrorBody = { error: { code: error.code, message: error.message, requestId } };
+  const body: ErrorBody = {
+    error: {
+      code: error.code,
+      ...(error.reason !== undefined ? { reason: error.reason } : {}),
+      message: error.message,
+      requestId,
+    },
+  };
   if (error.details !== undefined) body.error.details = error.details;
   const headers = new Headers({ ...error.headers, "Content-Type": "application/json; charset=utf-8" });
   if (error.retryAfter !== undefined)

@@ -120,7 +120,10 @@ export async function resolveModel(
     case "workers-ai": {
       const binding = deps.ai ?? Reflect.get(deps.env, "AI");
       if (!isAiBinding(binding)) {
-        return fail("upstream_unavailable", "Workers AI is not available in this deployment.");
+        return {
+          ...fail("upstream_unavailable", "Workers AI is not available in this deployment."),
+          reason: "not_found",
+        };
       }
       try {
         return ok(withDefaults(createWorkersAI({ binding })(config.model), config));

@@ -250,9 +250,10 @@ export async function runTurn(input: RunTurnInput): Promise<TurnResult> {
               inputTokens: part.usage.inputTokens.total ?? 0,
               outputTokens: part.usage.outputTokens.total ?? 0,
             };
-            if (part.finishReason.unified === "error" || part.finishReason.unified === "interrupted") {
-              failure = modelErrors.interrupted();
-            }
+            if (part.finishReason.unified === "error") failure = modelErrors.interrupted("other");
+            else if (part.finishReason.unified === "interrupted") failure = modelErrors.interrupted();
+            // The provider's filter ended the reply: a failure the user should see named, not a finished answer.
+            else if (part.finishReason.unified === "content-filter") failure = modelErrors.contentFilter();
             break;
           case "error":
             reader.cancel().catch(() => {});
@@ -273,6 +274,7 @@ export async function runTurn(input: RunTurnInput): Promise<TurnResult> {
     if (stepIndex + 1 >= input.maxSteps) {
       return ended({
         code: "upstream_unavailable",
+        reason: "other",
         message: `The model kept calling tools past the limit of ${input.maxSteps} steps.`,
         retryable: false,
       });
@@ -301,7 +303,11 @@ export async function runTurn(input: RunTurnInput): Promise<TurnResult> {
       } catch {
         // Tool executors return failures as outcomes; a throw is a bug and must not pass for a tool answer.
         if (signal.aborted) return ended();
-        return ended({ code: "internal", message: "A tool call failed unexpectedly.", retryable: false });
+        return ended({
+          code: "internal",
+          message: "A tool call failed unexpectedly.",
+          retryable: false,
+        });
       }
       if (signal.aborted) return ended();
       step.toolCalls.push({ ...call, outcome });
@@ -315,5 +321,9 @@ export async function runTurn(input: RunTurnInput): Promise<TurnResult> {
     prompt.push(assistant, { role: "tool", content: results });
   }
   // Only reachable with maxSteps < 1: no model call was allowed.
-  return ended({ code: "bad_request", message: "A turn needs at least one model step.", retryable: false });
+  return ended({
+    code: "bad_request",
+    message: "A turn needs at least one model step.",
+    retryable: false,
+  });
 }

@@ -9,7 +9,7 @@ import { newVisitorId, signVisitorToken, verifyVisitorToken } from "../auth/visi
 import { type ContextVariables, contextText, contextVariablesSchema } from "../control/context-variables";
 import type { AgentEntity, Environment } from "../control/deployment-store";
 import { AppError } from "../errors";
-import { findAgentByPublicKeyCached } from "../http/agent-key-cache";
+import { findLaunchAgentCached } from "../http/agent-key-cache";
 import type { AppContext, AppEnv } from "../http/context";
 import { failedLaunchLimit } from "../http/failed-launch-limit";
 import { parseWith, readJsonText } from "../http/json-body";
@@ -49,11 +49,15 @@ const privateLaunchSchema = z
     path: ["agentKey"],
   });
 
+const launchEnvironment = (c: AppContext): Environment => c.env.ENVIRONMENT as Environment;
+
 /** One body for every unknown, disabled or rotated key, so the answer reveals nothing. */
 const unknownAgent = () => new AppError("unauthenticated", "Unknown or inactive agent key.");
 
 interface LaunchTarget {
   agent: AgentEntity;
+  /** Whether the agent has an active release in this environment (read with the agent, no extra round trip). */
+  released: boolean;
   subject: string;
   subjectKind: "visitor" | "user";
   threadId?: string;
@@ -65,8 +69,10 @@ interface LaunchTarget {
 
 async function resolvePublic(c: AppContext, raw: unknown, origin: string | undefined): Promise<LaunchTarget> {
   const body = parseWith(publicLaunchSchema, raw);
-  const agent = await findAgentByPublicKeyCached(deploymentStore(c), body.agentKey);
-  if (agent === null || agent.status !== "active" || agent.visibility !== "public") throw unknownAgent();
+  const found = await findLaunchAgentCached(deploymentStore(c), body.agentKey, launchEnvironment(c));
+  const agent = found?.agent ?? null;
+  if (found === null || agent === null || agent.status !== "active" || agent.visibility !== "public")
+    throw unknownAgent();
   if (!originAllowed(origin, agent.allowedOrigins)) {
     throw new AppError("forbidden", "This origin may not launch this agent.");
   }
@@ -88,6 +94,7 @@ async function resolvePublic(c: AppContext, raw: unknown, origin: string | undef
   }
   return {
     agent,
+    released: found.released,
     subject,
     subjectKind: "visitor",
     issueVisitorToken,
@@ -104,14 +111,19 @@ async function resolvePrivate(c: AppContext, raw: unknown): Promise<LaunchTarget
   if (principal.scope !== "admin") throw new AppError("forbidden", "This API key is read-only.");
   const body = parseWith(privateLaunchSchema, raw);
   const store = deploymentStore(c);
-  const agent =
+  const found =
     body.agentKey !== undefined
-      ? await findAgentByPublicKeyCached(store, body.agentKey)
-      : await store.getAgent(principal.tenantId, body.agentId!);
-  if (agent === null || agent.tenantId !== principal.tenantId || agent.status !== "active")
+      ? await findLaunchAgentCached(store, body.agentKey, launchEnvironment(c))
+      : await store.findLaunchAgent(
+          { tenantId: principal.tenantId, agentId: body.agentId! },
+          launchEnvironment(c),
+        );
+  const agent = found?.agent ?? null;
+  if (found === null || agent === null || agent.tenantId !== principal.tenantId || agent.status !== "active")
     throw unknownAgent();
   return {
     agent,
+    released: found.released,
     subject: body.subject,
     subjectKind: "user",
     issueVisitorToken: false,
@@ -135,7 +147,14 @@ export const launch = new Hono<AppEnv>()
     const raw = await readJsonText(c, isBackend ? MAX_PRIVATE_LAUNCH_BODY_BYTES : MAX_LAUNCH_BODY_BYTES);
     const target = isBackend ? await resolvePrivate(c, raw) : await resolvePublic(c, raw, origin);
     const { agent } = target;
-    const environment = c.env.ENVIRONMENT as Environment;
+    const environment = launchEnvironment(c);
+    // A new thread could never run: refuse it here, before any limit or quota counts it and before anything is stored,
+    // rather than let the browser find out from a failing socket. A refresh goes on: its thread keeps its own pin.
+    if (target.threadId === undefined && !target.released) {
+      throw new AppError("conflict", `This agent has no active release in ${environment}.`, {
+        reason: "no_active_release",
+      });
+    }
 
     let existing: ThreadRecord | null = null;
     if (target.threadId !== undefined) {

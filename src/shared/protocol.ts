@@ -1,6 +1,6 @@
 // The `agent.v1` wire protocol: one zod discriminated union per direction, imported by the Worker and the widget.
 import { z } from "zod";
-import { ERROR_CODES } from "./errors";
+import { ERROR_CODES, ERROR_REASONS } from "./errors";
 import { presentationSchema } from "./presentation";
 
 export const PROTOCOL = "agent.v1";
@@ -133,7 +133,9 @@ export const serverFrameSchema = z.discriminatedUnion("type", [
     type: z.literal("run"),
     runId: id,
     status: z.enum(RUN_STATUSES),
-    error: z.object({ code: z.enum(ERROR_CODES), message: z.string() }).optional(),
+    error: z
+      .object({ code: z.enum(ERROR_CODES), reason: z.enum(ERROR_REASONS).optional(), message: z.string() })
+      .optional(),
     /** Only while `queued` behind another run: 1 is next. */
     position: z.number().int().min(1).optional(),
     /** Only when `aborted`: `cancelled`, `interrupted` (by a later turn, or by the object's death), … */
@@ -141,7 +143,12 @@ export const serverFrameSchema = z.discriminatedUnion("type", [
   }),
   z.object({ type: z.literal("delta"), runId: id, seq: z.number().int().min(1), text: z.string() }),
   z.object({ type: z.literal("history"), items: z.array(entrySchema), nextCursor: z.string().optional() }),
-  z.object({ type: z.literal("error"), code: z.enum(ERROR_CODES), message: z.string() }),
+  z.object({
+    type: z.literal("error"),
+    code: z.enum(ERROR_CODES),
+    reason: z.enum(ERROR_REASONS).optional(),
+    message: z.string(),
+  }),
   z.object({ type: z.literal("pong") }),
 ]);
 

@@ -28,36 +28,43 @@ export class RunChunkStore {
   }
 
   /**
-   * Stores streamed deltas `firstSeq, firstSeq+1, …` as one packed row. Delta seqs start at 1 and are contiguous
+   * Writes the chunk row that starts at `firstSeq` with `texts`, deltas `firstSeq, firstSeq+1, …`: a new row must
+   * continue from the last stored delta, and the last row may be written again with more deltas (never fewer) (a live run grows its
+   * open row a delta at a time, so every delta is durable before it is sent). Delta seqs start at 1 and are contiguous
    * per run, so a resuming client can be given exactly what it missed. Only a live (queued/running) run takes chunks.
+   * One statement: the checks ride in its WHERE clause, so a delta costs one row write and no reads on the way.
    */
-  append(runId: string, firstSeq: number, texts: readonly string[]): Result<{ lastSeq: number }> {
+  write(runId: string, firstSeq: number, texts: readonly string[]): Result<{ lastSeq: number }> {
     const parsedSeq = seqSchema.safeParse(firstSeq);
     if (!parsedSeq.success) return invalidRunRecord(parsedSeq.error);
     if (texts.length === 0 || texts.length > MAX_DELTAS_PER_CHUNK) {
       return fail("bad_request", `A chunk holds 1 to ${MAX_DELTAS_PER_CHUNK} deltas.`);
     }
+    const first = parsedSeq.data;
+    const lastSeq = first + texts.length - 1;
     const redacted = texts.map((t) => this.#redactor.text(t));
-    return this.#storage.transactionSync((): Result<{ lastSeq: number }> => {
-      const run = findRun(this.#storage, runId);
-      if (!run) return fail("not_found", "Run not found.");
-      if (isTerminalRunStatus(run.status))
-        return fail("conflict", "The run has ended.", { status: run.status });
-      const previous = this.lastSeq(runId);
-      if (parsedSeq.data !== previous + 1) {
-        return fail("conflict", "Delta sequence must continue from the last stored delta.", {
-          lastSeq: previous,
-        });
-      }
-      const lastSeq = parsedSeq.data + redacted.length - 1;
-      this.#storage.sql.exec(
-        "INSERT INTO run_chunks (run_id, first_seq, last_seq, text_json) VALUES (?, ?, ?, ?)",
-        runId,
-        parsedSeq.data,
-        lastSeq,
-        JSON.stringify(redacted),
-      );
-      return ok({ lastSeq });
+    const written = this.#storage.sql.exec(
+      `INSERT INTO run_chunks (run_id, first_seq, last_seq, text_json)
+       SELECT ?1, ?2, ?3, ?4
+       WHERE EXISTS (SELECT 1 FROM runs WHERE id = ?1 AND status IN ('queued', 'running'))
+         AND COALESCE((SELECT last_seq FROM run_chunks WHERE run_id = ?1 AND first_seq < ?2
+                       ORDER BY first_seq DESC LIMIT 1), 0) = ?2 - 1
+         AND NOT EXISTS (SELECT 1 FROM run_chunks WHERE run_id = ?1 AND first_seq > ?2)
+         AND NOT EXISTS (SELECT 1 FROM run_chunks WHERE run_id = ?1 AND first_seq = ?2 AND last_seq > ?3)
+       ON CONFLICT (run_id, first_seq) DO UPDATE SET last_seq = excluded.last_seq, text_json = excluded.text_json`,
+      runId,
+      first,
+      lastSeq,
+      JSON.stringify(redacted),
+    );
+    if (written.rowsWritten > 0) return ok({ lastSeq });
+    // Refused: say why (only now is anything read).
+    const run = findRun(this.#storage, runId);
+    if (!run) return fail("not_found", "Run not found.");
+    if (isTerminalRunStatus(run.status))
+      return fail("conflict", "The run has ended.", { status: run.status });
+    return fail("conflict", "Delta sequence must continue from the last stored delta.", {
+      lastSeq: this.lastSeq(runId),
     });
   }
 

@@ -1,7 +1,7 @@
 // The thread's runs table: a run's lifecycle from queued to its end, found again by id or idempotency key.
 import { z } from "zod";
 import { fail, ok, type Result } from "../errors";
-import { ERROR_CODES, type ErrorCode } from "../shared/errors";
+import { ERROR_CODES, ERROR_REASONS, type ErrorCode, type ErrorReason } from "../shared/errors";
 import { RUN_STATUSES, type RunStatus } from "../shared/protocol";
 import { enqueueOutbox } from "./outbox";
 import { createRedactor, type Redactor } from "./redact";
@@ -22,6 +22,8 @@ export const isTerminalRunStatus = (status: RunStatus): boolean => NEXT_STATUS[s
 // A type alias, not an interface, so a run stays assignable to JsonValue for the outbox payload.
 export type RunError = {
   code: ErrorCode;
+  /** Why, beside the code (a provider failure's `auth`, `context_length`, …); absent when none applies. */
+  reason?: ErrorReason;
   message: string;
 };
 
@@ -75,7 +77,11 @@ const runPatchSchema = z.object({
     .transform((t) => t.slice(0, 1000))
     .optional(),
   error: z
-    .object({ code: z.enum(ERROR_CODES), message: z.string().transform((t) => t.slice(0, 4000)) })
+    .object({
+      code: z.enum(ERROR_CODES),
+      reason: z.enum(ERROR_REASONS).optional(),
+      message: z.string().transform((t) => t.slice(0, 4000)),
+    })
     .optional(),
 });
 
@@ -92,12 +98,13 @@ const runRowSchema = z.object({
   abort_reason: z.string().nullable(),
   error_code: z.enum(ERROR_CODES).nullable(),
   error_message: z.string().nullable(),
+  error_reason: z.enum(ERROR_REASONS).nullable(),
   version_id: z.string().nullable(),
   revision: z.number().int(),
 });
 
 const RUN_COLUMNS =
-  "id, status, idempotency_key, user_entry_id, assistant_entry_id, parent_entry_id, created_at, started_at, ended_at, abort_reason, error_code, error_message, version_id, revision";
+  "id, status, idempotency_key, user_entry_id, assistant_entry_id, parent_entry_id, created_at, started_at, ended_at, abort_reason, error_code, error_message, error_reason, version_id, revision";
 
 /** Where a page of runs in creation order ended. */
 export interface RunPosition {
@@ -118,7 +125,14 @@ function toRun(row: unknown): Run {
     startedAt: r.started_at,
     endedAt: r.ended_at,
     abortReason: r.abort_reason,
-    error: r.error_code === null ? null : { code: r.error_code, message: r.error_message ?? "" },
+    error:
+      r.error_code === null
+        ? null
+        : {
+            code: r.error_code,
+            ...(r.error_reason !== null ? { reason: r.error_reason } : {}),
+            message: r.error_message ?? "",
+          },
     versionId: r.version_id,
     revision: r.revision,
   };
@@ -261,6 +275,7 @@ export class RunStore {
            abort_reason = COALESCE(?, abort_reason),
            error_code = COALESCE(?, error_code),
            error_message = COALESCE(?, error_message),
+           error_reason = COALESCE(?, error_reason),
            revision = revision + 1
          WHERE id = ? RETURNING ${RUN_COLUMNS}`,
         to,
@@ -273,6 +288,7 @@ export class RunStore {
         p.abortReason === undefined ? null : this.#redactor.text(p.abortReason),
         p.error?.code ?? null,
         p.error === undefined ? null : this.#redactor.text(p.error.message),
+        p.error?.reason ?? null,
         runId,
       );
       const updated = toRun(row.one());

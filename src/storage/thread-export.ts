@@ -1,7 +1,7 @@
 // One thread as plain JSON, streamed page by page from the object's own storage (the source of truth), for export.
 import { z } from "zod";
 import { environmentSchema } from "../shared/api";
-import { ERROR_CODES } from "../shared/errors";
+import { ERROR_CODES, ERROR_REASONS } from "../shared/errors";
 import { FEEDBACK_RATINGS, RUN_STATUSES } from "../shared/protocol";
 import { ENTRY_KINDS, ENTRY_ROLES, EntryStore } from "./entry-store";
 import { FeedbackStore } from "./feedback-store";
@@ -55,7 +55,13 @@ export const threadExportSchema = z.strictObject({
       startedAt: isoTime.nullable(),
       endedAt: isoTime.nullable(),
       abortReason: z.string().nullable(),
-      error: z.strictObject({ code: z.enum(ERROR_CODES), message: z.string() }).nullable(),
+      error: z
+        .strictObject({
+          code: z.enum(ERROR_CODES),
+          reason: z.enum(ERROR_REASONS).optional(),
+          message: z.string(),
+        })
+        .nullable(),
     }),
   ),
   toolCalls: z.array(

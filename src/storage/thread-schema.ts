@@ -232,6 +232,13 @@ export const THREAD_MIGRATIONS: readonly ThreadMigration[] = [
       )`,
     ],
   },
+  {
+    version: 9,
+    up: [
+      // Why a failed run failed, beside its code (SPEC §8, "Errors"): a provider's `auth`, `context_length`, ….
+      `ALTER TABLE runs ADD COLUMN error_reason TEXT`,
+    ],
+  },
 ];
 
 export const THREAD_SCHEMA_VERSION: number = THREAD_MIGRATIONS[THREAD_MIGRATIONS.length - 1]?.version ?? 0;

@@ -4,12 +4,12 @@ import type { RunSlot } from "../auth/run-quota";
 import { fail, ok, type Result } from "../errors";
 import { buildPrompt } from "../models/prompt";
 import { runTurn } from "../models/turn";
-import type { ErrorCode } from "../shared/errors";
+import type { ErrorCode, ErrorReason } from "../shared/errors";
 import { LIMITS, type MultitaskStrategy, type ServerFrame } from "../shared/protocol";
 import type { Entry } from "../storage/entry-store";
 import type { ThreadBinding } from "../storage/pin-store";
 import type { QueuedTurnRecord, QueuedTurnStore } from "../storage/queued-turn-store";
-import type { Run } from "../storage/run-store";
+import type { Run, RunError } from "../storage/run-store";
 import { toWireEntry } from "./frames";
 import { LiveRun, persistedText, runFrame, type StreamReceivers } from "./live-run";
 import { multitaskStrategy, queuedFrame, queuedTurnOf, requestOfQueued } from "./multitask";
@@ -72,7 +72,16 @@ export interface LifecycleDeps {
 type RunOutcome =
   | { status: "succeeded" }
   | { status: "aborted"; reason: string }
-  | { status: "failed"; error: { code: ErrorCode; message: string } };
+  | { status: "failed"; error: RunError };
+
+/** The stored, public part of a failure: code, reason (a provider's, when it gave one) and message. */
+function runError(error: { code: ErrorCode; reason?: ErrorReason; message: string }): RunError {
+  return {
+    code: error.code,
+    ...(error.reason !== undefined ? { reason: error.reason } : {}),
+    message: error.message,
+  };
+}
 
 /** A send or an edit carries the client's message id; its run is found again by it when the client retries. */
 function runIdempotencyKey(request: { kind: "send" | "edit"; clientMessageId: string }): string {
@@ -514,8 +523,7 @@ export class RunLifecycle {
     });
     live.stores = wiring.stores;
     if (!wiring.turn.ok) {
-      const { code, message } = wiring.turn;
-      return this.#seal(running.value, "", { status: "failed", error: { code, message } }, live.stores);
+      return this.#seal(running.value, "", { status: "failed", error: runError(wiring.turn) }, live.stores);
     }
 
     const binding = this.#deps.binding;
@@ -532,6 +540,8 @@ export class RunLifecycle {
       stallTimeoutMs: STALL_TIMEOUT_MS,
       onDelta: (delta) => live.push(delta),
     });
+    // Deltas of the model's last event-loop turn are stored and sent before the reply entry.
+    live.flush();
 
     const current = runs.get(live.runId) ?? running.value;
     const sealed = this.#seal(
@@ -541,7 +551,7 @@ export class RunLifecycle {
         ? { status: "succeeded" }
         : result.status === "aborted"
           ? { status: "aborted", reason: String(live.controller.signal.reason ?? "cancelled") }
-          : { status: "failed", error: { code: result.error.code, message: result.error.message } },
+          : { status: "failed", error: runError(result.error) },
       live.stores,
       toolCallsOfSteps(result.steps, live.text),
     );

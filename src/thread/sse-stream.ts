@@ -24,7 +24,9 @@ export function lastEventId(request: Request): number {
 /** `id` is the delta seq, so `Last-Event-ID` resumes exactly; the stream ends with the run. */
 export function sseStream(runtime: ThreadRuntime, runId: string, afterSeq: number): Response {
   const encoder = new TextEncoder();
-  const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
+  // A runtime byte stream, not a JS TransformStream: each write to it waits for the output gate, so an event leaves
+  // only after the storage writes before it are confirmed — the delta it carries is durable (live-run.ts).
+  const { readable, writable } = new IdentityTransformStream();
   const writer = writable.getWriter();
   let closed = false;
   let unsubscribe = () => {};

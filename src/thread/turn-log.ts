@@ -1,5 +1,5 @@
 // The one structured log line per turn (SPEC §13), written when its run ends: ids, model, timings, tokens, outcome.
-import type { ErrorCode } from "../shared/errors";
+import type { ErrorCode, ErrorReason } from "../shared/errors";
 import type { RunStatus } from "../shared/protocol";
 import type { ThreadBinding } from "../storage/pin-store";
 import type { Run } from "../storage/run-store";
@@ -24,6 +24,8 @@ export interface TurnLogLine {
   outputTokens: number;
   status: RunStatus;
   errorCode: ErrorCode | null;
+  /** A provider failure's reason (`auth`, `context_length`, …), so an operator can tell a bad key from an outage. */
+  errorReason: ErrorReason | null;
 }
 
 export interface TurnFacts {
@@ -53,6 +55,7 @@ export function turnLogLine({ binding, run, usage, requestId, firstDeltaAt }: Tu
     outputTokens: tokens.outputTokens,
     status: run.status,
     errorCode: run.error?.code ?? null,
+    errorReason: run.error?.reason ?? null,
   };
 }
 

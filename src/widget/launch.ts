@@ -52,9 +52,11 @@ async function post(url: string, body: unknown): Promise<Answer | null> {
   }
 }
 
-function errorCodeOf(body: unknown): string {
+/** The `error.code` (or, with `field`, `error.reason`) of an error body; "unknown" when it has none. */
+function errorCodeOf(body: unknown, field: "code" | "reason" = "code"): string {
   const error = typeof body === "object" && body !== null ? (body as { error?: unknown }).error : undefined;
-  const code = typeof error === "object" && error !== null ? (error as { code?: unknown }).code : undefined;
+  const code =
+    typeof error === "object" && error !== null ? (error as Record<string, unknown>)[field] : undefined;
   return typeof code === "string" ? code : "unknown";
 }
 
@@ -143,6 +145,21 @@ export function publicLauncher(options: {
           };
         case 403:
           return { ok: false, error: originRefused() };
+        case 409:
+          // The agent has no active release here: nothing to retry until its owner activates one.
+          if (errorCodeOf(answer.body, "reason") === "no_active_release") {
+            return {
+              ok: false,
+              error: widgetError(
+                "agent_unavailable",
+                "the agent has no active release in this environment; activate a release of it.",
+              ),
+            };
+          }
+          return {
+            ok: false,
+            error: widgetError("server_error", `the launch was refused with 409 (${code}).`),
+          };
         case 429:
           return {
             ok: false,

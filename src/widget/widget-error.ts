@@ -4,7 +4,7 @@ import type { StringKey } from "./strings";
 /**
  * Stable codes for the `error` event (snake_case, never renamed):
  * - `origin_not_allowed`: this page's origin is not in the agent's allowed origins.
- * - `agent_unavailable`: the agent key is unknown, disabled or rotated.
+ * - `agent_unavailable`: the agent key is unknown, disabled or rotated, or the agent has no active release here.
  * - `missing_agent_key`: neither an agent key nor `identify(getLaunchToken)` was given.
  * - `auth_failed`: `getLaunchToken()` failed or returned something unusable; a token was refused.
  * - `rate_limited`: launches or messages are rate limited; the widget retries on its own.

@@ -2,6 +2,7 @@
 // cross-origin isolated (COEP) page. Every failure shows a message in the panel and names the fix in the console.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import { request } from "../../scripts/lib/http-client.mjs";
 import {
   API_KEY,
   BASE_URL,
@@ -35,6 +36,42 @@ describe("host pages", () => {
     );
     assert.deepEqual(errors, ["origin_not_allowed"]);
     assert.equal(await w.input.isDisabled(), true, "nothing can be sent that would be refused");
+  });
+
+  it("says an agent without an active release is not available, once, instead of retrying", async () => {
+    // An agent published but never released in this environment: the launch itself is refused (409).
+    const created = await request(BASE_URL, "POST", "/v1/agents", {
+      token: API_KEY,
+      body: {
+        slug: `unreleased-${Date.now()}`,
+        name: "Unreleased",
+        visibility: "public",
+        allowedOrigins: [BASE_URL],
+      },
+    });
+    assert.equal(created.status, 201);
+    const launches = [];
+    const { page, log, w } = await openWidgetPage(browser, {
+      url: `${BASE_URL}/test/widget.html?key=${created.body.publicKey}&persist=memory`,
+    });
+    page.on("response", (res) => {
+      if (res.url().endsWith("/v1/agent-sessions") && res.request().method() === "POST")
+        launches.push(res.status());
+    });
+    await w.launcher.click();
+    await waitForText(w.notice, "This chat is not available right now.");
+    await waitForText(w.status, "Unavailable");
+    assert.ok(
+      log.warnings.some((line) => line.includes("no active release")),
+      JSON.stringify(log.warnings),
+    );
+    const errors = await page.evaluate(() =>
+      window.testEvents.filter((e) => e.name === "error").map((e) => e.detail.code),
+    );
+    assert.deepEqual(errors, ["agent_unavailable"]);
+    // A retry would have come within the first backoff step; none does.
+    await page.waitForTimeout(2_000);
+    assert.deepEqual(launches, [409]);
   });
 
   it("explains a missing agent key instead of showing a blank panel", async () => {

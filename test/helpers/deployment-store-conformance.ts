@@ -174,6 +174,33 @@ export function describeDeploymentStore(name: string, makeStore: (clock: TestClo
         expect(await store.findAgentByPublicKey(unique("pk"))).toBeNull();
       });
 
+      it("reads a launch's agent with whether it has an active release in that environment", async () => {
+        const base = setup();
+        const { store } = base;
+        const other = await newTenant(store);
+        const unreleased = await world(base);
+        expect(await store.findLaunchAgent({ publicKey: unreleased.agent.publicKey }, "production")).toEqual({
+          agent: unreleased.agent,
+          released: false,
+        });
+        const d = await deployed([10_000], "production", base);
+        for (const lookup of [
+          { publicKey: d.agent.publicKey },
+          { tenantId: d.tenant.id, agentId: d.agent.id },
+        ]) {
+          expect(await store.findLaunchAgent(lookup, "production")).toEqual({
+            agent: d.agent,
+            released: true,
+          });
+          // A release is per environment: another one has none.
+          expect(await store.findLaunchAgent(lookup, "staging")).toEqual({ agent: d.agent, released: false });
+        }
+        expect(
+          await store.findLaunchAgent({ tenantId: other.id, agentId: d.agent.id }, "production"),
+        ).toBeNull();
+        expect(await store.findLaunchAgent({ publicKey: unique("pk") }, "production")).toBeNull();
+      });
+
       it("refuses a second agent with the same slug in one tenant, and allows it in another", async () => {
         const { store } = setup();
         const a = await newTenant(store);

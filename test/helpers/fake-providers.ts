@@ -10,6 +10,8 @@ export type FakeReply =
       breakAfter?: number;
       /** The body stream stops after this many deltas and only ends when the request is aborted. */
       hangAfter?: number;
+      /** The provider's content filter ends the reply (OpenAI `finish_reason: "content_filter"`, Anthropic `refusal`). */
+      filtered?: boolean;
     }
   | {
       kind: "tool-call";
@@ -18,7 +20,11 @@ export type FakeReply =
       input: Record<string, unknown>;
       usage?: { input: number; output: number };
     }
-  | { kind: "http-error"; status: number; body: unknown; headers?: Record<string, string> };
+  | { kind: "http-error"; status: number; body: unknown; headers?: Record<string, string> }
+  /** Nothing listens at the provider's address: fetch rejects (the binding throws) before any response. */
+  | { kind: "connection-refused" }
+  /** The Workers AI binding throws this message (`"<name>: <internal code>: <text>"`); HTTP fakes do not use it. */
+  | { kind: "binding-error"; message: string };
 
 export interface RecordedRequest {
   url: string;
@@ -104,6 +110,21 @@ function scripted(replies: FakeReply[]): () => FakeReply {
   };
 }
 
+/** What a fetch to an address nobody listens on rejects with (undici's shape, which the AI SDK recognises). */
+function connectionRefused(): TypeError {
+  const cause = Object.assign(new Error("connect ECONNREFUSED 203.0.113.7:443"), { code: "ECONNREFUSED" });
+  return new TypeError("fetch failed", { cause });
+}
+
+/** The replies an HTTP fake answers before any stream: an error status, or no connection at all. */
+function earlyAnswer(reply: FakeReply): Response | null {
+  if (reply.kind === "connection-refused") throw connectionRefused();
+  if (reply.kind === "binding-error")
+    throw new Error("binding-error replies are for the Workers AI fake only");
+  if (reply.kind === "http-error") return errorResponse(reply);
+  return null;
+}
+
 function errorResponse(reply: Extract<FakeReply, { kind: "http-error" }>): Response {
   return new Response(JSON.stringify(reply.body), {
     status: reply.status,
@@ -120,7 +141,9 @@ export function fakeOpenAICompatible(replies: FakeReply[]): FakeHttpProvider {
   const fetch = async (input: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
     requests.push(await record(input, init));
     const reply = nextReply();
-    if (reply.kind === "http-error") return errorResponse(reply);
+    const early = earlyAnswer(reply);
+    if (early !== null) return early;
+    if (reply.kind !== "text" && reply.kind !== "tool-call") throw new Error("unreachable");
     const base = {
       id: "chatcmpl-fake",
       object: "chat.completion.chunk",
@@ -133,7 +156,7 @@ export function fakeOpenAICompatible(replies: FakeReply[]): FakeHttpProvider {
     const firstDelta = events.length;
     if (reply.kind === "text") {
       for (const text of reply.deltas) events.push(chunk({ content: text }));
-      events.push(chunk({}, "stop"));
+      events.push(chunk({}, reply.filtered ? "content_filter" : "stop"));
     } else {
       const args = JSON.stringify(reply.input);
       const half = Math.ceil(args.length / 2);
@@ -180,7 +203,9 @@ export function fakeAnthropic(replies: FakeReply[]): FakeHttpProvider {
   const fetch = async (input: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
     requests.push(await record(input, init));
     const reply = nextReply();
-    if (reply.kind === "http-error") return errorResponse(reply);
+    const early = earlyAnswer(reply);
+    if (early !== null) return early;
+    if (reply.kind !== "text" && reply.kind !== "tool-call") throw new Error("unreachable");
     const event = (type: string, value: Record<string, unknown>) =>
       `event: ${type}\n${data({ type, ...value })}`;
     const usage = reply.usage ?? { input: 0, output: 0 };
@@ -206,7 +231,7 @@ export function fakeAnthropic(replies: FakeReply[]): FakeHttpProvider {
       for (const text of reply.deltas) {
         events.push(event("content_block_delta", { index: 0, delta: { type: "text_delta", text } }));
       }
-      stopReason = "end_turn";
+      stopReason = reply.filtered ? "refusal" : "end_turn";
     } else {
       const args = JSON.stringify(reply.input);
       const half = Math.ceil(args.length / 2);
@@ -266,6 +291,9 @@ export function fakeWorkersAI(replies: FakeReply[]): FakeWorkersAI {
   const run = async (model: string, inputs: unknown, options?: { signal?: AbortSignal }) => {
     calls.push({ model, inputs, options });
     const reply = nextReply();
+    // workerd's own error for a connection that could not be made or was lost.
+    if (reply.kind === "connection-refused") throw new TypeError("Network connection lost.");
+    if (reply.kind === "binding-error") throw new Error(reply.message);
     if (reply.kind === "http-error") {
       throw new Error(
         WORKERS_AI_ERRORS[reply.status] ?? `InferenceUpstreamError: ${JSON.stringify(reply.body)}`,

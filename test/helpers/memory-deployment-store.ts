@@ -10,6 +10,8 @@ import type {
   DeploymentStore,
   Draft,
   Environment,
+  LaunchAgent,
+  LaunchLookup,
   NewAgent,
   Page,
   PageRequest,
@@ -159,6 +161,16 @@ export class MemoryDeploymentStore implements DeploymentStore {
 
   async findAgentByPublicKey(publicKey: string): Promise<AgentEntity | null> {
     return copyOrNull([...this.#t.agents.values()].find((a) => a.publicKey === publicKey));
+  }
+
+  async findLaunchAgent(lookup: LaunchLookup, environment: Environment): Promise<LaunchAgent | null> {
+    const agent =
+      "publicKey" in lookup
+        ? await this.findAgentByPublicKey(lookup.publicKey)
+        : await this.getAgent(lookup.tenantId, lookup.agentId);
+    if (agent === null) return null;
+    const released = this.#t.activeReleases.has(scopedKey(agent.tenantId, agent.id, environment));
+    return { agent, released };
   }
 
   async listAgents(tenantId: string, page: PageRequest): Promise<Page<AgentEntity>> {

@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import type { ModelConfig } from "../../src/control/artifact";
 import { type ResolveModelDeps, resolveModel } from "../../src/models/resolve-model";
 import { runTurn, type TurnResult } from "../../src/models/turn";
+import type { ProviderErrorReason } from "../../src/shared/errors";
 import {
   type FakeReply,
   fakeAnthropic,
@@ -17,8 +18,13 @@ const PROVIDER_BODY = "provider-private-detail-7731";
 
 const secrets = (values: Record<string, string>) => async (alias: string) => values[alias] ?? null;
 
+/** How each provider really answers a failure of each kind, so the reason the user sees can be checked per adapter. */
+type FailureCase = { reason: ProviderErrorReason; label: string; reply: FakeReply };
+
 interface Adapter {
   name: string;
+  /** One or more ways this provider fails for each reason it can report (not every provider has every reason). */
+  failures: FailureCase[];
   /** Builds the model against a fake answering with `replies`, and exposes what the provider received. */
   setup(
     replies: FakeReply[],
@@ -37,6 +43,119 @@ const adapters: Adapter[] = [
   {
     name: "openai-compatible",
     http: true,
+    failures: [
+      {
+        reason: "auth",
+        label: "401 invalid_api_key",
+        reply: {
+          kind: "http-error",
+          status: 401,
+          body: {
+            error: {
+              message: `Incorrect API key provided: ${API_KEY}.`,
+              type: "invalid_request_error",
+              param: null,
+              code: "invalid_api_key",
+            },
+          },
+        },
+      },
+      {
+        reason: "not_found",
+        label: "404 model_not_found",
+        reply: {
+          kind: "http-error",
+          status: 404,
+          body: {
+            error: {
+              message: "The model `gpt-fake` does not exist or you do not have access to it.",
+              type: "invalid_request_error",
+              param: null,
+              code: "model_not_found",
+            },
+          },
+        },
+      },
+      {
+        reason: "rate_limited",
+        label: "429 rate_limit_exceeded",
+        reply: {
+          kind: "http-error",
+          status: 429,
+          headers: { "retry-after": "3" },
+          body: {
+            error: {
+              message: "Rate limit reached for gpt-fake on requests per min (RPM): Limit 3, Used 3.",
+              type: "requests",
+              param: null,
+              code: "rate_limit_exceeded",
+            },
+          },
+        },
+      },
+      {
+        reason: "context_length",
+        label: "400 context_length_exceeded",
+        reply: {
+          kind: "http-error",
+          status: 400,
+          body: {
+            error: {
+              message:
+                "This model's maximum context length is 8192 tokens. However, your messages resulted in 9001 tokens. Please reduce the length of the messages.",
+              type: "invalid_request_error",
+              param: "messages",
+              code: "context_length_exceeded",
+            },
+          },
+        },
+      },
+      {
+        reason: "content_filter",
+        label: 'finish_reason "content_filter"',
+        reply: { kind: "text", deltas: ["I can", "not"], filtered: true },
+      },
+      {
+        reason: "content_filter",
+        label: "400 content_filter (Azure OpenAI's prompt filter)",
+        reply: {
+          kind: "http-error",
+          status: 400,
+          body: {
+            error: {
+              message:
+                "The response was filtered due to the prompt triggering Azure OpenAI's content management policy.",
+              type: null,
+              param: "prompt",
+              code: "content_filter",
+              status: 400,
+            },
+          },
+        },
+      },
+      {
+        reason: "timeout",
+        label: "a stream that goes silent",
+        reply: { kind: "text", deltas: [], hangAfter: 0 },
+      },
+      {
+        reason: "timeout",
+        label: "504 from a gateway",
+        reply: { kind: "http-error", status: 504, body: {} },
+      },
+      { reason: "network", label: "connection refused", reply: { kind: "connection-refused" } },
+      {
+        reason: "other",
+        label: "500 server_error",
+        reply: {
+          kind: "http-error",
+          status: 500,
+          body: {
+            error: { message: "The server had an error.", type: "server_error", param: null, code: null },
+          },
+        },
+      },
+    ],
     async setup(replies) {
       const fake = fakeOpenAICompatible(replies);
       const model = await resolved(
@@ -56,6 +175,77 @@ const adapters: Adapter[] = [
   {
     name: "anthropic",
     http: true,
+    failures: [
+      {
+        reason: "auth",
+        label: "401 authentication_error",
+        reply: {
+          kind: "http-error",
+          status: 401,
+          body: { type: "error", error: { type: "authentication_error", message: "invalid x-api-key" } },
+        },
+      },
+      {
+        reason: "not_found",
+        label: "404 not_found_error",
+        reply: {
+          kind: "http-error",
+          status: 404,
+          body: { type: "error", error: { type: "not_found_error", message: "model: claude-fake" } },
+        },
+      },
+      {
+        reason: "rate_limited",
+        label: "429 rate_limit_error",
+        reply: {
+          kind: "http-error",
+          status: 429,
+          headers: { "retry-after": "3" },
+          body: {
+            type: "error",
+            error: {
+              type: "rate_limit_error",
+              message: "Number of request tokens has exceeded your per-minute rate limit.",
+            },
+          },
+        },
+      },
+      {
+        reason: "context_length",
+        label: '400 invalid_request_error "prompt is too long"',
+        reply: {
+          kind: "http-error",
+          status: 400,
+          body: {
+            type: "error",
+            error: {
+              type: "invalid_request_error",
+              message: "prompt is too long: 208310 tokens > 200000 maximum",
+            },
+          },
+        },
+      },
+      {
+        reason: "content_filter",
+        label: 'stop_reason "refusal"',
+        reply: { kind: "text", deltas: ["I can", "not"], filtered: true },
+      },
+      {
+        reason: "timeout",
+        label: "a stream that goes silent",
+        reply: { kind: "text", deltas: [], hangAfter: 0 },
+      },
+      { reason: "network", label: "connection refused", reply: { kind: "connection-refused" } },
+      {
+        reason: "other",
+        label: "529 overloaded_error",
+        reply: {
+          kind: "http-error",
+          status: 529,
+          body: { type: "error", error: { type: "overloaded_error", message: "Overloaded" } },
+        },
+      },
+    ],
     async setup(replies) {
       const fake = fakeAnthropic(replies);
       const model = await resolved(
@@ -75,6 +265,59 @@ const adapters: Adapter[] = [
   {
     name: "workers-ai",
     http: false,
+    // Workers AI reports failures as binding errors with internal codes (developers.cloudflare.com/workers-ai/platform/
+    // errors); it has no content filter that ends a reply, so it never reports `content_filter`.
+    failures: [
+      {
+        reason: "auth",
+        label: "3041 account not allowed",
+        reply: {
+          kind: "binding-error",
+          message: "AiError: 3041: The account is not allowed to access this model",
+        },
+      },
+      {
+        reason: "not_found",
+        label: "5007 no such model",
+        reply: {
+          kind: "binding-error",
+          message: "AiError: 5007: No such model @cf/meta/llama-3.1-8b-instruct or task",
+        },
+      },
+      {
+        reason: "rate_limited",
+        label: "3040 out of capacity",
+        reply: {
+          kind: "binding-error",
+          message: "InferenceUpstreamError: 3040: Capacity temporarily exceeded, please try again.",
+        },
+      },
+      {
+        reason: "context_length",
+        label: "5021 context window exceeded",
+        reply: {
+          kind: "binding-error",
+          message:
+            "AiError: 5021: The estimated number of input and maximum output tokens (9216) exceeded this model context window limit (8192).",
+        },
+      },
+      {
+        reason: "timeout",
+        label: "3007 request timeout",
+        reply: { kind: "binding-error", message: "AiError: 3007: Request timeout" },
+      },
+      {
+        reason: "timeout",
+        label: "a stream that goes silent",
+        reply: { kind: "text", deltas: [], hangAfter: 0 },
+      },
+      { reason: "network", label: "connection lost", reply: { kind: "connection-refused" } },
+      {
+        reason: "other",
+        label: "an error without a known code",
+        reply: { kind: "binding-error", message: "InferenceUpstreamError: something unexpected happened" },
+      },
+    ],
     async setup(replies) {
       const fake = fakeWorkersAI(replies);
       const model = await resolved(
@@ -91,10 +334,14 @@ const adapters: Adapter[] = [
   },
 ];
 
-function turn(model: LanguageModelV4, options: { signal?: AbortSignal; onDelta?: (t: string) => void } = {}) {
+function turn(
+  model: LanguageModelV4,
+  options: { signal?: AbortSignal; onDelta?: (t: string) => void; stallTimeoutMs?: number } = {},
+) {
   const deltas: string[] = [];
   const result = runTurn({
     model,
+    ...(options.stallTimeoutMs !== undefined ? { stallTimeoutMs: options.stallTimeoutMs } : {}),
     prompt: [
       { role: "system", content: "Be brief." },
       { role: "user", content: [{ type: "text", text: "Say hello." }] },
@@ -159,6 +406,22 @@ describe.each(adapters)("$name adapter", (adapter) => {
     expectNoLeak(outcome);
   });
 
+  for (const failure of adapter.failures) {
+    it(`names the reason ${failure.reason} for ${failure.label}, under upstream_unavailable`, async () => {
+      const { model } = await adapter.setup([failure.reply]);
+      const outcome = await turn(model, { stallTimeoutMs: 100 }).result;
+      expect(outcome).toMatchObject({
+        status: "failed",
+        error: { code: "upstream_unavailable", reason: failure.reason },
+      });
+      if (outcome.status === "failed") {
+        const retryable = ["rate_limited", "timeout", "network", "other"].includes(failure.reason);
+        expect(outcome.error.retryable).toBe(retryable);
+      }
+      expectNoLeak(outcome);
+    });
+  }
+
   it("fails a stream that breaks midway, keeping the text that arrived", async () => {
     const { model } = await adapter.setup([
       { kind: "text", deltas: ["one ", "two ", "three"], breakAfter: 2 },
@@ -169,7 +432,7 @@ describe.each(adapters)("$name adapter", (adapter) => {
     expect(outcome).toMatchObject({
       status: "failed",
       text: "one two ",
-      error: { code: "upstream_unavailable", retryable: true },
+      error: { code: "upstream_unavailable", reason: "network", retryable: true },
     });
     expectNoLeak(outcome);
   });

@@ -150,16 +150,32 @@ describe("RunChunkStore", () => {
       runs.transition("stream", "running");
       const texts = Array.from({ length: 25 }, (_, i) => `d${i + 1} `);
       return [
-        chunks.append("stream", 1, texts.slice(0, 10)),
-        chunks.append("stream", 11, texts.slice(10, 20)),
-        chunks.append("stream", 21, texts.slice(20)),
-        // A gap or an overlap would lose or duplicate deltas.
-        chunks.append("stream", 27, ["gap"]),
-        chunks.append("stream", 20, ["overlap"]),
-        chunks.append("stream", 26, []),
+        chunks.write("stream", 1, texts.slice(0, 10)),
+        chunks.write("stream", 11, texts.slice(10, 20)),
+        // The open row grows a delta at a time: each write stores it again with one more.
+        chunks.write("stream", 21, texts.slice(20, 21)),
+        chunks.write("stream", 21, texts.slice(20, 23)),
+        chunks.write("stream", 21, texts.slice(20)),
+        // A gap or an overlap would lose or duplicate deltas; an earlier row or a shorter one would drop some.
+        chunks.write("stream", 27, ["gap"]),
+        chunks.write("stream", 20, ["overlap"]),
+        chunks.write("stream", 11, texts.slice(10, 20)),
+        chunks.write("stream", 21, texts.slice(20, 22)),
+        chunks.write("stream", 26, []),
       ].map((r) => (r.ok ? r.value.lastSeq : r.code));
     });
-    expect(written).toEqual([10, 20, 25, "conflict", "conflict", "bad_request"]);
+    expect(written).toEqual([
+      10,
+      20,
+      21,
+      23,
+      25,
+      "conflict",
+      "conflict",
+      "conflict",
+      "conflict",
+      "bad_request",
+    ]);
 
     await evictDurableObject(stub);
     const resumed = await runInDurableObject(stub, (_i, state) => {
@@ -184,7 +200,7 @@ describe("RunChunkStore", () => {
       entries.append({ id: "u1", parentId: null, kind: "message", role: "user", body: { text: "hi" } });
       runs.create({ id: "final-run", userEntryId: "u1" });
       runs.transition("final-run", "running");
-      chunks.append("final-run", 1, ["Hel", "lo"]);
+      chunks.write("final-run", 1, ["Hel", "lo"]);
 
       // A crash between the two writes must leave neither.
       let crashed = false;
@@ -229,7 +245,7 @@ describe("RunChunkStore", () => {
         entry: entries.get("a1")?.body,
         run: runs.get("final-run"),
         deltas: chunks.after("final-run", 0),
-        lateChunk: chunks.append("final-run", 3, ["!"]),
+        lateChunk: chunks.write("final-run", 3, ["!"]),
       };
     });
     expect(result.crashed).toBe(true);

@@ -30,10 +30,11 @@ function threadGet(session: Launch, path = "") {
 async function branch(
   session: Launch,
   leafId?: string,
-): Promise<{ id: string; role: string; text: string }[]> {
+): Promise<{ id: string; role: string; text: string; status?: string }[]> {
   const res = await threadGet(session, `/entries${leafId ? `?leafId=${leafId}` : ""}`);
   expect(res.status).toBe(200);
-  return ((await res.json()) as { items: { id: string; role: string; text: string }[] }).items;
+  return ((await res.json()) as { items: { id: string; role: string; text: string; status?: string }[] })
+    .items;
 }
 
 function address(agent: { tenantId: string; agentId: string }, threadId: string) {
@@ -483,7 +484,7 @@ describe("pinning and eviction", () => {
     expect(await eventually(keepAlives, 0)).toBe(0);
   });
 
-  it("seals a reply cut off by the object's death as interrupted, never leaving the run running", async () => {
+  it("seals a reply cut off by the object's death as interrupted, holding every delta a client received", async () => {
     const agent = await liveAgent({ artifact: local({ chunks: 40, hangAfterChunks: 25 }) });
     const session = await launch(agent.publicKey);
     const ws = await connect(session);
@@ -501,14 +502,15 @@ describe("pinning and eviction", () => {
     expect(ended.status).toBe("aborted");
     const reply = (await branch(session)).at(-1)!;
     expect(reply.role).toBe("assistant");
-    // Everything persisted before the eviction (whole chunks of ten deltas) is kept.
-    const streamed = ws.all("delta").filter((f) => f.runId === d.runId);
-    expect(reply.text).toBe(
-      streamed
-        .slice(0, 20)
-        .map((f) => f.text)
-        .join(""),
-    );
+    expect(reply.status).toBe("interrupted");
+    // Every delta the client received is in the sealed reply, in order, from its first character.
+    const received = ws
+      .all("delta")
+      .filter((f) => f.runId === d.runId)
+      .map((f) => f.text)
+      .join("");
+    expect(ws.all("delta").filter((f) => f.runId === d.runId)).toHaveLength(25);
+    expect(reply.text.startsWith(received)).toBe(true);
   });
 });
 
@@ -528,6 +530,37 @@ describe("thread HTTP", () => {
       ["user", "plain http"],
       ["assistant", "Echo: plain http"],
     ]);
+  });
+
+  it("keeps every delta an SSE client received when the object dies mid-stream", async () => {
+    const agent = await liveAgent({ artifact: local({ chunks: 30, hangAfterChunks: 12 }) });
+    const session = await launch(agent.publicKey);
+    const res = await api(`/v1/threads/${session.threadId}/messages`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${session.token}`, Origin: ORIGIN, Accept: "text/event-stream" },
+      body: { clientMessageId: clientMessageId(), text: "stream me over sse until you hang" },
+    });
+    const reader = res.body!.getReader();
+    const decoder = new TextDecoder();
+    let seen = "";
+    while (!/^id: 12\nevent: delta\ndata: .*\n\n/m.test(seen)) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      seen += decoder.decode(value, { stream: true });
+    }
+    await abortAllDurableObjects();
+    await reader.cancel().catch(() => {});
+    const deltas = [...seen.matchAll(/^event: delta\ndata: (.*)$/gm)].map(
+      (m) => JSON.parse(m[1]!) as { runId: string; seq: number; text: string },
+    );
+    expect(deltas.map((d) => d.seq)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
+
+    // The next start seals the run; the sealed reply begins with everything the SSE client was sent.
+    const back = await connect(session, { resume: { runId: deltas[0]!.runId, afterSeq: 12 } });
+    expect((await back.next("run", (f) => f.runId === deltas[0]!.runId)).status).toBe("aborted");
+    const reply = (await branch(session)).at(-1)!;
+    expect(reply).toMatchObject({ role: "assistant", status: "interrupted" });
+    expect(reply.text.startsWith(deltas.map((d) => d.text).join(""))).toBe(true);
   });
 
   it("streams SSE and resumes from Last-Event-ID without duplicates", async () => {

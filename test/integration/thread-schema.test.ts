@@ -190,6 +190,39 @@ describe("thread schema migrations", () => {
     expect(upgraded.next).toMatchObject({ ok: true, value: { entry: { id: "u2", parentId: "a1" } } });
   });
 
+  it("upgrades a v6 thread's failed runs: they read back as before, and new failures keep their reason", async () => {
+    const stub = newThread();
+    await runInDurableObject(stub, (_i, state) => {
+      wipeThreadTables(state.storage);
+      migrateThreadSchema(state.storage, THREAD_MIGRATIONS.slice(0, 6));
+      state.storage.sql.exec(
+        `INSERT INTO runs (id, status, created_at, ended_at, error_code, error_message)
+         VALUES ('run-old', 'failed', 1, 2, 'upstream_unavailable', 'The model provider is unavailable.')`,
+      );
+      state.storage.sql.exec("INSERT INTO runs (id, status, created_at) VALUES ('run-live', 'running', 3)");
+    });
+
+    await evictDurableObject(stub);
+    const upgraded = await runInDurableObject(stub, (_i, state) => {
+      const version = migrateThreadSchema(state.storage);
+      const runs = new RunStore(state.storage, { now });
+      const failed = runs.transition("run-live", "failed", {
+        error: { code: "upstream_unavailable", reason: "context_length", message: "Too long." },
+      });
+      return { version, old: runs.get("run-old"), failed: failed.ok ? failed.value.error : failed.code };
+    });
+    expect(upgraded.version).toBe(THREAD_SCHEMA_VERSION);
+    expect(upgraded.old?.error).toEqual({
+      code: "upstream_unavailable",
+      message: "The model provider is unavailable.",
+    });
+    expect(upgraded.failed).toEqual({
+      code: "upstream_unavailable",
+      reason: "context_length",
+      message: "Too long.",
+    });
+  });
+
   it("upgrades a v5 thread's entries with their depth and jump pointers, so its branches page as before", async () => {
     const stub = newThread();
     await runInDurableObject(stub, (_i, state) => {

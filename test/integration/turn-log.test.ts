@@ -20,6 +20,7 @@ const turnLine = z.strictObject({
   outputTokens: z.number().int().min(0),
   status: z.enum(["queued", "running", "succeeded", "failed", "aborted"]),
   errorCode: z.string().nullable(),
+  errorReason: z.string().nullable(),
 });
 
 let logged: MockInstance<typeof console.log>;
@@ -76,6 +77,7 @@ describe("the per-turn log line", () => {
       model: "echo",
       status: "succeeded",
       errorCode: null,
+      errorReason: null,
     });
     expect(line.firstDeltaMs).not.toBeNull();
     expect(line.durationMs).not.toBeNull();
@@ -99,7 +101,12 @@ describe("the per-turn log line", () => {
 
     const lines = turnLines(runId!);
     expect(lines).toHaveLength(1);
-    expect(lines[0]!.line).toMatchObject({ requestId, status: "failed", errorCode: "upstream_unavailable" });
+    expect(lines[0]!.line).toMatchObject({
+      requestId,
+      status: "failed",
+      errorCode: "upstream_unavailable",
+      errorReason: "other",
+    });
     expect(lines[0]!.line.firstDeltaMs).not.toBeNull();
   });
 

@@ -1,11 +1,11 @@
 // The isolate cache in front of public agent key look-ups: fresh hits skip the store, expiry and invalidation do not.
 import { describe, expect, it } from "vitest";
-import type { AgentEntity } from "../../src/control/deployment-store";
+import type { AgentEntity, LaunchLookup } from "../../src/control/deployment-store";
 import {
   AGENT_KEY_CACHE_MAX,
   AGENT_KEY_TTL_MS,
   agentKeyCacheSize,
-  findAgentByPublicKeyCached,
+  findLaunchAgentCached,
   invalidateAgentKeys,
 } from "../../src/http/agent-key-cache";
 
@@ -35,15 +35,26 @@ function countingStore(answer: (key: string) => AgentEntity | null | Error) {
   const store = {
     reads: 0,
     answer,
-    async findAgentByPublicKey(key: string) {
+    /** Whether the agent it answers has an active release. */
+    released: true,
+    async findLaunchAgent(lookup: LaunchLookup) {
       store.reads += 1;
       await Promise.resolve();
-      const a = store.answer(key);
+      const a = store.answer("publicKey" in lookup ? lookup.publicKey : lookup.agentId);
       if (a instanceof Error) throw a;
-      return a;
+      return a === null ? null : { agent: a, released: store.released };
     },
   };
   return store;
+}
+
+/** The cached look-up as a launch makes it, answering the agent alone. */
+async function findAgentByPublicKeyCached(
+  store: ReturnType<typeof countingStore>,
+  key: string,
+  now?: number,
+): Promise<AgentEntity | null> {
+  return (await findLaunchAgentCached(store, key, "development", now))?.agent ?? null;
 }
 
 describe("findAgentByPublicKeyCached", () => {
@@ -76,6 +87,19 @@ describe("findAgentByPublicKeyCached", () => {
     expect(await findAgentByPublicKeyCached(store, key)).toBeNull();
     expect(store.reads).toBe(2);
     expect(agentKeyCacheSize()).toBe(before);
+  });
+
+  it("never keeps an agent without an active release, so an activation anywhere is seen at the next launch", async () => {
+    const key = freshKey();
+    const store = countingStore((k) => agentFor(k));
+    store.released = false;
+    expect(await findLaunchAgentCached(store, key, "development")).toMatchObject({ released: false });
+    expect(await findLaunchAgentCached(store, key, "development")).toMatchObject({ released: false });
+    expect(store.reads).toBe(2);
+    store.released = true;
+    expect(await findLaunchAgentCached(store, key, "development")).toMatchObject({ released: true });
+    expect(await findLaunchAgentCached(store, key, "development")).toMatchObject({ released: true });
+    expect(store.reads).toBe(3);
   });
 
   it("never keeps a failed read", async () => {

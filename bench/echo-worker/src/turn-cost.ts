@@ -96,6 +96,8 @@ export class TurnCost extends DurableObject<BenchEnv> {
       now: Date.now,
       peers: () => [peer],
       keepAliveWhile: (fn) => fn(),
+      // No tenant quota in the bench: every run gets a slot that counts nothing.
+      quota: { acquire: async () => ({ ok: true, value: { release: async () => {} } }) },
       // As the thread object does after every sealed turn: project the outbox into D1.
       afterTurn: async () => {
         try {
@@ -126,7 +128,7 @@ export class TurnCost extends DurableObject<BenchEnv> {
       });
       turnStart = performance.now();
       firstDeltaAt = null;
-      const accepted = runtime.accept({
+      const accepted = await runtime.accept({
         kind: "send",
         clientMessageId: `bench_turn_${i}_${Date.now()}`,
         text: `Turn ${i}`,

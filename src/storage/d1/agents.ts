@@ -1,5 +1,15 @@
 // The `agents` table on D1 (and its origin index): every statement binds tenant_id except the public-key lookup.
-import type { AgentEntity, AgentPatch, NewAgent, Page, PageRequest } from "../../control/deployment-store";
+import { z } from "zod";
+import type {
+  AgentEntity,
+  AgentPatch,
+  Environment,
+  LaunchAgent,
+  LaunchLookup,
+  NewAgent,
+  Page,
+  PageRequest,
+} from "../../control/deployment-store";
 import { newId } from "../../control/ids";
 import { decodeCursor, encodeCursor, pageLimit, timeIdCursor } from "../../control/page-cursor";
 import {
@@ -74,6 +84,32 @@ export async function findAgentByPublicKey(db: D1Database, publicKey: string): P
     .first();
   return row === null ? null : toAgent(row);
 }
+
+/**
+ * The agent a launch names, with whether it has an active release in `environment`: one indexed read (the agent by
+ * its key, then the `active_releases` primary key), so refusing a launch that could never run adds no round trip.
+ */
+export async function findLaunchAgent(
+  db: D1Database,
+  lookup: LaunchLookup,
+  environment: Environment,
+): Promise<LaunchAgent | null> {
+  const released = `EXISTS (SELECT 1 FROM active_releases r WHERE r.tenant_id = agents.tenant_id
+    AND r.agent_id = agents.id AND r.environment = ?) AS released`;
+  const statement =
+    "publicKey" in lookup
+      ? db
+          .prepare(`SELECT ${AGENT_COLUMNS}, ${released} FROM agents WHERE public_key = ?`)
+          .bind(environment, lookup.publicKey)
+      : db
+          .prepare(`SELECT ${AGENT_COLUMNS}, ${released} FROM agents WHERE tenant_id = ? AND id = ?`)
+          .bind(environment, lookup.tenantId, lookup.agentId);
+  const row = await statement.first();
+  if (row === null) return null;
+  return { agent: toAgent(row), released: releasedFlag.parse(row.released) === 1 };
+}
+
+const releasedFlag = z.union([z.literal(0), z.literal(1)]);
 
 export async function listAgents(
   db: D1Database,

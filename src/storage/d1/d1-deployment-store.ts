@@ -10,6 +10,8 @@ import type {
   DeploymentStore,
   Draft,
   Environment,
+  LaunchAgent,
+  LaunchLookup,
   NewAgent,
   Page,
   PageRequest,
@@ -19,7 +21,14 @@ import type {
   ThreadPin,
 } from "../../control/deployment-store";
 import type { Result } from "../../errors";
-import { createAgent, findAgentByPublicKey, getAgent, listAgents, updateAgent } from "./agents";
+import {
+  createAgent,
+  findAgentByPublicKey,
+  findLaunchAgent,
+  getAgent,
+  listAgents,
+  updateAgent,
+} from "./agents";
 import { getDraft, saveDraft } from "./drafts";
 import { activateRelease, createRelease, getActiveRelease, getRelease, listReleases } from "./releases";
 import { registerRuntime } from "./runtime-revisions";
@@ -55,6 +64,10 @@ export class D1DeploymentStore implements DeploymentStore {
 
   findAgentByPublicKey(publicKey: string): Promise<AgentEntity | null> {
     return findAgentByPublicKey(this.#db, publicKey);
+  }
+
+  findLaunchAgent(lookup: LaunchLookup, environment: Environment): Promise<LaunchAgent | null> {
+    return findLaunchAgent(this.#db, lookup, environment);
   }
 
   listAgents(tenantId: string, page: PageRequest): Promise<Page<AgentEntity>> {
