@@ -5,7 +5,7 @@ export const CONTROLS_CSS = `
 .acts{display:flex}
 .acts .icon{width:28px;height:28px}
 .acts .i{width:16px;height:16px}
-.i-down{rotate:180deg}
+.i-thumb-down{rotate:180deg}
 [aria-pressed=true]{color:var(--at-accent)}
 [aria-pressed=true] .i{fill:currentColor}
 .who,.past time,.handoff{font-size:12px;color:var(--at-muted)}

@@ -1,6 +1,6 @@
 // "Past conversations": the visitor's threads from GET /v1/me/threads in place of the log, and reopening one.
 import { type PastThread, parsePastThreads } from "./control-rules";
-import { h, pathIcon } from "./dom";
+import { h, iconButton, pathIcon } from "./dom";
 import type { Strings } from "./strings";
 
 const CLOCK = "M12 7v5l3 2M21 12a9 9 0 1 1-18 0 9 9 0 0 1 18 0";
@@ -25,19 +25,11 @@ export interface Past {
 export function pastConversations(d: PastDeps, anchor: HTMLElement, log: HTMLElement): Past {
   const s = d.strings;
   const label = s.pastConversations;
-  const button = h(
-    "button",
-    {
-      class: "icon",
-      type: "button",
-      part: "past-conversations",
-      "aria-label": label,
-      title: label,
-      "aria-expanded": "false",
-      "aria-controls": "at-past",
-    },
-    pathIcon("past", CLOCK),
-  );
+  const button = iconButton(label, pathIcon("past", CLOCK), {
+    part: "past-conversations",
+    "aria-expanded": "false",
+    "aria-controls": "at-past",
+  });
   const note = h("p", { tabindex: "-1" });
   const list = h("ul", { "aria-label": label });
   const view = h("div", { class: "past", id: "at-past" }, note, list);
