@@ -1,6 +1,7 @@
 // `npm run build:widget`: bundles the embed loader and the widget into content-hashed, immutable assets under
 // public/widget/v<version>/, the major channel public/widget/v<major>/ and public/embed.js, plus a manifest. The
-// translations (src/widget/locales/*.json) become separate content-hashed JSON files the widget fetches on demand.
+// translations (src/widget/locales/*.json) become separate content-hashed JSON files the widget fetches on demand, and
+// the past conversations list (src/widget/past-view.ts) a content-hashed module it imports on the first click.
 import { createHash } from "node:crypto";
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
@@ -84,10 +85,12 @@ export async function buildWidget() {
     path: `/widget/v${version}/locales/${tag}-${hash(bytes)}.json`,
   }));
   const localePaths = Object.fromEntries(locales.map(({ tag, path }) => [tag, path]));
+  const pastView = await bundle("past-view.ts", "esm", {}, WIDGET_TARGET);
+  const pastViewPath = `/widget/v${version}/past-${hash(pastView)}.js`;
   const widget = await bundle(
     "widget.ts",
     "esm",
-    { __LOCALES__: JSON.stringify(localePaths) },
+    { __LOCALES__: JSON.stringify(localePaths), __PAST_VIEW__: JSON.stringify(pastViewPath) },
     WIDGET_TARGET,
   );
   const widgetName = `widget-${hash(widget)}.js`;
@@ -108,6 +111,7 @@ export async function buildWidget() {
     [join(channel, "embed.js")]: loader,
     [join(publicDir, "embed.js")]: loader,
   };
+  files[join(publicDir, pastViewPath)] = pastView;
   for (const { path, bytes } of locales) files[join(publicDir, path)] = bytes;
   for (const [path, bytes] of Object.entries(files)) writeFileSync(path, bytes);
 
@@ -115,6 +119,8 @@ export async function buildWidget() {
     version,
     loader: { path: `/widget/v${version}/${loaderName}`, bytes: loader.length, gzipBytes: gzipSize(loader) },
     widget: { path: widgetPath, bytes: widget.length, gzipBytes: gzipSize(widget) },
+    /** Modules the widget imports on demand (the budget check holds them to their own budget). */
+    lazy: { pastView: { path: pastViewPath, bytes: pastView.length, gzipBytes: gzipSize(pastView) } },
     channel: { loader: `/widget/v${major}/embed.js`, widget: `/widget/v${major}/widget.js` },
     locales: Object.fromEntries(
       locales.map(({ tag, path, bytes }) => [tag, { path, bytes: bytes.length, gzipBytes: gzipSize(bytes) }]),
@@ -122,6 +128,7 @@ export async function buildWidget() {
     integrity: {
       loader: `sha384-${createHash("sha384").update(loader).digest("base64")}`,
       widget: `sha384-${createHash("sha384").update(widget).digest("base64")}`,
+      pastView: `sha384-${createHash("sha384").update(pastView).digest("base64")}`,
     },
   };
   writeFileSync(join(widgetDir, "manifest.json"), `${JSON.stringify(manifest, null, 2)}\n`);
@@ -137,6 +144,10 @@ async function main() {
   );
   console.log(
     `  widget  ${manifest.widget.path}  ${kb(manifest.widget.gzipBytes)} gzip (${kb(manifest.widget.bytes)} raw)`,
+  );
+  const past = manifest.lazy.pastView;
+  console.log(
+    `  past    ${past.path}  ${kb(past.gzipBytes)} gzip (imported on the first "past conversations" click)`,
   );
   const tags = Object.keys(manifest.locales);
   console.log(`  locales ${tags.join(", ")} (fetched on demand, not in the widget's budget)`);

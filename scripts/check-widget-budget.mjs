@@ -1,5 +1,5 @@
-// Part of `npm test`: fails when the built loader or widget exceeds its gzip budget, or when the widget source or
-// bundles contain an HTML-string sink (innerHTML and friends) or ship zod. Prints the measured sizes.
+// Part of `npm test`: fails when the built loader, widget or an on-demand widget module exceeds its gzip budget, or
+// when the widget source or bundles contain an HTML-string sink (innerHTML and friends) or ship zod. Prints the sizes.
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { gzipSync } from "node:zlib";
@@ -8,6 +8,8 @@ import { root } from "./lib/paths.mjs";
 
 export const LOADER_BUDGET_BYTES = 2 * 1024;
 export const WIDGET_BUDGET_BYTES = 20 * 1024;
+/** Each module the widget imports on demand (the past conversations list): small, so the click answers at once. */
+export const LAZY_BUDGET_BYTES = 2 * 1024;
 
 /** Ways to turn a string into markup or code; none may appear in the widget. */
 const FORBIDDEN = [
@@ -38,11 +40,13 @@ async function main() {
   }
   const problems = [];
   const measured = [];
-  for (const [name, budget] of [
-    ["loader", LOADER_BUDGET_BYTES],
-    ["widget", WIDGET_BUDGET_BYTES],
-  ]) {
-    const path = join(root, "public", manifest[name].path);
+  const bundles = [
+    ["loader", manifest.loader.path, LOADER_BUDGET_BYTES],
+    ["widget", manifest.widget.path, WIDGET_BUDGET_BYTES],
+    ...Object.entries(manifest.lazy ?? {}).map(([name, { path }]) => [name, path, LAZY_BUDGET_BYTES]),
+  ];
+  for (const [name, file, budget] of bundles) {
+    const path = join(root, "public", file);
     const bytes = readFileSync(path);
     const gzip = gzipSync(bytes, { level: 9 }).length;
     measured.push(`${name} ${(gzip / 1024).toFixed(2)} KB gzip of ${(budget / 1024).toFixed(0)} KB`);

@@ -1,6 +1,7 @@
 // The rules behind the conversation controls, free of the DOM (unit-tested in workerd): which message shows which
 // control, what a thumb click sends, what the handoff line says, what the widget takes from /v1/me/threads.
 import type { ThreadMode } from "../shared/protocol";
+import { nonEmpty as str } from "./checks";
 import { format, type Strings } from "./strings";
 
 export type Rating = "up" | "down";
@@ -49,8 +50,6 @@ export interface PastThread {
   /** ISO time of the last message (or of the last change), "" when unknown. */
   at: string;
 }
-
-const str = (v: unknown): string | undefined => (typeof v === "string" && v !== "" ? v : undefined);
 
 /** The threads of a `/v1/me/threads` answer, read field by field; anything unusable is left out. */
 export function parsePastThreads(body: unknown): PastThread[] {

@@ -1,27 +1,22 @@
-// Styles of the conversation controls (message actions, edit box, past conversations, handoff line), kept apart
-// from the base stylesheet; the same rules as styles.ts: custom properties, logical properties, px.
+// Styles of the conversation controls (message actions, edit box, handoff line; the past conversations list brings
+// its own, ./past-view.ts), kept apart from the base stylesheet; the same rules as styles.ts: custom properties,
+// logical properties, px.
 
 export const CONTROLS_CSS = `
 .acts{display:flex}
 .acts .icon{width:28px;height:28px}
 .acts .i{width:16px;height:16px}
-.i-down{rotate:180deg}
+.i-thumb-down{rotate:180deg}
 [aria-pressed=true]{color:var(--at-accent)}
 [aria-pressed=true] .i{fill:currentColor}
-.who,.past time,.handoff{font-size:12px;color:var(--at-muted)}
+.who,.handoff{font-size:12px;color:var(--at-muted)}
 .msg:has(.edit){width:86%}
-.edit,.past{display:flex;flex-direction:column;gap:6px}
+.edit{display:flex;flex-direction:column;gap:6px}
 .edit textarea,.edit button{padding:6px 10px;border:1px solid var(--at-border);border-radius:10px;font:inherit}
 .edit textarea:focus-visible{outline:2px solid var(--at-focus,var(--at-accent))}
 .edit div{display:flex;gap:6px;justify-content:flex-end}
 .edit button{background:var(--at-bg);color:var(--at-fg)}
 .edit button+button{background:var(--at-accent);color:var(--at-accent-fg)}
-.past{flex:1;overflow-y:auto;padding:8px}
-.past ul{list-style:none;margin:0;padding:0}
-.past p{margin:8px;color:var(--at-muted)}
-.past button{display:block;width:100%;padding:8px 12px;border:0;border-radius:12px;background:none;color:inherit;font:inherit;text-align:start}
-.past button:hover,.past [aria-current]{background:var(--at-surface)}
-.past span{display:block;font-weight:600}
 .handoff{margin:0 0 8px;text-align:center}
 @media (forced-colors:active){[aria-pressed=true]{border:2px solid Highlight}}
 `;

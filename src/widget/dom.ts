@@ -14,6 +14,15 @@ export function h<K extends keyof HTMLElementTagNameMap>(
   return node;
 }
 
+/** An icon button named by `label` (its accessible name and its tooltip); `attrs` add to or override the defaults. */
+export function iconButton(
+  label: string,
+  child: SVGSVGElement,
+  attrs: Record<string, string | undefined> = {},
+): HTMLButtonElement {
+  return h("button", { class: "icon", type: "button", "aria-label": label, title: label, ...attrs }, child);
+}
+
 const ICONS = {
   chat: "M5 3h14a2 2 0 0 1 2 2v10a2 2 0 0 1-2 2H9l-5 4V5a2 2 0 0 1 1-2z",
   close: "M6 6l12 12M18 6L6 18",

@@ -1,9 +1,8 @@
 // Validates server frames without shipping zod to browsers; a unit test keeps it in step with `serverFrameSchema`.
 import { ERROR_CODES } from "../shared/errors";
 import type { ServerFrame, WireEntry } from "../shared/protocol";
+import { isObj, isStr, type Obj, oneOf, optional } from "./checks";
 import { isPresentation } from "./presentation-rules";
-
-type Obj = Record<string, unknown>;
 
 const KINDS = ["message", "event", "model_change", "label", "summary", "custom"];
 const ROLES = ["user", "assistant", "tool", "system", "human_agent"];
@@ -13,12 +12,8 @@ const EVENTS = ["handoff_started", "handoff_ended"];
 const ENTRY_STATUSES = ["complete", "interrupted", "failed"];
 const RUN_STATUSES = ["queued", "running", "succeeded", "failed", "aborted"];
 
-const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
-const isStr = (v: unknown): v is string => typeof v === "string";
 const isId = (v: unknown): boolean => isStr(v) && v.length >= 1 && v.length <= 128;
 const isInt = (v: unknown): v is number => Number.isSafeInteger(v);
-const oneOf = (v: unknown, list: readonly string[]): boolean => isStr(v) && list.includes(v);
-const optional = (v: unknown, check: (v: unknown) => boolean): boolean => v === undefined || check(v);
 
 const isFeedback = (v: unknown): boolean =>
   isObj(v) && oneOf(v.rating, RATINGS) && optional(v.comment, isStr) && isStr(v.at);

@@ -1,4 +1,5 @@
 // Getting a launch token: POST /v1/agent-sessions for public agents, the host's getLaunchToken() for private ones.
+import { nonEmpty } from "./checks";
 import { parseSession, type Session } from "./session";
 
 export type { Session } from "./session";
@@ -17,8 +18,6 @@ export interface LaunchToken {
 }
 
 export type GetLaunchToken = (reason: LaunchReason) => Promise<LaunchToken> | LaunchToken;
-
-const isStr = (v: unknown): v is string => typeof v === "string" && v.length > 0;
 
 export type LaunchResult =
   | { ok: true; session: Session }
@@ -117,11 +116,11 @@ export function publicLauncher(options: {
       if (answer.status === 201) {
         const session = parseSession(answer.body);
         if (session === null) break;
-        const visitorToken = (answer.body as { visitorToken?: unknown }).visitorToken;
+        const visitorToken = nonEmpty((answer.body as { visitorToken?: unknown }).visitorToken);
         if (withoutVisitor) store.clear();
         store.set({
           threadId: session.threadId,
-          ...(isStr(visitorToken) ? { visitorToken } : {}),
+          ...(visitorToken ? { visitorToken } : {}),
           ...(saved.threadId !== session.threadId ? { runId: undefined, seq: undefined } : {}),
         });
         return { ok: true, session };

@@ -3,7 +3,7 @@ import type { ClientFrame } from "../shared/protocol";
 import { MAX_MESSAGE_CHARS } from "./constants";
 import { controlsFor, nextRating, type Rating } from "./control-rules";
 import { newClientMessageId } from "./conversation";
-import { h, icon, pathIcon } from "./dom";
+import { h, icon, iconButton, pathIcon } from "./dom";
 import type { Strings } from "./strings";
 import type { Item } from "./transcript";
 
@@ -54,7 +54,7 @@ export function messageActions(d: ActionsDeps): () => void {
   };
 
   const button = (label: string, child: SVGSVGElement, onclick: () => void): HTMLButtonElement => {
-    const el = h("button", { class: "icon", type: "button", "aria-label": label, title: label }, child);
+    const el = iconButton(label, child);
     el.onclick = onclick;
     return el;
   };
@@ -64,8 +64,8 @@ export function messageActions(d: ActionsDeps): () => void {
       item.role === "user"
         ? [button(s.editMessage, icon("compose"), () => edit(item))]
         : [
-            button(s.goodReply, pathIcon("up", THUMB), () => rate(item, "up")),
-            button(s.badReply, pathIcon("down", THUMB), () => rate(item, "down")),
+            button(s.goodReply, pathIcon("thumb-up", THUMB), () => rate(item, "up")),
+            button(s.badReply, pathIcon("thumb-down", THUMB), () => rate(item, "down")),
             button(s.retryReply, pathIcon("retry", RETRY), () => retry(item)),
           ];
     item.el.append(h("div", { class: "acts" }, ...bar));

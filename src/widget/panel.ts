@@ -1,5 +1,5 @@
 // The panel's static DOM: a labelled dialog with header, log, notice, composer and a polite announcer.
-import { h, icon } from "./dom";
+import { h, icon, iconButton } from "./dom";
 import type { Strings } from "./strings";
 
 export interface Panel {
@@ -30,22 +30,8 @@ export function buildPanel(s: Strings, floating: boolean, maxChars: number): Pan
   const title = h("p", { class: "title", id: "at-title" });
   const statusText = h("span");
   const status = h("p", { class: "status", role: "status" }, h("span", { class: "dot" }), statusText);
-  const newButton = h(
-    "button",
-    {
-      class: "icon",
-      type: "button",
-      part: "new-conversation",
-      "aria-label": s.newConversation,
-      title: s.newConversation,
-    },
-    icon("compose"),
-  );
-  const closeButton = h(
-    "button",
-    { class: "icon", type: "button", part: "close", "aria-label": s.close, title: s.close },
-    icon("close"),
-  );
+  const newButton = iconButton(s.newConversation, icon("compose"), { part: "new-conversation" });
+  const closeButton = iconButton(s.close, icon("close"), { part: "close" });
   closeButton.hidden = !floating;
   const header = h(
     "div",
@@ -89,16 +75,8 @@ export function buildPanel(s: Strings, floating: boolean, maxChars: number): Pan
     maxlength: String(maxChars),
     enterkeyhint: "send",
   });
-  const send = h(
-    "button",
-    { class: "send", type: "submit", part: "send", "aria-label": s.send, title: s.send },
-    icon("send"),
-  );
-  const stop = h(
-    "button",
-    { class: "send", type: "button", part: "stop", "aria-label": s.stop, title: s.stop },
-    icon("stop"),
-  );
+  const send = iconButton(s.send, icon("send"), { class: "send", type: "submit", part: "send" });
+  const stop = iconButton(s.stop, icon("stop"), { class: "send", part: "stop" });
   stop.hidden = true;
   const form = h("form", { class: "composer", part: "composer" }, input, send, stop);
   const announcer = h("div", { class: "sr", "aria-live": "polite", "aria-atomic": "true" });

@@ -1,6 +1,7 @@
 // Pure rules of the widget's presentation (no DOM, so unit tests and the Worker's type check can import them): the
 // zod-free presentation check, the accent's theme tokens and the choice of locale.
 import type { Presentation } from "../shared/presentation";
+import { isObj, isStr, oneOf, optional } from "./checks";
 
 /** English is built in; every other language is a separate asset (./locale.ts). */
 export const BUILT_IN_LOCALE = "en";
@@ -23,11 +24,6 @@ export function pickLocale(
   return BUILT_IN_LOCALE;
 }
 
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
-const isStr = (v: unknown): v is string => typeof v === "string";
-const optional = (v: unknown, check: (v: unknown) => boolean): boolean => v === undefined || check(v);
-const oneOf = (list: readonly string[]) => (v: unknown) => isStr(v) && list.includes(v);
 const matches = (pattern: RegExp) => (v: unknown) => isStr(v) && pattern.test(v);
 const ACCENT = /^#[0-9a-fA-F]{6}$/;
 
@@ -38,9 +34,9 @@ export function isPresentation(v: unknown): v is Presentation {
     optional(v.title, isStr) &&
     optional(v.greeting, isStr) &&
     optional(v.suggestedPrompts, (p) => Array.isArray(p) && p.every(isStr)) &&
-    optional(v.theme, oneOf(["light", "dark", "auto"])) &&
+    optional(v.theme, (t) => oneOf(t, ["light", "dark", "auto"])) &&
     optional(v.accentColor, matches(ACCENT)) &&
-    optional(v.position, oneOf(["bottom-right", "bottom-left"])) &&
+    optional(v.position, (p) => oneOf(p, ["bottom-right", "bottom-left"])) &&
     optional(v.strings, (s) => isObj(s) && Object.values(s).every(isStr)) &&
     optional(v.locale, matches(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$/))
   );

@@ -1,4 +1,5 @@
 // The shape of the widget's persisted state, read back field by field (storage is writable by the host page).
+import { isObj, nonEmpty } from "./checks";
 
 export type PersistMode = "local" | "session" | "memory";
 
@@ -9,8 +10,10 @@ export interface Saved {
   seq?: number;
 }
 
-const str = (v: unknown): string | undefined =>
-  typeof v === "string" && v.length > 0 && v.length < 8192 ? v : undefined;
+const str = (v: unknown): string | undefined => {
+  const value = nonEmpty(v);
+  return value !== undefined && value.length < 8192 ? value : undefined;
+};
 
 /** Reads back only the fields we write, each type-checked; anything else in storage is ignored. */
 export function parseSaved(text: string | null): Saved {
@@ -21,8 +24,8 @@ export function parseSaved(text: string | null): Saved {
   } catch {
     return {};
   }
-  if (typeof value !== "object" || value === null) return {};
-  const v = value as Record<string, unknown>;
+  if (!isObj(value)) return {};
+  const v = value;
   const out: Saved = {};
   const threadId = str(v.threadId);
   const visitorToken = str(v.visitorToken);

@@ -1,5 +1,6 @@
 // A launch session as the widget uses it, parsed from a launch response or a host's getLaunchToken() result.
 import type { Presentation } from "../shared/presentation";
+import { isObj, nonEmpty } from "./checks";
 import { isPresentation } from "./presentation-rules";
 
 export interface Session {
@@ -12,8 +13,6 @@ export interface Session {
   presentation?: Presentation;
 }
 
-const isStr = (v: unknown): v is string => typeof v === "string" && v.length > 0;
-
 function epochMs(value: unknown): number | null {
   if (typeof value === "number" && Number.isFinite(value)) return value < 1e12 ? value * 1000 : value;
   if (typeof value === "string") {
@@ -25,23 +24,26 @@ function epochMs(value: unknown): number | null {
 
 /** A usable session from a launch response or a host's token, or null (wrong shape, non-WebSocket URL). */
 export function parseSession(value: unknown): Session | null {
-  if (typeof value !== "object" || value === null) return null;
-  const v = value as Record<string, unknown>;
+  if (!isObj(value)) return null;
+  const v = value;
+  const token = nonEmpty(v.token);
+  const threadId = nonEmpty(v.threadId);
+  const websocketUrl = nonEmpty(v.websocketUrl);
   const expiresAt = epochMs(v.expiresAt);
-  if (!isStr(v.token) || !isStr(v.threadId) || !isStr(v.websocketUrl) || expiresAt === null) return null;
+  if (!token || !threadId || !websocketUrl || expiresAt === null) return null;
   // It travels as a WebSocket subprotocol (`bearer.<token>`): only JWT characters are valid there.
-  if (!/^[A-Za-z0-9._-]+$/.test(v.token)) return null;
+  if (!/^[A-Za-z0-9._-]+$/.test(token)) return null;
   try {
-    const url = new URL(v.websocketUrl);
+    const url = new URL(websocketUrl);
     if (url.protocol !== "ws:" && url.protocol !== "wss:") return null;
   } catch {
     return null;
   }
   return {
-    token: v.token,
+    token,
     expiresAt,
-    threadId: v.threadId,
-    websocketUrl: v.websocketUrl,
+    threadId,
+    websocketUrl,
     // A presentation it cannot read is left out: the thread's `ready` frame carries it again.
     ...(isPresentation(v.presentation) ? { presentation: v.presentation } : {}),
   };

@@ -7,7 +7,7 @@ export const WIDGET_CSS = `${LAUNCHER_CSS}
 :host{
 --at-accent:#4f46e5;--at-accent-fg:#fff;--at-bg:#fff;--at-fg:#111827;--at-muted:#5f6673;--at-surface:#f2f3f6;
 --at-border:#e4e6eb;--at-user-bg:var(--at-accent);--at-user-fg:var(--at-accent-fg);--at-link:var(--at-accent);
---at-radius:18px;--at-bubble-radius:18px;--at-font:system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif;
+--at-radius:18px;--at-bubble-radius:18px;--at-font:system-ui,sans-serif;
 --at-mono:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;--at-font-size:15px;--at-space:16px;
 --at-shadow:0 24px 60px -12px rgb(15 23 42/.3),0 6px 16px rgb(15 23 42/.08);--at-width:400px;--at-height:640px;
 --at-code-bg:rgb(15 23 42/.07);--at-notice-bg:#fef2f2;--at-notice-fg:#9f1239;color-scheme:light}

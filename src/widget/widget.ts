@@ -154,6 +154,7 @@ class Widget {
           focusInput();
         },
         announce,
+        unavailable: () => this.#view.notice(this.#s.pastFailed, false),
       },
       panel.newButton,
       panel.log,

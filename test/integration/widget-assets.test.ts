@@ -58,6 +58,25 @@ describe("asset routes", () => {
     expect(widget).toContain(manifest.locales.es!.path);
   });
 
+  it("serve the past conversations list as an immutable, CORS-open module the widget names", async () => {
+    const manifest = z
+      .object({ version: z.string(), lazy: z.object({ pastView: z.object({ path: z.string() }) }) })
+      .parse(await (await get("/widget/manifest.json")).json());
+    const { path } = manifest.lazy.pastView;
+    expect(path).toMatch(
+      new RegExp(`^/widget/v${manifest.version.replaceAll(".", "\\.")}/past-[0-9a-f]{10}\\.js$`),
+    );
+    const res = await get(path);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("Content-Type")).toContain("javascript");
+    expect(res.headers.get("Cache-Control")).toBe("public, max-age=31536000, immutable");
+    expect(res.headers.get("Access-Control-Allow-Origin")).toBe("*");
+    expect(await res.text()).toContain("/v1/me/threads");
+    const widget = await (await get(`/widget/v${manifest.version.split(".")[0]}/widget.js`)).text();
+    expect(widget).toContain(path);
+    expect(widget).not.toContain("/v1/me/threads");
+  });
+
   it("answer a missing asset with the JSON 404 envelope", async () => {
     const res = await get("/widget/v0.0.1/missing.js");
     expect(res.status).toBe(404);
