@@ -8,7 +8,7 @@ import { root } from "../../scripts/lib/paths.mjs";
 import { summarize } from "../lib/stats.mjs";
 
 export const LOADER_BUDGET_BYTES = 2 * 1024;
-export const WIDGET_BUDGET_BYTES = 30 * 1024;
+export const WIDGET_BUDGET_BYTES = 20 * 1024;
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run"];
 
