@@ -225,7 +225,7 @@ export class AgentThreadsChatTransport<UI_MESSAGE extends UIMessage = AgentThrea
         const sealed = (id: string): UIMessageChunk[] => {
           const chunks: UIMessageChunk[] = [];
           // The stored entry is the authority: what the stream missed of it (nothing, normally) is added.
-          if (entry !== undefined && entry.text.startsWith(streamed) && entry.text.length > streamed.length) {
+          if (entry?.text.startsWith(streamed) && entry.text.length > streamed.length) {
             chunks.push({ type: "text-delta", id, delta: entry.text.slice(streamed.length) });
           }
           chunks.push({ type: "text-end", id });
