@@ -29,6 +29,9 @@ const LAYERS = [
 
 /** The browser widget is its own program: it shares only the wire formats, and the Worker never imports it. */
 const WIDGET = "src/widget/";
+/** The typed client (`agent-threads/client`) likewise: it runs in the tenant's code, beside the wire formats only. */
+const CLIENT = "src/client/";
+const PROGRAMS = [WIDGET, CLIENT];
 const SHARED = "src/shared/";
 const ROUTES = "src/routes/";
 
@@ -46,7 +49,7 @@ function owns(unit, file) {
 
 /** The unit a file belongs to and its line (0 = top), or null when no layer names it. */
 function placeOf(file) {
-  if (file.startsWith(WIDGET)) return { unit: WIDGET, line: -1 };
+  for (const program of PROGRAMS) if (file.startsWith(program)) return { unit: program, line: -1 };
   for (const [line, units] of LAYERS.entries()) {
     for (const unit of units) if (owns(unit, file)) return { unit: unitName(unit), line };
   }
@@ -94,11 +97,12 @@ function ruleBroken(file, target) {
   const to = placeOf(target);
   if (from === null) return `${file} is in no layer: add its folder to LAYERS in scripts/check-layers.mjs`;
   if (to === null) return `${target} is in no layer`;
-  if (from.unit === WIDGET || to.unit === WIDGET) {
-    if (from.unit === WIDGET && (to.unit === WIDGET || to.unit === SHARED)) return null;
-    return from.unit === WIDGET
-      ? `src/widget/ is a separate program: it imports only src/shared/ and itself, not ${to.unit}`
-      : "nothing imports src/widget/: it is a separate program built for the browser";
+  const program = PROGRAMS.find((p) => from.unit === p || to.unit === p);
+  if (program !== undefined) {
+    if (from.unit === program && (to.unit === program || to.unit === SHARED)) return null;
+    return from.unit === program
+      ? `${program} is a separate program: it imports only src/shared/ and itself, not ${to.unit}`
+      : `nothing imports ${to.unit}: it is a separate program`;
   }
   if (from.unit === SHARED && to.unit !== SHARED) {
     return "src/shared/ imports nothing from the product: it is the wire format the widget shares";

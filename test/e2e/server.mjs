@@ -36,10 +36,14 @@ async function ok(res, status, what) {
 }
 
 /**
- * Creates a `local` echo agent for the tenant of `token` and releases its version 1 to all development traffic;
- * returns the agent (`id`, `publicKey`, …).
+ * Creates a `local` agent (the `echo` model unless `model` says `lorem`) for the tenant of `token` and releases its
+ * version 1 to all development traffic; returns the agent (`id`, `publicKey`, …).
  */
-export async function seedAgent(baseUrl, token, { slug, visibility, local, origin, presentation = {} }) {
+export async function seedAgent(
+  baseUrl,
+  token,
+  { slug, visibility, local, origin, presentation = {}, model = "echo" },
+) {
   const agent = await ok(
     await request(baseUrl, "POST", "/v1/agents", {
       token,
@@ -53,7 +57,7 @@ export async function seedAgent(baseUrl, token, { slug, visibility, local, origi
     schemaVersion: 1,
     name: "Demo agent",
     instructions: "Echo the visitor.",
-    model: { provider: "local", model: "echo", local },
+    model: { provider: "local", model, local },
     ...presentation,
   };
   const draft = await request(baseUrl, "PUT", `${path}/draft`, {
