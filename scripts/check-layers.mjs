@@ -29,6 +29,8 @@ const LAYERS = [
 
 /** The browser widget is its own program: it shares only the wire formats, and the Worker never imports it. */
 const WIDGET = "src/widget/";
+/** So is the typed client (`agent-threads/client`), which the tenant's code runs. */
+const CLIENT = "src/client/";
 const SHARED = "src/shared/";
 const ROUTES = "src/routes/";
 
@@ -47,6 +49,7 @@ function owns(unit, file) {
 /** The unit a file belongs to and its line (0 = top), or null when no layer names it. */
 function placeOf(file) {
   if (file.startsWith(WIDGET)) return { unit: WIDGET, line: -1 };
+  if (file.startsWith(CLIENT)) return { unit: CLIENT, line: -1 };
   for (const [line, units] of LAYERS.entries()) {
     for (const unit of units) if (owns(unit, file)) return { unit: unitName(unit), line };
   }
@@ -100,6 +103,12 @@ function ruleBroken(file, target) {
       ? `src/widget/ is a separate program: it imports only src/shared/ and itself, not ${to.unit}`
       : "nothing imports src/widget/: it is a separate program built for the browser";
   }
+  if (from.unit === CLIENT || to.unit === CLIENT) {
+    if (from.unit === CLIENT && (to.unit === CLIENT || to.unit === SHARED)) return null;
+    return from.unit === CLIENT
+      ? `src/client/ is a separate program: it imports only src/shared/ and itself, not ${to.unit}`
+      : "nothing in the Worker imports src/client/: it is the package's client";
+  }
   if (from.unit === SHARED && to.unit !== SHARED) {
     return "src/shared/ imports nothing from the product: it is the wire format the widget shares";
   }
@@ -122,6 +131,7 @@ function picture() {
     "bottom",
     "",
     `apart: ${WIDGET} (the browser widget) imports only ${SHARED} and itself; nothing imports it`,
+    `apart: ${CLIENT} (agent-threads/client) imports only ${SHARED} and itself; nothing imports it`,
     `and: ${SHARED} imports only itself; a file in ${ROUTES} never imports another file in ${ROUTES}`,
   ].join("\n");
 }
