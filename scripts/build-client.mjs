@@ -1,6 +1,5 @@
 // `npm run build:client`: builds `agent-threads/client` (src/client/) into plain ESM under dist/client/ that node runs
 // without a TypeScript loader, plus its .d.ts files for TypeScript consumers (package.json `exports`).
-import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { build } from "esbuild";
 import { CliError, isMain, runMain } from "./lib/cli.mjs";
@@ -17,7 +16,6 @@ const ENTRIES = ["index"];
  * `types` is false, emits declarations with `tsc -p src/client/tsconfig.json` (about 2 s; the bundle alone is ms).
  */
 export async function buildClient({ types = true } = {}) {
-  rmSync(clientDir, { recursive: true, force: true });
   await build({
     entryPoints: ENTRIES.map((name) => join(root, "src", "client", `${name}.ts`)),
     outdir: clientDir,

@@ -234,6 +234,7 @@ function describeFetchFailure(error: unknown): string {
   const code = typeof cause === "object" && cause !== null && "code" in cause ? cause.code : undefined;
   if (code === "ECONNREFUSED") return "connection refused";
   if (typeof code === "string") return code;
+  if (cause instanceof Error) return cause.message;
   return error instanceof Error ? error.message : String(error);
 }
 
