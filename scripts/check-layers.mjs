@@ -126,6 +126,7 @@ function picture() {
     "bottom",
     "",
     `apart: ${WIDGET} (the browser widget) imports only ${SHARED} and itself; nothing imports it`,
+    `apart: ${CLIENT} (agent-threads/client) imports only ${SHARED} and itself; nothing imports it`,
     `and: ${SHARED} imports only itself; a file in ${ROUTES} never imports another file in ${ROUTES}`,
   ].join("\n");
 }

@@ -3,9 +3,10 @@ import { spawn } from "node:child_process";
 import { createServer } from "node:net";
 import { relative } from "node:path";
 import { parseArgs } from "node:util";
+import { launchPublic } from "agent-threads/client";
 import { CliError, runMain } from "./lib/cli.mjs";
 import { ensureDevVars, readDevVars } from "./lib/dev-vars.mjs";
-import { describeError, request } from "./lib/http-client.mjs";
+import { describeClientError } from "./lib/http-client.mjs";
 import { childEnv, demoStatePath, devVarsExamplePath, devVarsPath, root, wranglerBin } from "./lib/paths.mjs";
 import { runCommand, signalNumber } from "./lib/run-command.mjs";
 import { waitForHealth } from "./lib/wait-for-health.mjs";
@@ -132,12 +133,10 @@ async function main() {
 
 /** The check mode's proof that the seeded agent works: a browser-style launch from an allowed origin. */
 async function launchDemo(baseUrl, origin, agentKey) {
-  const res = await request(baseUrl, "POST", "/v1/agent-sessions", {
-    body: { agentKey },
-    headers: { Origin: origin },
-  });
-  if (res.status !== 201 || typeof res.body?.token !== "string") {
-    throw new Error(`launching the demo agent failed: ${describeError(res)}`);
+  try {
+    await launchPublic({ baseUrl, agentKey, origin });
+  } catch (error) {
+    throw new Error(`launching the demo agent failed: ${describeClientError(error)}`);
   }
 }
 

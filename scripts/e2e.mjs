@@ -1,11 +1,11 @@
-// `npm run test:e2e`: builds the widget, starts a throwaway `wrangler dev`, seeds agents, drives Debian's Chromium
+// `npm run test:e2e`: builds the widget and the client, starts a throwaway `wrangler dev`, seeds agents, drives Debian's Chromium
 // through test/e2e/*.test.mjs with node's test runner, and writes test-results/e2e.json for CI's totals.
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { run } from "node:test";
 import { spec } from "node:test/reporters";
 import { parseArgs } from "node:util";
-import { startServer } from "../test/e2e/server.mjs";
+import { buildClient } from "./build-client.mjs";
 import { buildWidget } from "./build-widget.mjs";
 import { CliError, runMain } from "./lib/cli.mjs";
 import { root } from "./lib/paths.mjs";
@@ -36,6 +36,9 @@ async function main() {
     `built widget v${manifest.version} (loader ${manifest.loader.gzipBytes} B, widget ${manifest.widget.gzipBytes} B gzip)`,
   );
 
+  // The server's seeding and the tests use agent-threads/client: built first, so it is imported only once it exists.
+  await buildClient({ types: false });
+  const { startServer } = await import("../test/e2e/server.mjs");
   const server = await startServer({ log: (line) => console.log(line) });
   const stopOnSignal = () => void server.stop().then(() => process.exit(130));
   process.once("SIGINT", stopOnSignal);

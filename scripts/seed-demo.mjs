@@ -1,12 +1,13 @@
-// Seeds a demo tenant and a public demo agent (local echo model) over the HTTP API, idempotently.
+// Seeds a demo tenant and a public demo agent (local echo model) through agent-threads/client, idempotently.
 // Used by `npm run dev`; also runnable alone against a running server: `node scripts/seed-demo.mjs [--port N]`.
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, relative } from "node:path";
 import { parseArgs } from "node:util";
+import { AdminClient, AgentThreadsError, OperatorClient } from "agent-threads/client";
 import { z } from "zod";
 import { CliError, isMain, runMain } from "./lib/cli.mjs";
 import { readDevVars } from "./lib/dev-vars.mjs";
-import { describeError, request } from "./lib/http-client.mjs";
+import { describeClientError, describeError, request } from "./lib/http-client.mjs";
 import { demoStatePath, devVarsPath } from "./lib/paths.mjs";
 
 const DEMO_SLUG = "demo";
@@ -28,26 +29,6 @@ const demoStateSchema = z.object({
   publicKey: z.string().min(1).optional(),
 });
 
-const tenantCreated = z.object({ tenantId: z.string(), apiKey: z.string() });
-const agentSchema = z.object({
-  id: z.string(),
-  slug: z.string(),
-  publicKey: z.string(),
-  allowedOrigins: z.array(z.string()),
-});
-const agentList = z.object({ items: z.array(agentSchema), nextCursor: z.string().optional() });
-const draftSchema = z.object({ revision: z.number().int() });
-const versionSchema = z.object({ version: z.number().int() });
-const versionList = z.object({ items: z.array(versionSchema) });
-const releaseSchema = z.looseObject({
-  id: z.string().optional(),
-  releaseId: z.string().optional(),
-  environment: z.string().optional(),
-  status: z.string().optional(),
-  active: z.boolean().optional(),
-});
-const releaseList = z.object({ items: z.array(releaseSchema) });
-
 /** Reads .wrangler/demo.json; a missing or unreadable file means "nothing seeded yet". */
 export function readDemoState(path = demoStatePath) {
   try {
@@ -63,18 +44,17 @@ function writeDemoState(state, path) {
   writeFileSync(path, `${JSON.stringify(state, null, 2)}\n`, { mode: 0o600 });
 }
 
-/** Parses a response body with a zod schema, or explains which call answered something unexpected. */
-function parseResponse(res, status, schema, what) {
-  if (res.status !== status) throw new CliError(`${what} failed: ${describeError(res)}`);
-  const parsed = schema.safeParse(res.body);
-  if (!parsed.success) throw new CliError(`${what} answered an unexpected body: ${parsed.error.message}`);
-  return parsed.data;
+/** Awaits one API call, or explains which call failed and how. */
+async function step(what, call) {
+  try {
+    return await call;
+  } catch (error) {
+    throw new CliError(`${what} failed: ${describeClientError(error)}`);
+  }
 }
 
-function releaseIsActive(release) {
-  if (typeof release.active === "boolean") return release.active;
-  return release.status === "active";
-}
+/** An answer from the server that says "no" (as opposed to no server at all). */
+const refused = (error) => error instanceof AgentThreadsError && error.status !== 0;
 
 /**
  * Makes sure the demo tenant, agent, draft, version and an active release exist, and returns the saved state plus
@@ -90,51 +70,54 @@ export async function seedDemo({
   log = () => {},
 }) {
   let state = readDemoState(statePath);
+  let admin = state === null ? null : new AdminClient({ baseUrl, apiKey: state.apiKey });
 
-  if (state?.agentId !== undefined && state.publicKey !== undefined) {
-    const res = await request(baseUrl, "GET", `/v1/agents/${encodeURIComponent(state.agentId)}`, {
-      token: state.apiKey,
+  if (admin !== null && state?.agentId !== undefined && state.publicKey !== undefined) {
+    const agent = await admin.agents.get(state.agentId).catch((error) => {
+      if (refused(error)) return null;
+      throw new CliError(`Reading the demo agent failed: ${describeClientError(error)}`);
     });
-    if (res.status === 200) {
-      await allowPort(
-        baseUrl,
-        state.apiKey,
-        parseResponse(res, 200, agentSchema, "Reading the demo agent"),
-        port,
-        log,
-      );
+    if (agent !== null) {
+      await allowPort(admin, agent, port, log);
       return { state, created: false };
     }
   }
 
-  if (state !== null) {
-    const res = await request(baseUrl, "GET", "/v1/agents", { token: state.apiKey });
-    if (res.status !== 200) state = null; // local state was wiped or the key revoked: start over.
+  if (admin !== null) {
+    const usable = await admin.agents.list({ limit: 1 }).then(
+      () => true,
+      (error) => {
+        if (refused(error)) return false; // local state was wiped or the key revoked: start over.
+        throw new CliError(`Listing agents failed: ${describeClientError(error)}`);
+      },
+    );
+    if (!usable) {
+      state = null;
+      admin = null;
+    }
   }
 
-  if (state === null) {
+  if (state === null || admin === null) {
     if (!operatorToken) throw new CliError("OPERATOR_TOKEN is missing from .dev.vars.");
-    const res = await request(baseUrl, "POST", "/v1/operator/tenants", {
-      token: operatorToken,
-      body: { name: "Demo" },
+    const operator = new OperatorClient({ baseUrl, operatorToken });
+    const created = await operator.createTenant("Demo").catch((error) => {
+      if (error instanceof AgentThreadsError && error.status === 401) {
+        throw new CliError(
+          "the server refused OPERATOR_TOKEN from .dev.vars. Restart `npm run dev` so wrangler reloads .dev.vars.",
+        );
+      }
+      throw new CliError(`Creating the demo tenant failed: ${describeClientError(error)}`);
     });
-    if (res.status === 401) {
-      throw new CliError(
-        "the server refused OPERATOR_TOKEN from .dev.vars. Restart `npm run dev` so wrangler reloads .dev.vars.",
-      );
-    }
-    const created = parseResponse(res, 201, tenantCreated, "Creating the demo tenant");
     state = { tenantId: created.tenantId, apiKey: created.apiKey };
     writeDemoState(state, statePath); // saved at once: a later step failing must not strand this tenant.
+    admin = new AdminClient({ baseUrl, apiKey: state.apiKey });
     log(`created demo tenant ${state.tenantId}`);
   }
 
-  const token = state.apiKey;
-  const agent = await ensureAgent(baseUrl, token, port, log);
-  const agentPath = `/v1/agents/${encodeURIComponent(agent.id)}`;
-  const revision = await ensureDraft(baseUrl, token, agentPath);
-  const version = await ensureVersion(baseUrl, token, agentPath, revision);
-  await ensureActiveRelease(baseUrl, token, agentPath, environment, version);
+  const agent = await ensureAgent(admin, port, log);
+  const revision = await ensureDraft(admin, agent.id);
+  const version = await ensureVersion(admin, agent.id, revision);
+  await ensureActiveRelease(admin, agent.id, environment, version);
 
   state = { ...state, agentId: agent.id, publicKey: agent.publicKey };
   writeDemoState(state, statePath);
@@ -143,100 +126,58 @@ export async function seedDemo({
 }
 
 /** The demo page is served on this run's port: make sure the demo agent accepts launches from it. */
-async function allowPort(baseUrl, token, agent, port, log) {
+async function allowPort(admin, agent, port, log) {
   const wanted = [`http://localhost:${port}`, `http://127.0.0.1:${port}`];
   const missing = wanted.filter((origin) => !agent.allowedOrigins.includes(origin));
   if (missing.length === 0) return agent;
-  const res = await request(baseUrl, "PATCH", `/v1/agents/${encodeURIComponent(agent.id)}`, {
-    token,
-    body: { allowedOrigins: [...agent.allowedOrigins, ...missing] },
-  });
-  const updated = parseResponse(res, 200, agentSchema, "Allowing this port on the demo agent");
+  const updated = await step(
+    "Allowing this port on the demo agent",
+    admin.agents.update(agent.id, { allowedOrigins: [...agent.allowedOrigins, ...missing] }),
+  );
   log(`allowed ${missing.join(", ")} on the demo agent`);
   return updated;
 }
 
-async function ensureAgent(baseUrl, token, port, log) {
-  const list = parseResponse(
-    await request(baseUrl, "GET", "/v1/agents?limit=200", { token }),
-    200,
-    agentList,
-    "Listing agents",
-  );
+async function ensureAgent(admin, port, log) {
+  const list = await step("Listing agents", admin.agents.list({ limit: 200 }));
   const existing = list.items.find((item) => item.slug === DEMO_SLUG);
-  if (existing) return allowPort(baseUrl, token, existing, port, log);
-  const res = await request(baseUrl, "POST", "/v1/agents", {
-    token,
-    body: {
+  if (existing) return allowPort(admin, existing, port, log);
+  const agent = await step(
+    "Creating the demo agent",
+    admin.agents.create({
       slug: DEMO_SLUG,
       name: DEMO_NAME,
       visibility: "public",
       allowedOrigins: [`http://localhost:${port}`, `http://127.0.0.1:${port}`],
-    },
-  });
-  const agent = parseResponse(res, 201, agentSchema, "Creating the demo agent");
+    }),
+  );
   log(`created demo agent ${agent.id}`);
   return agent;
 }
 
-async function ensureDraft(baseUrl, token, agentPath) {
-  const current = await request(baseUrl, "GET", `${agentPath}/draft`, { token });
-  if (current.status === 200)
-    return parseResponse(current, 200, draftSchema, "Reading the demo draft").revision;
-  const res = await request(baseUrl, "PUT", `${agentPath}/draft`, {
-    token,
-    body: demoArtifact,
-    headers: { "If-Match": '"0"' },
+async function ensureDraft(admin, agentId) {
+  const current = await admin.drafts.get(agentId).catch((error) => {
+    if (error instanceof AgentThreadsError && error.code === "not_found") return null;
+    throw new CliError(`Reading the demo draft failed: ${describeClientError(error)}`);
   });
-  const status = res.status === 201 ? 201 : 200;
-  return parseResponse(res, status, draftSchema, "Saving the demo draft").revision;
+  if (current !== null) return current.revision;
+  return (await step("Saving the demo draft", admin.drafts.put(agentId, demoArtifact, 0))).revision;
 }
 
-async function ensureVersion(baseUrl, token, agentPath, draftRevision) {
-  const list = parseResponse(
-    await request(baseUrl, "GET", `${agentPath}/versions`, { token }),
-    200,
-    versionList,
-    "Listing versions",
-  );
+async function ensureVersion(admin, agentId, draftRevision) {
+  const list = await step("Listing versions", admin.versions.list(agentId));
   if (list.items.length > 0) return Math.max(...list.items.map((item) => item.version));
-  const res = await request(baseUrl, "POST", `${agentPath}/versions`, { token, body: { draftRevision } });
-  return parseResponse(res, 201, versionSchema, "Publishing the demo version").version;
+  return (await step("Publishing the demo version", admin.versions.publish(agentId, draftRevision))).version;
 }
 
-async function ensureActiveRelease(baseUrl, token, agentPath, environment, version) {
-  const list = parseResponse(
-    await request(baseUrl, "GET", `${agentPath}/releases`, { token }),
-    200,
-    releaseList,
-    "Listing releases",
-  );
-  const forEnvironment = list.items.filter(
-    (item) => item.environment === undefined || item.environment === environment,
-  );
-  if (forEnvironment.some(releaseIsActive)) return;
-  const created = parseResponse(
-    await request(baseUrl, "POST", `${agentPath}/releases`, {
-      token,
-      body: { environment, allocations: [{ version, weight: FULL_WEIGHT }] },
-    }),
-    201,
-    releaseSchema,
+async function ensureActiveRelease(admin, agentId, environment, version) {
+  const list = await step("Listing releases", admin.releases.list(agentId));
+  if (list.items.some((item) => item.environment === environment && item.active)) return;
+  const created = await step(
     "Creating the demo release",
+    admin.releases.create(agentId, { environment, allocations: [{ version, weight: FULL_WEIGHT }] }),
   );
-  const releaseId = created.id ?? created.releaseId;
-  if (releaseId === undefined) throw new CliError("Creating the demo release answered no release id.");
-  const res = await request(
-    baseUrl,
-    "POST",
-    `${agentPath}/releases/${encodeURIComponent(releaseId)}/activate`,
-    {
-      token,
-    },
-  );
-  if (res.status !== 200 && res.status !== 204) {
-    throw new CliError(`Activating the demo release failed: ${describeError(res)}`);
-  }
+  await step("Activating the demo release", admin.releases.activate(agentId, created.id));
 }
 
 async function main() {

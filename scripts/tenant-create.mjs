@@ -1,9 +1,9 @@
 // `npm run tenant:create -- <name>`: creates a tenant through the operator API and shows its API key once.
 import { parseArgs } from "node:util";
-import { z } from "zod";
+import { AgentThreadsError, OperatorClient } from "agent-threads/client";
 import { CliError, runMain } from "./lib/cli.mjs";
 import { readDevVars } from "./lib/dev-vars.mjs";
-import { describeError, request } from "./lib/http-client.mjs";
+import { describeClientError } from "./lib/http-client.mjs";
 import { devVarsPath } from "./lib/paths.mjs";
 
 const HELP = `Usage: npm run tenant:create -- <name> [--remote --url https://agents.example.com]
@@ -11,8 +11,6 @@ const HELP = `Usage: npm run tenant:create -- <name> [--remote --url https://age
 Local (default): POSTs to http://localhost:\${PORT:-8787} with OPERATOR_TOKEN from .dev.vars.
 Remote: --remote with --url (or AGENT_THREADS_URL) and the OPERATOR_TOKEN environment variable.
 Prints the tenant id and its admin API key; the key is shown only this once.`;
-
-const created = z.object({ tenantId: z.string().min(1), apiKey: z.string().min(1) });
 
 function isLoopback(url) {
   return ["localhost", "127.0.0.1", "[::1]"].includes(url.hostname);
@@ -66,27 +64,28 @@ async function main() {
   if (positionals.length > 1) throw new CliError('give the name as one argument (quote it: "Acme Inc").');
 
   const { baseUrl, token, local } = target(values);
-  let res;
+  let created;
   try {
-    res = await request(baseUrl, "POST", "/v1/operator/tenants", { token, body: { name } });
+    created = await new OperatorClient({ baseUrl, operatorToken: token }).createTenant(name);
   } catch (error) {
-    const hint = local ? " Start it with `npm run dev` (or set PORT)." : "";
-    throw new CliError(`${error instanceof Error ? error.message : String(error)}${hint}`);
+    if (!(error instanceof AgentThreadsError) || error.status === 0) {
+      const hint = local ? " Start it with `npm run dev` (or set PORT)." : "";
+      throw new CliError(`no server answers at ${baseUrl} (${describeClientError(error)}).${hint}`);
+    }
+    if (error.status === 401 || error.status === 403) {
+      const where = local
+        ? "OPERATOR_TOKEN in .dev.vars (restart `npm run dev` after editing it)"
+        : "the OPERATOR_TOKEN variable";
+      throw new CliError(
+        `the server refused the operator token: check ${where}. (${describeClientError(error)})`,
+      );
+    }
+    throw new CliError(`creating the tenant failed: ${describeClientError(error)}`);
   }
-  if (res.status === 401 || res.status === 403) {
-    const where = local
-      ? "OPERATOR_TOKEN in .dev.vars (restart `npm run dev` after editing it)"
-      : "the OPERATOR_TOKEN variable";
-    throw new CliError(`the server refused the operator token: check ${where}. (${describeError(res)})`);
-  }
-  if (res.status !== 201 && res.status !== 200)
-    throw new CliError(`creating the tenant failed: ${describeError(res)}`);
-  const parsed = created.safeParse(res.body);
-  if (!parsed.success) throw new CliError("the server answered without a tenantId and apiKey.");
 
   console.log(`Tenant created at ${baseUrl}`);
-  console.log(`  tenantId: ${parsed.data.tenantId}`);
-  console.log(`  apiKey:   ${parsed.data.apiKey}`);
+  console.log(`  tenantId: ${created.tenantId}`);
+  console.log(`  apiKey:   ${created.apiKey}`);
   console.log("The API key is shown only this once: store it in your backend's secret store now.");
   return 0;
 }

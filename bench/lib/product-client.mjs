@@ -1,4 +1,5 @@
 // The product's client side as the widget drives it: launch a thread, open its socket, say hello, read `ready`.
+import { launchPublic } from "agent-threads/client";
 import { FrameSocket } from "./frame-socket.mjs";
 
 let addressCounter = 0;
@@ -11,23 +12,14 @@ export function nextClientAddress() {
   return `127.${(i >>> 16) & 255}.${(i >>> 8) & 255}.${i & 255}`;
 }
 
-export async function launchResponse(baseUrl, agent) {
-  return fetch(`${baseUrl}/v1/agent-sessions`, {
-    method: "POST",
-    headers: {
-      "Content-Type": "application/json",
-      Origin: agent.origin,
-      "CF-Connecting-IP": nextClientAddress(),
-    },
-    body: JSON.stringify({ agentKey: agent.publicKey }),
+/** A browser-style launch from the agent's origin; a refusal throws AgentThreadsError (`status`, `code`). */
+export function launch(baseUrl, agent) {
+  return launchPublic({
+    baseUrl,
+    agentKey: agent.publicKey,
+    origin: agent.origin,
+    headers: { "CF-Connecting-IP": nextClientAddress() },
   });
-}
-
-export async function launch(baseUrl, agent) {
-  const res = await launchResponse(baseUrl, agent);
-  const text = await res.text();
-  if (res.status !== 201) throw new Error(`launch answered ${res.status}: ${text.slice(0, 200)}`);
-  return JSON.parse(text);
 }
 
 /** Opens the thread's socket and waits for `ready`; returns the socket and the ms from open() to `ready`. */

@@ -1,8 +1,9 @@
 // B1: POST /v1/agent-sessions against GET /v1/health (a constant-JSON route of the same Worker). Latency is read
 // with one request in flight, launch and health strictly alternating, so each pair sees the same moment of machine
 // noise; requests/s with `concurrency` in flight, in alternating rounds.
+import { AgentThreadsError } from "agent-threads/client";
 import { closedLoop } from "../lib/load.mjs";
-import { launchResponse } from "../lib/product-client.mjs";
+import { launch as launchSession } from "../lib/product-client.mjs";
 import { summarize } from "../lib/stats.mjs";
 
 export async function benchLaunch({ product, agent, rounds = 3, perRound = 200, concurrency = 4, log }) {
@@ -12,9 +13,12 @@ export async function benchLaunch({ product, agent, rounds = 3, perRound = 200, 
     return res.status === 200 || `HTTP ${res.status}`;
   };
   const launch = async () => {
-    const res = await launchResponse(product.baseUrl, agent);
-    await res.arrayBuffer();
-    return res.status === 201 || `HTTP ${res.status}`;
+    try {
+      await launchSession(product.baseUrl, agent);
+      return true;
+    } catch (error) {
+      return error instanceof AgentThreadsError ? `HTTP ${error.status}` : String(error);
+    }
   };
   // Warm-up: JIT, connection pool, the agent's first D1 reads.
   await closedLoop({ total: 40, concurrency, send: health });

@@ -1,4 +1,5 @@
-// A tiny JSON client for the product's API, with failures phrased for a terminal rather than as stacks.
+// A tiny JSON client for requests the typed client has no method for (health), and failures phrased for a terminal.
+import { AgentThreadsError } from "agent-threads/client";
 import { CliError } from "./cli.mjs";
 
 /** The server could not be reached at all (nothing listening, DNS, TLS, timeout). */
@@ -61,4 +62,17 @@ export function describeError(res) {
     return `${res.status} ${error.code}:${message}${requestId}`;
   }
   return `HTTP ${res.status}`;
+}
+
+/**
+ * The terminal's phrasing of a failed `agent-threads/client` call: `401 unauthenticated: … (request …)` like
+ * describeError, or "no server answers" when nothing answered at all.
+ */
+export function describeClientError(error) {
+  if (error instanceof AgentThreadsError) {
+    if (error.status === 0) return error.message;
+    const requestId = error.requestId !== undefined ? ` (request ${error.requestId})` : "";
+    return `${error.status} ${error.code}: ${error.message}${requestId}`;
+  }
+  return error instanceof Error ? error.message : String(error);
 }

@@ -1,3 +1,6 @@
-// `agent-threads/client`: what a tenant's code imports to talk to threads.
+// `agent-threads/client`: the typed client for the admin API, launches, the thread connection and the AI SDK transport.
+export * from "./admin";
 export * from "./ai-transport";
+export * from "./http";
+export * from "./launch";
 export * from "./thread";

@@ -4,7 +4,7 @@ import { spawn } from "node:child_process";
 import { createWriteStream, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describeError, request } from "../../scripts/lib/http-client.mjs";
+import { AdminClient, OperatorClient } from "agent-threads/client";
 import { childEnv, root, wranglerBin } from "../../scripts/lib/paths.mjs";
 import { freePort, stopProcessGroup, writeThrowawayVars } from "../../scripts/lib/process-group.mjs";
 import { runCommand } from "../../scripts/lib/run-command.mjs";
@@ -30,11 +30,6 @@ const AGENTS = {
   },
 };
 
-async function ok(res, status, what) {
-  if (res.status !== status) throw new Error(`${what} failed: ${describeError(res)}`);
-  return res.body;
-}
-
 /**
  * Creates a `local` agent (the `echo` model unless `model` says `lorem`) for the tenant of `token` and releases its
  * version 1 to all development traffic; returns the agent (`id`, `publicKey`, …).
@@ -44,15 +39,8 @@ export async function seedAgent(
   token,
   { slug, visibility, local, origin, presentation = {}, model = "echo" },
 ) {
-  const agent = await ok(
-    await request(baseUrl, "POST", "/v1/agents", {
-      token,
-      body: { slug, name: "Demo agent", visibility, allowedOrigins: [origin] },
-    }),
-    201,
-    `Creating agent ${slug}`,
-  );
-  const path = `/v1/agents/${agent.id}`;
+  const admin = new AdminClient({ baseUrl, apiKey: token });
+  const agent = await admin.agents.create({ slug, name: "Demo agent", visibility, allowedOrigins: [origin] });
   const artifact = {
     schemaVersion: 1,
     name: "Demo agent",
@@ -60,46 +48,18 @@ export async function seedAgent(
     model: { provider: "local", model, local },
     ...presentation,
   };
-  const draft = await request(baseUrl, "PUT", `${path}/draft`, {
-    token,
-    body: artifact,
-    headers: { "If-Match": '"0"' },
+  const draft = await admin.drafts.put(agent.id, artifact, 0);
+  const version = await admin.versions.publish(agent.id, draft.revision);
+  const release = await admin.releases.create(agent.id, {
+    environment: "development",
+    allocations: [{ version: version.version, weight: 10_000 }],
   });
-  if (draft.status !== 200 && draft.status !== 201)
-    throw new Error(`Saving draft failed: ${describeError(draft)}`);
-  const version = await ok(
-    await request(baseUrl, "POST", `${path}/versions`, {
-      token,
-      body: { draftRevision: draft.body.revision },
-    }),
-    201,
-    "Publishing",
-  );
-  const release = await ok(
-    await request(baseUrl, "POST", `${path}/releases`, {
-      token,
-      body: { environment: "development", allocations: [{ version: version.version, weight: 10_000 }] },
-    }),
-    201,
-    "Creating the release",
-  );
-  await ok(
-    await request(baseUrl, "POST", `${path}/releases/${release.id}/activate`, { token }),
-    200,
-    "Activating the release",
-  );
+  await admin.releases.activate(agent.id, release.id);
   return agent;
 }
 
 async function seed(baseUrl, operatorToken, origin) {
-  const tenant = await ok(
-    await request(baseUrl, "POST", "/v1/operator/tenants", {
-      token: operatorToken,
-      body: { name: "Browser tests" },
-    }),
-    201,
-    "Creating the test tenant",
-  );
+  const tenant = await new OperatorClient({ baseUrl, operatorToken }).createTenant("Browser tests");
   const token = tenant.apiKey;
   const keys = {};
   for (const [slug, { visibility, local, presentation }] of Object.entries(AGENTS)) {

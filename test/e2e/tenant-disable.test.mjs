@@ -2,17 +2,24 @@
 // open socket, then the tenant disabled — its key is refused, its launches too, and the socket closes with 4403.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { request } from "../../scripts/lib/http-client.mjs";
+import { AdminClient, AgentThreadsError, launchPublic, OperatorClient } from "agent-threads/client";
 import { BASE_URL, OPERATOR_TOKEN } from "./helpers.mjs";
 import { seedAgent } from "./server.mjs";
 
 const ORIGIN = BASE_URL;
 
 function launch(publicKey) {
-  return request(BASE_URL, "POST", "/v1/agent-sessions", {
-    body: { agentKey: publicKey },
-    headers: { Origin: ORIGIN },
-  });
+  return launchPublic({ baseUrl: BASE_URL, agentKey: publicKey, origin: ORIGIN });
+}
+
+/** The AgentThreadsError a call fails with. */
+async function refusal(promise) {
+  const error = await promise.then(
+    () => assert.fail("expected the call to be refused"),
+    (e) => e,
+  );
+  assert.ok(error instanceof AgentThreadsError, String(error));
+  return error;
 }
 
 /** Opens the thread's socket, says hello and resolves once `ready` arrived; `closed` resolves with the close. */
@@ -43,12 +50,9 @@ function withTimeout(promise, ms, what) {
 describe("a tenant disabled by the operator", () => {
   it("loses its key, its launches and its open sockets, and gets them back when enabled", async () => {
     assert.ok(OPERATOR_TOKEN, "run with `npm run test:e2e` (it passes the server's operator token)");
-    const tenant = await request(BASE_URL, "POST", "/v1/operator/tenants", {
-      token: OPERATOR_TOKEN,
-      body: { name: "Disabled later" },
-    });
-    assert.equal(tenant.status, 201);
-    const { tenantId, apiKey } = tenant.body;
+    const operator = new OperatorClient({ baseUrl: BASE_URL, operatorToken: OPERATOR_TOKEN });
+    const { tenantId, apiKey } = await operator.createTenant("Disabled later");
+    const admin = new AdminClient({ baseUrl: BASE_URL, apiKey });
     const agent = await seedAgent(BASE_URL, apiKey, {
       slug: "switched-off",
       visibility: "public",
@@ -56,41 +60,28 @@ describe("a tenant disabled by the operator", () => {
       origin: ORIGIN,
     });
 
-    const launched = await launch(agent.publicKey);
-    assert.equal(launched.status, 201);
-    const socket = openSocket(launched.body);
+    const socket = openSocket(await launch(agent.publicKey));
     await withTimeout(socket.ready, 15_000, "ready");
 
-    const disable = await request(BASE_URL, "PATCH", `/v1/operator/tenants/${tenantId}`, {
-      token: OPERATOR_TOKEN,
-      body: { status: "disabled" },
-    });
-    assert.equal(disable.status, 200);
-    assert.equal(disable.body.status, "disabled");
+    const disabled = await operator.updateTenant(tenantId, { status: "disabled" });
+    assert.equal(disabled.status, "disabled");
 
     assert.equal(await withTimeout(socket.closed, 15_000, "the socket to close"), 4403);
-    const agents = await request(BASE_URL, "GET", "/v1/agents", { token: apiKey });
-    assert.equal(agents.status, 401);
-    assert.equal(agents.body.error.code, "unauthenticated");
-    const refused = await launch(agent.publicKey);
-    assert.equal(refused.status, 403);
-    assert.equal(refused.body.error.code, "forbidden");
+    const agents = await refusal(admin.agents.list());
+    assert.deepEqual([agents.status, agents.code], [401, "unauthenticated"]);
+    const refused = await refusal(launch(agent.publicKey));
+    assert.deepEqual([refused.status, refused.code], [403, "forbidden"]);
 
-    const listed = await request(BASE_URL, "GET", "/v1/operator/tenants?limit=200", {
-      token: OPERATOR_TOKEN,
-    });
-    assert.equal(listed.status, 200);
-    assert.equal(listed.body.items.find((t) => t.id === tenantId)?.status, "disabled");
+    const listed = await operator.listTenants({ limit: 200 });
+    assert.equal(listed.items.find((t) => t.id === tenantId)?.status, "disabled");
 
-    const enable = await request(BASE_URL, "PATCH", `/v1/operator/tenants/${tenantId}`, {
-      token: OPERATOR_TOKEN,
-      body: { status: "active" },
-    });
-    assert.equal(enable.status, 200);
-    assert.equal((await request(BASE_URL, "GET", "/v1/agents", { token: apiKey })).status, 200);
-    const again = await launch(agent.publicKey);
-    assert.equal(again.status, 201);
-    const reopened = openSocket(again.body);
+    const enabled = await operator.updateTenant(tenantId, { status: "active" });
+    assert.equal(enabled.status, "active");
+    assert.deepEqual(
+      (await admin.agents.list()).items.map((a) => a.id),
+      [agent.id],
+    );
+    const reopened = openSocket(await launch(agent.publicKey));
     await withTimeout(reopened.ready, 15_000, "ready after enabling");
     reopened.ws.close();
   });

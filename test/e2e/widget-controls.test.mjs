@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import AxeBuilder from "@axe-core/playwright";
+import { AdminClient, launchPublic } from "agent-threads/client";
 import { describeError, request } from "../../scripts/lib/http-client.mjs";
 import {
   API_KEY,
@@ -58,6 +59,9 @@ async function openCustomerPage(browser, options = {}) {
 const hostMessages = (page) =>
   page.evaluate(() => window.testEvents.filter((e) => e.name === "message").map((e) => e.detail));
 
+/** The tenant's backend, as the tests play it. */
+const admin = () => new AdminClient({ baseUrl: BASE_URL, apiKey: API_KEY });
+
 /** The widget's saved thread id and visitor token (what it keeps in the page's sessionStorage). */
 async function saved(page) {
   const key = await customerAgent();
@@ -71,15 +75,17 @@ async function saved(page) {
 async function branch(page, leafId) {
   const { threadId, visitorToken } = await saved(page);
   const headers = { Origin: OTHER_ORIGIN };
-  const launch = await request(BASE_URL, "POST", "/v1/agent-sessions", {
-    headers,
-    body: { agentKey: await customerAgent(), threadId, visitorToken },
+  const launch = await launchPublic({
+    baseUrl: BASE_URL,
+    origin: OTHER_ORIGIN,
+    agentKey: await customerAgent(),
+    threadId,
+    visitorToken,
   });
-  assert.equal(launch.status, 201, describeError(launch));
   const query = leafId === undefined ? "" : `?leafId=${encodeURIComponent(leafId)}`;
   const res = await request(BASE_URL, "GET", `/v1/threads/${threadId}/entries${query}`, {
     headers,
-    token: launch.body.token,
+    token: launch.token,
   });
   assert.equal(res.status, 200, describeError(res));
   return res.body.items
@@ -231,8 +237,8 @@ describe("message controls", () => {
     await waitForText(page.locator("agent-thread .panel > [aria-live=polite]"), "Thanks for your feedback.");
 
     const feedbackOf = async () => {
-      const res = await request(BASE_URL, "GET", `/v1/sessions/${threadId}/messages`, { token: API_KEY });
-      return res.body?.items?.find((m) => m.id === reply.id)?.feedback ?? null;
+      const messages = await admin().sessions.messages(threadId);
+      return messages.items.find((m) => m.id === reply.id)?.feedback ?? null;
     };
     await eventually(async () => (await feedbackOf())?.rating === "down", "feedback.rating down");
 
@@ -339,11 +345,8 @@ describe("handoff to a person", () => {
     await talk(page, "I would like to talk to a person");
     const { threadId } = await saved(page);
 
-    const start = await request(BASE_URL, "POST", `/v1/sessions/${threadId}/handoff`, {
-      token: API_KEY,
-      body: { action: "start", agentName: "Dana" },
-    });
-    assert.ok(start.status >= 200 && start.status < 300, `handoff start answered ${start.status}`);
+    const start = await admin().sessions.startHandoff(threadId, { agentName: "Dana" });
+    assert.equal(start.mode, "handoff");
     const line = page.locator("agent-thread [part=handoff]");
     await waitForText(line, "A person will reply soon.");
     assert.equal(
@@ -352,11 +355,10 @@ describe("handoff to a person", () => {
       "no retry while a person answers",
     );
 
-    const posted = await request(BASE_URL, "POST", `/v1/sessions/${threadId}/messages`, {
-      token: API_KEY,
-      body: { text: "Hi, Dana here. How can I help?", authorName: "Dana" },
+    await admin().sessions.postMessage(threadId, {
+      text: "Hi, Dana here. How can I help?",
+      authorName: "Dana",
     });
-    assert.ok(posted.status >= 200 && posted.status < 300, `posting answered ${posted.status}`);
     await waitForText(w.replies.last(), "Hi, Dana here. How can I help?");
     const author = page.locator("agent-thread .msg.assistant").last().locator(".who");
     assert.equal(await author.textContent(), "Dana");

@@ -2,7 +2,7 @@
 // cross-origin isolated (COEP) page. Every failure shows a message in the panel and names the fix in the console.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { request } from "../../scripts/lib/http-client.mjs";
+import { AdminClient } from "agent-threads/client";
 import {
   API_KEY,
   BASE_URL,
@@ -40,19 +40,15 @@ describe("host pages", () => {
 
   it("says an agent without an active release is not available, once, instead of retrying", async () => {
     // An agent published but never released in this environment: the launch itself is refused (409).
-    const created = await request(BASE_URL, "POST", "/v1/agents", {
-      token: API_KEY,
-      body: {
-        slug: `unreleased-${Date.now()}`,
-        name: "Unreleased",
-        visibility: "public",
-        allowedOrigins: [BASE_URL],
-      },
+    const created = await new AdminClient({ baseUrl: BASE_URL, apiKey: API_KEY }).agents.create({
+      slug: `unreleased-${Date.now()}`,
+      name: "Unreleased",
+      visibility: "public",
+      allowedOrigins: [BASE_URL],
     });
-    assert.equal(created.status, 201);
     const launches = [];
     const { page, log, w } = await openWidgetPage(browser, {
-      url: `${BASE_URL}/test/widget.html?key=${created.body.publicKey}&persist=memory`,
+      url: `${BASE_URL}/test/widget.html?key=${created.publicKey}&persist=memory`,
     });
     page.on("response", (res) => {
       if (res.url().endsWith("/v1/agent-sessions") && res.request().method() === "POST")
@@ -119,12 +115,10 @@ describe("private agents", () => {
     // Stands in for the host's backend: it holds the tenant API key and names its signed-in user.
     await page.exposeFunction("mintLaunchToken", async (reason) => {
       reasons.push(reason);
-      const res = await fetch(`${BASE_URL}/v1/agent-sessions`, {
-        method: "POST",
-        headers: { Authorization: `Bearer ${API_KEY}`, "Content-Type": "application/json" },
-        body: JSON.stringify({ agentKey: KEYS.private, subject: "customer-42" }),
+      return new AdminClient({ baseUrl: BASE_URL, apiKey: API_KEY }).launch({
+        agentKey: KEYS.private,
+        subject: "customer-42",
       });
-      return res.json();
     });
     await page.evaluate(() => window.AgentThreads.identify((reason) => window.mintLaunchToken(reason)));
     await openAndConnect(page);

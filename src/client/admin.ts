@@ -1,0 +1,284 @@
+// The tenant admin API (`sk_…`, SPEC §3.4) and the operator API (§3.5), one method per route, typed from src/shared.
+import type { z } from "zod";
+import type {
+  AgentResponse,
+  ApiKeyResponse,
+  CreatedApiKeyResponse,
+  createAgentRequest,
+  createApiKeyRequest,
+  createdTenantResponse,
+  createReleaseRequest,
+  createTenantApiKeyRequest,
+  DraftResponse,
+  patchAgentRequest,
+  publishedVersionResponse,
+  ReleaseResponse,
+  SecretResponse,
+  TenantPatch,
+  TenantResponse,
+  VersionResponse,
+  VersionSummaryResponse,
+} from "../shared/api";
+import type { LaunchResponse } from "../shared/launch-api";
+import type { WireEntry } from "../shared/protocol";
+import type {
+  HandoffResponse,
+  HumanMessageRequest,
+  MessageResponse,
+  SessionResponse,
+  sessionListQuery,
+  UsageResponse,
+  usageQuery,
+} from "../shared/sessions-api";
+import { type ClientOptions, eachItem, type Page, type PageQuery, seg, Transport } from "./http";
+import { launchPrivate, type PrivateLaunchRequest } from "./launch";
+
+export type {
+  AgentResponse,
+  ApiKeyResponse,
+  CreatedApiKeyResponse,
+  DraftResponse,
+  ReleaseResponse,
+  SecretResponse,
+  TenantPatch,
+  TenantResponse,
+  VersionResponse,
+  VersionSummaryResponse,
+} from "../shared/api";
+export type { WireEntry } from "../shared/protocol";
+export type {
+  HandoffResponse,
+  HumanMessageRequest,
+  MessageResponse,
+  SessionResponse,
+  UsageResponse,
+} from "../shared/sessions-api";
+
+export type CreateAgentRequest = z.input<typeof createAgentRequest>;
+export type PatchAgentRequest = Omit<z.input<typeof patchAgentRequest>, "rotatePublicKey">;
+export type CreateReleaseRequest = z.input<typeof createReleaseRequest>;
+export type CreateApiKeyRequest = z.input<typeof createApiKeyRequest>;
+export type SessionListQuery = Omit<z.input<typeof sessionListQuery>, "cursor" | "limit"> & PageQuery;
+export type UsageQuery = z.input<typeof usageQuery>;
+export type CreatedTenantResponse = z.infer<typeof createdTenantResponse>;
+export type CreateTenantApiKeyRequest = z.input<typeof createTenantApiKeyRequest>;
+export type PublishedVersion = z.infer<typeof publishedVersionResponse>;
+/** `PUT …/draft` answers the new revision: the next `If-Match`, and what `versions.publish` takes. */
+export interface SavedDraft {
+  revision: number;
+}
+
+const pageQuery = (query: PageQuery = {}) => ({ cursor: query.cursor, limit: query.limit });
+
+/** Agents: create, list, read, change, rotate the public key (`/v1/agents`). */
+class Agents {
+  constructor(readonly t: Transport) {}
+  create(body: CreateAgentRequest): Promise<AgentResponse> {
+    return this.t.json("POST", "/v1/agents", { body });
+  }
+  list(query?: PageQuery): Promise<Page<AgentResponse>> {
+    return this.t.json("GET", "/v1/agents", { query: pageQuery(query) });
+  }
+  /** Every agent, page after page. */
+  all(): AsyncGenerator<AgentResponse> {
+    return eachItem((cursor) => this.list({ limit: 200, ...(cursor ? { cursor } : {}) }));
+  }
+  get(agentId: string): Promise<AgentResponse> {
+    return this.t.json("GET", `/v1/agents/${seg(agentId)}`);
+  }
+  update(agentId: string, patch: PatchAgentRequest): Promise<AgentResponse> {
+    return this.t.json("PATCH", `/v1/agents/${seg(agentId)}`, { body: patch });
+  }
+  /** A new `pk_…`: the old key stops launching at once (embeds must be updated). */
+  rotatePublicKey(agentId: string): Promise<AgentResponse> {
+    return this.t.json("PATCH", `/v1/agents/${seg(agentId)}`, { body: { rotatePublicKey: true } });
+  }
+}
+
+/** An agent's draft, saved with compare-and-swap on its revision. */
+class Drafts {
+  constructor(readonly t: Transport) {}
+  get(agentId: string): Promise<DraftResponse> {
+    return this.t.json("GET", `/v1/agents/${seg(agentId)}/draft`);
+  }
+  /**
+   * Saves `definition` if the stored draft is still at `revision` (0: there is none yet); a stale revision is
+   * AgentThreadsError `precondition_failed` (412) and nothing is saved.
+   */
+  put(agentId: string, definition: Record<string, unknown>, revision: number): Promise<SavedDraft> {
+    return this.t.json("PUT", `/v1/agents/${seg(agentId)}/draft`, {
+      body: definition,
+      headers: { "If-Match": `"${revision}"` },
+    });
+  }
+}
+
+/** Immutable, digest-pinned versions published from a draft revision. */
+class Versions {
+  constructor(readonly t: Transport) {}
+  publish(agentId: string, draftRevision: number): Promise<PublishedVersion> {
+    return this.t.json("POST", `/v1/agents/${seg(agentId)}/versions`, { body: { draftRevision } });
+  }
+  /** Newest first, without artifacts. */
+  list(agentId: string, query?: PageQuery): Promise<Page<VersionSummaryResponse>> {
+    return this.t.json("GET", `/v1/agents/${seg(agentId)}/versions`, { query: pageQuery(query) });
+  }
+  get(agentId: string, version: number): Promise<VersionResponse> {
+    return this.t.json("GET", `/v1/agents/${seg(agentId)}/versions/${seg(version)}`);
+  }
+}
+
+/** Weighted releases per environment; one is active per environment. */
+class Releases {
+  constructor(readonly t: Transport) {}
+  /** Weights are positive integers summing to 10,000; the release is not active until `activate`. */
+  create(agentId: string, body: CreateReleaseRequest): Promise<ReleaseResponse> {
+    return this.t.json("POST", `/v1/agents/${seg(agentId)}/releases`, { body });
+  }
+  activate(agentId: string, releaseId: string): Promise<ReleaseResponse> {
+    return this.t.json("POST", `/v1/agents/${seg(agentId)}/releases/${seg(releaseId)}/activate`);
+  }
+  list(agentId: string, query?: PageQuery): Promise<Page<ReleaseResponse>> {
+    return this.t.json("GET", `/v1/agents/${seg(agentId)}/releases`, { query: pageQuery(query) });
+  }
+  get(agentId: string, releaseId: string): Promise<ReleaseResponse> {
+    return this.t.json("GET", `/v1/agents/${seg(agentId)}/releases/${seg(releaseId)}`);
+  }
+}
+
+/** Conversations as the tenant's backend sees them (D1), their export and erasure, and human handoff. */
+class Sessions {
+  constructor(readonly t: Transport) {}
+  list(query: SessionListQuery = {}): Promise<Page<SessionResponse>> {
+    return this.t.json("GET", "/v1/sessions", { query: { ...query } });
+  }
+  get(threadId: string): Promise<SessionResponse> {
+    return this.t.json("GET", `/v1/sessions/${seg(threadId)}`);
+  }
+  /** Every message of the thread, oldest first, all branches. */
+  messages(threadId: string, query?: PageQuery): Promise<Page<MessageResponse>> {
+    return this.t.json("GET", `/v1/sessions/${seg(threadId)}/messages`, { query: pageQuery(query) });
+  }
+  /** The thread's full export document (docs/storage.md). */
+  export(threadId: string): Promise<Record<string, unknown>> {
+    return this.t.json("GET", `/v1/sessions/${seg(threadId)}/export`);
+  }
+  /** Erases the thread object and its D1 rows; its tokens stop working. */
+  delete(threadId: string): Promise<void> {
+    return this.t.empty("DELETE", `/v1/sessions/${seg(threadId)}`);
+  }
+  /** A person of the tenant's team takes over: the model stops answering until `endHandoff`. */
+  startHandoff(threadId: string, options: { agentName?: string } = {}): Promise<HandoffResponse> {
+    return this.t.json("POST", `/v1/sessions/${seg(threadId)}/handoff`, {
+      body: { action: "start", ...options },
+    });
+  }
+  endHandoff(threadId: string): Promise<HandoffResponse> {
+    return this.t.json("POST", `/v1/sessions/${seg(threadId)}/handoff`, { body: { action: "end" } });
+  }
+  /** That person's reply, shown to the user as a `human_agent` message (only during a handoff). */
+  postMessage(threadId: string, body: HumanMessageRequest): Promise<{ entry: WireEntry }> {
+    return this.t.json("POST", `/v1/sessions/${seg(threadId)}/messages`, { body });
+  }
+}
+
+/** The tenant's own API keys; the plaintext `apiKey` is in the creation answer only. */
+class ApiKeys {
+  constructor(readonly t: Transport) {}
+  create(body: CreateApiKeyRequest): Promise<CreatedApiKeyResponse> {
+    return this.t.json("POST", "/v1/api-keys", { body });
+  }
+  list(query?: PageQuery): Promise<Page<ApiKeyResponse>> {
+    return this.t.json("GET", "/v1/api-keys", { query: pageQuery(query) });
+  }
+  get(keyId: string): Promise<ApiKeyResponse> {
+    return this.t.json("GET", `/v1/api-keys/${seg(keyId)}`);
+  }
+  /** The last active admin key cannot be revoked (`conflict`). */
+  revoke(keyId: string): Promise<void> {
+    return this.t.empty("DELETE", `/v1/api-keys/${seg(keyId)}`);
+  }
+}
+
+/** Write-only model-provider secrets, referred to by alias from artifacts. */
+class Secrets {
+  constructor(readonly t: Transport) {}
+  list(query?: PageQuery): Promise<Page<SecretResponse>> {
+    return this.t.json("GET", "/v1/secrets", { query: pageQuery(query) });
+  }
+  put(alias: string, value: string): Promise<void> {
+    return this.t.empty("PUT", `/v1/secrets/${seg(alias)}`, { body: { value } });
+  }
+  delete(alias: string): Promise<void> {
+    return this.t.empty("DELETE", `/v1/secrets/${seg(alias)}`);
+  }
+}
+
+/**
+ * A tenant's backend: `new AdminClient({ baseUrl, apiKey })`. Every method answers the route's shared response
+ * type or throws AgentThreadsError.
+ */
+export class AdminClient {
+  readonly agents: Agents;
+  readonly drafts: Drafts;
+  readonly versions: Versions;
+  readonly releases: Releases;
+  readonly sessions: Sessions;
+  readonly apiKeys: ApiKeys;
+  readonly secrets: Secrets;
+  readonly #options: ClientOptions;
+  readonly #apiKey: string;
+  readonly #t: Transport;
+
+  constructor(options: ClientOptions & { apiKey: string }) {
+    const { apiKey, ...rest } = options;
+    this.#options = rest;
+    this.#apiKey = apiKey;
+    this.#t = new Transport(rest, apiKey);
+    this.agents = new Agents(this.#t);
+    this.drafts = new Drafts(this.#t);
+    this.versions = new Versions(this.#t);
+    this.releases = new Releases(this.#t);
+    this.sessions = new Sessions(this.#t);
+    this.apiKeys = new ApiKeys(this.#t);
+    this.secrets = new Secrets(this.#t);
+  }
+
+  /** Tokens in/out and runs per day (default: the last 30 days). */
+  usage(query: UsageQuery = {}): Promise<UsageResponse> {
+    return this.#t.json("GET", "/v1/usage", { query: { ...query } });
+  }
+
+  /** A launch for one of the tenant's signed-in users (`subject`), with optional context variables. */
+  launch(body: PrivateLaunchRequest): Promise<LaunchResponse> {
+    return launchPrivate({ ...this.#options, apiKey: this.#apiKey, ...body });
+  }
+}
+
+/** The platform operator: tenants and their first keys (`Authorization: Bearer <operator token>`). */
+export class OperatorClient {
+  readonly #t: Transport;
+
+  constructor(options: ClientOptions & { operatorToken: string }) {
+    const { operatorToken, ...rest } = options;
+    this.#t = new Transport(rest, operatorToken);
+  }
+
+  /** A new tenant and its initial admin key (shown only here). */
+  createTenant(name: string): Promise<CreatedTenantResponse> {
+    return this.#t.json("POST", "/v1/operator/tenants", { body: { name } });
+  }
+  listTenants(query?: PageQuery): Promise<Page<TenantResponse>> {
+    return this.#t.json("GET", "/v1/operator/tenants", { query: pageQuery(query) });
+  }
+  getTenant(tenantId: string): Promise<TenantResponse> {
+    return this.#t.json("GET", `/v1/operator/tenants/${seg(tenantId)}`);
+  }
+  /** Status (`disabled` refuses its keys, launches and sockets at once) and quotas. */
+  updateTenant(tenantId: string, patch: TenantPatch): Promise<TenantResponse> {
+    return this.#t.json("PATCH", `/v1/operator/tenants/${seg(tenantId)}`, { body: patch });
+  }
+  issueApiKey(tenantId: string, body: CreateTenantApiKeyRequest = {}): Promise<CreatedApiKeyResponse> {
+    return this.#t.json("POST", `/v1/operator/tenants/${seg(tenantId)}/api-keys`, { body });
+  }
+}

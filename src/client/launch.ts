@@ -1,0 +1,66 @@
+// Launching a thread (SPEC §3.1): a public agent as a browser would (its page's Origin), or a private one from the
+// tenant's backend for a signed-in user, with that user's context variables.
+import type { LaunchResponse } from "../shared/launch-api";
+import { type ClientOptions, Transport } from "./http";
+
+export type { LaunchResponse } from "../shared/launch-api";
+
+/** A thread's context variables (SPEC §8): up to 32 keys, values a string, number or boolean. */
+export type ContextVariables = Record<string, string | number | boolean>;
+
+export interface PublicLaunchRequest {
+  /** The agent's `pk_…`. */
+  agentKey: string;
+  /** Resume one of this visitor's threads (needs `visitorToken`). */
+  threadId?: string;
+  /** The `visitorToken` an earlier launch answered: the same anonymous visitor. */
+  visitorToken?: string;
+}
+
+export interface PublicLaunchOptions extends ClientOptions, PublicLaunchRequest {
+  /**
+   * The page origin the launch speaks for; it must be one of the agent's allowed origins. A browser sends its own
+   * `Origin` and ignores this; from Node it is required, since nothing else sends one.
+   */
+  origin?: string;
+}
+
+/** Exactly one of `agentId` or `agentKey` names the agent. */
+export type PrivateLaunchRequest = (
+  | { agentId: string; agentKey?: never }
+  | { agentKey: string; agentId?: never }
+) & {
+  /** The tenant's own id for the signed-in user; resuming a thread requires the same subject. */
+  subject: string;
+  threadId?: string;
+  /** Replaces the thread's context variables (leaving it out clears them). */
+  context?: ContextVariables;
+};
+
+export type PrivateLaunchOptions = ClientOptions & PrivateLaunchRequest & { apiKey: string };
+
+/** `POST /v1/agent-sessions` with a public agent key. */
+export function launchPublic(options: PublicLaunchOptions): Promise<LaunchResponse> {
+  const { agentKey, threadId, visitorToken, origin, ...client } = options;
+  const body = {
+    agentKey,
+    ...(threadId !== undefined ? { threadId } : {}),
+    ...(visitorToken !== undefined ? { visitorToken } : {}),
+  };
+  return new Transport(client).json("POST", "/v1/agent-sessions", {
+    body,
+    ...(origin !== undefined ? { headers: { Origin: origin } } : {}),
+  });
+}
+
+/** `POST /v1/agent-sessions` from the tenant's backend (`sk_…`) for one of its users. */
+export function launchPrivate(options: PrivateLaunchOptions): Promise<LaunchResponse> {
+  const { apiKey, agentId, agentKey, subject, threadId, context, ...client } = options;
+  const body = {
+    ...(agentId !== undefined ? { agentId } : { agentKey }),
+    subject,
+    ...(threadId !== undefined ? { threadId } : {}),
+    ...(context !== undefined ? { context } : {}),
+  };
+  return new Transport(client, apiKey).json("POST", "/v1/agent-sessions", { body });
+}
