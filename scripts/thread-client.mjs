@@ -1,7 +1,8 @@
-// `npm run thread:demo`: a plain Node WebSocket client walks a whole conversation against a running server —
+// `npm run thread:demo`: the typed client (`agent-threads/client`) walks a whole conversation against a running server —
 // launch, stream, drop mid-stream, resume with no gap or duplicate, edit, regenerate, and read both branches back.
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
+import { AgentThreadsError, launchPublic, ThreadConnection } from "agent-threads/client";
 import { CliError, isMain, runMain } from "./lib/cli.mjs";
 import { demoStatePath } from "./lib/paths.mjs";
 
@@ -13,51 +14,20 @@ function fail(message) {
   throw new CliError(message);
 }
 
-class Socket {
-  constructor(url, token, origin) {
-    this.frames = [];
-    this.waiters = [];
-    this.closed = null;
-    this.ws = new WebSocket(url, { protocols: ["agent.v1", `bearer.${token}`], headers: { Origin: origin } });
-    this.ws.addEventListener("message", (event) => {
-      this.frames.push(JSON.parse(String(event.data)));
-      for (const wake of this.waiters.splice(0)) wake();
+/** Resolves with the first frame of `type` (after `since` frames of it) that `predicate` accepts, or fails. */
+function next(connection, type, predicate, what, timeoutMs = 15_000) {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      off();
+      reject(new CliError(`timed out waiting for ${what}`));
+    }, timeoutMs);
+    const off = connection.on(type, (frame) => {
+      if (!predicate(frame)) return;
+      clearTimeout(timer);
+      off();
+      resolve(frame);
     });
-    this.ws.addEventListener("close", (event) => {
-      this.closed = { code: event.code };
-      for (const wake of this.waiters.splice(0)) wake();
-    });
-  }
-
-  opened() {
-    return new Promise((resolve, reject) => {
-      this.ws.addEventListener("open", () => resolve(this), { once: true });
-      this.ws.addEventListener("error", () => reject(new CliError("the WebSocket did not open")), {
-        once: true,
-      });
-    });
-  }
-
-  send(frame) {
-    this.ws.send(JSON.stringify(frame));
-  }
-
-  async until(predicate, what, timeoutMs = 15_000) {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const found = this.frames.find(predicate);
-      if (found) return found;
-      if (this.closed) fail(`socket closed (${this.closed.code}) while waiting for ${what}`);
-      if (Date.now() > deadline) fail(`timed out waiting for ${what}`);
-      await new Promise((resolve) => {
-        const timer = setTimeout(resolve, 100);
-        this.waiters.push(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
-    }
-  }
+  });
 }
 
 async function main() {
@@ -73,98 +43,90 @@ async function main() {
     console.log(HELP);
     return 0;
   }
-  const base = values.url ?? `http://localhost:${process.env.PORT ?? "8787"}`;
-  const origin = values.origin ?? base;
-  let key = values.key;
-  if (key === undefined) {
+  const baseUrl = values.url ?? `http://localhost:${process.env.PORT ?? "8787"}`;
+  const origin = values.origin ?? baseUrl;
+  let agentKey = values.key;
+  if (agentKey === undefined) {
     try {
-      key = JSON.parse(readFileSync(demoStatePath, "utf8")).publicKey;
+      agentKey = JSON.parse(readFileSync(demoStatePath, "utf8")).publicKey;
     } catch {
       fail("no --key given and no .wrangler/demo.json: start `npm run dev` first.");
     }
   }
 
-  const launched = await fetch(`${base}/v1/agent-sessions`, {
-    method: "POST",
-    headers: { "Content-Type": "application/json", Origin: origin },
-    body: JSON.stringify({ agentKey: key }),
-  });
-  if (launched.status !== 201) fail(`launch answered ${launched.status}: ${await launched.text()}`);
-  const session = await launched.json();
+  let session;
+  try {
+    session = await launchPublic({ baseUrl, agentKey, origin });
+  } catch (error) {
+    if (error instanceof AgentThreadsError)
+      fail(`launch answered ${error.status} (${error.code}): ${error.message}`);
+    throw error;
+  }
   console.log(`launched thread ${session.threadId}`);
 
-  const first = await new Socket(session.websocketUrl, session.token, origin).opened();
-  if (first.ws.protocol !== "agent.v1") fail(`the server selected "${first.ws.protocol}", not agent.v1`);
-  first.send({ type: "hello", protocol: 1 });
-  const ready = await first.until((f) => f.type === "ready", "ready");
+  const connection = new ThreadConnection({ launch: session, origin, backoff: { initialMs: 100 } });
+  const ready = await connection.connect();
+  if (connection.socket?.protocol !== "agent.v1")
+    fail(`the server selected "${connection.socket?.protocol}", not agent.v1`);
   console.log(`ready: ${ready.agent.name} v${ready.agent.version}`);
 
-  first.send({
-    type: "send",
-    clientMessageId: `cm_${crypto.randomUUID().replaceAll("-", "")}`,
-    text: "Tell me something.",
+  // Every delta the connection hands on, across the drop: it resumes with `hello {resume}` and passes each seq once.
+  const deltas = [];
+  connection.on("delta", (frame) => deltas.push(frame));
+  let sockets = 0;
+  connection.onStatus((status) => {
+    if (status === "open") sockets += 1;
   });
-  const third = await first.until((f) => f.type === "delta" && f.seq === 3, "the third delta");
-  first.ws.close(1000, "dropping mid-stream");
-  const before = first.frames.filter((f) => f.type === "delta" && f.runId === third.runId);
-  const afterSeq = Math.max(...before.map((d) => d.seq));
-  console.log(`dropped the socket after delta ${afterSeq}`);
-
-  const second = await new Socket(session.websocketUrl, session.token, origin).opened();
-  second.send({ type: "hello", protocol: 1, resume: { runId: third.runId, afterSeq } });
-  await second.until(
-    (f) => f.type === "run" && f.runId === third.runId && f.status === "succeeded",
+  const third = next(connection, "delta", (f) => f.seq === 3, "the third delta");
+  connection.send({ text: "Tell me something." });
+  const { runId } = await third;
+  const ended = next(
+    connection,
+    "run",
+    (f) => f.runId === runId && f.status === "succeeded",
     "the run's end",
   );
-  const reply = await second.until(
-    (f) => f.type === "entry" && f.entry.role === "assistant",
-    "the sealed reply",
-  );
-  const resumed = second.frames.filter((f) => f.type === "delta" && f.runId === third.runId);
-  const seqs = [...before, ...resumed].map((d) => d.seq);
-  const contiguous = seqs.every((seq, i) => seq === i + 1);
-  const streamed = [...before, ...resumed].map((d) => d.text).join("");
-  if (resumed.length > 0 && !contiguous) fail(`deltas after resume are not contiguous: ${seqs.join(",")}`);
-  if (resumed.length > 0 && streamed !== reply.entry.text)
-    fail("the streamed text differs from the stored reply");
+  const sealed = next(connection, "entry", (f) => f.entry.role === "assistant", "the sealed reply");
+  // A dropped network, not a goodbye: any code but 1000 and the terminal ones makes the connection reconnect.
+  connection.socket?.close(4000, "dropping mid-stream");
+  console.log("dropped the socket after delta 3");
+  await ended;
+  const reply = (await sealed).entry;
+  const run = deltas.filter((d) => d.runId === runId);
+  const seqs = run.map((d) => d.seq);
+  if (!seqs.every((seq, i) => seq === i + 1))
+    fail(`deltas after resume are not contiguous: ${seqs.join(",")}`);
+  if (run.map((d) => d.text).join("") !== reply.text) fail("the streamed text differs from the stored reply");
+  if (sockets < 1) fail("the connection did not reconnect after the drop");
   console.log(
-    `resumed: ${resumed.length} missing deltas (seq ${afterSeq + 1}…), ${seqs.length} in all, no gap, no duplicate`,
+    `resumed on a new socket: ${seqs.length} deltas in all, no gap, no duplicate, the stored text exactly`,
   );
 
-  const user =
-    second.frames.find((f) => f.type === "entry" && f.entry.role === "user") ??
-    (await readBranch(base, session, origin)).find((e) => e.role === "user");
-  const userEntry = user.entry ?? user;
-  second.send({
-    type: "edit",
-    entryId: userEntry.id,
-    text: "Tell me something else.",
-    clientMessageId: `cm_${crypto.randomUUID().replaceAll("-", "")}`,
-  });
-  const edited = await second.until(
-    (f) => f.type === "entry" && f.entry.role === "assistant" && f.entry.id !== reply.entry.id,
+  const before = await connection.branch();
+  const userEntry = before.find((e) => e.role === "user");
+  if (userEntry === undefined) fail("the branch has no user message");
+  const edited = next(
+    connection,
+    "entry",
+    (f) => f.entry.role === "assistant" && f.entry.id !== reply.id,
     "the reply to the edit",
   );
-  await second.until(
-    (f) => f.type === "run" && f.runId === edited.entry.runId && f.status === "succeeded",
-    "its end",
-  );
-  second.send({ type: "regenerate", entryId: edited.entry.id });
-  const regenerated = await second.until(
-    (f) =>
-      f.type === "entry" &&
-      f.entry.role === "assistant" &&
-      ![reply.entry.id, edited.entry.id].includes(f.entry.id),
+  connection.edit(userEntry.id, "Tell me something else.");
+  const editedReply = (await edited).entry;
+  await next(connection, "run", (f) => f.runId === editedReply.runId && f.status === "succeeded", "its end");
+  const regenerated = next(
+    connection,
+    "entry",
+    (f) => f.entry.role === "assistant" && ![reply.id, editedReply.id].includes(f.entry.id),
     "the regenerated reply",
   );
-  await second.until(
-    (f) => f.type === "run" && f.runId === regenerated.entry.runId && f.status === "succeeded",
-    "its end",
-  );
-  second.ws.close();
+  connection.regenerate(editedReply.id);
+  const regeneratedReply = (await regenerated).entry;
+  await connection.sync();
 
-  const original = await readBranch(base, session, origin, reply.entry.id);
-  const current = await readBranch(base, session, origin);
+  const original = await connection.branch(reply.id);
+  const current = await connection.branch();
+  connection.close();
   const show = (items) => items.map((e) => `${e.role}: ${JSON.stringify(e.text.slice(0, 40))}`).join(" → ");
   console.log(`original branch: ${show(original)}`);
   console.log(`current branch:  ${show(current)}`);
@@ -173,19 +135,12 @@ async function main() {
   if (
     current.length !== 2 ||
     current[0].text !== "Tell me something else." ||
-    current[1].id !== regenerated.entry.id
+    current[1].id !== regeneratedReply.id
   ) {
     fail("the current branch is not the edit with its regenerated reply");
   }
-  console.log("ok: launch, stream, drop, resume, edit, regenerate and both branches over HTTP");
+  console.log("ok: launch, stream, drop, resume, edit, regenerate and both branches read back");
   return 0;
-}
-
-async function readBranch(base, session, origin, leafId) {
-  const url = `${base}/v1/threads/${session.threadId}/entries${leafId ? `?leafId=${leafId}` : ""}`;
-  const res = await fetch(url, { headers: { Authorization: `Bearer ${session.token}`, Origin: origin } });
-  if (res.status !== 200) fail(`entries answered ${res.status}: ${await res.text()}`);
-  return (await res.json()).items;
 }
 
 if (isMain(import.meta.url)) runMain(main);
