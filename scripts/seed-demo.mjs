@@ -39,13 +39,8 @@ const agentList = z.object({ items: z.array(agentSchema), nextCursor: z.string()
 const draftSchema = z.object({ revision: z.number().int() });
 const versionSchema = z.object({ version: z.number().int() });
 const versionList = z.object({ items: z.array(versionSchema) });
-const releaseSchema = z.looseObject({
-  id: z.string().optional(),
-  releaseId: z.string().optional(),
-  environment: z.string().optional(),
-  status: z.string().optional(),
-  active: z.boolean().optional(),
-});
+// The shapes docs/api.md and GET /v1/openapi.json document.
+const releaseSchema = z.object({ id: z.string(), environment: z.string(), active: z.boolean() });
 const releaseList = z.object({ items: z.array(releaseSchema) });
 
 /** Reads .wrangler/demo.json; a missing or unreadable file means "nothing seeded yet". */
@@ -69,11 +64,6 @@ function parseResponse(res, status, schema, what) {
   const parsed = schema.safeParse(res.body);
   if (!parsed.success) throw new CliError(`${what} answered an unexpected body: ${parsed.error.message}`);
   return parsed.data;
-}
-
-function releaseIsActive(release) {
-  if (typeof release.active === "boolean") return release.active;
-  return release.status === "active";
 }
 
 /**
@@ -188,8 +178,7 @@ async function ensureDraft(baseUrl, token, agentPath) {
     body: demoArtifact,
     headers: { "If-Match": '"0"' },
   });
-  const status = res.status === 201 ? 201 : 200;
-  return parseResponse(res, status, draftSchema, "Saving the demo draft").revision;
+  return parseResponse(res, 200, draftSchema, "Saving the demo draft").revision;
 }
 
 async function ensureVersion(baseUrl, token, agentPath, draftRevision) {
@@ -211,10 +200,7 @@ async function ensureActiveRelease(baseUrl, token, agentPath, environment, versi
     releaseList,
     "Listing releases",
   );
-  const forEnvironment = list.items.filter(
-    (item) => item.environment === undefined || item.environment === environment,
-  );
-  if (forEnvironment.some(releaseIsActive)) return;
+  if (list.items.some((item) => item.environment === environment && item.active)) return;
   const created = parseResponse(
     await request(baseUrl, "POST", `${agentPath}/releases`, {
       token,
@@ -224,19 +210,15 @@ async function ensureActiveRelease(baseUrl, token, agentPath, environment, versi
     releaseSchema,
     "Creating the demo release",
   );
-  const releaseId = created.id ?? created.releaseId;
-  if (releaseId === undefined) throw new CliError("Creating the demo release answered no release id.");
   const res = await request(
     baseUrl,
     "POST",
-    `${agentPath}/releases/${encodeURIComponent(releaseId)}/activate`,
+    `${agentPath}/releases/${encodeURIComponent(created.id)}/activate`,
     {
       token,
     },
   );
-  if (res.status !== 200 && res.status !== 204) {
-    throw new CliError(`Activating the demo release failed: ${describeError(res)}`);
-  }
+  parseResponse(res, 200, releaseSchema, "Activating the demo release");
 }
 
 async function main() {
