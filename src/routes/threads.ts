@@ -1,7 +1,6 @@
 // The edge gate for thread traffic: verify the launch token and Origin, derive the object, call it with the claims.
 import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
-import { z } from "zod";
 import type { LaunchClaims } from "../auth/launch-token";
 import { threadStub } from "../auth/thread-stub";
 import { AppError, failureError, unwrap } from "../errors";
@@ -14,6 +13,7 @@ import { BEARER_PREFIX, PROTOCOL } from "../shared/protocol";
 import {
   cancelRunResponse,
   entriesPageResponse,
+  feedbackResponse,
   messageReplyResponse,
   threadInfoResponse,
 } from "../shared/thread-api";
@@ -229,7 +229,7 @@ export const threads = new Hono<AppEnv>()
         summary: "Rate an assistant message (latest wins; null clears)",
         auth: "launchToken",
         body: feedbackBodySchema,
-        response: { status: 200, schema: z.record(z.string(), z.unknown()) },
+        response: { status: 200, schema: feedbackResponse },
         errors: [403, 404],
       }),
     ),

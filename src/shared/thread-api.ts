@@ -2,7 +2,7 @@
 import { z } from "zod";
 import { ERROR_CODES, ERROR_REASONS } from "./errors";
 import { presentationSchema } from "./presentation";
-import { entrySchema, RUN_STATUSES, THREAD_MODES } from "./protocol";
+import { entrySchema, feedbackSchema, RUN_STATUSES, THREAD_MODES } from "./protocol";
 
 export const launchResponse = z.object({
   token: z
@@ -54,3 +54,5 @@ export const messageReplyResponse = z.object({
 });
 
 export const cancelRunResponse = z.object({ runId: z.string(), status: z.literal("cancelling") });
+
+export const feedbackResponse = z.object({ entryId: z.string(), feedback: feedbackSchema.nullable() });
