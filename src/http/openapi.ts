@@ -119,9 +119,10 @@ function queryParameters(query: OperationSpec["query"]): object[] {
 /** The `describeRoute` options of one operation, in the product's shapes: auth, body, response, errors. */
 export function operation(spec: OperationSpec): DescribeRouteOptions {
   const auth = Array.isArray(spec.auth) ? spec.auth : [spec.auth];
-  const security = auth.filter((a) => a !== "none").map((a) => ({ [a]: [] }));
+  // `{}` is "no credential" beside the others: a route that takes either (a public launch, or a backend's sk_).
+  const security = auth.map((a) => (a === "none" ? {} : { [a]: [] }));
   const statuses = new Set<ErrorStatus>(spec.errors ?? []);
-  if (security.length > 0) statuses.add(401);
+  if (auth.some((a) => a !== "none")) statuses.add(401);
   if (auth.includes("tenantKey")) statuses.add(403);
   if (spec.body !== undefined) for (const s of [400, 413, 415] as const) statuses.add(s);
   statuses.add(500);
@@ -169,7 +170,7 @@ export function operation(spec: OperationSpec): DescribeRouteOptions {
     tags: [spec.tag],
     summary: spec.summary,
     ...(spec.description !== undefined ? { description: spec.description } : {}),
-    security: security.length > 0 ? security : [],
+    security: auth.length === 1 && auth[0] === "none" ? [] : security,
     ...(parameters.length > 0 ? { parameters } : {}),
     ...(spec.body !== undefined
       ? { requestBody: { required: true, content: json(spec.body, "input") } }

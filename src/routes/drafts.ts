@@ -13,10 +13,16 @@ import { draftResponse, draftSavedResponse } from "../shared/api";
 
 export const MAX_DRAFT_BYTES = 256 * 1024;
 
-const definitionSchema = z.custom<Record<string, unknown>>(
-  (value) => typeof value === "object" && value !== null && !Array.isArray(value),
-  "must be a JSON object",
-);
+const definitionSchema = z
+  .custom<Record<string, unknown>>(
+    (value) => typeof value === "object" && value !== null && !Array.isArray(value),
+    "must be a JSON object",
+  )
+  .meta({
+    type: "object",
+    description:
+      "The agent artifact: its JSON Schema is GET /v1/schemas/artifact.json (checked in full at publish).",
+  });
 
 /** `If-Match: "<revision>"`, strong and quoted; `"0"` means "no draft yet". */
 function expectedRevision(c: AppContext): number {

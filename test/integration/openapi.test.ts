@@ -61,6 +61,8 @@ describe("GET /v1/openapi.json", () => {
     expect(doc.paths["/v1/operator/tenants"]?.post?.security).toEqual([{ operatorToken: [] }]);
     expect(doc.paths["/v1/threads/{threadId}/messages"]?.post?.security).toEqual([{ launchToken: [] }]);
     expect(doc.paths["/v1/health"]?.get?.security).toEqual([]);
+    // A launch takes no credential (public agent, from a browser) or a tenant key (private agent, from a backend).
+    expect(doc.paths["/v1/agent-sessions"]?.post?.security).toEqual([{}, { tenantKey: [] }]);
     expect(doc.paths["/v1/agents/{agentId}/draft"]?.put?.responses["412"]).toEqual({
       $ref: "#/components/responses/PreconditionFailed",
     });
