@@ -6,6 +6,7 @@ import { requestId } from "./http/request-id";
 import { agents } from "./routes/agents";
 import { apiKeys } from "./routes/api-keys";
 import { assets } from "./routes/assets";
+import { contract } from "./routes/contract";
 import { drafts } from "./routes/drafts";
 import { health } from "./routes/health";
 import { launch } from "./routes/launch";
@@ -26,6 +27,10 @@ export function createApp() {
 
   const v1 = new Hono<AppEnv>();
   v1.route("/", health);
+  v1.route(
+    "/",
+    contract(() => app),
+  );
   v1.route("/", launch);
   v1.route("/", threads);
   v1.route("/", me);

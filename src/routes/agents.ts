@@ -1,5 +1,6 @@
 // Tenant admin: agents; its tenant middleware also guards the drafts, versions and releases mounted below it.
 import { Hono } from "hono";
+import { describeRoute } from "hono-openapi";
 import type { AgentEntity, AgentPatch } from "../control/deployment-store";
 import { base32 } from "../control/ids";
 import { unwrap } from "../errors";
@@ -8,11 +9,13 @@ import type { AppEnv } from "../http/context";
 import { pageBody, readPage } from "../http/cursor";
 import { readJson } from "../http/json-body";
 import { loadAgent } from "../http/load-agent";
+import { operation } from "../http/openapi";
 import { forgetUnknownOrigins } from "../http/origin-lookup";
 import { deploymentStore } from "../http/store";
 import { requireAdminForWrites, tenantAuth } from "../http/tenant-auth";
 import type { AgentResponse } from "../shared/api";
-import { createAgentRequest, patchAgentRequest } from "../shared/api";
+import { agentResponse, createAgentRequest, listResponse, patchAgentRequest } from "../shared/api";
+import { pageQuery } from "../shared/sessions-api";
 
 /** `pk_` + 128 random bits: selects an agent, grants nothing. */
 export function newPublicKey(): string {
@@ -35,28 +38,82 @@ export function agentView(agent: AgentEntity): AgentResponse {
 
 export const agents = new Hono<AppEnv>()
   .use("*", tenantAuth, requireAdminForWrites)
-  .post("/", async (c) => {
-    const input = await readJson(c, createAgentRequest);
-    const agent = unwrap(
-      await deploymentStore(c).createAgent(c.get("tenant").tenantId, { ...input, publicKey: newPublicKey() }),
-    );
-    forgetUnknownOrigins();
-    return c.json(agentView(agent), 201);
-  })
-  .get("/", async (c) => {
-    const page = await readPage(c, "agents");
-    const result = await deploymentStore(c).listAgents(c.get("tenant").tenantId, page);
-    return c.json(await pageBody(c, "agents", result.items.map(agentView), result.next));
-  })
-  .get("/:agentId", async (c) => c.json(agentView(await loadAgent(c))))
-  .patch("/:agentId", async (c) => {
-    const input = await readJson(c, patchAgentRequest);
-    const agent = await loadAgent(c);
-    const { rotatePublicKey, ...fields } = input;
-    const patch: AgentPatch = rotatePublicKey ? { ...fields, publicKey: newPublicKey() } : fields;
-    if (Object.keys(patch).length === 0) return c.json(agentView(agent));
-    const updated = unwrap(await deploymentStore(c).updateAgent(agent.tenantId, agent.id, patch));
-    invalidateAgentKeys(agent.publicKey, updated.publicKey);
-    forgetUnknownOrigins();
-    return c.json(agentView(updated));
-  });
+  .post(
+    "/",
+    describeRoute(
+      operation({
+        tag: "Agents",
+        summary: "Create an agent",
+        auth: "tenantKey",
+        body: createAgentRequest,
+        response: { status: 201, schema: agentResponse },
+        errors: [409],
+      }),
+    ),
+    async (c) => {
+      const input = await readJson(c, createAgentRequest);
+      const agent = unwrap(
+        await deploymentStore(c).createAgent(c.get("tenant").tenantId, {
+          ...input,
+          publicKey: newPublicKey(),
+        }),
+      );
+      forgetUnknownOrigins();
+      return c.json(agentView(agent), 201);
+    },
+  )
+  .get(
+    "/",
+    describeRoute(
+      operation({
+        tag: "Agents",
+        summary: "List agents",
+        auth: "tenantKey",
+        query: pageQuery,
+        response: { status: 200, schema: listResponse(agentResponse) },
+        errors: [400],
+      }),
+    ),
+    async (c) => {
+      const page = await readPage(c, "agents");
+      const result = await deploymentStore(c).listAgents(c.get("tenant").tenantId, page);
+      return c.json(await pageBody(c, "agents", result.items.map(agentView), result.next));
+    },
+  )
+  .get(
+    "/:agentId",
+    describeRoute(
+      operation({
+        tag: "Agents",
+        summary: "Get an agent",
+        auth: "tenantKey",
+        response: { status: 200, schema: agentResponse },
+        errors: [404],
+      }),
+    ),
+    async (c) => c.json(agentView(await loadAgent(c))),
+  )
+  .patch(
+    "/:agentId",
+    describeRoute(
+      operation({
+        tag: "Agents",
+        summary: "Change an agent (name, status, visibility, origins, rotate its public key)",
+        auth: "tenantKey",
+        body: patchAgentRequest,
+        response: { status: 200, schema: agentResponse },
+        errors: [404, 409],
+      }),
+    ),
+    async (c) => {
+      const input = await readJson(c, patchAgentRequest);
+      const agent = await loadAgent(c);
+      const { rotatePublicKey, ...fields } = input;
+      const patch: AgentPatch = rotatePublicKey ? { ...fields, publicKey: newPublicKey() } : fields;
+      if (Object.keys(patch).length === 0) return c.json(agentView(agent));
+      const updated = unwrap(await deploymentStore(c).updateAgent(agent.tenantId, agent.id, patch));
+      invalidateAgentKeys(agent.publicKey, updated.publicKey);
+      forgetUnknownOrigins();
+      return c.json(agentView(updated));
+    },
+  );

@@ -1,19 +1,28 @@
 // Tenant admin: an agent's mutable draft, saved with If-Match revision compare-and-swap.
 import { Hono } from "hono";
+import { describeRoute } from "hono-openapi";
 import { z } from "zod";
 import { CanonicalJsonError, canonicalJson } from "../control/canonical-json";
 import { AppError, errors, unwrap } from "../errors";
 import type { AppContext, AppEnv } from "../http/context";
 import { readJson } from "../http/json-body";
 import { loadAgent } from "../http/load-agent";
+import { operation } from "../http/openapi";
 import { deploymentStore } from "../http/store";
+import { draftResponse, draftSavedResponse } from "../shared/api";
 
 export const MAX_DRAFT_BYTES = 256 * 1024;
 
-const definitionSchema = z.custom<Record<string, unknown>>(
-  (value) => typeof value === "object" && value !== null && !Array.isArray(value),
-  "must be a JSON object",
-);
+const definitionSchema = z
+  .custom<Record<string, unknown>>(
+    (value) => typeof value === "object" && value !== null && !Array.isArray(value),
+    "must be a JSON object",
+  )
+  .meta({
+    type: "object",
+    description:
+      "The agent artifact: its JSON Schema is GET /v1/schemas/artifact.json (checked in full at publish).",
+  });
 
 /** `If-Match: "<revision>"`, strong and quoted; `"0"` means "no draft yet". */
 function expectedRevision(c: AppContext): number {
@@ -32,26 +41,56 @@ function expectedRevision(c: AppContext): number {
 const etag = (revision: number) => `"${revision}"`;
 
 export const drafts = new Hono<AppEnv>()
-  .put("/", async (c) => {
-    const revision = expectedRevision(c);
-    const definition = await readJson(c, definitionSchema, { maxBytes: MAX_DRAFT_BYTES });
-    try {
-      canonicalJson(definition);
-    } catch (error) {
-      // JSON.parse turns 1e400 into Infinity, which no digest can hold.
-      if (error instanceof CanonicalJsonError)
-        throw errors.badRequest("Draft holds a number JSON cannot keep.");
-      throw error;
-    }
-    const agent = await loadAgent(c);
-    const saved = unwrap(await deploymentStore(c).saveDraft(agent.tenantId, agent.id, revision, definition));
-    c.header("ETag", etag(saved.revision));
-    return c.json({ revision: saved.revision });
-  })
-  .get("/", async (c) => {
-    const agent = await loadAgent(c);
-    const draft = await deploymentStore(c).getDraft(agent.tenantId, agent.id);
-    if (draft === null) throw errors.notFound("Draft");
-    c.header("ETag", etag(draft.revision));
-    return c.json({ revision: draft.revision, definition: draft.definition, updatedAt: draft.updatedAt });
-  });
+  .put(
+    "/",
+    describeRoute(
+      operation({
+        tag: "Drafts",
+        summary: "Save the draft (compare-and-swap on its revision)",
+        description:
+          "The body is the artifact definition (GET /v1/schemas/artifact.json); it is checked fully when a version is published.",
+        auth: "tenantKey",
+        headers: { "If-Match": 'Required. The current revision, quoted ("3"); "0" creates the first draft.' },
+        body: definitionSchema,
+        response: { status: 200, schema: draftSavedResponse, headers: { ETag: "The new revision, quoted." } },
+        errors: [404, 412],
+      }),
+    ),
+    async (c) => {
+      const revision = expectedRevision(c);
+      const definition = await readJson(c, definitionSchema, { maxBytes: MAX_DRAFT_BYTES });
+      try {
+        canonicalJson(definition);
+      } catch (error) {
+        // JSON.parse turns 1e400 into Infinity, which no digest can hold.
+        if (error instanceof CanonicalJsonError)
+          throw errors.badRequest("Draft holds a number JSON cannot keep.");
+        throw error;
+      }
+      const agent = await loadAgent(c);
+      const saved = unwrap(
+        await deploymentStore(c).saveDraft(agent.tenantId, agent.id, revision, definition),
+      );
+      c.header("ETag", etag(saved.revision));
+      return c.json({ revision: saved.revision });
+    },
+  )
+  .get(
+    "/",
+    describeRoute(
+      operation({
+        tag: "Drafts",
+        summary: "Get the draft",
+        auth: "tenantKey",
+        response: { status: 200, schema: draftResponse, headers: { ETag: "The revision, quoted." } },
+        errors: [404],
+      }),
+    ),
+    async (c) => {
+      const agent = await loadAgent(c);
+      const draft = await deploymentStore(c).getDraft(agent.tenantId, agent.id);
+      if (draft === null) throw errors.notFound("Draft");
+      c.header("ETag", etag(draft.revision));
+      return c.json({ revision: draft.revision, definition: draft.definition, updatedAt: draft.updatedAt });
+    },
+  );

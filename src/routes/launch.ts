@@ -1,5 +1,6 @@
 // POST /v1/agent-sessions: turns a public agent key (browser) or a tenant key + subject (backend) into a launch token.
 import { Hono } from "hono";
+import { describeRoute } from "hono-openapi";
 import { z } from "zod";
 import { enforceSubjectLaunchLimit } from "../auth/abuse-limits";
 import { signLaunchToken } from "../auth/launch-token";
@@ -16,10 +17,12 @@ import { parseWith, readJsonText } from "../http/json-body";
 import { relaunchContext } from "../http/launch-context";
 import { launchCors } from "../http/launch-cors";
 import { launchPresentation } from "../http/launch-presentation";
+import { operation } from "../http/openapi";
 import { deploymentStore } from "../http/store";
 import { authenticateApiKey } from "../http/tenant-auth";
 import { originAllowed } from "../shared/origin-policy";
 import { PROTOCOL } from "../shared/protocol";
+import { launchResponse } from "../shared/thread-api";
 import { findThreadAndTenantStatus, insertThread, type ThreadRecord } from "../storage/d1/thread-registry";
 
 export const MAX_LAUNCH_BODY_BYTES = 8 * 1024;
@@ -141,116 +144,136 @@ function websocketUrl(requestUrl: string, threadId: string): string {
 export const launch = new Hono<AppEnv>()
   .use("/agent-sessions", failedLaunchLimit, launchCors.response)
   .options("/agent-sessions", launchCors.preflight)
-  .post("/agent-sessions", async (c) => {
-    const origin = c.req.header("Origin");
-    const isBackend = c.req.header("Authorization") !== undefined;
-    const raw = await readJsonText(c, isBackend ? MAX_PRIVATE_LAUNCH_BODY_BYTES : MAX_LAUNCH_BODY_BYTES);
-    const target = isBackend ? await resolvePrivate(c, raw) : await resolvePublic(c, raw, origin);
-    const { agent } = target;
-    const environment = launchEnvironment(c);
-    // A new thread could never run: refuse it here, before any limit or quota counts it and before anything is stored,
-    // rather than let the browser find out from a failing socket. A refresh goes on: its thread keeps its own pin.
-    if (target.threadId === undefined && !target.released) {
-      throw new AppError("conflict", `This agent has no active release in ${environment}.`, {
-        reason: "no_active_release",
+  .post(
+    "/agent-sessions",
+    describeRoute(
+      operation({
+        tag: "Launch",
+        summary: "Launch: a token for a new or resumed thread",
+        description:
+          "Public agent, from a browser: `{agentKey, threadId?, visitorToken?}` and an allowed `Origin`, no Authorization. Private agent, from the tenant's backend: `Authorization: Bearer sk_…` and `{agentKey | agentId, subject, threadId?, context?}`. 409 `conflict` with reason `no_active_release` when the agent has no active release here.",
+        auth: ["none", "tenantKey"],
+        body: z.union([publicLaunchSchema, privateLaunchSchema]),
+        response: { status: 201, schema: launchResponse },
+        errors: [403, 409, 429],
+      }),
+    ),
+    async (c) => {
+      const origin = c.req.header("Origin");
+      const isBackend = c.req.header("Authorization") !== undefined;
+      const raw = await readJsonText(c, isBackend ? MAX_PRIVATE_LAUNCH_BODY_BYTES : MAX_LAUNCH_BODY_BYTES);
+      const target = isBackend ? await resolvePrivate(c, raw) : await resolvePublic(c, raw, origin);
+      const { agent } = target;
+      const environment = launchEnvironment(c);
+      // A new thread could never run: refuse it here, before any limit or quota counts it and before anything is stored,
+      // rather than let the browser find out from a failing socket. A refresh goes on: its thread keeps its own pin.
+      if (target.threadId === undefined && !target.released) {
+        throw new AppError("conflict", `This agent has no active release in ${environment}.`, {
+          reason: "no_active_release",
+        });
+      }
+
+      let existing: ThreadRecord | null = null;
+      if (target.threadId !== undefined) {
+        const found = await findThreadAndTenantStatus(c.env.DB, agent.tenantId, target.threadId);
+        // A refresh takes no quota, so the quota object's status check is not on its way: the registry read is.
+        if (found !== null && found.tenantStatus !== "active") {
+          throw new AppError("forbidden", "This account is disabled.");
+        }
+        existing = found;
+        if (
+          existing === null ||
+          existing.deletedAt !== null ||
+          existing.agentId !== agent.id ||
+          existing.environment !== environment ||
+          existing.subject !== target.subject
+        ) {
+          throw new AppError("not_found", "Thread not found.");
+        }
+      }
+
+      // One after another, in this order: a launch the limiter refuses consumes no quota, and one that either refuses
+      // stores no thread (docs/decisions.md, "Launch latency"). A backend serves all its users from one address, so its
+      // launches are limited per subject; a browser's per (agent key, client network), and a refresh also per visitor.
+      const refresh = target.threadId !== undefined;
+      if (isBackend) {
+        await enforceSubjectLaunchLimit(c.env, agent.tenantId, target.subjectKind, target.subject);
+      } else {
+        await enforceLaunchRateLimit(c.env, agent.publicKey, clientIp(c.req.raw));
+        if (refresh)
+          await enforceSubjectLaunchLimit(c.env, agent.tenantId, target.subjectKind, target.subject);
+      }
+      const threadId = target.threadId ?? newThreadId();
+      // Read beside the quota and registry writes, once the limiter admitted the launch. Best effort: the thread's
+      // `ready` frame carries the same presentation, so a failed read leaves it out rather than failing the launch.
+      const presentation = launchPresentation(
+        deploymentStore(c),
+        { tenantId: agent.tenantId, agentId: agent.id, environment, threadId, existing: refresh },
+        target.context ?? {},
+      ).catch((error: unknown) => {
+        console.error(
+          JSON.stringify({ level: "error", message: "launch presentation failed", error: String(error) }),
+        );
+        return undefined;
       });
-    }
-
-    let existing: ThreadRecord | null = null;
-    if (target.threadId !== undefined) {
-      const found = await findThreadAndTenantStatus(c.env.DB, agent.tenantId, target.threadId);
-      // A refresh takes no quota, so the quota object's status check is not on its way: the registry read is.
-      if (found !== null && found.tenantStatus !== "active") {
-        throw new AppError("forbidden", "This account is disabled.");
+      // A refresh (a new token for a thread found above) is not a new launch: it takes no quota. A new public launch
+      // takes the tenant's quota and its agent's share of it in one call (docs/decisions.md, "Launch budgets").
+      if (!refresh) {
+        await consumeLaunchQuota(c.env, agent.tenantId, isBackend ? undefined : agent.id);
       }
-      existing = found;
-      if (
-        existing === null ||
-        existing.deletedAt !== null ||
-        existing.agentId !== agent.id ||
-        existing.environment !== environment ||
-        existing.subject !== target.subject
-      ) {
-        throw new AppError("not_found", "Thread not found.");
+
+      const context = contextText(target.context ?? null);
+      if (target.threadId === undefined) {
+        await insertThread(c.env.DB, {
+          tenantId: agent.tenantId,
+          id: threadId,
+          agentId: agent.id,
+          environment,
+          subject: target.subject,
+          subjectKind: target.subjectKind,
+          createdAt: new Date().toISOString(),
+          context,
+        });
       }
-    }
+      const contextVersion =
+        existing === null
+          ? context === null
+            ? 0
+            : 1
+          : await relaunchContext(c.env, existing, target.context);
 
-    // One after another, in this order: a launch the limiter refuses consumes no quota, and one that either refuses
-    // stores no thread (docs/decisions.md, "Launch latency"). A backend serves all its users from one address, so its
-    // launches are limited per subject; a browser's per (agent key, client network), and a refresh also per visitor.
-    const refresh = target.threadId !== undefined;
-    if (isBackend) {
-      await enforceSubjectLaunchLimit(c.env, agent.tenantId, target.subjectKind, target.subject);
-    } else {
-      await enforceLaunchRateLimit(c.env, agent.publicKey, clientIp(c.req.raw));
-      if (refresh) await enforceSubjectLaunchLimit(c.env, agent.tenantId, target.subjectKind, target.subject);
-    }
-    const threadId = target.threadId ?? newThreadId();
-    // Read beside the quota and registry writes, once the limiter admitted the launch. Best effort: the thread's
-    // `ready` frame carries the same presentation, so a failed read leaves it out rather than failing the launch.
-    const presentation = launchPresentation(
-      deploymentStore(c),
-      { tenantId: agent.tenantId, agentId: agent.id, environment, threadId, existing: refresh },
-      target.context ?? {},
-    ).catch((error: unknown) => {
-      console.error(
-        JSON.stringify({ level: "error", message: "launch presentation failed", error: String(error) }),
-      );
-      return undefined;
-    });
-    // A refresh (a new token for a thread found above) is not a new launch: it takes no quota. A new public launch
-    // takes the tenant's quota and its agent's share of it in one call (docs/decisions.md, "Launch budgets").
-    if (!refresh) {
-      await consumeLaunchQuota(c.env, agent.tenantId, isBackend ? undefined : agent.id);
-    }
-
-    const context = contextText(target.context ?? null);
-    if (target.threadId === undefined) {
-      await insertThread(c.env.DB, {
+      const launchToken = await signLaunchToken(c.env, {
         tenantId: agent.tenantId,
-        id: threadId,
         agentId: agent.id,
-        environment,
-        subject: target.subject,
-        subjectKind: target.subjectKind,
-        createdAt: new Date().toISOString(),
-        context,
-      });
-    }
-    const contextVersion =
-      existing === null ? (context === null ? 0 : 1) : await relaunchContext(c.env, existing, target.context);
-
-    const launchToken = await signLaunchToken(c.env, {
-      tenantId: agent.tenantId,
-      agentId: agent.id,
-      threadId,
-      sub: target.subject,
-      subjectKind: target.subjectKind,
-      ...(target.origin !== undefined ? { origin: target.origin } : {}),
-      ...(contextVersion > 0 ? { contextVersion } : {}),
-    });
-    const visitorToken = target.issueVisitorToken
-      ? (
-          await signVisitorToken(c.env, {
-            sub: target.subject,
-            tenantId: agent.tenantId,
-            agentId: agent.id,
-          })
-        ).token
-      : undefined;
-
-    const shown = await presentation;
-    return c.json(
-      {
-        token: launchToken.token,
-        expiresAt: launchToken.expiresAt.toISOString(),
         threadId,
-        websocketUrl: websocketUrl(c.req.url, threadId),
-        threadUrl: new URL(`/v1/threads/${threadId}`, c.req.url).toString(),
-        protocol: PROTOCOL,
-        ...(visitorToken !== undefined ? { visitorToken } : {}),
-        ...(shown !== undefined ? { presentation: shown } : {}),
-      },
-      201,
-    );
-  });
+        sub: target.subject,
+        subjectKind: target.subjectKind,
+        ...(target.origin !== undefined ? { origin: target.origin } : {}),
+        ...(contextVersion > 0 ? { contextVersion } : {}),
+      });
+      const visitorToken = target.issueVisitorToken
+        ? (
+            await signVisitorToken(c.env, {
+              sub: target.subject,
+              tenantId: agent.tenantId,
+              agentId: agent.id,
+            })
+          ).token
+        : undefined;
+
+      const shown = await presentation;
+      return c.json(
+        {
+          token: launchToken.token,
+          expiresAt: launchToken.expiresAt.toISOString(),
+          threadId,
+          websocketUrl: websocketUrl(c.req.url, threadId),
+          threadUrl: new URL(`/v1/threads/${threadId}`, c.req.url).toString(),
+          protocol: PROTOCOL,
+          ...(visitorToken !== undefined ? { visitorToken } : {}),
+          ...(shown !== undefined ? { presentation: shown } : {}),
+        },
+        201,
+      );
+    },
+  );

@@ -1,5 +1,6 @@
 // An end user's own threads with one agent (`GET /v1/me/threads`), scoped by the launch token's tenant, agent and subject.
 import { Hono } from "hono";
+import { describeRoute } from "hono-openapi";
 import { z } from "zod";
 import { AppError } from "../errors";
 import type { AppEnv } from "../http/context";
@@ -7,8 +8,10 @@ import { DEFAULT_PAGE_LIMIT, decodeCursor, encodeCursor, MAX_PAGE_LIMIT } from "
 import { parseWith } from "../http/json-body";
 import { launchAccess, launchBearer } from "../http/launch-access";
 import { threadCors } from "../http/launch-cors";
+import { operation } from "../http/openapi";
 import { listName, myThreadView, positions } from "../http/session-views";
-import { pageQuery } from "../shared/sessions-api";
+import { listResponse } from "../shared/api";
+import { myThreadResponse, pageQuery } from "../shared/sessions-api";
 import { listSessions, type ReadScope } from "../storage/d1/sessions-repository";
 
 const limitSchema = z.coerce.number().int().min(1).max(MAX_PAGE_LIMIT);
@@ -25,36 +28,49 @@ function readLimit(raw: string | undefined): number {
 export const me = new Hono<AppEnv>()
   .use("/me/*", threadCors.response)
   .options("/me/*", threadCors.preflight)
-  .get("/me/threads", async (c) => {
-    // The token's own thread must still be live and its subject's: the same gate as every thread route.
-    const claims = await launchAccess(c, launchBearer(c.req.header("Authorization")), {
-      threadFromPath: false,
-    });
-    const query = parseWith(pageQuery, c.req.query(), "Query");
-    const scope: ReadScope = {
-      kind: "subject",
-      tenantId: claims.tenantId,
-      agentId: claims.agentId,
-      subject: claims.sub,
-    };
-    const list = listName("me-threads", [claims.agentId, claims.sub]);
-    const after =
-      query.cursor === undefined
-        ? undefined
-        : positions.session.decode(await decodeCursor(c.env, claims.tenantId, list, query.cursor));
-    const result = await listSessions(
-      c.env.DB,
-      scope,
-      {},
-      { limit: readLimit(query.limit), ...(after !== undefined ? { after } : {}) },
-    );
-    const items = result.items.map(myThreadView);
-    if (result.next === undefined) return c.json({ items });
-    const nextCursor = await encodeCursor(
-      c.env,
-      claims.tenantId,
-      list,
-      positions.session.encode(result.next),
-    );
-    return c.json({ items, nextCursor });
-  });
+  .get(
+    "/me/threads",
+    describeRoute(
+      operation({
+        tag: "Threads",
+        summary: "This subject's threads with this agent",
+        auth: "launchToken",
+        query: pageQuery,
+        response: { status: 200, schema: listResponse(myThreadResponse) },
+        errors: [400, 403, 404],
+      }),
+    ),
+    async (c) => {
+      // The token's own thread must still be live and its subject's: the same gate as every thread route.
+      const claims = await launchAccess(c, launchBearer(c.req.header("Authorization")), {
+        threadFromPath: false,
+      });
+      const query = parseWith(pageQuery, c.req.query(), "Query");
+      const scope: ReadScope = {
+        kind: "subject",
+        tenantId: claims.tenantId,
+        agentId: claims.agentId,
+        subject: claims.sub,
+      };
+      const list = listName("me-threads", [claims.agentId, claims.sub]);
+      const after =
+        query.cursor === undefined
+          ? undefined
+          : positions.session.decode(await decodeCursor(c.env, claims.tenantId, list, query.cursor));
+      const result = await listSessions(
+        c.env.DB,
+        scope,
+        {},
+        { limit: readLimit(query.limit), ...(after !== undefined ? { after } : {}) },
+      );
+      const items = result.items.map(myThreadView);
+      if (result.next === undefined) return c.json({ items });
+      const nextCursor = await encodeCursor(
+        c.env,
+        claims.tenantId,
+        list,
+        positions.session.encode(result.next),
+      );
+      return c.json({ items, nextCursor });
+    },
+  );

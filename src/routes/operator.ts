@@ -1,5 +1,6 @@
 // Operator API: creating, listing and changing tenants (status, quotas), and issuing a tenant's API keys.
 import { Hono } from "hono";
+import { describeRoute } from "hono-openapi";
 import { tenantQuota } from "../auth/tenant-quota";
 import { timeIdCursor } from "../control/page-cursor";
 import { errors } from "../errors";
@@ -7,15 +8,21 @@ import type { AppEnv } from "../http/context";
 import { pageBody, readPage } from "../http/cursor";
 import { issueApiKey } from "../http/issue-api-key";
 import { readJson } from "../http/json-body";
+import { operation } from "../http/openapi";
 import { operatorAuth } from "../http/operator-auth";
 import { deploymentStore } from "../http/store";
 import { disconnectTenant } from "../http/tenant-disconnect";
 import {
+  createdApiKeyResponse,
+  createdTenantResponse,
   createTenantApiKeyRequest,
   createTenantRequest,
+  listResponse,
   patchTenantRequest,
   type TenantResponse,
+  tenantResponse,
 } from "../shared/api";
+import { pageQuery } from "../shared/sessions-api";
 import { getTenantRecord, listTenants, type TenantRecord, updateTenant } from "../storage/d1/tenants";
 
 const LIST = "operator-tenants";
@@ -47,40 +54,103 @@ function tenantPosition(after: string): { createdAt: string; id: string } {
 
 export const operator = new Hono<AppEnv>()
   .use("*", operatorAuth)
-  .post("/tenants", async (c) => {
-    const { name } = await readJson(c, createTenantRequest);
-    const tenant = await deploymentStore(c).createTenant({ name });
-    const key = await issueApiKey(c.env, tenant.id, { name: "Initial admin key", scope: "admin" });
-    return c.json({ tenantId: tenant.id, apiKey: key.apiKey }, 201);
-  })
-  .get("/tenants", async (c) => {
-    const page = await readPage(c, LIST, OPERATOR_SCOPE);
-    const after = page.after === undefined ? undefined : tenantPosition(page.after);
-    const result = await listTenants(c.env.DB, { limit: page.limit, ...(after ? { after } : {}) });
-    const last = result.items.at(-1);
-    const next = result.hasMore && last ? JSON.stringify([last.createdAt, last.id]) : undefined;
-    return c.json(await pageBody(c, LIST, result.items.map(tenantView), next, OPERATOR_SCOPE));
-  })
-  .get("/tenants/:tenantId", async (c) => {
-    const tenant = await getTenantRecord(c.env.DB, c.req.param("tenantId"));
-    if (tenant === null) throw errors.notFound("Tenant");
-    return c.json(tenantView(tenant));
-  })
-  .patch("/tenants/:tenantId", async (c) => {
-    const patch = await readJson(c, patchTenantRequest);
-    const tenantId = c.req.param("tenantId");
-    const tenant = await updateTenant(c.env.DB, tenantId, patch, new Date().toISOString());
-    if (tenant === null) throw errors.notFound("Tenant");
-    // In force for launches and runs once this answers: the tenant's quota object re-reads the row now. A failure
-    // here is a 500 the operator retries (the patch is idempotent); meanwhile the object re-reads on its own.
-    await tenantQuota(c.env, tenantId).refreshSettings();
-    // Keys, launches and new sockets are refused from here on; open sockets are closed in the background.
-    if (patch.status === "disabled") c.executionCtx.waitUntil(disconnectTenant(c.env, tenantId));
-    return c.json(tenantView(tenant));
-  })
-  .post("/tenants/:tenantId/api-keys", async (c) => {
-    const input = await readJson(c, createTenantApiKeyRequest);
-    const tenant = await getTenantRecord(c.env.DB, c.req.param("tenantId"));
-    if (tenant === null) throw errors.notFound("Tenant");
-    return c.json(await issueApiKey(c.env, tenant.id, input), 201);
-  });
+  .post(
+    "/tenants",
+    describeRoute(
+      operation({
+        tag: "Operator",
+        summary: "Create a tenant and its first admin key",
+        auth: "operatorToken",
+        body: createTenantRequest,
+        response: { status: 201, schema: createdTenantResponse },
+      }),
+    ),
+    async (c) => {
+      const { name } = await readJson(c, createTenantRequest);
+      const tenant = await deploymentStore(c).createTenant({ name });
+      const key = await issueApiKey(c.env, tenant.id, { name: "Initial admin key", scope: "admin" });
+      return c.json({ tenantId: tenant.id, apiKey: key.apiKey }, 201);
+    },
+  )
+  .get(
+    "/tenants",
+    describeRoute(
+      operation({
+        tag: "Operator",
+        summary: "List tenants",
+        auth: "operatorToken",
+        query: pageQuery,
+        response: { status: 200, schema: listResponse(tenantResponse) },
+        errors: [400],
+      }),
+    ),
+    async (c) => {
+      const page = await readPage(c, LIST, OPERATOR_SCOPE);
+      const after = page.after === undefined ? undefined : tenantPosition(page.after);
+      const result = await listTenants(c.env.DB, { limit: page.limit, ...(after ? { after } : {}) });
+      const last = result.items.at(-1);
+      const next = result.hasMore && last ? JSON.stringify([last.createdAt, last.id]) : undefined;
+      return c.json(await pageBody(c, LIST, result.items.map(tenantView), next, OPERATOR_SCOPE));
+    },
+  )
+  .get(
+    "/tenants/:tenantId",
+    describeRoute(
+      operation({
+        tag: "Operator",
+        summary: "Get a tenant",
+        auth: "operatorToken",
+        response: { status: 200, schema: tenantResponse },
+        errors: [404],
+      }),
+    ),
+    async (c) => {
+      const tenant = await getTenantRecord(c.env.DB, c.req.param("tenantId"));
+      if (tenant === null) throw errors.notFound("Tenant");
+      return c.json(tenantView(tenant));
+    },
+  )
+  .patch(
+    "/tenants/:tenantId",
+    describeRoute(
+      operation({
+        tag: "Operator",
+        summary: "Change a tenant's status or quotas",
+        auth: "operatorToken",
+        body: patchTenantRequest,
+        response: { status: 200, schema: tenantResponse },
+        errors: [404],
+      }),
+    ),
+    async (c) => {
+      const patch = await readJson(c, patchTenantRequest);
+      const tenantId = c.req.param("tenantId");
+      const tenant = await updateTenant(c.env.DB, tenantId, patch, new Date().toISOString());
+      if (tenant === null) throw errors.notFound("Tenant");
+      // In force for launches and runs once this answers: the tenant's quota object re-reads the row now. A failure
+      // here is a 500 the operator retries (the patch is idempotent); meanwhile the object re-reads on its own.
+      await tenantQuota(c.env, tenantId).refreshSettings();
+      // Keys, launches and new sockets are refused from here on; open sockets are closed in the background.
+      if (patch.status === "disabled") c.executionCtx.waitUntil(disconnectTenant(c.env, tenantId));
+      return c.json(tenantView(tenant));
+    },
+  )
+  .post(
+    "/tenants/:tenantId/api-keys",
+    describeRoute(
+      operation({
+        tag: "Operator",
+        summary: "Issue an API key for a tenant",
+        auth: "operatorToken",
+        body: createTenantApiKeyRequest,
+        response: { status: 201, schema: createdApiKeyResponse },
+        errors: [404],
+      }),
+    ),
+    async (c) => {
+      const input = await readJson(c, createTenantApiKeyRequest);
+      const tenant = await getTenantRecord(c.env.DB, c.req.param("tenantId"));
+      if (tenant === null) throw errors.notFound("Tenant");
+      return c.json(await issueApiKey(c.env, tenant.id, input), 201);
+    },
+  );

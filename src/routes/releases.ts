@@ -1,5 +1,6 @@
 // Tenant admin: weighted releases of an agent's versions per environment, and switching the active one.
 import { Hono } from "hono";
+import { describeRoute } from "hono-openapi";
 import type { Release } from "../control/deployment-store";
 import { CURRENT_RUNTIME } from "../control/runtime";
 import { errors, unwrap } from "../errors";
@@ -7,8 +8,10 @@ import type { AppEnv } from "../http/context";
 import { pageBody, readPage } from "../http/cursor";
 import { readJson } from "../http/json-body";
 import { loadAgent } from "../http/load-agent";
+import { operation } from "../http/openapi";
 import { deploymentStore } from "../http/store";
-import { createReleaseRequest, type ReleaseResponse } from "../shared/api";
+import { createReleaseRequest, listResponse, type ReleaseResponse, releaseResponse } from "../shared/api";
+import { pageQuery } from "../shared/sessions-api";
 
 function releaseView(release: Release): ReleaseResponse {
   return {
@@ -28,33 +31,86 @@ function releaseView(release: Release): ReleaseResponse {
 }
 
 export const releases = new Hono<AppEnv>()
-  .post("/", async (c) => {
-    const input = await readJson(c, createReleaseRequest);
-    const agent = await loadAgent(c);
-    const store = deploymentStore(c);
-    await store.registerRuntime(CURRENT_RUNTIME);
-    const release = unwrap(
-      await store.createRelease(agent.tenantId, agent.id, { ...input, runtimeRevision: CURRENT_RUNTIME.id }),
-    );
-    return c.json(releaseView(release), 201);
-  })
-  .get("/", async (c) => {
-    const agent = await loadAgent(c);
-    const list = `releases:${agent.id}`;
-    const page = await readPage(c, list);
-    const result = await deploymentStore(c).listReleases(agent.tenantId, agent.id, page);
-    return c.json(await pageBody(c, list, result.items.map(releaseView), result.next));
-  })
-  .get("/:releaseId", async (c) => {
-    const agent = await loadAgent(c);
-    const release = await deploymentStore(c).getRelease(agent.tenantId, agent.id, c.req.param("releaseId"));
-    if (release === null) throw errors.notFound("Release");
-    return c.json(releaseView(release));
-  })
-  .post("/:releaseId/activate", async (c) => {
-    const agent = await loadAgent(c);
-    const release = unwrap(
-      await deploymentStore(c).activateRelease(agent.tenantId, agent.id, c.req.param("releaseId")),
-    );
-    return c.json(releaseView(release));
-  });
+  .post(
+    "/",
+    describeRoute(
+      operation({
+        tag: "Releases",
+        summary: "Create a release: versions with weights summing to 10,000",
+        auth: "tenantKey",
+        body: createReleaseRequest,
+        response: { status: 201, schema: releaseResponse },
+        errors: [404, 409],
+      }),
+    ),
+    async (c) => {
+      const input = await readJson(c, createReleaseRequest);
+      const agent = await loadAgent(c);
+      const store = deploymentStore(c);
+      await store.registerRuntime(CURRENT_RUNTIME);
+      const release = unwrap(
+        await store.createRelease(agent.tenantId, agent.id, {
+          ...input,
+          runtimeRevision: CURRENT_RUNTIME.id,
+        }),
+      );
+      return c.json(releaseView(release), 201);
+    },
+  )
+  .get(
+    "/",
+    describeRoute(
+      operation({
+        tag: "Releases",
+        summary: "List releases",
+        auth: "tenantKey",
+        query: pageQuery,
+        response: { status: 200, schema: listResponse(releaseResponse) },
+        errors: [400, 404],
+      }),
+    ),
+    async (c) => {
+      const agent = await loadAgent(c);
+      const list = `releases:${agent.id}`;
+      const page = await readPage(c, list);
+      const result = await deploymentStore(c).listReleases(agent.tenantId, agent.id, page);
+      return c.json(await pageBody(c, list, result.items.map(releaseView), result.next));
+    },
+  )
+  .get(
+    "/:releaseId",
+    describeRoute(
+      operation({
+        tag: "Releases",
+        summary: "Get a release",
+        auth: "tenantKey",
+        response: { status: 200, schema: releaseResponse },
+        errors: [404],
+      }),
+    ),
+    async (c) => {
+      const agent = await loadAgent(c);
+      const release = await deploymentStore(c).getRelease(agent.tenantId, agent.id, c.req.param("releaseId"));
+      if (release === null) throw errors.notFound("Release");
+      return c.json(releaseView(release));
+    },
+  )
+  .post(
+    "/:releaseId/activate",
+    describeRoute(
+      operation({
+        tag: "Releases",
+        summary: "Make this release the active one of its environment",
+        auth: "tenantKey",
+        response: { status: 200, schema: releaseResponse },
+        errors: [404, 409],
+      }),
+    ),
+    async (c) => {
+      const agent = await loadAgent(c);
+      const release = unwrap(
+        await deploymentStore(c).activateRelease(agent.tenantId, agent.id, c.req.param("releaseId")),
+      );
+      return c.json(releaseView(release));
+    },
+  );

@@ -1,13 +1,26 @@
 // Tenant admin over projected threads: list, read, messages (D1), export and erasure (the thread object itself).
 import { Hono } from "hono";
+import { describeRoute } from "hono-openapi";
+import { z } from "zod";
 import { rowAddress, threadStubFor } from "../auth/thread-stub";
 import { AppError, errors, type Result, unwrap } from "../errors";
 import type { AppContext, AppEnv } from "../http/context";
 import { pageBody, readPage } from "../http/cursor";
 import { parseWith, readJson } from "../http/json-body";
+import { operation } from "../http/openapi";
 import { listName, messageView, positions, sessionView } from "../http/session-views";
 import { requireAdminForWrites, tenantAuth } from "../http/tenant-auth";
-import { handoffRequest, humanMessageRequest, pageQuery, sessionListQuery } from "../shared/sessions-api";
+import { listResponse } from "../shared/api";
+import { entrySchema } from "../shared/protocol";
+import {
+  handoffRequest,
+  handoffResponse,
+  humanMessageRequest,
+  messageResponse,
+  pageQuery,
+  sessionListQuery,
+  sessionResponse,
+} from "../shared/sessions-api";
 import {
   eraseSessionRows,
   getSession,
@@ -55,87 +68,179 @@ function unavailable(cause: unknown): AppError {
 
 export const sessions = new Hono<AppEnv>()
   .use("*", tenantAuth, requireAdminForWrites)
-  .get("/", async (c) => {
-    const query = parseWith(sessionListQuery, c.req.query(), "Query");
-    const list = listName("sessions", [
-      query.agentId ?? null,
-      query.subject ?? null,
-      query.updatedAfter ?? null,
-      ...(query.mode !== undefined ? [query.mode] : []),
-    ]);
-    const page = await readPage(c, list);
-    const result = await listSessions(
-      c.env.DB,
-      tenantScope(c),
-      {
-        ...(query.agentId !== undefined ? { agentId: query.agentId } : {}),
-        ...(query.subject !== undefined ? { subject: query.subject } : {}),
-        ...(query.mode !== undefined ? { mode: query.mode } : {}),
-        ...(query.updatedAfter !== undefined
-          ? { updatedAfter: new Date(query.updatedAfter).toISOString() }
-          : {}),
-      },
-      {
+  .get(
+    "/",
+    describeRoute(
+      operation({
+        tag: "Sessions",
+        summary: "List conversations",
+        auth: "tenantKey",
+        query: sessionListQuery,
+        response: { status: 200, schema: listResponse(sessionResponse) },
+        errors: [400],
+      }),
+    ),
+    async (c) => {
+      const query = parseWith(sessionListQuery, c.req.query(), "Query");
+      const list = listName("sessions", [
+        query.agentId ?? null,
+        query.subject ?? null,
+        query.updatedAfter ?? null,
+        ...(query.mode !== undefined ? [query.mode] : []),
+      ]);
+      const page = await readPage(c, list);
+      const result = await listSessions(
+        c.env.DB,
+        tenantScope(c),
+        {
+          ...(query.agentId !== undefined ? { agentId: query.agentId } : {}),
+          ...(query.subject !== undefined ? { subject: query.subject } : {}),
+          ...(query.mode !== undefined ? { mode: query.mode } : {}),
+          ...(query.updatedAfter !== undefined
+            ? { updatedAfter: new Date(query.updatedAfter).toISOString() }
+            : {}),
+        },
+        {
+          limit: page.limit,
+          ...(page.after !== undefined ? { after: positions.session.decode(page.after) } : {}),
+        },
+      );
+      const next = result.next === undefined ? undefined : positions.session.encode(result.next);
+      return c.json(await pageBody(c, list, result.items.map(sessionView), next));
+    },
+  )
+  .get(
+    "/:threadId",
+    describeRoute(
+      operation({
+        tag: "Sessions",
+        summary: "Get a conversation",
+        auth: "tenantKey",
+        response: { status: 200, schema: sessionResponse },
+        errors: [404],
+      }),
+    ),
+    async (c) => {
+      const session = await getSession(c.env.DB, tenantScope(c), threadIdParam(c));
+      if (session === null) throw errors.notFound("Session");
+      return c.json(sessionView(session));
+    },
+  )
+  .get(
+    "/:threadId/messages",
+    describeRoute(
+      operation({
+        tag: "Sessions",
+        summary: "A conversation's messages, oldest first",
+        auth: "tenantKey",
+        query: pageQuery,
+        response: { status: 200, schema: listResponse(messageResponse) },
+        errors: [400, 404],
+      }),
+    ),
+    async (c) => {
+      parseWith(pageQuery, c.req.query(), "Query");
+      const threadId = threadIdParam(c);
+      const list = listName("messages", [threadId]);
+      const page = await readPage(c, list);
+      const result = await listMessages(c.env.DB, tenantScope(c), threadId, {
         limit: page.limit,
-        ...(page.after !== undefined ? { after: positions.session.decode(page.after) } : {}),
-      },
-    );
-    const next = result.next === undefined ? undefined : positions.session.encode(result.next);
-    return c.json(await pageBody(c, list, result.items.map(sessionView), next));
-  })
-  .get("/:threadId", async (c) => {
-    const session = await getSession(c.env.DB, tenantScope(c), threadIdParam(c));
-    if (session === null) throw errors.notFound("Session");
-    return c.json(sessionView(session));
-  })
-  .get("/:threadId/messages", async (c) => {
-    parseWith(pageQuery, c.req.query(), "Query");
-    const threadId = threadIdParam(c);
-    const list = listName("messages", [threadId]);
-    const page = await readPage(c, list);
-    const result = await listMessages(c.env.DB, tenantScope(c), threadId, {
-      limit: page.limit,
-      ...(page.after !== undefined ? { after: positions.message.decode(page.after) } : {}),
-    });
-    if (result === null) throw errors.notFound("Session");
-    const next = result.next === undefined ? undefined : positions.message.encode(result.next);
-    return c.json(await pageBody(c, list, result.items.map(messageView), next));
-  })
-  .get("/:threadId/export", async (c) => {
-    const thread = await registryRow(c, { includeDeleted: false });
-    const stub = await threadStubFor(c.env, thread);
-    // The object checks the address against its own binding and validates every row as it writes it; the document
-    // streams through without being held here.
-    const body = await call(() => stub.exportThread(rowAddress(thread)));
-    if (body === null) throw errors.notFound("Session");
-    return c.body(body, 200, {
-      "Content-Type": "application/json",
-      "Content-Disposition": `attachment; filename="thread-${thread.id}.json"`,
-    });
-  })
-  .post("/:threadId/handoff", async (c) => {
-    const thread = await registryRow(c, { includeDeleted: false });
-    const body = await readJson(c, handoffRequest);
-    const stub = await threadStubFor(c.env, thread);
-    const view = await call(() => stub.changeHandoff(rowAddress(thread), body));
-    if (view === null) throw errors.notFound("Session");
-    return c.json(view);
-  })
-  .post("/:threadId/messages", async (c) => {
-    const thread = await registryRow(c, { includeDeleted: false });
-    const body = await readJson(c, humanMessageRequest);
-    const stub = await threadStubFor(c.env, thread);
-    const entry = await call(() => stub.postHumanMessage(rowAddress(thread), body));
-    if (entry === null) throw errors.notFound("Session");
-    return c.json({ entry }, 201);
-  })
-  .delete("/:threadId", async (c) => {
-    // Deleted first, so tokens for the thread are refused and late projections write nothing from here on; the
-    // tombstone keeps no subject and the pin goes (SPEC §12: no subject id left anywhere).
-    const thread = await registryRow(c, { includeDeleted: true });
-    await eraseThreadRecord(c.env.DB, thread.tenantId, thread.id, new Date().toISOString());
-    await eraseSessionRows(c.env.DB, thread.tenantId, thread.id);
-    const stub = await threadStubFor(c.env, thread);
-    await call(() => stub.eraseThread(rowAddress(thread)));
-    return c.body(null, 204);
-  });
+        ...(page.after !== undefined ? { after: positions.message.decode(page.after) } : {}),
+      });
+      if (result === null) throw errors.notFound("Session");
+      const next = result.next === undefined ? undefined : positions.message.encode(result.next);
+      return c.json(await pageBody(c, list, result.items.map(messageView), next));
+    },
+  )
+  .get(
+    "/:threadId/export",
+    describeRoute(
+      operation({
+        tag: "Sessions",
+        summary: "Export a conversation as one JSON document (streamed, as an attachment)",
+        auth: "tenantKey",
+        response: {
+          status: 200,
+          contentType: "application/json",
+          description: "The thread export (docs/storage.md).",
+        },
+        errors: [404, 502],
+      }),
+    ),
+    async (c) => {
+      const thread = await registryRow(c, { includeDeleted: false });
+      const stub = await threadStubFor(c.env, thread);
+      // The object checks the address against its own binding and validates every row as it writes it; the document
+      // streams through without being held here.
+      const body = await call(() => stub.exportThread(rowAddress(thread)));
+      if (body === null) throw errors.notFound("Session");
+      return c.body(body, 200, {
+        "Content-Type": "application/json",
+        "Content-Disposition": `attachment; filename="thread-${thread.id}.json"`,
+      });
+    },
+  )
+  .post(
+    "/:threadId/handoff",
+    describeRoute(
+      operation({
+        tag: "Sessions",
+        summary: "Start or end a human handoff",
+        auth: "tenantKey",
+        body: handoffRequest,
+        response: { status: 200, schema: handoffResponse },
+        errors: [404, 502],
+      }),
+    ),
+    async (c) => {
+      const thread = await registryRow(c, { includeDeleted: false });
+      const body = await readJson(c, handoffRequest);
+      const stub = await threadStubFor(c.env, thread);
+      const view = await call(() => stub.changeHandoff(rowAddress(thread), body));
+      if (view === null) throw errors.notFound("Session");
+      return c.json(view);
+    },
+  )
+  .post(
+    "/:threadId/messages",
+    describeRoute(
+      operation({
+        tag: "Sessions",
+        summary: "Post a human agent's message into the conversation",
+        auth: "tenantKey",
+        body: humanMessageRequest,
+        response: { status: 201, schema: z.object({ entry: entrySchema }) },
+        errors: [404, 409, 502],
+      }),
+    ),
+    async (c) => {
+      const thread = await registryRow(c, { includeDeleted: false });
+      const body = await readJson(c, humanMessageRequest);
+      const stub = await threadStubFor(c.env, thread);
+      const entry = await call(() => stub.postHumanMessage(rowAddress(thread), body));
+      if (entry === null) throw errors.notFound("Session");
+      return c.json({ entry }, 201);
+    },
+  )
+  .delete(
+    "/:threadId",
+    describeRoute(
+      operation({
+        tag: "Sessions",
+        summary: "Erase a conversation (thread object and stored rows)",
+        auth: "tenantKey",
+        response: { status: 204, description: "Erased." },
+        errors: [404, 502],
+      }),
+    ),
+    async (c) => {
+      // Deleted first, so tokens for the thread are refused and late projections write nothing from here on; the
+      // tombstone keeps no subject and the pin goes (SPEC §12: no subject id left anywhere).
+      const thread = await registryRow(c, { includeDeleted: true });
+      await eraseThreadRecord(c.env.DB, thread.tenantId, thread.id, new Date().toISOString());
+      await eraseSessionRows(c.env.DB, thread.tenantId, thread.id);
+      const stub = await threadStubFor(c.env, thread);
+      await call(() => stub.eraseThread(rowAddress(thread)));
+      return c.body(null, 204);
+    },
+  );

@@ -1,5 +1,6 @@
 // The edge gate for thread traffic: verify the launch token and Origin, derive the object, call it with the claims.
 import { Hono } from "hono";
+import { describeRoute } from "hono-openapi";
 import type { LaunchClaims } from "../auth/launch-token";
 import { threadStub } from "../auth/thread-stub";
 import { AppError, failureError, unwrap } from "../errors";
@@ -7,7 +8,15 @@ import type { AppContext, AppEnv } from "../http/context";
 import { DEFAULT_MAX_BODY_BYTES, parseWith, readJsonText } from "../http/json-body";
 import { launchAccess, launchBearer } from "../http/launch-access";
 import { threadCors } from "../http/launch-cors";
+import { operation } from "../http/openapi";
 import { BEARER_PREFIX, PROTOCOL } from "../shared/protocol";
+import {
+  cancelRunResponse,
+  entriesPageResponse,
+  feedbackResponse,
+  messageReplyResponse,
+  threadInfoResponse,
+} from "../shared/thread-api";
 import { CLAIMS_HEADER, threadClaimsFrom } from "../thread/claims";
 import { responseRefusal } from "../thread/object-error";
 import { REQUEST_META_HEADER, type RequestMeta } from "../thread/request-meta";
@@ -91,73 +100,167 @@ const SSE_PASS = ["Accept", "Last-Event-ID"];
 export const threads = new Hono<AppEnv>()
   .use("/threads/*", threadCors.response)
   .options("/threads/*", threadCors.preflight)
-  .get("/threads/:threadId/ws", async (c) => {
-    if (c.req.header("Upgrade")?.toLowerCase() !== "websocket") {
-      throw new AppError("bad_request", "This endpoint needs a WebSocket upgrade.", {
-        status: 426,
-        headers: { Upgrade: "websocket" },
+  .get(
+    "/threads/:threadId/ws",
+    describeRoute(
+      operation({
+        tag: "Threads",
+        summary: "The thread's WebSocket (frames: docs/protocol.md)",
+        description:
+          'Open with `new WebSocket(websocketUrl, ["agent.v1", "bearer." + token])`; the token goes in the subprotocol list, never the query string. Frames are JSON text validated by `src/shared/protocol.ts`; see docs/protocol.md.',
+        auth: "launchToken",
+        headers: {
+          Upgrade: "Required. websocket",
+          "Sec-WebSocket-Protocol": "Required. agent.v1, bearer.<launch token>",
+        },
+        response: { status: 101, description: "Switching Protocols: `Sec-WebSocket-Protocol: agent.v1`." },
+        errors: [403, 404, 426, 429],
+      }),
+    ),
+    async (c) => {
+      if (c.req.header("Upgrade")?.toLowerCase() !== "websocket") {
+        throw new AppError("bad_request", "This endpoint needs a WebSocket upgrade.", {
+          status: 426,
+          headers: { Upgrade: "websocket" },
+        });
+      }
+      const claims = await launchAccess(c, tokenFromSubprotocols(c.req.header("Sec-WebSocket-Protocol")));
+      const stub = await threadStub(c.env, claims);
+      const request = internalRequest(c, "/ws", claims, WS_PASS);
+      request.headers.set("Sec-WebSocket-Protocol", PROTOCOL);
+      const res = await stub.fetch(request);
+      if (res.status !== 101 || res.webSocket === null) return refused(res);
+      return new Response(null, {
+        status: 101,
+        webSocket: res.webSocket,
+        headers: { "Sec-WebSocket-Protocol": PROTOCOL },
       });
-    }
-    const claims = await launchAccess(c, tokenFromSubprotocols(c.req.header("Sec-WebSocket-Protocol")));
-    const stub = await threadStub(c.env, claims);
-    const request = internalRequest(c, "/ws", claims, WS_PASS);
-    request.headers.set("Sec-WebSocket-Protocol", PROTOCOL);
-    const res = await stub.fetch(request);
-    if (res.status !== 101 || res.webSocket === null) return refused(res);
-    return new Response(null, {
-      status: 101,
-      webSocket: res.webSocket,
-      headers: { "Sec-WebSocket-Protocol": PROTOCOL },
-    });
-  })
-  .get("/threads/:threadId", async (c) => {
-    const { threadClaims, stub } = await launchThread(c);
-    return c.json(unwrap(await stub.threadInfo(threadClaims)));
-  })
+    },
+  )
+  .get(
+    "/threads/:threadId",
+    describeRoute(
+      operation({
+        tag: "Threads",
+        summary: "The thread: pinned agent version, digest, times, leaf",
+        auth: "launchToken",
+        response: { status: 200, schema: threadInfoResponse },
+        errors: [403, 404],
+      }),
+    ),
+    async (c) => {
+      const { threadClaims, stub } = await launchThread(c);
+      return c.json(unwrap(await stub.threadInfo(threadClaims)));
+    },
+  )
   .get("/threads/:threadId/", async (c) => {
     const { threadClaims, stub } = await launchThread(c);
     return c.json(unwrap(await stub.threadInfo(threadClaims)));
   })
-  .get("/threads/:threadId/entries", async (c) => {
-    const { threadClaims, stub } = await launchThread(c);
-    const leafId = c.req.query("leafId");
-    const cursor = c.req.query("cursor");
-    const limit = c.req.query("limit");
-    const page = await stub.threadEntries(threadClaims, {
-      ...(leafId !== undefined ? { leafId } : {}),
-      ...(cursor !== undefined ? { cursor } : {}),
-      // Checked by the object, after an empty thread has answered with no items.
-      ...(limit !== undefined ? { limit: Number(limit) } : {}),
-    });
-    return c.json(unwrap(page));
-  })
-  .post("/threads/:threadId/messages", async (c) => {
-    const { claims, threadClaims, stub } = await launchThread(c);
-    const message = await readMessage(c);
-    if ((c.req.header("Accept") ?? "").includes("text/event-stream")) {
-      const res = await stub.fetch(
-        internalRequest(c, "/messages", claims, SSE_PASS, JSON.stringify(message)),
-      );
-      return res.status < 400 ? new Response(res.body, res) : refused(res);
-    }
-    const { created, reply } = unwrap(await stub.postMessage(threadClaims, message, requestMeta(c)));
-    return c.json(reply, created ? 201 : 200);
-  })
-  .post("/threads/:threadId/entries/:entryId/feedback", async (c) => {
-    const { threadClaims, stub } = await launchThread(c);
-    const entryId = c.req.param("entryId");
-    const body = parseWith(feedbackBodySchema, await readJsonText(c, DEFAULT_MAX_BODY_BYTES));
-    // Entry ids are URL-safe; anything else cannot name one.
-    if (!ENTRY_ID.test(entryId)) throw new AppError("not_found", "Entry not found.");
-    return c.json(unwrap(await stub.giveFeedback(threadClaims, entryId, body)));
-  })
-  .post("/threads/:threadId/runs/:runId/cancel", async (c) => {
-    const { threadClaims, stub } = await launchThread(c);
-    const runId = c.req.param("runId");
-    // Run ids are URL-safe; anything else (an undecodable escape included) cannot name one.
-    if (!RUN_ID.test(runId)) throw new AppError("bad_request", "That is not a run id.");
-    return c.json(unwrap(await stub.cancelRun(threadClaims, runId)), 202);
-  })
+  .get(
+    "/threads/:threadId/entries",
+    describeRoute(
+      operation({
+        tag: "Threads",
+        summary: "One branch, root to leaf, a page at a time",
+        auth: "launchToken",
+        query: {
+          leafId: "The branch's leaf (default: the latest).",
+          cursor: "From the previous page's nextCursor.",
+          limit: "1-200, default 50.",
+        },
+        response: { status: 200, schema: entriesPageResponse },
+        errors: [400, 403, 404],
+      }),
+    ),
+    async (c) => {
+      const { threadClaims, stub } = await launchThread(c);
+      const leafId = c.req.query("leafId");
+      const cursor = c.req.query("cursor");
+      const limit = c.req.query("limit");
+      const page = await stub.threadEntries(threadClaims, {
+        ...(leafId !== undefined ? { leafId } : {}),
+        ...(cursor !== undefined ? { cursor } : {}),
+        // Checked by the object, after an empty thread has answered with no items.
+        ...(limit !== undefined ? { limit: Number(limit) } : {}),
+      });
+      return c.json(unwrap(page));
+    },
+  )
+  .post(
+    "/threads/:threadId/messages",
+    describeRoute(
+      operation({
+        tag: "Threads",
+        summary: "Send a message; waits for the reply, or streams it as SSE",
+        description:
+          "With `Accept: text/event-stream` the run streams as server-sent events (`Last-Event-ID` resumes); otherwise the answer is the run and its entries once it settles. 201 for a new message, 200 for a retried clientMessageId.",
+        auth: "launchToken",
+        headers: {
+          Accept: "application/json (default) or text/event-stream",
+          "Last-Event-ID": "SSE: resume after this event.",
+        },
+        body: postMessageSchema,
+        response: { status: 201, schema: messageReplyResponse },
+        extraResponses: {
+          200: { description: "A retried clientMessageId: the existing run.", schema: messageReplyResponse },
+        },
+        errors: [403, 404, 409, 429, 502],
+      }),
+    ),
+    async (c) => {
+      const { claims, threadClaims, stub } = await launchThread(c);
+      const message = await readMessage(c);
+      if ((c.req.header("Accept") ?? "").includes("text/event-stream")) {
+        const res = await stub.fetch(
+          internalRequest(c, "/messages", claims, SSE_PASS, JSON.stringify(message)),
+        );
+        return res.status < 400 ? new Response(res.body, res) : refused(res);
+      }
+      const { created, reply } = unwrap(await stub.postMessage(threadClaims, message, requestMeta(c)));
+      return c.json(reply, created ? 201 : 200);
+    },
+  )
+  .post(
+    "/threads/:threadId/entries/:entryId/feedback",
+    describeRoute(
+      operation({
+        tag: "Threads",
+        summary: "Rate an assistant message (latest wins; null clears)",
+        auth: "launchToken",
+        body: feedbackBodySchema,
+        response: { status: 200, schema: feedbackResponse },
+        errors: [403, 404],
+      }),
+    ),
+    async (c) => {
+      const { threadClaims, stub } = await launchThread(c);
+      const entryId = c.req.param("entryId");
+      const body = parseWith(feedbackBodySchema, await readJsonText(c, DEFAULT_MAX_BODY_BYTES));
+      // Entry ids are URL-safe; anything else cannot name one.
+      if (!ENTRY_ID.test(entryId)) throw new AppError("not_found", "Entry not found.");
+      return c.json(unwrap(await stub.giveFeedback(threadClaims, entryId, body)));
+    },
+  )
+  .post(
+    "/threads/:threadId/runs/:runId/cancel",
+    describeRoute(
+      operation({
+        tag: "Threads",
+        summary: "Cancel a live or queued run",
+        auth: "launchToken",
+        response: { status: 202, schema: cancelRunResponse },
+        errors: [400, 403, 404, 409],
+      }),
+    ),
+    async (c) => {
+      const { threadClaims, stub } = await launchThread(c);
+      const runId = c.req.param("runId");
+      // Run ids are URL-safe; anything else (an undecodable escape included) cannot name one.
+      if (!RUN_ID.test(runId)) throw new AppError("bad_request", "That is not a run id.");
+      return c.json(unwrap(await stub.cancelRun(threadClaims, runId)), 202);
+    },
+  )
   .on(["GET", "POST"], ["/threads/:threadId", "/threads/:threadId/*"], async (c) => {
     // Authenticated first, so an unknown path says nothing to a caller without a valid token.
     await launchThread(c);

@@ -235,3 +235,16 @@ export type SecretResponse = z.infer<typeof secretResponse>;
 export type TenantQuotas = z.infer<typeof tenantQuotasResponse>;
 export type TenantResponse = z.infer<typeof tenantResponse>;
 export type TenantPatch = z.infer<typeof patchTenantRequest>;
+
+export const draftSavedResponse = z.strictObject({ revision: z.number().int() });
+
+export const healthResponse = z.strictObject({
+  status: z.literal("ok"),
+  environment: environmentSchema,
+  version: z.string(),
+});
+
+export const readyResponse = z.strictObject({
+  status: z.enum(["ready", "not_ready"]),
+  missing: z.array(z.string()).optional(),
+});

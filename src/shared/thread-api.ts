@@ -1,0 +1,58 @@
+// Launch and thread-over-HTTP response shapes (SPEC §3.1, §3.3), as the OpenAPI document and clients read them.
+import { z } from "zod";
+import { ERROR_CODES, ERROR_REASONS } from "./errors";
+import { presentationSchema } from "./presentation";
+import { entrySchema, feedbackSchema, RUN_STATUSES, THREAD_MODES } from "./protocol";
+
+export const launchResponse = z.object({
+  token: z
+    .string()
+    .describe("Launch token: Bearer for the thread's HTTP routes, `bearer.<token>` on the socket."),
+  expiresAt: z.iso.datetime(),
+  threadId: z.string(),
+  websocketUrl: z.string(),
+  threadUrl: z.string(),
+  protocol: z.literal("agent.v1"),
+  visitorToken: z.string().optional().describe("Public launches: keep it to resume this visitor's threads."),
+  presentation: presentationSchema.optional(),
+});
+
+export const threadInfoResponse = z.object({
+  threadId: z.string(),
+  agent: z.object({
+    id: z.string(),
+    name: z.string(),
+    version: z.number().int(),
+    versionId: z.string(),
+    digest: z.string(),
+  }),
+  createdAt: z.iso.datetime(),
+  updatedAt: z.iso.datetime(),
+  leafId: z.string().nullable(),
+  mode: z.enum(THREAD_MODES),
+});
+
+export const entriesPageResponse = z.object({
+  items: z.array(entrySchema),
+  nextCursor: z.string().optional(),
+});
+
+export const messageReplyResponse = z.object({
+  run: z
+    .object({
+      id: z.string(),
+      status: z.enum(RUN_STATUSES),
+      error: z
+        .object({ code: z.enum(ERROR_CODES), reason: z.enum(ERROR_REASONS).optional(), message: z.string() })
+        .loose()
+        .optional(),
+      reason: z.string().optional(),
+    })
+    .nullable()
+    .describe("null: the thread is in handoff, so the message was stored and no run started."),
+  entries: z.array(entrySchema),
+});
+
+export const cancelRunResponse = z.object({ runId: z.string(), status: z.literal("cancelling") });
+
+export const feedbackResponse = z.object({ entryId: z.string(), feedback: feedbackSchema.nullable() });

@@ -1,0 +1,133 @@
+// The contract: every route the app mounts is in GET /v1/openapi.json, which is a valid OpenAPI 3.1 document.
+import { exports } from "cloudflare:workers";
+import type { SpecData } from "@seriousme/openapi-schema-validator";
+import { describe, expect, it } from "vitest";
+import { createApp } from "../../src/app";
+
+type Doc = {
+  openapi: string;
+  paths: Record<string, Record<string, { security?: object[]; responses: Record<string, unknown> }>>;
+};
+
+async function getDoc(): Promise<{ res: Response; doc: Doc }> {
+  const res = await exports.default.fetch("http://api.test/v1/openapi.json");
+  return { res, doc: (await res.json()) as Doc };
+}
+
+/** Hono `:id` → OpenAPI `{id}`, trailing slash dropped. */
+const toOpenApiPath = (path: string) => path.replace(/:([A-Za-z0-9_]+)/g, "{$1}").replace(/(.)\/$/, "$1");
+
+/**
+ * Routes that only answer 404 (after authenticating, so an unknown path says nothing): the thread catch-all
+ * `.on(["GET", "POST"], ["/threads/:threadId", "/threads/:threadId/*"])`, whose GET twin is the real thread read.
+ */
+const NOT_ENDPOINTS = new Set(["POST /v1/threads/{threadId}"]);
+
+/** The app's real endpoints: not middleware (`ALL`), not CORS preflights, not catch-all 404 routes. */
+function mountedRoutes(): string[] {
+  const seen = new Set<string>();
+  for (const route of createApp().routes) {
+    if (!route.path.startsWith("/v1/")) continue;
+    if (route.method === "ALL" || route.method === "OPTIONS" || route.path.includes("*")) continue;
+    const key = `${route.method} ${toOpenApiPath(route.path)}`;
+    if (!NOT_ENDPOINTS.has(key)) seen.add(key);
+  }
+  return [...seen].sort();
+}
+
+describe("GET /v1/openapi.json", () => {
+  it("is public, cacheable OpenAPI 3.1", async () => {
+    const { res, doc } = await getDoc();
+    expect(res.status).toBe(200);
+    expect(res.headers.get("Cache-Control")).toContain("public");
+    expect(doc.openapi).toBe("3.1.0");
+  });
+
+  it("documents every /v1 route mounted in the app, and nothing else", async () => {
+    const { doc } = await getDoc();
+    const documented = Object.entries(doc.paths)
+      .flatMap(([path, item]) =>
+        Object.keys(item).map((method) => `${method.toUpperCase()} /v1${path.replace(/^\/v1/, "")}`),
+      )
+      .sort();
+    const mounted = mountedRoutes();
+    expect(mounted.length).toBeGreaterThan(40);
+    expect(documented).toEqual(mounted);
+  });
+
+  it("names each route's auth scheme and the one error shape", async () => {
+    const { doc } = await getDoc();
+    expect(doc.paths["/v1/agents"]?.post?.security).toEqual([{ tenantKey: [] }]);
+    expect(doc.paths["/v1/operator/tenants"]?.post?.security).toEqual([{ operatorToken: [] }]);
+    expect(doc.paths["/v1/threads/{threadId}/messages"]?.post?.security).toEqual([{ launchToken: [] }]);
+    expect(doc.paths["/v1/health"]?.get?.security).toEqual([]);
+    // A launch takes no credential (public agent, from a browser) or a tenant key (private agent, from a backend).
+    expect(doc.paths["/v1/agent-sessions"]?.post?.security).toEqual([{}, { tenantKey: [] }]);
+    expect(doc.paths["/v1/agents/{agentId}/draft"]?.put?.responses["412"]).toEqual({
+      $ref: "#/components/responses/PreconditionFailed",
+    });
+    const text = JSON.stringify(doc);
+    // Request bodies come from the routes' own zod schemas: the release weights rule and the draft's If-Match.
+    expect(text).toContain('"allocations"');
+    expect(text).toContain('"If-Match"');
+    expect(text).toContain('"no_active_release"');
+  });
+});
+
+describe("GET /v1/schemas/artifact.json", () => {
+  it("is the artifact's JSON Schema, strict, with the model required", async () => {
+    const res = await exports.default.fetch("http://api.test/v1/schemas/artifact.json");
+    expect(res.status).toBe(200);
+    const schema = (await res.json()) as {
+      $schema: string;
+      required: string[];
+      additionalProperties: boolean;
+      properties: Record<string, unknown>;
+    };
+    expect(schema.$schema).toContain("2020-12");
+    expect(schema.required).toEqual(
+      expect.arrayContaining(["schemaVersion", "name", "instructions", "model"]),
+    );
+    expect(schema.additionalProperties).toBe(false);
+    expect(Object.keys(schema.properties)).toEqual(
+      expect.arrayContaining(["tools", "conversation", "handoff"]),
+    );
+  });
+});
+
+/**
+ * `@seriousme/openapi-schema-validator`, with its OpenAPI 3.1 meta-schema handed over as a module: workerd has no
+ * file system for the library to read it from (everything else — the JSON Schema check and the $ref check — is the
+ * library's own).
+ */
+async function validator31() {
+  const { Validator } = await import("@seriousme/openapi-schema-validator");
+  const { default: Ajv2020 } = await import("ajv/dist/2020.js");
+  const { default: addFormats } = await import("ajv-formats");
+  const schema = await import(
+    "../../node_modules/@seriousme/openapi-schema-validator/schemas/v3.1/schema.json"
+  );
+  const validator = new Validator() as InstanceType<typeof Validator> & {
+    ajvOptions: object;
+    ajvValidators: Record<string, unknown>;
+  };
+  const ajv = new Ajv2020(validator.ajvOptions);
+  addFormats(ajv);
+  ajv.addFormat("media-range", true);
+  validator.ajvValidators["3.1"] = ajv.compile(schema.default);
+  return validator;
+}
+
+describe("the document", () => {
+  it("passes an OpenAPI 3.1 validator", async () => {
+    const validator = await validator31();
+    const { doc } = await getDoc();
+    const result = await validator.validate(doc as unknown as SpecData);
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+    // And the validator does refuse a broken document (a response that is not an object, a dangling $ref).
+    const broken = structuredClone(doc);
+    broken.paths["/v1/health"]!.get!.responses["200"] = { $ref: "#/components/responses/Missing" };
+    expect((await validator.validate(broken as unknown as SpecData)).valid).toBe(false);
+  });
+});
