@@ -32,6 +32,8 @@ import { attemptDelivery, RETRY_DELAYS_MS } from "./deliver";
 export interface TenantEventsDeps {
   now(): number;
   fetch: typeof fetch;
+  /** The waits after each failed attempt (`RETRY_DELAYS_MS`); a test-only subclass passes short ones. */
+  retryDelaysMs?: readonly number[];
 }
 
 /** Events per `accept` call, and the largest event body kept. */
@@ -219,7 +221,7 @@ export class TenantEvents extends DurableObject<Env> {
       fetch: this.#deps.fetch,
       now,
     });
-    const delay = RETRY_DELAYS_MS[delivery.attempts];
+    const delay = (this.#deps.retryDelaysMs ?? RETRY_DELAYS_MS)[delivery.attempts];
     if (result.outcome === "retry" && delay !== undefined) {
       recordAttempt(sql, delivery.id, {
         status: "pending",
