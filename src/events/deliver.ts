@@ -1,4 +1,5 @@
 // One delivery attempt of an event to a tenant's endpoint: signed (Standard Webhooks), no redirects, a time cap.
+import { localHttpAllowed } from "../control/url-policy";
 import { signWebhook } from "../tools/webhook-signature";
 
 const USER_AGENT = "agent-threads-webhooks/1";
@@ -17,6 +18,20 @@ export const RETRY_DELAYS_MS: readonly number[] = [
   10 * 3_600_000,
   10 * 3_600_000,
 ];
+
+/**
+ * The schedule this deployment uses: `WEBHOOK_RETRY_DELAYS_MS` (comma-separated) in development, where a local
+ * receiver should see its retries within minutes; everywhere else, and for an unreadable value, `RETRY_DELAYS_MS`.
+ */
+export function retryDelays(env: {
+  ENVIRONMENT: string;
+  WEBHOOK_RETRY_DELAYS_MS?: string;
+}): readonly number[] {
+  const configured = env.WEBHOOK_RETRY_DELAYS_MS?.trim() ?? "";
+  if (!localHttpAllowed(env.ENVIRONMENT) || configured === "") return RETRY_DELAYS_MS;
+  const delays = configured.split(",").map((part) => Number(part.trim()));
+  return delays.every((ms) => Number.isSafeInteger(ms) && ms > 0) ? delays : RETRY_DELAYS_MS;
+}
 
 export type AttemptResult =
   /** `statusCode` is null when no HTTP answer came (network error, timeout, refused URL). */

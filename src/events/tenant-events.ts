@@ -27,12 +27,12 @@ import {
   replaceEndpoints,
   writeQueueMeta,
 } from "../storage/event-queue";
-import { attemptDelivery, RETRY_DELAYS_MS } from "./deliver";
+import { attemptDelivery, retryDelays } from "./deliver";
 
 export interface TenantEventsDeps {
   now(): number;
   fetch: typeof fetch;
-  /** The waits after each failed attempt (`RETRY_DELAYS_MS`); a test-only subclass passes short ones. */
+  /** The waits after each failed attempt (default `retryDelays(env)`); a test-only subclass passes its own. */
   retryDelaysMs?: readonly number[];
 }
 
@@ -221,7 +221,7 @@ export class TenantEvents extends DurableObject<Env> {
       fetch: this.#deps.fetch,
       now,
     });
-    const delay = (this.#deps.retryDelaysMs ?? RETRY_DELAYS_MS)[delivery.attempts];
+    const delay = (this.#deps.retryDelaysMs ?? retryDelays(this.env))[delivery.attempts];
     if (result.outcome === "retry" && delay !== undefined) {
       recordAttempt(sql, delivery.id, {
         status: "pending",

@@ -1,7 +1,7 @@
 // One delivery attempt and the retry schedule: what counts as delivered, retried or failed, and how long retries last.
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
-import { attemptDelivery, classifyStatus, RETRY_DELAYS_MS } from "../../src/events/deliver";
+import { attemptDelivery, classifyStatus, RETRY_DELAYS_MS, retryDelays } from "../../src/events/deliver";
 import { newWebhookSecret } from "../../src/tools/webhook-signature";
 import { fakeToolServer, never } from "../helpers/fake-tool-server";
 
@@ -66,5 +66,22 @@ describe("attemptDelivery", () => {
       statusCode: null,
     });
     expect(slow.sent[0]?.signal?.aborted).toBe(true);
+  });
+});
+
+describe("retryDelays", () => {
+  it("uses WEBHOOK_RETRY_DELAYS_MS only in development, and the production schedule otherwise", () => {
+    const fast = "1000,2000,4000";
+    expect(retryDelays({ ENVIRONMENT: "development", WEBHOOK_RETRY_DELAYS_MS: fast })).toEqual([
+      1000, 2000, 4000,
+    ]);
+    for (const ENVIRONMENT of ["staging", "production"]) {
+      expect(retryDelays({ ENVIRONMENT, WEBHOOK_RETRY_DELAYS_MS: fast })).toBe(RETRY_DELAYS_MS);
+    }
+    for (const bad of ["", "1000,x", "0", "-5,10"]) {
+      expect(retryDelays({ ENVIRONMENT: "development", WEBHOOK_RETRY_DELAYS_MS: bad }), bad).toBe(
+        RETRY_DELAYS_MS,
+      );
+    }
   });
 });
