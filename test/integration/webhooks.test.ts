@@ -217,6 +217,97 @@ describe("event webhooks", () => {
     });
   });
 
+  it("delivers message.feedback and handoff.requested the thread recorded", async () => {
+    const agent = await liveAgent({
+      artifact: {
+        handoff: { enabled: true },
+        model: {
+          provider: "local",
+          model: "echo",
+          local: { toolCall: { name: "request_handoff", input: { reason: "Wants a person." } } },
+        },
+      },
+    });
+    const receiver = fakeReceiver(200);
+    const hook = await register(agent.apiKey, receiver.url, ["message.feedback", "handoff.requested"]);
+    const session = await launch(agent.publicKey);
+    const turn = await api(`/v1/threads/${session.threadId}/messages`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${session.token}`, Origin: ORIGIN },
+      body: { clientMessageId: clientMessageId(), text: "a person please" },
+    });
+    const reply = await json(
+      turn,
+      201,
+      z.object({
+        run: z.object({ id: z.string() }),
+        entries: z.array(z.object({ id: z.string(), role: z.string() })),
+      }),
+    );
+    const assistant = reply.entries.find((e) => e.role === "assistant");
+    const rated = await api(`/v1/threads/${session.threadId}/entries/${assistant?.id}/feedback`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${session.token}`, Origin: ORIGIN },
+      body: { rating: "down", comment: "too slow" },
+    });
+    expect(rated.status).toBe(200);
+    const events = await waitFor(
+      () => deliveredEvents(hook.secret, receiver),
+      (e) => e.length === 2,
+      {
+        what: "handoff.requested and message.feedback",
+      },
+    );
+    expect(events.map((e) => e.type)).toEqual(["handoff.requested", "message.feedback"]);
+    expect(events[0]?.data).toMatchObject({
+      threadId: session.threadId,
+      runId: reply.run.id,
+      reason: "Wants a person.",
+    });
+    expect(events[1]?.data).toMatchObject({
+      threadId: session.threadId,
+      agentId: agent.agentId,
+      version: 1,
+      entryId: assistant?.id,
+      rating: "down",
+    });
+  });
+
+  it("delivers while D1 is down: neither the projection nor the endpoint list holds events back", async () => {
+    const agent = await liveAgent();
+    const receiver = fakeReceiver(200);
+    const hook = await register(agent.apiKey, receiver.url, ["thread.created", "run.succeeded"]);
+    const session = await launch(agent.publicKey);
+    await env.DB.exec("ALTER TABLE agent_messages RENAME TO agent_messages_offline");
+    await env.DB.exec("ALTER TABLE webhook_endpoints RENAME TO webhook_endpoints_offline");
+    try {
+      const res = await api(`/v1/threads/${session.threadId}/messages`, {
+        method: "POST",
+        headers: { Authorization: `Bearer ${session.token}`, Origin: ORIGIN },
+        body: { clientMessageId: clientMessageId(), text: "while D1 is down" },
+      });
+      expect(res.status).toBe(201);
+      const events = await waitFor(
+        () => deliveredEvents(hook.secret, receiver),
+        (e) => e.length === 2,
+        {
+          what: "both events with D1 down",
+        },
+      );
+      expect(events.map((e) => e.type)).toEqual(["thread.created", "run.succeeded"]);
+      // The projection is still waiting for D1: nothing of the turn reached it.
+      const projected = await env.DB.prepare(
+        "SELECT COUNT(*) AS n FROM agent_messages_offline WHERE tenant_id = ?",
+      )
+        .bind(agent.tenantId)
+        .first();
+      expect(projected).toEqual({ n: 0 });
+    } finally {
+      await env.DB.exec("ALTER TABLE webhook_endpoints_offline RENAME TO webhook_endpoints");
+      await env.DB.exec("ALTER TABLE agent_messages_offline RENAME TO agent_messages");
+    }
+  });
+
   it("sends session.erased (ids only) after an erasure", async () => {
     const agent = await liveAgent();
     const receiver = fakeReceiver(200);
