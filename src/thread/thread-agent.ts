@@ -259,14 +259,16 @@ export class ThreadAgent extends Agent<Env> {
   async drainOutbox(): Promise<void> {
     const runtime = await this.#gate.stored();
     if (runtime === null) return;
-    // Events first: they go to the tenant's events object, not D1, so D1 being down never holds them back.
-    await this.#forwardEvents(runtime.binding);
-    const outcome = await drainOutbox({
-      storage: this.ctx.storage,
-      db: this.env.DB,
-      binding: runtime.binding,
-      now: this.#settings.now,
-    });
+    // Side by side: events go to the tenant's events object, not D1, so neither consumer waits for the other.
+    const [, outcome] = await Promise.all([
+      this.#forwardEvents(runtime.binding),
+      drainOutbox({
+        storage: this.ctx.storage,
+        db: this.env.DB,
+        binding: runtime.binding,
+        now: this.#settings.now,
+      }),
+    ]);
     if (outcome.retryInMs !== undefined) {
       await this.schedule(Math.max(1, Math.ceil(outcome.retryInMs / 1000)), "drainOutbox", undefined, {
         idempotent: true,
