@@ -330,6 +330,31 @@ describe("event webhooks", () => {
     });
     expect(JSON.stringify(event)).not.toContain("hello");
   });
+
+  it("after an erasure, fails the thread's undelivered events and no longer redelivers them", async () => {
+    const agent = await liveAgent();
+    const down = fakeReceiver("network_error");
+    const hook = await register(agent.apiKey, down.url, ["thread.created", "run.succeeded"]);
+    const turn = await runTurn(agent);
+    await waitFor(
+      () => down.received.length,
+      (n) => n >= 1,
+      { what: "a first failed attempt" },
+    );
+    expect((await api(`/v1/sessions/${turn.threadId}`, { method: "DELETE", key: agent.apiKey })).status).toBe(
+      204,
+    );
+    const log = await waitFor(
+      () => deliveries(agent.apiKey, hook.id),
+      (l) => l.items.length === 2 && l.items.every((d) => d.status === "failed"),
+      { what: "both deliveries failed" },
+    );
+    const res = await api(`/v1/webhooks/${hook.id}/deliveries/${log.items[0]?.id}/redeliver`, {
+      method: "POST",
+      key: agent.apiKey,
+    });
+    await expectError(res, 404, "not_found");
+  });
 });
 
 describe("webhook endpoints", () => {
