@@ -1,7 +1,7 @@
 // The tenant events object's SQLite (src/events/tenant-events.ts): accepted events, the endpoint copy, deliveries.
 //
-// Tables (docs/storage.md, "Tenant events object"): `events` keeps each accepted event's body once (deduplicated by
-// its id, so a thread that re-sends after a lost acknowledgement changes nothing); `deliveries` is one row per
+// Tables (docs/storage.md, "Tenant events object"): `events` keeps the body of each accepted event some endpoint
+// subscribes to, once (deduplicated by its id, so a thread that re-sends after a lost acknowledgement changes nothing); `deliveries` is one row per
 // (event, endpoint) — the delivery log and the retry queue at once; `endpoints` is the copy of the tenant's D1
 // endpoints that fan-out and delivery use, so D1 being down delays no delivery.
 import { z } from "zod";
@@ -158,9 +158,11 @@ export function replaceEndpoints(sql: SqlStorage, endpoints: readonly EndpointCo
 
 /**
  * Stores an event and one pending delivery per endpoint subscribed to its type, due at `now`. Returns false for an
- * event already stored (a re-sent batch): nothing changes.
+ * event already stored (a re-sent batch) or one no endpoint subscribes to: nothing is stored.
  */
 export function enqueueEvent(sql: SqlStorage, event: QueuedEvent, now: number): boolean {
+  const subscribed = readEndpoints(sql).filter((endpoint) => endpoint.events.includes(event.type));
+  if (subscribed.length === 0) return false;
   const inserted = sql
     .exec<{ seq: number }>(
       `INSERT INTO events (id, type, thread_id, created_at, body) VALUES (?, ?, ?, ?, ?)
@@ -174,9 +176,7 @@ export function enqueueEvent(sql: SqlStorage, event: QueuedEvent, now: number): 
     .toArray();
   const seq = inserted[0]?.seq;
   if (seq === undefined) return false;
-  for (const endpoint of readEndpoints(sql)) {
-    if (endpoint.events.includes(event.type)) insertDelivery(sql, endpoint.id, { ...event, seq }, now);
-  }
+  for (const endpoint of subscribed) insertDelivery(sql, endpoint.id, { ...event, seq }, now);
   return true;
 }
 
