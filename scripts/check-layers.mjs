@@ -19,6 +19,7 @@ const LAYERS = [
   ["src/routes/", "src/jobs/"],
   ["src/http/"],
   ["src/thread/"],
+  ["src/events/"],
   ["src/auth/"],
   ["src/models/", "src/tools/"],
   ["src/storage/"],

@@ -18,6 +18,7 @@ import { sessions } from "./routes/sessions";
 import { threads } from "./routes/threads";
 import { usage } from "./routes/usage";
 import { versions } from "./routes/versions";
+import { webhooks } from "./routes/webhooks";
 
 export function createApp() {
   const app = new Hono<AppEnv>();
@@ -43,6 +44,7 @@ export function createApp() {
   v1.route("/secrets", secrets);
   v1.route("/sessions", sessions);
   v1.route("/usage", usage);
+  v1.route("/webhooks", webhooks);
   v1.route("/operator", operator);
 
   app.route("/v1", v1);

@@ -1,8 +1,9 @@
-// Worker entry: the Hono app for HTTP, the scheduled job, and the thread Durable Object class.
+// Worker entry: the Hono app for HTTP, the scheduled job, and the Durable Object classes (thread, quota, events).
 import { app } from "./app";
 import { runRetentionJob } from "./jobs/retention";
 
 export { TenantQuota } from "./auth/tenant-quota";
+export { TenantEvents } from "./events/tenant-events";
 export { ThreadAgent } from "./thread/thread-agent";
 
 export default {

@@ -53,9 +53,10 @@ export const toolSchema = z
   .strictObject({
     name: z.string().regex(/^[a-zA-Z][a-zA-Z0-9_-]{0,63}$/),
     description: z.string().min(1).max(2000),
-    // Public https hosts only (src/control/url-policy.ts); the platform's own host is refused where it is known.
+    // Public https hosts only (src/control/url-policy.ts), or local plain http, which publishing admits only in
+    // development; the platform's own host is refused where it is known (routes/versions.ts).
     url: z.string().superRefine((url, ctx) => {
-      const problem = toolUrlProblem(url);
+      const problem = toolUrlProblem(url, { allowLocalHttp: true });
       if (problem !== null) ctx.addIssue({ code: "custom", message: problem });
     }),
     /** Alias of the tenant secret (`whsec_…`) that signs every call to this tool. */

@@ -1,15 +1,14 @@
-// Where an agent tool or model may send a request: public https hosts only, checked at configuration and again at
-// call time; a model endpoint may also be local plain http in development (SPEC §9).
+// Where an agent tool, model or event webhook may send a request: public https hosts only, checked at configuration
+// and again at call time; in development also local plain http (SPEC §9), so a local receiver works with `npm run dev`.
 
 export interface ToolUrlOptions {
   /** Hosts of this platform (the Worker's own host); a tool pointing at them, or below them, is refused. */
   platformHosts?: readonly string[];
-}
-
-export interface ModelUrlOptions extends ToolUrlOptions {
   /** Also allow `http://localhost[:port]` and `http://127.0.0.1[:port]`: only where `localHttpAllowed` says so. */
   allowLocalHttp?: boolean;
 }
+
+export type ModelUrlOptions = ToolUrlOptions;
 
 export const MAX_TOOL_URL_LENGTH = 2048;
 
@@ -177,6 +176,7 @@ function hostProblem(host: string, platformHosts: readonly string[]): string | n
  */
 export function toolUrlProblem(url: string, options: ToolUrlOptions = {}): string | null {
   if (url.length > MAX_TOOL_URL_LENGTH) return `must be at most ${MAX_TOOL_URL_LENGTH} characters`;
+  if (options.allowLocalHttp === true && isLocalHttpUrl(url)) return null;
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -218,8 +218,7 @@ function isLocalHttpUrl(url: string): boolean {
  * call judges it again.
  */
 export function modelUrlProblem(url: string, options: ModelUrlOptions = {}): string | null {
-  const local = options.allowLocalHttp === true && url.length <= MAX_TOOL_URL_LENGTH && isLocalHttpUrl(url);
-  return local ? null : toolUrlProblem(url, options);
+  return toolUrlProblem(url, options);
 }
 
 /** The hosts a request was addressed to, for `platformHosts`: the request URL's host and any configured ones. */
@@ -261,12 +260,14 @@ export function modelUrlIssues(
 }
 
 /**
- * Issues (`tools.N.url`) for tools of a draft definition that point at this platform. The artifact schema already
- * refuses every other bad URL; only the request knows the platform's own host, so the publish route adds these.
+ * Issues (`tools.N.url`) for tools of a draft definition that this deployment refuses although the schema admits
+ * them: a host of this platform (only the request knows it), or local plain http outside development. The artifact
+ * schema already refuses every other bad URL, so the publish route adds only these.
  */
 export function platformToolUrlIssues(
   definition: unknown,
   platformHosts: readonly string[],
+  allowLocalHttp = false,
 ): { path: string; message: string }[] {
   if (typeof definition !== "object" || definition === null || !("tools" in definition)) return [];
   const tools = definition.tools;
@@ -274,9 +275,9 @@ export function platformToolUrlIssues(
   const issues: { path: string; message: string }[] = [];
   tools.forEach((tool: unknown, index) => {
     if (typeof tool !== "object" || tool === null || !("url" in tool) || typeof tool.url !== "string") return;
-    // Judged without the platform first: a URL the schema refuses is reported once, by the schema.
-    if (toolUrlProblem(tool.url) !== null) return;
-    const problem = toolUrlProblem(tool.url, { platformHosts });
+    // Judged as the schema does first: a URL the schema refuses is reported once, by the schema.
+    if (toolUrlProblem(tool.url, { allowLocalHttp: true }) !== null) return;
+    const problem = toolUrlProblem(tool.url, { platformHosts, allowLocalHttp });
     if (problem !== null) issues.push({ path: `tools.${index}.url`, message: problem });
   });
   return issues;

@@ -223,6 +223,7 @@ const TAGS = [
   ["Usage", "Tenant admin: tokens and runs per day."],
   ["API keys", "Tenant admin: the tenant's own keys."],
   ["Secrets", "Tenant admin: write-only provider secrets referred to by alias."],
+  ["Webhooks", "Tenant admin: signed event deliveries to the tenant's backend (docs/webhooks.md)."],
   ["Operator", "Platform operator: tenants, their status, quotas and keys."],
 ] as const;
 

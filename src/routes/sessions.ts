@@ -4,6 +4,7 @@ import { describeRoute } from "hono-openapi";
 import { z } from "zod";
 import { rowAddress, threadStubFor } from "../auth/thread-stub";
 import { AppError, errors, type Result, unwrap } from "../errors";
+import { eventBody, tenantEvents } from "../events/tenant-events";
 import type { AppContext, AppEnv } from "../http/context";
 import { pageBody, readPage } from "../http/cursor";
 import { parseWith, readJson } from "../http/json-body";
@@ -29,6 +30,7 @@ import {
   type ReadScope,
 } from "../storage/d1/sessions-repository";
 import { eraseThreadRecord, findThread, type ThreadRecord } from "../storage/d1/thread-registry";
+import { newEventId } from "../storage/thread-events";
 
 const THREAD_ID = /^[A-Za-z0-9_-]{1,128}$/;
 
@@ -64,6 +66,27 @@ async function call<T>(rpc: () => Promise<Result<T>>): Promise<T> {
 
 function unavailable(cause: unknown): AppError {
   return new AppError("upstream_unavailable", "The thread is unavailable; try again.", { cause });
+}
+
+/**
+ * `session.erased` (SPEC §9, §12: ids only), straight to the tenant's events object once the erasure succeeded; that
+ * object also forgets the thread's earlier event bodies. The erasure stands if this fails: it is logged.
+ */
+async function emitSessionErased(env: Env, thread: ThreadRecord): Promise<void> {
+  const event = eventBody({
+    id: newEventId(),
+    type: "session.erased",
+    createdAt: Date.now(),
+    tenantId: thread.tenantId,
+    data: { threadId: thread.id, agentId: thread.agentId, environment: thread.environment },
+  });
+  try {
+    unwrap(await tenantEvents(env, thread.tenantId).accept(thread.tenantId, [event]));
+  } catch (error) {
+    console.error(
+      JSON.stringify({ msg: "session.erased not recorded", threadId: thread.id, error: String(error) }),
+    );
+  }
 }
 
 export const sessions = new Hono<AppEnv>()
@@ -241,6 +264,7 @@ export const sessions = new Hono<AppEnv>()
       await eraseSessionRows(c.env.DB, thread.tenantId, thread.id);
       const stub = await threadStubFor(c.env, thread);
       await call(() => stub.eraseThread(rowAddress(thread)));
+      await emitSessionErased(c.env, thread);
       return c.body(null, 204);
     },
   );

@@ -54,16 +54,14 @@ export const versions = new Hono<AppEnv>()
       const agent = await loadAgent(c);
       const store = deploymentStore(c);
       // Tools and models may never call the platform itself (only the request knows the host it was reached on),
-      // and a model may call local plain http only in development: the schema knows neither.
+      // and may call local plain http only in development: the schema knows neither.
       const draft = await store.getDraft(agent.tenantId, agent.id);
       if (draft !== null && draft.revision === input.draftRevision) {
         const hosts = platformHostsOf(c.req.url, publicHosts(c.env));
+        const allowLocalHttp = localHttpAllowed(c.env.ENVIRONMENT);
         const own = [
-          ...modelUrlIssues(draft.definition, {
-            platformHosts: hosts,
-            allowLocalHttp: localHttpAllowed(c.env.ENVIRONMENT),
-          }),
-          ...platformToolUrlIssues(draft.definition, hosts),
+          ...modelUrlIssues(draft.definition, { platformHosts: hosts, allowLocalHttp }),
+          ...platformToolUrlIssues(draft.definition, hosts, allowLocalHttp),
         ];
         if (own.length > 0) throw errors.badRequest("Draft is not a valid agent artifact.", own);
       }

@@ -1,12 +1,20 @@
 // Events for the tenant's backend (SPEC §9), kept in the thread's SQLite until the webhook deliveries drain them.
 //
 // Each event is written inside the `transactionSync` of the change it reports, so a change is never committed
-// without its event (or the reverse). Nothing delivers them yet: docs/decisions.md ("Events before webhooks").
+// without its event (or the reverse). The thread forwards them to its tenant's events object (src/events/) and
+// deletes them once that object has stored them (docs/decisions.md, "Event webhooks").
 import { z } from "zod";
 import { parseJsonColumn } from "./json-column";
 import type { JsonValue } from "./redact";
+import { readMetaInteger, writeMeta } from "./thread-meta";
 
-export const THREAD_EVENT_TYPES = ["message.feedback", "handoff.requested"] as const;
+export const THREAD_EVENT_TYPES = [
+  "thread.created",
+  "run.succeeded",
+  "run.failed",
+  "message.feedback",
+  "handoff.requested",
+] as const;
 export type ThreadEventType = (typeof THREAD_EVENT_TYPES)[number];
 
 export interface ThreadEvent {
@@ -27,7 +35,7 @@ const eventRow = z.object({
   data_json: z.string(),
 });
 
-const newEventId = (): string => `evt_${crypto.randomUUID().replace(/-/g, "")}`;
+export const newEventId = (): string => `evt_${crypto.randomUUID().replace(/-/g, "")}`;
 
 /** Records one event; call it inside the transaction that writes the change it reports. */
 export function recordThreadEvent(
@@ -86,4 +94,33 @@ export function recentThreadEvents(
     )
     .one();
   return Number(row.n);
+}
+
+const FORWARDED_KEY = "events_forwarded_seq";
+/** Forwarded events stay this long: the feedback rate check counts the last minute's (`recentThreadEvents`). */
+export const FORWARDED_EVENT_KEEP_MS = 120_000;
+
+/** The newest event seq the tenant's events object has acknowledged. */
+export function forwardedEventSeq(storage: DurableObjectStorage): number {
+  return readMetaInteger(storage, FORWARDED_KEY) ?? 0;
+}
+
+/** Events not yet acknowledged by the tenant's events object. */
+export function unforwardedEventCount(storage: DurableObjectStorage): number {
+  const row = storage.sql
+    .exec("SELECT COUNT(*) AS n FROM thread_events WHERE seq > ?", forwardedEventSeq(storage))
+    .one();
+  return Number(row.n);
+}
+
+/** Records the acknowledgement up to `seq` and deletes acknowledged events older than the rate window. */
+export function markEventsForwarded(storage: DurableObjectStorage, seq: number, now: number): void {
+  storage.transactionSync(() => {
+    if (seq > forwardedEventSeq(storage)) writeMeta(storage, FORWARDED_KEY, String(seq));
+    storage.sql.exec(
+      "DELETE FROM thread_events WHERE seq <= ? AND created_at < ?",
+      forwardedEventSeq(storage),
+      now - FORWARDED_EVENT_KEEP_MS,
+    );
+  });
 }

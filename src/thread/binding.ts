@@ -2,6 +2,7 @@
 import type { DeploymentStore } from "../control/deployment-store";
 import { fail, ok, type Result } from "../errors";
 import { readPin, type ThreadBinding, writePin } from "../storage/pin-store";
+import { recordThreadEvent } from "../storage/thread-events";
 import type { ThreadAddress, ThreadClaims } from "./claims";
 
 export function claimsMatch(binding: ThreadBinding, claims: ThreadAddress): boolean {
@@ -57,6 +58,22 @@ export async function bindThread(
     artifact: version.value.artifact,
     boundAt: now(),
   };
-  writePin(storage, binding);
+  // The tenant's backend learns of the thread (`thread.created`) exactly when it is bound, in the same commit.
+  storage.transactionSync(() => {
+    writePin(storage, binding);
+    recordThreadEvent(
+      storage,
+      {
+        type: "thread.created",
+        data: {
+          threadId: binding.threadId,
+          agentId: binding.agentId,
+          version: binding.version,
+          environment: binding.environment,
+        },
+      },
+      binding.boundAt,
+    );
+  });
   return ok(binding);
 }

@@ -16,6 +16,7 @@ import { multitaskStrategy, queuedFrame, queuedTurnOf, requestOfQueued } from ".
 import { placeUserTurn, type TurnRequest, type UserTurnPlace } from "./place-user-turn";
 import type { PromptHistory } from "./prompt-history";
 import type { RequestMeta } from "./request-meta";
+import { recordRunEvent } from "./run-events";
 import type { RunStores } from "./run-stores";
 import { wireRun } from "./run-wiring";
 import { DEFAULT_CONTEXT_TOKENS, threadLimits } from "./thread-limits";
@@ -594,6 +595,8 @@ export class RunLifecycle {
       });
       // A queued run that ends unstarted leaves the queue with its request.
       if (ended.ok) this.#deps.queue.remove(run.id);
+      if (ended.ok)
+        recordRunEvent(this.#deps.storage, this.#deps.binding, ended.value, stores, this.#deps.now());
       return { run: ended.ok ? ended.value : run, entry };
     });
     const live = this.#live?.runId === run.id ? this.#live : null;

@@ -1,7 +1,7 @@
 // A run's wiring: the tenant secrets it uses, stores redacting them, its model, and the tool and usage callbacks.
 import { decryptTenantSecret } from "../auth/secret-box";
 import { expandContext } from "../control/context-template";
-import { platformHosts as platformHostsFor } from "../control/url-policy";
+import { localHttpAllowed, platformHosts as platformHostsFor } from "../control/url-policy";
 import { ok, type Result } from "../errors";
 import { resolveModel } from "../models/resolve-model";
 import type { RunTurnInput } from "../models/turn";
@@ -113,6 +113,7 @@ export async function wireRun(
             now,
             signal,
             platformHosts,
+            allowLocalHttp: localHttpAllowed(env.ENVIRONMENT),
             secrets,
             context: {
               tenantId: binding.tenantId,

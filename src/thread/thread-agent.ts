@@ -2,6 +2,7 @@
 import { Agent, type Connection, type ConnectionContext, type WSMessage } from "agents";
 import { tenantRunQuota } from "../auth/run-quota";
 import { fail, ok, type Result, type RpcResult, refusal } from "../errors";
+import { eventBody, MAX_EVENTS_PER_ACCEPT, tenantEvents } from "../events/tenant-events";
 import { WS_CLOSE_CODE, WS_CLOSE_IDLE } from "../shared/errors";
 import type { WireEntry } from "../shared/protocol";
 import { LIMITS } from "../shared/protocol";
@@ -10,9 +11,16 @@ import { adoptThreadContext, type ThreadContext, threadContextSchema } from "../
 import { D1DeploymentStore } from "../storage/d1/d1-deployment-store";
 import { projectionBacklog } from "../storage/outbox";
 import type { ThreadBinding } from "../storage/pin-store";
-import { drainOutbox } from "../storage/projection-drain";
+import { backoffMs, drainOutbox } from "../storage/projection-drain";
 import { reconcileProjection } from "../storage/projection-reconcile";
+import {
+  forwardedEventSeq,
+  markEventsForwarded,
+  threadEventsAfter,
+  unforwardedEventCount,
+} from "../storage/thread-events";
 import { exportThreadStream } from "../storage/thread-export";
+import { deleteMeta, readMetaInteger, writeMeta } from "../storage/thread-meta";
 import { migrateThreadSchema } from "../storage/thread-schema";
 import { CLAIMS_HEADER, parseThreadClaims, type ThreadAddress, type ThreadClaims } from "./claims";
 import { frameTooLarge, onlyProtocolFrames, parseClientMessage } from "./client-frames";
@@ -45,6 +53,8 @@ import { ThreadGate } from "./thread-gate";
 import { ThreadRuntime } from "./thread-runtime";
 import { THREAD_SETTINGS, type ThreadSettings } from "./thread-settings";
 import { ThreadSockets } from "./thread-sockets";
+
+const FORWARD_FAILURES_KEY = "events_forward_failures";
 
 const unauthenticated = () => fail("unauthenticated", "Authentication required.");
 
@@ -104,6 +114,7 @@ export class ThreadAgent extends Agent<Env> {
   override async onStart(): Promise<void> {
     const runtime = await this.#gate.stored();
     if (runtime !== null && projectionBacklog(this.ctx.storage) > 0) await this.drainOutbox();
+    else if (runtime !== null && unforwardedEventCount(this.ctx.storage) > 0) await this.forwardEvents();
   }
 
   /** RPC (`GET /v1/threads/:threadId`): the pinned agent and the thread's times and leaf. */
@@ -248,17 +259,27 @@ export class ThreadAgent extends Agent<Env> {
   async drainOutbox(): Promise<void> {
     const runtime = await this.#gate.stored();
     if (runtime === null) return;
-    const outcome = await drainOutbox({
-      storage: this.ctx.storage,
-      db: this.env.DB,
-      binding: runtime.binding,
-      now: this.#settings.now,
-    });
+    // Side by side: events go to the tenant's events object, not D1, so neither consumer waits for the other.
+    const [, outcome] = await Promise.all([
+      this.#forwardEvents(runtime.binding),
+      drainOutbox({
+        storage: this.ctx.storage,
+        db: this.env.DB,
+        binding: runtime.binding,
+        now: this.#settings.now,
+      }),
+    ]);
     if (outcome.retryInMs !== undefined) {
       await this.schedule(Math.max(1, Math.ceil(outcome.retryInMs / 1000)), "drainOutbox", undefined, {
         idempotent: true,
       });
     }
+  }
+
+  /** Scheduled (and run with every drain): hands the thread's events to its tenant's events object. */
+  async forwardEvents(): Promise<void> {
+    const runtime = await this.#gate.stored();
+    if (runtime !== null) await this.#forwardEvents(runtime.binding);
   }
 
   /** Scheduled daily: retention over the thread's storage, then a reconciliation of D1 with the thread. */
@@ -408,9 +429,53 @@ export class ThreadAgent extends Agent<Env> {
         }),
     });
     runtime.recoverInterruptedRuns();
+    // `thread.created` was recorded as the binding was written.
+    if (unforwardedEventCount(this.ctx.storage) > 0) this.ctx.waitUntil(this.#forwardEvents(binding));
     // Idempotent: one daily schedule per thread, however often the object wakes.
     void this.scheduleEvery(86_400, "dailyMaintenance");
     return runtime;
+  }
+
+  /**
+   * Sends the events not yet acknowledged, oldest first, and forgets them only once the tenant's events object has
+   * stored them (at least once: a lost answer re-sends, and that object ignores ids it holds). On failure it retries
+   * with backoff.
+   */
+  async #forwardEvents(binding: ThreadBinding): Promise<void> {
+    const storage = this.ctx.storage;
+    for (;;) {
+      const events = threadEventsAfter(storage, forwardedEventSeq(storage), MAX_EVENTS_PER_ACCEPT);
+      const last = events.at(-1);
+      if (last === undefined) return;
+      const bodies = events.map((event) =>
+        eventBody({
+          ...event,
+          tenantId: binding.tenantId,
+          data:
+            typeof event.data === "object" && event.data !== null && !Array.isArray(event.data)
+              ? event.data
+              : {},
+        }),
+      );
+      let accepted = false;
+      try {
+        accepted = (await tenantEvents(this.env, binding.tenantId).accept(binding.tenantId, bodies)).ok;
+      } catch (error) {
+        console.warn(
+          JSON.stringify({ msg: "events not forwarded", threadId: binding.threadId, error: String(error) }),
+        );
+      }
+      if (!accepted) {
+        const failures = (readMetaInteger(storage, FORWARD_FAILURES_KEY) ?? 0) + 1;
+        writeMeta(storage, FORWARD_FAILURES_KEY, String(failures));
+        await this.schedule(Math.max(1, Math.ceil(backoffMs(failures) / 1000)), "forwardEvents", undefined, {
+          idempotent: true,
+        });
+        return;
+      }
+      markEventsForwarded(storage, last.seq, this.#settings.now());
+      deleteMeta(storage, FORWARD_FAILURES_KEY);
+    }
   }
 
   /** A launch RPC: started like a fetch (`onStart` first), gated, and refused the way HTTP refuses. */

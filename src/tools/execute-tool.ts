@@ -40,6 +40,8 @@ export interface ExecuteToolCallInput {
   signal?: AbortSignal;
   /** The Worker's own hosts, refused as tool destinations. */
   platformHosts?: readonly string[];
+  /** This deployment admits local plain-http tools (`localHttpAllowed`: development only). */
+  allowLocalHttp?: boolean;
   /** Secret values scrubbed from the output before the model (or storage) sees it; the signing secret always is. */
   secrets?: readonly string[];
 }
@@ -237,7 +239,10 @@ export async function executeToolCall(input: ExecuteToolCallInput): Promise<Tool
   const { tool, call, context } = input;
   if (call.toolName !== tool.name)
     return finish(refused("blocked", `The agent has no tool '${call.toolName}'.`));
-  const problem = toolUrlProblem(tool.url, { platformHosts: input.platformHosts ?? [] });
+  const problem = toolUrlProblem(tool.url, {
+    platformHosts: input.platformHosts ?? [],
+    allowLocalHttp: input.allowLocalHttp === true,
+  });
   if (problem !== null) return finish(refused("blocked", `The tool's URL ${problem}.`));
   if (webhookSigningKey(input.signingSecret) === null) {
     return finish(refused("error", "The tool's signing secret is not a Standard Webhooks secret (whsec_…)."));

@@ -151,3 +151,8 @@ export function webhookSecretRedactions(secret: string): string[] {
   }
   return [...new Set(spellings)];
 }
+
+/** A new endpoint secret: `whsec_` + 32 random bytes in base64, as Standard Webhooks' reference libraries expect. */
+export function newWebhookSecret(): string {
+  return `${WEBHOOK_SECRET_PREFIX}${base64Encode(crypto.getRandomValues(new Uint8Array(32)))}`;
+}

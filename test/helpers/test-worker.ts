@@ -1,4 +1,5 @@
-// The Worker as tests run it: the production entry, with the thread and quota objects' test-only subclasses bound.
+// The Worker as tests run it: the production entry, with the thread, quota and events objects' test-only subclasses.
 export { default } from "../../src/index";
+export { TestTenantEvents as TenantEvents } from "./test-tenant-events";
 export { TestTenantQuota as TenantQuota } from "./test-tenant-quota";
 export { TestThreadAgent as ThreadAgent } from "./test-thread-agent";

@@ -50,7 +50,9 @@ function rate(ws: FrameReader, entry: WireEntry, rating: "up" | "down" | null, c
 const feedbackRows = (stub: DurableObjectStub) =>
   runInDurableObject(stub, (_i, state) => ({
     rows: state.storage.sql.exec("SELECT entry_id, rating, comment, revision FROM feedback").toArray(),
-    events: state.storage.sql.exec("SELECT type, data_json FROM thread_events ORDER BY seq").toArray(),
+    events: state.storage.sql
+      .exec("SELECT type, data_json FROM thread_events WHERE type = 'message.feedback' ORDER BY seq")
+      .toArray(),
   }));
 
 describe("feedback over WebSocket", () => {

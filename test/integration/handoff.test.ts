@@ -410,7 +410,9 @@ describe("request_handoff", () => {
 
     const stub = await threadStub(agent, session.threadId);
     const events = await runInDurableObject(stub, (_i, state) =>
-      state.storage.sql.exec("SELECT type, data_json FROM thread_events ORDER BY seq").toArray(),
+      state.storage.sql
+        .exec("SELECT type, data_json FROM thread_events WHERE type = 'handoff.requested' ORDER BY seq")
+        .toArray(),
     );
     expect(events.map((e) => e.type)).toEqual(["handoff.requested"]);
     expect(JSON.parse(String(events[0]?.data_json))).toMatchObject({

@@ -107,6 +107,36 @@ describe("a model baseUrl at publish time", () => {
   });
 });
 
+describe("a tool url at publish time", () => {
+  const loopbackTool = (url: string) => ({
+    tools: [{ name: "lookup", description: "Looks things up.", url, signingSecret: "hook-signing" }],
+  });
+
+  it("admits a local plain-http tool in development only; staging and production refuse it (400 tools.0.url)", async () => {
+    const tenant = await createTenant();
+    const agent = await createAgent(tenant.apiKey);
+    await saveDraft(tenant.apiKey, agent.id, 0, validArtifact(loopbackTool("http://127.0.0.1:8788/tool")));
+    for (const ENVIRONMENT of ["production", "staging"]) {
+      const error = await expectError(
+        await publishVia(tenant.apiKey, agent.id, { ENVIRONMENT }),
+        400,
+        "bad_request",
+      );
+      expect(fieldPaths(error)).toEqual(["tools.0.url"]);
+    }
+    expect(await countRows("agent_versions", tenant.tenantId)).toBe(0);
+    expect((await publishVia(tenant.apiKey, agent.id, { ENVIRONMENT: "development" })).status).toBe(201);
+  });
+
+  it("refuses plain http to any other host in development too", async () => {
+    const tenant = await createTenant();
+    const agent = await createAgent(tenant.apiKey);
+    await saveDraft(tenant.apiKey, agent.id, 0, validArtifact(loopbackTool("http://10.0.0.5:8080/tool")));
+    const error = await expectError(await publishVia(tenant.apiKey, agent.id), 400, "bad_request");
+    expect(fieldPaths(error)).toEqual(["tools.0.url"]);
+  });
+});
+
 async function bindingFor(tenantId: string, artifact: Artifact): Promise<ThreadBinding> {
   return {
     tenantId,

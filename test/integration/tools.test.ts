@@ -166,6 +166,21 @@ describe("executeToolCall: URL policy at call time", () => {
     },
   );
 
+  it("calls a local plain-http tool only where the deployment allows it (development)", async () => {
+    const url = "http://127.0.0.1:8788/tool";
+    const refused = fakeToolServer(() => jsonResponse({ ok: true }));
+    expect(await callTool(refused, { tool: tool({ url }) })).toMatchObject({
+      status: "blocked",
+      attempts: 0,
+    });
+    expect(refused.sent).toEqual([]);
+    const allowed = fakeToolServer(() => jsonResponse({ ok: true }));
+    const result = await callTool(allowed, { tool: tool({ url }), allowLocalHttp: true });
+    expect(result).toMatchObject({ output: { ok: true }, attempts: 1 });
+    expect(result.isError).not.toBe(true);
+    expect(allowed.sent.map((r) => r.url)).toEqual([url]);
+  });
+
   it("blocks a call naming another tool, and refuses a secret that is not whsec_, sending nothing", async () => {
     const net = fakeToolServer(() => jsonResponse({ ok: true }));
     const other = await callTool(net, { call: { ...call(), toolName: "drop_tables" } });

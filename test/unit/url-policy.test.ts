@@ -211,3 +211,37 @@ describe("modelUrlIssues", () => {
     expect(modelUrlIssues({ model: null }, production)).toEqual([]);
   });
 });
+
+describe("the development loopback exception for tools and webhooks", () => {
+  it("admits http://127.0.0.1:<port> and http://localhost:<port> only with allowLocalHttp", () => {
+    for (const url of ["http://127.0.0.1:8788/hooks", "http://localhost:3000/tool"]) {
+      expect(toolUrlProblem(url, { allowLocalHttp: localHttpAllowed("development") }), url).toBeNull();
+      for (const environment of ["staging", "production"]) {
+        expect(toolUrlProblem(url, { allowLocalHttp: localHttpAllowed(environment) }), url).not.toBeNull();
+      }
+    }
+    // The exception is loopback plain http only: private networks and other spellings stay refused.
+    for (const url of [
+      "http://192.168.1.5:80/",
+      "http://[::1]:8080/",
+      "http://u:p@localhost:1/",
+      "http://0.0.0.0:1/",
+    ]) {
+      expect(toolUrlProblem(url, { allowLocalHttp: true }), url).not.toBeNull();
+    }
+  });
+
+  it("lets publishing name a local tool outside development, leaving every other bad URL to the schema", () => {
+    const definition = {
+      tools: [
+        { url: "http://127.0.0.1:8788/tool" },
+        { url: "http://10.0.0.1/tool" },
+        { url: "https://ok.example.com" },
+      ],
+    };
+    expect(platformToolUrlIssues(definition, [], true)).toEqual([]);
+    expect(platformToolUrlIssues(definition, [], false)).toEqual([
+      { path: "tools.0.url", message: "must use https" },
+    ]);
+  });
+});

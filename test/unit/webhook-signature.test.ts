@@ -1,6 +1,9 @@
-// Standard Webhooks signatures: the reference vector, exact-body verification, tolerance and secret formats.
+// Standard Webhooks signatures: the reference vector, exact-body verification, tolerance, secret formats, and
+// agreement with the reference `standardwebhooks` library both ways.
+import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
 import {
+  newWebhookSecret,
   signWebhook,
   verifyWebhook,
   WebhookSecretError,
@@ -160,5 +163,63 @@ describe("webhookSecretRedactions", () => {
     ]);
     expect(webhookSecretRedactions("not base64!")).toEqual(["not base64!"]);
     expect(webhookSecretRedactions("  ")).toEqual([]);
+  });
+});
+
+describe("against the reference standardwebhooks library", () => {
+  const bodies = [
+    SPEC_BODY,
+    "[]",
+    '{"a":"é ☃ 𝄞"}',
+    JSON.stringify({ nested: { list: [1, 2, 3] } }),
+    JSON.stringify("x".repeat(10_000)),
+  ];
+
+  it("signs the reference vector exactly as the library does", async () => {
+    const reference = new Webhook(SPEC_SECRET).sign(SPEC_ID, new Date(SPEC_TIMESTAMP * 1000), SPEC_BODY);
+    expect(reference).toBe(SPEC_SIGNATURE);
+    const ours = await signWebhook({
+      secret: SPEC_SECRET,
+      id: SPEC_ID,
+      timestamp: SPEC_TIMESTAMP,
+      body: SPEC_BODY,
+    });
+    expect(ours["webhook-signature"]).toBe(reference);
+  });
+
+  it("produces signatures the library verifies, and verifies the library's", async () => {
+    const secret = newWebhookSecret();
+    const now = Math.floor(Date.now() / 1000);
+    for (const body of bodies) {
+      const headers = await signWebhook({ secret, id: "msg_cross", timestamp: now, body });
+      expect(new Webhook(secret).verify(body, { ...headers })).toEqual(JSON.parse(body));
+      const signature = new Webhook(secret).sign("msg_cross", new Date(now * 1000), body);
+      const verdict = await verifyWebhook({
+        secret,
+        headers: {
+          "webhook-id": "msg_cross",
+          "webhook-timestamp": String(now),
+          "webhook-signature": signature,
+        },
+        body,
+        now: Date.now(),
+      });
+      expect(verdict.ok, body.slice(0, 20)).toBe(true);
+    }
+  });
+
+  it("agrees with the library that an altered body or another secret does not verify", async () => {
+    const secret = newWebhookSecret();
+    const now = Math.floor(Date.now() / 1000);
+    const headers = await signWebhook({ secret, id: "msg_x", timestamp: now, body: SPEC_BODY });
+    expect(() => new Webhook(secret).verify(`${SPEC_BODY} `, { ...headers })).toThrow();
+    expect(() => new Webhook(newWebhookSecret()).verify(SPEC_BODY, { ...headers })).toThrow();
+  });
+
+  it("makes secrets of 32 random bytes behind whsec_", () => {
+    const secret = newWebhookSecret();
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    expect(webhookSigningKey(secret)?.byteLength).toBe(32);
+    expect(newWebhookSecret()).not.toBe(secret);
   });
 });

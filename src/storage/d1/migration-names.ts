@@ -9,4 +9,5 @@ export const MIGRATIONS: readonly string[] = [
   "0006_agent_origins.sql",
   "0007_thread_context.sql",
   "0008_handoff_feedback.sql",
+  "0009_webhook_endpoints.sql",
 ];

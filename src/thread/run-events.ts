@@ -1,0 +1,37 @@
+// `run.succeeded` and `run.failed` for the tenant's backend (SPEC §9), recorded in the transaction that seals the run.
+import type { ThreadBinding } from "../storage/pin-store";
+import type { Run } from "../storage/run-store";
+import { recordThreadEvent } from "../storage/thread-events";
+import type { RunStores } from "./run-stores";
+
+/** Records the event of a run that just ended; an aborted run (cancelled, interrupted, handed off) has none. */
+export function recordRunEvent(
+  storage: DurableObjectStorage,
+  binding: ThreadBinding,
+  run: Run,
+  stores: Pick<RunStores, "usage">,
+  now: number,
+): void {
+  if (run.status !== "succeeded" && run.status !== "failed") return;
+  const usage = stores.usage.totalsForRun(run.id);
+  recordThreadEvent(
+    storage,
+    {
+      type: run.status === "succeeded" ? "run.succeeded" : "run.failed",
+      data: {
+        threadId: binding.threadId,
+        agentId: binding.agentId,
+        version: binding.version,
+        runId: run.id,
+        status: run.status,
+        usage: { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, turns: usage.turns },
+        entryId: run.assistantEntryId,
+        userEntryId: run.userEntryId,
+        ...(run.error !== null
+          ? { error: { code: run.error.code, ...(run.error.reason ? { reason: run.error.reason } : {}) } }
+          : {}),
+      },
+    },
+    now,
+  );
+}

@@ -1,0 +1,24 @@
+// A tenant events object whose deliveries reach the test's fake receivers, retried after milliseconds, not minutes.
+import { runInDurableObject } from "cloudflare:test";
+import { TenantEvents } from "../../src/events/tenant-events";
+import { receiverFetch } from "./fake-receiver";
+
+/** The waits after each failed attempt in tests: as many as in production, short enough to await. */
+export const TEST_RETRY_DELAYS_MS = [50, 100, 150, 200, 250, 300, 350];
+
+export class TestTenantEvents extends TenantEvents {
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env, { now: () => Date.now(), fetch: receiverFetch, retryDelaysMs: TEST_RETRY_DELAYS_MS });
+  }
+}
+
+/** Runs `fn` inside a tenant's events object, which the test Worker entry makes a TestTenantEvents. */
+export function inTestEvents<R>(
+  stub: DurableObjectStub<TenantEvents>,
+  fn: (instance: TestTenantEvents, state: DurableObjectState) => R | Promise<R>,
+): Promise<R> {
+  return runInDurableObject(stub, (instance: TenantEvents, state) => {
+    if (!(instance instanceof TestTenantEvents)) throw new Error("tests must run the test Worker entry");
+    return fn(instance, state);
+  });
+}
