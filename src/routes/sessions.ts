@@ -70,7 +70,9 @@ function unavailable(cause: unknown): AppError {
 
 /**
  * `session.erased` (SPEC §9, §12: ids only), straight to the tenant's events object once the erasure succeeded; that
- * object also forgets the thread's earlier event bodies. The erasure stands if this fails: it is logged.
+ * object also forgets the thread's earlier event bodies. The DELETE answers 204 only once the event is stored there:
+ * if the object cannot take it, the answer is 502 and a retried DELETE (which finds the erased thread's tombstone and
+ * erases again, harmlessly) records it — at least once, never silently lost.
  */
 async function emitSessionErased(env: Env, thread: ThreadRecord): Promise<void> {
   const event = eventBody({
@@ -80,13 +82,17 @@ async function emitSessionErased(env: Env, thread: ThreadRecord): Promise<void> 
     tenantId: thread.tenantId,
     data: { threadId: thread.id, agentId: thread.agentId, environment: thread.environment },
   });
+  let result: Result<unknown>;
   try {
-    unwrap(await tenantEvents(env, thread.tenantId).accept(thread.tenantId, [event]));
-  } catch (error) {
-    console.error(
-      JSON.stringify({ msg: "session.erased not recorded", threadId: thread.id, error: String(error) }),
+    result = await tenantEvents(env, thread.tenantId).accept(thread.tenantId, [event]);
+  } catch (cause) {
+    throw new AppError(
+      "upstream_unavailable",
+      "The conversation was erased, but its session.erased event could not be recorded; repeat the DELETE.",
+      { cause },
     );
   }
+  unwrap(result);
 }
 
 export const sessions = new Hono<AppEnv>()
