@@ -86,6 +86,8 @@ function importsOf(file, text) {
       const at = match.index + match[0].lastIndexOf(specifier);
       const line = text.slice(0, at).split("\n").length;
       const target = posix.normalize(posix.join(posix.dirname(file), specifier));
+      // A package's own file, reached by path where its exports map offers no name (src/shims/zod): not a layer.
+      if (target.startsWith("node_modules/")) continue;
       found.push({ specifier, line, target: /\.\w+$/.test(target) ? target : `${target}.ts` });
     }
   }
