@@ -9,6 +9,7 @@ import { LIMITS } from "../shared/protocol";
 import { type HumanMessageRequest, handoffRequest, humanMessageRequest } from "../shared/sessions-api";
 import { adoptThreadContext, type ThreadContext, threadContextSchema } from "../storage/context-store";
 import { D1DeploymentStore } from "../storage/d1/d1-deployment-store";
+import { shorterAge, threadRetentionOverrides } from "../storage/d1/session-retention";
 import { projectionBacklog } from "../storage/outbox";
 import type { ThreadBinding } from "../storage/pin-store";
 import { backoffMs, drainOutbox } from "../storage/projection-drain";
@@ -405,9 +406,29 @@ export class ThreadAgent extends Agent<Env> {
     this.#sockets.closed();
   }
 
+  /**
+   * The pinned version's policy with the agent's own max age when shorter, over the thread's storage; nothing while a
+   * legal hold covers the thread. Both come from D1: if it cannot answer, the pass waits for the next one (a hold is
+   * never risked).
+   */
   async #retain(runtime: ThreadRuntime | null): Promise<{ deletedEntries: number }> {
-    const policy = runtime?.binding.artifact.limits?.retention;
-    if (runtime === null || policy === undefined) return { deletedEntries: 0 };
+    if (runtime === null) return { deletedEntries: 0 };
+    const binding = runtime.binding;
+    let overrides: { held: boolean; agentMaxAgeDays: number | null };
+    try {
+      overrides = await threadRetentionOverrides(this.env.DB, binding);
+    } catch (error) {
+      console.warn(JSON.stringify({ msg: "retention deferred", threadId: binding.threadId, error: String(error) }));
+      return { deletedEntries: 0 };
+    }
+    if (overrides.held) return { deletedEntries: 0 };
+    const pinned = binding.artifact.limits?.retention;
+    const maxAgeDays = shorterAge(pinned?.maxAgeDays, overrides.agentMaxAgeDays);
+    const policy = {
+      ...(maxAgeDays !== null ? { maxAgeDays } : {}),
+      ...(pinned?.maxMessagesPerThread !== undefined ? { maxMessagesPerThread: pinned.maxMessagesPerThread } : {}),
+    };
+    if (policy.maxAgeDays === undefined && policy.maxMessagesPerThread === undefined) return { deletedEntries: 0 };
     const result = runtime.applyRetention(policy, this.#settings.now());
     await this.drainOutbox();
     return result;
