@@ -1,7 +1,12 @@
 // Shapes projected rows into API JSON and keeps list cursors bound to one query, for the sessions and "me" routes.
 import { z } from "zod";
 import { AppError } from "../errors";
-import type { HoldResponse, MessageResponse, MyThreadResponse, SessionResponse } from "../shared/sessions-api";
+import type {
+  HoldResponse,
+  MessageResponse,
+  MyThreadResponse,
+  SessionResponse,
+} from "../shared/sessions-api";
 import type { LegalHold } from "../storage/d1/legal-holds";
 import type { MessageRecord } from "../storage/d1/message-row";
 import type { MessagePosition, SessionPosition, SessionRecord } from "../storage/d1/sessions-repository";

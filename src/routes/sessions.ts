@@ -24,6 +24,7 @@ import {
   sessionListQuery,
   sessionResponse,
 } from "../shared/sessions-api";
+import { findHold, holdsForSessions, putHold, removeHold } from "../storage/d1/legal-holds";
 import {
   eraseSessionRows,
   getSession,
@@ -31,7 +32,6 @@ import {
   listSessions,
   type ReadScope,
 } from "../storage/d1/sessions-repository";
-import { findHold, holdsForSessions, putHold, removeHold } from "../storage/d1/legal-holds";
 import { eraseThreadRecord, findThread, type ThreadRecord } from "../storage/d1/thread-registry";
 import { newEventId } from "../storage/thread-events";
 
