@@ -11,7 +11,8 @@
 import type { Hono } from "hono";
 import { type DescribeRouteOptions, generateSpecs, resolver } from "hono-openapi";
 import type { z } from "zod";
-import { ERROR_CODES, ERROR_REASONS } from "../shared/errors";
+import { ERROR_REASONS } from "../shared/error-reasons";
+import { ERROR_CODES } from "../shared/errors";
 import type { AppEnv } from "./context";
 
 /** The Worker's app (its routes are what the document walks). */

@@ -1,6 +1,7 @@
 // The `agent.v1` wire protocol: one zod discriminated union per direction, imported by the Worker and the widget.
 import { z } from "zod";
-import { ERROR_CODES, ERROR_REASONS } from "./errors";
+import { ERROR_REASONS } from "./error-reasons";
+import { ERROR_CODES } from "./errors";
 import { presentationSchema } from "./presentation";
 
 export const PROTOCOL = "agent.v1";
