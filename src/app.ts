@@ -9,6 +9,7 @@ import { assets } from "./routes/assets";
 import { contract } from "./routes/contract";
 import { drafts } from "./routes/drafts";
 import { health } from "./routes/health";
+import { holds, subjectHolds } from "./routes/holds";
 import { launch } from "./routes/launch";
 import { me } from "./routes/me";
 import { operator } from "./routes/operator";
@@ -43,6 +44,8 @@ export function createApp() {
   v1.route("/api-keys", apiKeys);
   v1.route("/secrets", secrets);
   v1.route("/sessions", sessions);
+  v1.route("/holds", holds);
+  v1.route("/subjects", subjectHolds);
   v1.route("/usage", usage);
   v1.route("/webhooks", webhooks);
   v1.route("/operator", operator);

@@ -81,6 +81,11 @@ export const toolSchema = z
     }
   });
 
+export const RETENTION_MODES = ["standard", "zero"] as const;
+export const DEFAULT_IDLE_MINUTES = 30;
+const MIN_IDLE_MINUTES = 5;
+const MAX_IDLE_MINUTES = 1440;
+
 export const limitsSchema = z.strictObject({
   maxMessageChars: z.number().int().min(1).max(100_000).optional(),
   maxSendsPerMinute: z.number().int().min(1).max(1000).optional(),
@@ -91,6 +96,17 @@ export const limitsSchema = z.strictObject({
     .strictObject({
       maxAgeDays: z.number().int().min(1).max(3650).optional(),
       maxMessagesPerThread: z.number().int().min(1).max(1_000_000).optional(),
+      /**
+       * SPEC §12 zero retention: D1 never receives message text, and the thread object blanks all entry text
+       * `idleMinutes` (default 30) after the thread's last activity. `standard` (the default) keeps text.
+       */
+      mode: z.enum(RETENTION_MODES).optional(),
+      idleMinutes: z.number().int().min(MIN_IDLE_MINUTES).max(MAX_IDLE_MINUTES).optional(),
+    })
+    .superRefine((retention, ctx) => {
+      if (retention.idleMinutes !== undefined && retention.mode !== "zero") {
+        ctx.addIssue({ code: "custom", path: ["idleMinutes"], message: "only allowed with mode 'zero'" });
+      }
     })
     .optional(),
 });
@@ -135,6 +151,12 @@ export const artifactSchema = z.strictObject({
 });
 
 export type Artifact = z.infer<typeof artifactSchema>;
+
+/** Minutes after the last activity at which a zero-retention thread loses its text; null for standard retention. */
+export function zeroRetentionIdleMinutes(artifact: Artifact): number | null {
+  const retention = artifact.limits?.retention;
+  return retention?.mode === "zero" ? (retention.idleMinutes ?? DEFAULT_IDLE_MINUTES) : null;
+}
 export type ModelConfig = z.infer<typeof modelSchema>;
 
 /**

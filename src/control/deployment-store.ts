@@ -22,8 +22,14 @@ export interface AgentEntity {
   visibility: "public" | "private";
   allowedOrigins: string[];
   publicKey: string;
+  /** SPEC §12: a max age over all of the agent's threads (the shorter of it and the version's applies), or null. */
+  retention: AgentRetention | null;
   createdAt: string;
   updatedAt: string;
+}
+
+export interface AgentRetention {
+  maxAgeDays: number;
 }
 
 /** How a launch names its agent: by public key (before the tenant is known), or by id within a tenant. */
@@ -49,6 +55,8 @@ export interface AgentPatch {
   visibility?: "public" | "private";
   allowedOrigins?: string[];
   publicKey?: string;
+  /** null clears the agent's own retention. */
+  retention?: AgentRetention | null;
 }
 
 export interface Draft {

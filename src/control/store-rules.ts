@@ -32,6 +32,10 @@ export const agentPatchSchema = z.object({
   visibility: visibility.optional(),
   allowedOrigins: origins.optional(),
   publicKey: publicKey.optional(),
+  retention: z
+    .object({ maxAgeDays: z.number().int().min(1).max(3650) })
+    .nullable()
+    .optional(),
 });
 
 export const releaseInputSchema = z

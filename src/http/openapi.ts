@@ -11,7 +11,8 @@
 import type { Hono } from "hono";
 import { type DescribeRouteOptions, generateSpecs, resolver } from "hono-openapi";
 import type { z } from "zod";
-import { ERROR_CODES, ERROR_REASONS } from "../shared/errors";
+import { ERROR_REASONS } from "../shared/error-reasons";
+import { ERROR_CODES } from "../shared/errors";
 import type { AppEnv } from "./context";
 
 /** The Worker's app (its routes are what the document walks). */
@@ -221,6 +222,7 @@ const TAGS = [
   ["Releases", "Tenant admin: weighted releases per environment, and which one is active."],
   ["Sessions", "Tenant admin: conversations as stored, export, erasure, handoff."],
   ["Usage", "Tenant admin: tokens and runs per day."],
+  ["Privacy", "Tenant admin: legal holds on conversations and subjects (docs/privacy.md)."],
   ["API keys", "Tenant admin: the tenant's own keys."],
   ["Secrets", "Tenant admin: write-only provider secrets referred to by alias."],
   ["Webhooks", "Tenant admin: signed event deliveries to the tenant's backend (docs/webhooks.md)."],

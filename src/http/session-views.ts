@@ -1,11 +1,23 @@
 // Shapes projected rows into API JSON and keeps list cursors bound to one query, for the sessions and "me" routes.
 import { z } from "zod";
 import { AppError } from "../errors";
-import type { MessageResponse, MyThreadResponse, SessionResponse } from "../shared/sessions-api";
+import type {
+  HoldResponse,
+  MessageResponse,
+  MyThreadResponse,
+  SessionResponse,
+} from "../shared/sessions-api";
+import type { LegalHold } from "../storage/d1/legal-holds";
 import type { MessageRecord } from "../storage/d1/message-row";
 import type { MessagePosition, SessionPosition, SessionRecord } from "../storage/d1/sessions-repository";
 
-export function sessionView(s: SessionRecord): SessionResponse {
+/** A hold as the tenant sees it. */
+export function holdView(h: LegalHold): HoldResponse {
+  return { scope: h.scope, target: h.target, reason: h.reason, since: h.createdAt };
+}
+
+/** `hold` is the legal hold covering the session (its own, else its subject's), or null. */
+export function sessionView(s: SessionRecord, hold: LegalHold | null): SessionResponse {
   return {
     threadId: s.threadId,
     agentId: s.agentId,
@@ -20,6 +32,7 @@ export function sessionView(s: SessionRecord): SessionResponse {
     leafId: s.state.leafId,
     lastRun: s.state.lastRun,
     mode: s.mode,
+    hold: hold === null ? null : { reason: hold.reason, since: hold.createdAt, scope: hold.scope },
     createdAt: s.createdAt,
     updatedAt: s.updatedAt,
   };

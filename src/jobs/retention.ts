@@ -40,7 +40,11 @@ export async function runRetentionJob(
       for (const session of due) {
         const ageCutoff =
           session.maxAgeDays === null ? null : new Date(now - session.maxAgeDays * DAY_MS).toISOString();
-        const deleted = await pruneSession(env.DB, session, { ageCutoff, nextDueAt });
+        const scheduled = session.maxAgeDays !== null || session.maxMessages !== null;
+        const deleted = await pruneSession(env.DB, session, {
+          ageCutoff,
+          nextDueAt: scheduled ? nextDueAt : null,
+        });
         run.sessions += 1;
         run.deletedMessages += deleted;
         if (deleted > 0) run.affected.push(session);

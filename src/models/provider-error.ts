@@ -1,7 +1,8 @@
 // Maps whatever a model provider throws or streams into our taxonomy, never echoing its body, headers or key.
 import { APICallError } from "@ai-sdk/provider";
 import { z } from "zod";
-import type { ErrorCode, ProviderErrorReason } from "../shared/errors";
+import type { ProviderErrorReason } from "../shared/error-reasons";
+import type { ErrorCode } from "../shared/errors";
 
 /** A failed model call as a user may see it: a code and reason, a safe message, and whether trying again may help. */
 export interface ModelError {

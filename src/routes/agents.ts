@@ -31,6 +31,7 @@ export function agentView(agent: AgentEntity): AgentResponse {
     visibility: agent.visibility,
     allowedOrigins: agent.allowedOrigins,
     publicKey: agent.publicKey,
+    retention: agent.retention,
     createdAt: agent.createdAt,
     updatedAt: agent.updatedAt,
   };
@@ -98,7 +99,7 @@ export const agents = new Hono<AppEnv>()
     describeRoute(
       operation({
         tag: "Agents",
-        summary: "Change an agent (name, status, visibility, origins, rotate its public key)",
+        summary: "Change an agent (name, status, visibility, origins, retention, rotate its public key)",
         auth: "tenantKey",
         body: patchAgentRequest,
         response: { status: 200, schema: agentResponse },

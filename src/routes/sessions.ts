@@ -9,19 +9,22 @@ import type { AppContext, AppEnv } from "../http/context";
 import { pageBody, readPage } from "../http/cursor";
 import { parseWith, readJson } from "../http/json-body";
 import { operation } from "../http/openapi";
-import { listName, messageView, positions, sessionView } from "../http/session-views";
+import { holdView, listName, messageView, positions, sessionView } from "../http/session-views";
 import { requireAdminForWrites, tenantAuth } from "../http/tenant-auth";
 import { listResponse } from "../shared/api";
 import { entrySchema } from "../shared/protocol";
 import {
   handoffRequest,
   handoffResponse,
+  holdRequest,
+  holdResponse,
   humanMessageRequest,
   messageResponse,
   pageQuery,
   sessionListQuery,
   sessionResponse,
 } from "../shared/sessions-api";
+import { findHold, holdsForSessions, putHold, removeHold } from "../storage/d1/legal-holds";
 import {
   eraseSessionRows,
   getSession,
@@ -95,6 +98,17 @@ async function emitSessionErased(env: Env, thread: ThreadRecord): Promise<void> 
   unwrap(result);
 }
 
+/** SPEC §12: a held thread is never erased; the refusal names the hold so the tenant knows what to lift. */
+export function heldError(scope: "thread" | "subject"): AppError {
+  return new AppError(
+    "conflict",
+    scope === "thread"
+      ? "The conversation is under a legal hold; lift the hold to erase it."
+      : "The conversation's subject is under a legal hold; lift the hold to erase it.",
+    { reason: "legal_hold" },
+  );
+}
+
 export const sessions = new Hono<AppEnv>()
   .use("*", tenantAuth, requireAdminForWrites)
   .get(
@@ -135,7 +149,9 @@ export const sessions = new Hono<AppEnv>()
         },
       );
       const next = result.next === undefined ? undefined : positions.session.encode(result.next);
-      return c.json(await pageBody(c, list, result.items.map(sessionView), next));
+      const holds = await holdsForSessions(c.env.DB, c.get("tenant").tenantId, result.items);
+      const items = result.items.map((s) => sessionView(s, holds.get(s.threadId) ?? null));
+      return c.json(await pageBody(c, list, items, next));
     },
   )
   .get(
@@ -152,7 +168,50 @@ export const sessions = new Hono<AppEnv>()
     async (c) => {
       const session = await getSession(c.env.DB, tenantScope(c), threadIdParam(c));
       if (session === null) throw errors.notFound("Session");
-      return c.json(sessionView(session));
+      const hold = await findHold(c.env.DB, session.tenantId, session.threadId, session.subject);
+      return c.json(sessionView(session, hold));
+    },
+  )
+  .put(
+    "/:threadId/hold",
+    describeRoute(
+      operation({
+        tag: "Sessions",
+        summary: "Place a legal hold on a conversation (retention skips it, erasure is refused)",
+        auth: "tenantKey",
+        body: holdRequest,
+        response: { status: 200, schema: holdResponse },
+        errors: [404],
+      }),
+    ),
+    async (c) => {
+      const body = await readJson(c, holdRequest);
+      const thread = await registryRow(c, { includeDeleted: false });
+      const hold = await putHold(c.env.DB, thread.tenantId, {
+        scope: "thread",
+        target: thread.id,
+        reason: body.reason,
+        createdAt: new Date().toISOString(),
+        createdByKey: c.get("tenant").apiKeyId,
+      });
+      return c.json(holdView(hold));
+    },
+  )
+  .delete(
+    "/:threadId/hold",
+    describeRoute(
+      operation({
+        tag: "Sessions",
+        summary: "Lift a conversation's legal hold (its subject's hold, if any, still applies)",
+        auth: "tenantKey",
+        response: { status: 204, description: "Lifted." },
+        errors: [404],
+      }),
+    ),
+    async (c) => {
+      const thread = await registryRow(c, { includeDeleted: false });
+      if (!(await removeHold(c.env.DB, thread.tenantId, "thread", thread.id))) throw errors.notFound("Hold");
+      return c.body(null, 204);
     },
   )
   .get(
@@ -259,13 +318,16 @@ export const sessions = new Hono<AppEnv>()
         summary: "Erase a conversation (thread object and stored rows)",
         auth: "tenantKey",
         response: { status: 204, description: "Erased." },
-        errors: [404, 502],
+        errors: [404, 409, 502],
       }),
     ),
     async (c) => {
+      const thread = await registryRow(c, { includeDeleted: true });
+      // A held thread (its own hold or its subject's) is kept whole: nothing below runs (SPEC §12).
+      const hold = await findHold(c.env.DB, thread.tenantId, thread.id);
+      if (hold !== null) throw heldError(hold.scope);
       // Deleted first, so tokens for the thread are refused and late projections write nothing from here on; the
       // tombstone keeps no subject and the pin goes (SPEC §12: no subject id left anywhere).
-      const thread = await registryRow(c, { includeDeleted: true });
       await eraseThreadRecord(c.env.DB, thread.tenantId, thread.id, new Date().toISOString());
       await eraseSessionRows(c.env.DB, thread.tenantId, thread.id);
       const stub = await threadStubFor(c.env, thread);

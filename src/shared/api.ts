@@ -55,6 +55,11 @@ export const patchAgentRequest = z.strictObject({
   visibility: z.enum(["public", "private"]).optional(),
   allowedOrigins: allowedOrigins.optional(),
   rotatePublicKey: z.literal(true).optional(),
+  /** SPEC §12: a max age over all of the agent's threads, existing ones too; null clears it. */
+  retention: z
+    .strictObject({ maxAgeDays: z.number().int().min(1).max(3650) })
+    .nullable()
+    .optional(),
 });
 
 export const publishVersionRequest = z.strictObject({
@@ -146,6 +151,8 @@ export const agentResponse = z.strictObject({
   visibility: z.enum(["public", "private"]),
   allowedOrigins: z.array(z.string()),
   publicKey: z.string().startsWith("pk_"),
+  /** The agent's own retention (shorter than a version's wins), or null. */
+  retention: z.object({ maxAgeDays: z.number().int() }).nullable(),
   createdAt: timestamp,
   updatedAt: timestamp,
 });

@@ -1,4 +1,5 @@
 // The one error taxonomy of the product (SPEC §3), shared by the Worker and the widget.
+import type { ErrorReason } from "./error-reasons";
 
 export const ERROR_CODES = [
   "bad_request",
@@ -18,27 +19,7 @@ export const ERROR_CODES = [
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
-/**
- * Why a model provider failed, beside the code `upstream_unavailable` (SPEC §8, "Errors"): what a user or the
- * agent's owner can do about it differs (fix the key, shorten the conversation, wait).
- */
-export const PROVIDER_ERROR_REASONS = [
-  "auth",
-  "not_found",
-  "rate_limited",
-  "context_length",
-  "content_filter",
-  "timeout",
-  "network",
-  "other",
-] as const;
-
-export type ProviderErrorReason = (typeof PROVIDER_ERROR_REASONS)[number];
-
-/** Every `reason` an error may carry beside its code; wire strings, never renamed. */
-export const ERROR_REASONS = [...PROVIDER_ERROR_REASONS, "no_active_release"] as const;
-
-export type ErrorReason = (typeof ERROR_REASONS)[number];
+export type { ErrorReason, ProviderErrorReason } from "./error-reasons";
 
 /** HTTP status for every code; a `Record` so an unmapped code fails to compile. */
 export const HTTP_STATUS: Record<ErrorCode, 400 | 401 | 403 | 404 | 409 | 412 | 413 | 415 | 429 | 500 | 502> =

@@ -1,6 +1,7 @@
 // The `agent.v1` wire protocol: one zod discriminated union per direction, imported by the Worker and the widget.
 import { z } from "zod";
-import { ERROR_CODES, ERROR_REASONS } from "./errors";
+import { ERROR_REASONS } from "./error-reasons";
+import { ERROR_CODES } from "./errors";
 import { presentationSchema } from "./presentation";
 
 export const PROTOCOL = "agent.v1";
@@ -103,6 +104,8 @@ export const entrySchema = z.object({
   clientMessageId: z.string().optional(),
   /** `human_agent` messages: the person's display name, when the tenant gave one. */
   authorName: z.string().optional(),
+  /** Zero retention (SPEC §12): the thread's text was deleted after it went idle; `text` is empty. */
+  purged: z.literal(true).optional(),
   /** `event` entries: what happened. */
   event: z.object({ type: z.enum(ENTRY_EVENTS), agentName: z.string().optional() }).optional(),
   /** Assistant entries in `history` pages: the user's current rating. */

@@ -8,6 +8,30 @@ const day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, "must be a date such as 2026
 
 export const RUN_STATUS_NAMES = ["queued", "running", "succeeded", "failed", "aborted"] as const;
 
+/** SPEC §12: a legal hold as a session view shows it; `scope` says whether the thread or its subject is held. */
+export const sessionHold = z.object({
+  reason: z.string(),
+  since: isoTime,
+  scope: z.enum(["thread", "subject"]),
+});
+
+export const MAX_HOLD_REASON_CHARS = 500;
+
+/** `PUT /v1/sessions/:threadId/hold` and `PUT /v1/subjects/:subject/hold`. */
+export const holdRequest = z.strictObject({
+  reason: z.string().trim().min(1).max(MAX_HOLD_REASON_CHARS),
+});
+
+/** A hold as `GET /v1/holds` and the PUT routes answer it. */
+export const holdResponse = z.object({
+  scope: z.enum(["thread", "subject"]),
+  /** The thread id, or the subject id. */
+  target: z.string(),
+  reason: z.string(),
+  since: isoTime,
+});
+export type HoldResponse = z.infer<typeof holdResponse>;
+
 export const sessionResponse = z.object({
   threadId: z.string(),
   agentId: z.string(),
@@ -23,6 +47,8 @@ export const sessionResponse = z.object({
   lastRun: z.object({ id: z.string(), status: z.enum(RUN_STATUS_NAMES) }).nullable(),
   /** `handoff` while a person of the tenant's team handles the thread (SPEC §8). */
   mode: z.enum(THREAD_MODES),
+  /** The legal hold that keeps this thread from retention and erasure, or null. */
+  hold: sessionHold.nullable(),
   createdAt: isoTime,
   updatedAt: isoTime,
 });

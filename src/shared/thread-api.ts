@@ -1,6 +1,7 @@
 // Launch and thread-over-HTTP response shapes (SPEC §3.1, §3.3), as the OpenAPI document and clients read them.
 import { z } from "zod";
-import { ERROR_CODES, ERROR_REASONS } from "./errors";
+import { ERROR_REASONS } from "./error-reasons";
+import { ERROR_CODES } from "./errors";
 import { presentationSchema } from "./presentation";
 import { entrySchema, feedbackSchema, RUN_STATUSES, THREAD_MODES } from "./protocol";
 

@@ -4,6 +4,7 @@
 // its D1 row, d1/projection-writer.ts binds the statements, and this file sends them as one batch and settles the
 // outbox by what that batch carried.
 import { z } from "zod";
+import { zeroRetentionIdleMinutes } from "../control/artifact";
 import {
   mirrorRetention,
   type ThreadScope,
@@ -148,12 +149,13 @@ function recordStatements(
     if (seen === undefined || row.version >= seen.version) newest.set(key, row);
   }
   const statements: D1PreparedStatement[] = [];
+  const zero = zeroRetentionIdleMinutes(binding.artifact) !== null;
   for (const row of [...newest.values()].sort((a, b) => a.seq - b.seq)) {
     switch (row.kind) {
       case "entry": {
         // Gone means deleted by retention since it was queued: D1 must not learn it.
         const entry = entries.get(row.ref_id);
-        if (entry !== null) statements.push(upsertMessage(db, scope, messageRow(entry)));
+        if (entry !== null) statements.push(upsertMessage(db, scope, messageRow(entry, zero)));
         break;
       }
       case "run": {
@@ -168,12 +170,12 @@ function recordStatements(
       }
       case "tool_call": {
         const call = toolCalls.get(row.ref_id);
-        if (call !== null) statements.push(upsertToolCall(db, scope, toolCallRow(call)));
+        if (call !== null) statements.push(upsertToolCall(db, scope, toolCallRow(call, zero)));
         break;
       }
       case "feedback": {
         const feedback = new FeedbackStore(input.storage, { now: input.now }).get(row.ref_id);
-        if (feedback !== null) statements.push(upsertFeedback(db, scope, feedbackRow(feedback)));
+        if (feedback !== null) statements.push(upsertFeedback(db, scope, feedbackRow(feedback, zero)));
         break;
       }
       case "usage": {
@@ -248,7 +250,9 @@ async function drainOnce(input: DrainInput): Promise<DrainOutcome> {
     throughSeq,
   );
   const statements = [
-    ...pendingEntries.map((entry) => upsertMessage(input.db, scope, messageRow(entry))),
+    ...pendingEntries.map((entry) =>
+      upsertMessage(input.db, scope, messageRow(entry, zeroRetentionIdleMinutes(binding.artifact) !== null)),
+    ),
     ...recordStatements(input, scope, rows, entries, runs, toolCalls, usage),
     ...(mark === null ? [] : mirrorStatements(input, scope, mark)),
     upsertSession(input.db, scope, session),

@@ -1,6 +1,7 @@
 // What D1 is sent for one thread, computed from the thread's own records: pure mapping, no I/O, so the drain reads
 // and writes while this file only decides each column.
 import { z } from "zod";
+import { zeroRetentionIdleMinutes } from "../control/artifact";
 import type { MessageRow } from "./d1/message-row";
 import type {
   FeedbackRow,
@@ -45,7 +46,14 @@ const bodyFieldsSchema = z.object({
   authorName: z.string().optional(),
 });
 
-export function messageRow(entry: Entry): MessageRow {
+/**
+ * Kinds whose D1 `content` is a structured fact, never conversation text: kept under zero retention. Every other
+ * kind's content is empty there (SPEC §12: D1 never receives message text).
+ */
+const FACT_KINDS: ReadonlySet<string> = new Set(["event", "model_change"]);
+
+/** `zero`: the thread is under zero retention — no text, no tool calls, only metadata. */
+export function messageRow(entry: Entry, zero = false): MessageRow {
   const fields = bodyFieldsSchema.safeParse(entry.body);
   const f = fields.success ? fields.data : {};
   return {
@@ -55,11 +63,16 @@ export function messageRow(entry: Entry): MessageRow {
     runId: entry.runId,
     kind: entry.kind,
     role: entry.role,
-    content: entry.kind === "message" && f.text !== undefined ? f.text : JSON.stringify(entry.body),
+    content:
+      zero && !FACT_KINDS.has(entry.kind)
+        ? ""
+        : entry.kind === "message" && f.text !== undefined
+          ? f.text
+          : JSON.stringify(entry.body),
     status: f.status ?? null,
     toolCallId: f.toolCallId ?? null,
     toolName: f.toolName ?? null,
-    toolCalls: f.toolCalls === undefined ? null : JSON.stringify(f.toolCalls),
+    toolCalls: zero || f.toolCalls === undefined ? null : JSON.stringify(f.toolCalls),
     authorName: entry.role === "human_agent" ? (f.authorName ?? null) : null,
     // Entries never change after append; a retention re-rooting is mirrored by its own statement.
     version: 1,
@@ -67,11 +80,11 @@ export function messageRow(entry: Entry): MessageRow {
   };
 }
 
-export function feedbackRow(f: Feedback): FeedbackRow {
+export function feedbackRow(f: Feedback, zero = false): FeedbackRow {
   return {
     messageId: f.entryId,
     rating: f.rating,
-    comment: f.comment,
+    comment: zero ? null : f.comment,
     subject: f.subject,
     version: f.revision,
     createdAt: iso(f.createdAt),
@@ -98,13 +111,14 @@ export function runRow(run: Run, agentId: string): RunRow {
   };
 }
 
-export function toolCallRow(call: ToolCall): ToolCallRow {
+/** `zero`: the call's name, status and times only; its input and output stay in the thread. */
+export function toolCallRow(call: ToolCall, zero = false): ToolCallRow {
   return {
     id: call.id,
     runId: call.runId,
     name: call.name,
-    input: JSON.stringify(call.input),
-    output: call.output === null ? null : JSON.stringify(call.output),
+    input: zero ? "{}" : JSON.stringify(call.input),
+    output: zero || call.output === null ? null : JSON.stringify(call.output),
     status: call.status,
     version: call.revision,
     createdAt: iso(call.createdAt),
@@ -164,7 +178,11 @@ export function sessionSnapshot(
         facts.last_run_id === null ? null : { id: facts.last_run_id, status: String(facts.last_run_status) },
     }),
     mode: facts.handoff_json === null ? "agent" : "handoff",
-    title: typeof facts.first_user_text === "string" ? titleFrom(facts.first_user_text) : null,
+    // Zero retention: the title is the first user message, so there is none.
+    title:
+      zeroRetentionIdleMinutes(binding.artifact) === null && typeof facts.first_user_text === "string"
+        ? titleFrom(facts.first_user_text)
+        : null,
     messageCount: facts.message_count,
     lastMessageAt: isoOrNull(facts.last_message_at),
     projectedSeq,

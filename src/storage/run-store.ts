@@ -1,7 +1,8 @@
 // The thread's runs table: a run's lifecycle from queued to its end, found again by id or idempotency key.
 import { z } from "zod";
 import { fail, ok, type Result } from "../errors";
-import { ERROR_CODES, ERROR_REASONS, type ErrorCode, type ErrorReason } from "../shared/errors";
+import { ERROR_REASONS } from "../shared/error-reasons";
+import { ERROR_CODES, type ErrorCode, type ErrorReason } from "../shared/errors";
 import { RUN_STATUSES, type RunStatus } from "../shared/protocol";
 import { enqueueOutbox } from "./outbox";
 import { createRedactor, type Redactor } from "./redact";

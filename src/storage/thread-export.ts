@@ -1,7 +1,8 @@
 // One thread as plain JSON, streamed page by page from the object's own storage (the source of truth), for export.
 import { z } from "zod";
 import { environmentSchema } from "../shared/api";
-import { ERROR_CODES, ERROR_REASONS } from "../shared/errors";
+import { ERROR_REASONS } from "../shared/error-reasons";
+import { ERROR_CODES } from "../shared/errors";
 import { FEEDBACK_RATINGS, RUN_STATUSES } from "../shared/protocol";
 import { ENTRY_KINDS, ENTRY_ROLES, EntryStore } from "./entry-store";
 import { FeedbackStore } from "./feedback-store";

@@ -16,6 +16,8 @@ export const messageBodySchema = z.object({
   clientMessageId: z.string().optional(),
   /** `human_agent` messages. */
   authorName: z.string().optional(),
+  /** Zero retention blanked the text (src/storage/zero-retention.ts). */
+  purged: z.literal(true).optional(),
 });
 
 /** What the thread stores in an `event` entry's body. */
@@ -26,6 +28,12 @@ export type MessageBody = z.infer<typeof messageBodySchema>;
 export function messageBody(entry: Entry): MessageBody {
   const parsed = messageBodySchema.safeParse(entry.body);
   return parsed.success ? parsed.data : { text: "" };
+}
+
+/** Non-message entries zero retention blanked keep only `{purged: true}`. */
+function isPurged(entry: Entry): boolean {
+  const body = entry.body;
+  return typeof body === "object" && body !== null && "purged" in body && body.purged === true;
 }
 
 function wireEvent(entry: Entry): WireEntry["event"] {
@@ -52,6 +60,7 @@ export function toWireEntry(entry: Entry): WireEntry {
     ...(body.status !== undefined ? { status: body.status } : {}),
     ...(body.clientMessageId !== undefined ? { clientMessageId: body.clientMessageId } : {}),
     ...(entry.role === "human_agent" && body.authorName !== undefined ? { authorName: body.authorName } : {}),
+    ...(body.purged === true || isPurged(entry) ? { purged: true as const } : {}),
     ...(event !== undefined ? { event } : {}),
     createdAt: new Date(entry.createdAt).toISOString(),
   };

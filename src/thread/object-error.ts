@@ -1,7 +1,8 @@
 // The one error envelope of the object's fetch paths (WebSocket upgrade, SSE): the object writes it, the Worker reads it.
 import { z } from "zod";
 import { type Refusal, refusal } from "../errors";
-import { ERROR_CODES, ERROR_REASONS, HTTP_STATUS } from "../shared/errors";
+import { ERROR_REASONS } from "../shared/error-reasons";
+import { ERROR_CODES, HTTP_STATUS } from "../shared/errors";
 
 /** A `Refusal` (src/errors.ts) as JSON: the same shape the object's RPC methods return on failure. */
 const refusalSchema = z.strictObject({

@@ -1,6 +1,7 @@
 // The one generic thread Durable Object: lifecycle, the gate and dispatch, hardened against client-driven SDK features.
 import { Agent, type Connection, type ConnectionContext, type WSMessage } from "agents";
 import { tenantRunQuota } from "../auth/run-quota";
+import { zeroRetentionIdleMinutes } from "../control/artifact";
 import { fail, ok, type Result, type RpcResult, refusal } from "../errors";
 import { eventBody, MAX_EVENTS_PER_ACCEPT, tenantEvents } from "../events/tenant-events";
 import { WS_CLOSE_CODE, WS_CLOSE_IDLE } from "../shared/errors";
@@ -9,6 +10,7 @@ import { LIMITS } from "../shared/protocol";
 import { type HumanMessageRequest, handoffRequest, humanMessageRequest } from "../shared/sessions-api";
 import { adoptThreadContext, type ThreadContext, threadContextSchema } from "../storage/context-store";
 import { D1DeploymentStore } from "../storage/d1/d1-deployment-store";
+import { shorterAge, threadRetentionOverrides } from "../storage/d1/session-retention";
 import { projectionBacklog } from "../storage/outbox";
 import type { ThreadBinding } from "../storage/pin-store";
 import { backoffMs, drainOutbox } from "../storage/projection-drain";
@@ -22,6 +24,7 @@ import {
 import { exportThreadStream } from "../storage/thread-export";
 import { deleteMeta, readMetaInteger, writeMeta } from "../storage/thread-meta";
 import { migrateThreadSchema } from "../storage/thread-schema";
+import { purgeIdleText } from "../storage/zero-retention";
 import { CLAIMS_HEADER, parseThreadClaims, type ThreadAddress, type ThreadClaims } from "./claims";
 import { frameTooLarge, onlyProtocolFrames, parseClientMessage } from "./client-frames";
 import { connectionState } from "./connection-state";
@@ -55,6 +58,12 @@ import { THREAD_SETTINGS, type ThreadSettings } from "./thread-settings";
 import { ThreadSockets } from "./thread-sockets";
 
 const FORWARD_FAILURES_KEY = "events_forward_failures";
+
+/** Zero retention: an event's free text (a feedback comment, a handoff reason) never leaves the thread. */
+function withoutText(data: Record<string, unknown>): Record<string, unknown> {
+  const { comment: _comment, reason: _reason, ...rest } = data;
+  return rest;
+}
 
 const unauthenticated = () => fail("unauthenticated", "Authentication required.");
 
@@ -227,7 +236,15 @@ export class ThreadAgent extends Agent<Env> {
   async exportThread(address: ThreadAddress): Promise<RpcResult<ReadableStream<Uint8Array> | null>> {
     const runtime = await this.#gate.addressed(address);
     if (!runtime.ok) return runtime;
-    return ok(runtime.value === null ? null : exportThreadStream(this.ctx.storage, runtime.value.binding));
+    if (runtime.value === null) return ok(null);
+    // Zero retention (SPEC §12): the thread keeps no content worth exporting, so export refuses rather than answer a
+    // document whose text comes and goes with the thread's idleness (docs/privacy.md).
+    if (zeroRetentionIdleMinutes(runtime.value.binding.artifact) !== null) {
+      return refusal(
+        fail("conflict", "This agent keeps no conversation content (zero retention): nothing to export."),
+      );
+    }
+    return ok(exportThreadStream(this.ctx.storage, runtime.value.binding));
   }
 
   /** RPC (`DELETE /v1/sessions/:id`): closes every socket and erases all of the object's storage. */
@@ -259,6 +276,11 @@ export class ThreadAgent extends Agent<Env> {
   async drainOutbox(): Promise<void> {
     const runtime = await this.#gate.stored();
     if (runtime === null) return;
+    // Every change drains: under zero retention it also arms the purge that follows the last activity.
+    const idleMinutes = zeroRetentionIdleMinutes(runtime.binding.artifact);
+    if (idleMinutes !== null) {
+      await this.schedule(idleMinutes * 60, "purgeIdleText", undefined, { idempotent: true });
+    }
     // Side by side: events go to the tenant's events object, not D1, so neither consumer waits for the other.
     const [, outcome] = await Promise.all([
       this.#forwardEvents(runtime.binding),
@@ -280,6 +302,24 @@ export class ThreadAgent extends Agent<Env> {
   async forwardEvents(): Promise<void> {
     const runtime = await this.#gate.stored();
     if (runtime !== null) await this.#forwardEvents(runtime.binding);
+  }
+
+  /**
+   * Scheduled under zero retention (SPEC §12): once the thread has been idle for the artifact's `idleMinutes`, all of
+   * its entry text and tool payloads are blanked; while it is active (or a run is live) it looks again later.
+   */
+  async purgeIdleText(): Promise<void> {
+    const runtime = await this.#gate.stored();
+    if (runtime === null) return;
+    const idleMinutes = zeroRetentionIdleMinutes(runtime.binding.artifact);
+    if (idleMinutes === null) return;
+    const outcome = purgeIdleText(this.ctx.storage, idleMinutes, this.#settings.now());
+    if ("retryInMs" in outcome) {
+      // Not idempotent: this run's own schedule row still exists while it executes.
+      await this.schedule(Math.max(1, Math.ceil(outcome.retryInMs / 1000)), "purgeIdleText");
+      return;
+    }
+    runtime.textPurged();
   }
 
   /** Scheduled daily: retention over the thread's storage, then a reconciliation of D1 with the thread. */
@@ -405,9 +445,34 @@ export class ThreadAgent extends Agent<Env> {
     this.#sockets.closed();
   }
 
+  /**
+   * The pinned version's policy with the agent's own max age when shorter, over the thread's storage; nothing while a
+   * legal hold covers the thread. Both come from D1: if it cannot answer, the pass waits for the next one (a hold is
+   * never risked).
+   */
   async #retain(runtime: ThreadRuntime | null): Promise<{ deletedEntries: number }> {
-    const policy = runtime?.binding.artifact.limits?.retention;
-    if (runtime === null || policy === undefined) return { deletedEntries: 0 };
+    if (runtime === null) return { deletedEntries: 0 };
+    const binding = runtime.binding;
+    let overrides: { held: boolean; agentMaxAgeDays: number | null };
+    try {
+      overrides = await threadRetentionOverrides(this.env.DB, binding);
+    } catch (error) {
+      console.warn(
+        JSON.stringify({ msg: "retention deferred", threadId: binding.threadId, error: String(error) }),
+      );
+      return { deletedEntries: 0 };
+    }
+    if (overrides.held) return { deletedEntries: 0 };
+    const pinned = binding.artifact.limits?.retention;
+    const maxAgeDays = shorterAge(pinned?.maxAgeDays, overrides.agentMaxAgeDays);
+    const policy = {
+      ...(maxAgeDays !== null ? { maxAgeDays } : {}),
+      ...(pinned?.maxMessagesPerThread !== undefined
+        ? { maxMessagesPerThread: pinned.maxMessagesPerThread }
+        : {}),
+    };
+    if (policy.maxAgeDays === undefined && policy.maxMessagesPerThread === undefined)
+      return { deletedEntries: 0 };
     const result = runtime.applyRetention(policy, this.#settings.now());
     await this.drainOutbox();
     return result;
@@ -447,13 +512,16 @@ export class ThreadAgent extends Agent<Env> {
       const events = threadEventsAfter(storage, forwardedEventSeq(storage), MAX_EVENTS_PER_ACCEPT);
       const last = events.at(-1);
       if (last === undefined) return;
+      const zero = zeroRetentionIdleMinutes(binding.artifact) !== null;
       const bodies = events.map((event) =>
         eventBody({
           ...event,
           tenantId: binding.tenantId,
           data:
             typeof event.data === "object" && event.data !== null && !Array.isArray(event.data)
-              ? event.data
+              ? zero
+                ? withoutText(event.data)
+                : event.data
               : {},
         }),
       );

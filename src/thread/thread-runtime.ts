@@ -104,6 +104,11 @@ export class ThreadRuntime {
     return applyThreadRetention(this.#deps.storage, policy, now);
   }
 
+  /** Zero retention blanked the thread's text: the remembered prompt history goes too. */
+  textPurged(): void {
+    this.#history.forget();
+  }
+
   get binding(): ThreadBinding {
     return this.#deps.binding;
   }

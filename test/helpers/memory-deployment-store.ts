@@ -148,6 +148,7 @@ export class MemoryDeploymentStore implements DeploymentStore {
       visibility: a.visibility,
       allowedOrigins: [...a.allowedOrigins],
       publicKey: a.publicKey,
+      retention: null,
       createdAt: now,
       updatedAt: now,
     };
@@ -192,7 +193,7 @@ export class MemoryDeploymentStore implements DeploymentStore {
     const p = parsed.value;
     const agent = this.#t.agents.get(scopedKey(tenantId, agentId));
     if (agent === undefined) return agentNotFound();
-    const changes = [p.name, p.status, p.visibility, p.allowedOrigins, p.publicKey];
+    const changes = [p.name, p.status, p.visibility, p.allowedOrigins, p.publicKey, p.retention];
     if (changes.every((value) => value === undefined)) return ok(structuredClone(agent));
     if (
       p.publicKey !== undefined &&
@@ -207,6 +208,7 @@ export class MemoryDeploymentStore implements DeploymentStore {
       visibility: p.visibility ?? agent.visibility,
       allowedOrigins: p.allowedOrigins === undefined ? agent.allowedOrigins : [...p.allowedOrigins],
       publicKey: p.publicKey ?? agent.publicKey,
+      retention: p.retention === undefined ? agent.retention : p.retention,
       updatedAt: this.#stamp(),
     };
     this.#t.agents.set(scopedKey(tenantId, agentId), updated);

@@ -25,6 +25,7 @@ function agentFor(publicKey: string, status: AgentEntity["status"] = "active"): 
     visibility: "public",
     allowedOrigins: ["https://site.test"],
     publicKey,
+    retention: null,
     createdAt: "2026-01-01T00:00:00.000Z",
     updatedAt: "2026-01-01T00:00:00.000Z",
   };

@@ -42,7 +42,7 @@ export async function createAgent(
       db
         .prepare(
           `INSERT INTO agents (${AGENT_COLUMNS})
-           SELECT ?1, ?2, ?3, ?4, 'active', ?5, ?6, ?7, ?8, ?8 WHERE EXISTS (SELECT 1 FROM tenants WHERE id = ?1)
+           SELECT ?1, ?2, ?3, ?4, 'active', ?5, ?6, ?7, ?8, ?8, NULL WHERE EXISTS (SELECT 1 FROM tenants WHERE id = ?1)
            RETURNING ${AGENT_COLUMNS}`,
         )
         .bind(
@@ -139,7 +139,7 @@ export async function updateAgent(
   const parsed = parseInput(agentPatchSchema, patch, "Agent patch");
   if (!parsed.ok) return parsed;
   const p = parsed.value;
-  const changes = [p.name, p.status, p.visibility, p.allowedOrigins, p.publicKey];
+  const changes = [p.name, p.status, p.visibility, p.allowedOrigins, p.publicKey, p.retention];
   if (changes.every((value) => value === undefined)) {
     const agent = await getAgent(db, tenantId, agentId);
     return agent === null ? agentNotFound() : ok(agent);
@@ -151,7 +151,8 @@ export async function updateAgent(
       .prepare(
         `UPDATE agents SET name = COALESCE(?3, name), status = COALESCE(?4, status),
            visibility = COALESCE(?5, visibility), allowed_origins = COALESCE(?6, allowed_origins),
-           public_key = COALESCE(?7, public_key), updated_at = ?8
+           public_key = COALESCE(?7, public_key), updated_at = ?8,
+           retention_max_age_days = CASE WHEN ?9 = 1 THEN ?10 ELSE retention_max_age_days END
          WHERE tenant_id = ?1 AND id = ?2 RETURNING ${AGENT_COLUMNS}`,
       )
       .bind(
@@ -163,6 +164,8 @@ export async function updateAgent(
         p.allowedOrigins === undefined ? null : JSON.stringify(p.allowedOrigins),
         p.publicKey ?? null,
         stamp(),
+        p.retention === undefined ? 0 : 1,
+        p.retention?.maxAgeDays ?? null,
       );
     const [updated] = await db.batch(
       p.allowedOrigins === undefined

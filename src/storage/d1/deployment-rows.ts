@@ -31,7 +31,7 @@ export function toTenant(row: unknown): Tenant {
 }
 
 export const AGENT_COLUMNS =
-  "tenant_id, id, slug, name, status, visibility, allowed_origins, public_key, created_at, updated_at";
+  "tenant_id, id, slug, name, status, visibility, allowed_origins, public_key, created_at, updated_at, retention_max_age_days";
 
 const agentRow = z.object({
   tenant_id: z.string(),
@@ -44,6 +44,7 @@ const agentRow = z.object({
   public_key: z.string(),
   created_at: z.string(),
   updated_at: z.string(),
+  retention_max_age_days: z.number().int().nullable(),
 });
 
 export function toAgent(row: unknown): AgentEntity {
@@ -57,6 +58,7 @@ export function toAgent(row: unknown): AgentEntity {
     visibility: r.visibility,
     allowedOrigins: r.allowed_origins,
     publicKey: r.public_key,
+    retention: r.retention_max_age_days === null ? null : { maxAgeDays: r.retention_max_age_days },
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   };

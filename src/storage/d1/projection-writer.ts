@@ -119,8 +119,7 @@ export const PROJECTION_SQL = {
       message_count = excluded.message_count, last_message_at = excluded.last_message_at,
       projected_seq = excluded.projected_seq, retention_max_age_days = excluded.retention_max_age_days,
       retention_max_messages = excluded.retention_max_messages,
-      retention_due_at = CASE WHEN excluded.retention_due_at IS NULL THEN NULL
-        ELSE COALESCE(agent_sessions.retention_due_at, excluded.retention_due_at) END,
+      retention_due_at = COALESCE(agent_sessions.retention_due_at, excluded.retention_due_at),
       version = excluded.version, updated_at = excluded.updated_at
     WHERE excluded.version > agent_sessions.version`,
   upsertMessage: `INSERT INTO agent_messages (tenant_id, session_id, id, seq, parent_id, run_id, kind, role, content,

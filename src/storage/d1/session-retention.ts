@@ -1,12 +1,16 @@
 // SQL for the retention job over D1: a tenant's due sessions, and one session's messages past its agent's policy.
 //
 // The policy is stored on the session row at projection time (from the pinned version's `limits.retention`), so
-// the job needs no artifact. It mirrors the thread's own rule: messages older than the max age, and everything
+// the job needs no artifact; an agent's own max age (`PATCH /v1/agents/:id {retention}`) is joined in, and the
+// shorter of the two applies. Sessions of such an agent that no version policy scheduled are found by age (only one
+// created before the cutoff can hold an older message); once pruned they are scheduled like the others. Held
+// sessions (SPEC §12 legal hold) are never selected, and are again as soon as the hold is lifted. It mirrors the thread's own rule: messages older than the max age, and everything
 // older than the newest N messages, except entries of a run the projection still shows as live. It never
 // re-roots: a row projected ahead of its parent would look orphaned here; the thread's own pass (mirrored by the
 // drain) re-roots exactly.
 import { z } from "zod";
 import { type Environment, environmentSchema } from "../../shared/api";
+import { SESSION_HELD } from "./legal-holds";
 
 /** Entries of a live run and a live run's user message are kept (four placeholders: tenant, session, tenant, session). */
 const NOT_LIVE = `id NOT IN (SELECT r.user_entry_id FROM agent_runs r WHERE r.tenant_id = ? AND r.session_id = ?
@@ -23,9 +27,25 @@ const TITLE = `(SELECT CASE WHEN length(t) > 80 THEN substr(t, 1, 79) || '…' E
 export const RETENTION_SQL = {
   /** Tenants are not tenant data: the job walks them to bind each tenant's statements. */
   tenantsPage: "SELECT id FROM tenants WHERE id > ? ORDER BY id LIMIT ?",
-  dueSessions: `SELECT id, agent_id, environment, retention_max_age_days, retention_max_messages FROM agent_sessions
-    WHERE tenant_id = ? AND retention_due_at IS NOT NULL AND retention_due_at <= ?
-    ORDER BY retention_due_at LIMIT ?`,
+  dueSessions: `SELECT s.id, s.agent_id, s.environment, s.retention_max_age_days, s.retention_max_messages,
+      a.retention_max_age_days AS agent_max_age_days
+    FROM agent_sessions s LEFT JOIN agents a ON a.tenant_id = s.tenant_id AND a.id = s.agent_id
+    WHERE s.tenant_id = ? AND s.retention_due_at IS NOT NULL AND s.retention_due_at <= ? AND NOT ${SESSION_HELD}
+    ORDER BY s.retention_due_at LIMIT ?`,
+  /** Sessions never scheduled, of agents with their own max age, old enough to hold a message past it. */
+  agentAgedSessions: `SELECT s.id, s.agent_id, s.environment, s.retention_max_age_days, s.retention_max_messages,
+      a.retention_max_age_days AS agent_max_age_days
+    FROM agents a JOIN agent_sessions s ON s.tenant_id = a.tenant_id AND s.agent_id = a.id
+    WHERE a.tenant_id = ? AND a.retention_max_age_days IS NOT NULL AND s.retention_due_at IS NULL
+      AND s.created_at < strftime('%Y-%m-%dT%H:%M:%fZ', ?, '-' || a.retention_max_age_days || ' days')
+      AND NOT ${SESSION_HELD}
+    LIMIT ?`,
+  /** What the thread object's own pass needs from D1: whether it is held, and its agent's own max age. */
+  threadOverrides: `SELECT
+      (SELECT retention_max_age_days FROM agents WHERE tenant_id = ?1 AND id = ?2) AS agent_max_age_days,
+      EXISTS (SELECT 1 FROM legal_holds h WHERE h.tenant_id = ?1 AND ((h.scope = 'thread' AND h.target = ?3)
+        OR (h.scope = 'subject' AND h.target = (SELECT t.subject FROM threads t WHERE t.tenant_id = ?1
+          AND t.id = ?3)))) AS held`,
   deleteOlderThan: `DELETE FROM agent_messages WHERE tenant_id = ? AND session_id = ? AND created_at < ? AND ${NOT_LIVE}`,
   deleteBeyondNewest: `DELETE FROM agent_messages WHERE tenant_id = ? AND session_id = ? AND seq < (
       SELECT seq FROM agent_messages WHERE tenant_id = ? AND session_id = ? AND kind = 'message'
@@ -57,7 +77,15 @@ const dueRow = z.object({
   environment: environmentSchema,
   retention_max_age_days: z.number().int().nullable(),
   retention_max_messages: z.number().int().nullable(),
+  agent_max_age_days: z.number().int().nullable(),
 });
+
+/** The shorter of two max ages, either absent. */
+export function shorterAge(a: number | null | undefined, b: number | null | undefined): number | null {
+  if (a === null || a === undefined) return b ?? null;
+  if (b === null || b === undefined) return a;
+  return Math.min(a, b);
+}
 
 export async function tenantsPage(db: D1Database, after: string, limit: number): Promise<string[]> {
   const { results } = await db.prepare(RETENTION_SQL.tenantsPage).bind(after, limit).all();
@@ -71,27 +99,50 @@ export async function dueSessions(
   limit: number,
 ): Promise<DueSession[]> {
   const { results } = await db.prepare(RETENTION_SQL.dueSessions).bind(tenantId, nowIso, limit).all();
-  return results.map((r) => {
-    const row = dueRow.parse(r);
-    return {
-      tenantId,
-      threadId: row.id,
-      agentId: row.agent_id,
-      environment: row.environment,
-      maxAgeDays: row.retention_max_age_days,
-      maxMessages: row.retention_max_messages,
-    };
-  });
+  const due = results.map((r) => toDue(tenantId, r));
+  if (due.length >= limit) return due;
+  const aged = await db
+    .prepare(RETENTION_SQL.agentAgedSessions)
+    .bind(tenantId, nowIso, limit - due.length)
+    .all();
+  return [...due, ...aged.results.map((r) => toDue(tenantId, r))];
+}
+
+function toDue(tenantId: string, r: unknown): DueSession {
+  const row = dueRow.parse(r);
+  return {
+    tenantId,
+    threadId: row.id,
+    agentId: row.agent_id,
+    environment: row.environment,
+    maxAgeDays: shorterAge(row.retention_max_age_days, row.agent_max_age_days),
+    maxMessages: row.retention_max_messages,
+  };
+}
+
+/** One thread's retention inputs from D1: whether a legal hold covers it, and its agent's own max age. */
+export async function threadRetentionOverrides(
+  db: D1Database,
+  thread: { tenantId: string; agentId: string; threadId: string },
+): Promise<{ held: boolean; agentMaxAgeDays: number | null }> {
+  const row = await db
+    .prepare(RETENTION_SQL.threadOverrides)
+    .bind(thread.tenantId, thread.agentId, thread.threadId)
+    .first();
+  const parsed = z
+    .object({ agent_max_age_days: z.number().int().nullable(), held: z.number().int() })
+    .parse(row);
+  return { held: parsed.held === 1, agentMaxAgeDays: parsed.agent_max_age_days };
 }
 
 /**
- * Applies one session's policy in one transaction and schedules its next check. Returns how many messages went.
- * `ageCutoff` is the ISO time before which messages are too old (null without an age limit).
+ * Applies one session's policy in one transaction and schedules its next check (none without a policy). Returns how
+ * many messages went. `ageCutoff` is the ISO time before which messages are too old (null without an age limit).
  */
 export async function pruneSession(
   db: D1Database,
   session: DueSession,
-  at: { ageCutoff: string | null; nextDueAt: string },
+  at: { ageCutoff: string | null; nextDueAt: string | null },
 ): Promise<number> {
   const t = session.tenantId;
   const s = session.threadId;

@@ -1,0 +1,22 @@
+// Every error `reason` (SPEC §3, §8, §12): its own module, so a bundle that needs only the codes (the widget) omits it.
+/**
+ * Why a model provider failed, beside the code `upstream_unavailable` (SPEC §8, "Errors"): what a user or the
+ * agent's owner can do about it differs (fix the key, shorten the conversation, wait).
+ */
+export const PROVIDER_ERROR_REASONS = [
+  "auth",
+  "not_found",
+  "rate_limited",
+  "context_length",
+  "content_filter",
+  "timeout",
+  "network",
+  "other",
+] as const;
+
+export type ProviderErrorReason = (typeof PROVIDER_ERROR_REASONS)[number];
+
+/** Every `reason` an error may carry beside its code; wire strings, never renamed. */
+export const ERROR_REASONS = [...PROVIDER_ERROR_REASONS, "no_active_release", "legal_hold"] as const;
+
+export type ErrorReason = (typeof ERROR_REASONS)[number];

@@ -1,0 +1,181 @@
+// Zero retention (SPEC §12): D1 never receives message text, and the thread object blanks its text once idle.
+
+import { runInDurableObject } from "cloudflare:test";
+import { env, exports } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { artifactSchema } from "../../src/control/artifact";
+import { converse, drainThread, launchFor, threadEntries, threadStub } from "../helpers/projection";
+import { api, expectError, validArtifact } from "../helpers/tenants";
+import { inTestThread } from "../helpers/test-thread-agent";
+import { liveAgent } from "../helpers/threads";
+
+const MINUTE_MS = 60_000;
+const SECRET = "my card number is 4111-1111";
+
+async function zeroThread(idleMinutes = 5) {
+  const agent = await liveAgent({
+    agent: { visibility: "private" },
+    artifact: {
+      model: { provider: "local", model: "echo" },
+      limits: { retention: { mode: "zero", idleMinutes } },
+    },
+  });
+  const session = await launchFor(agent, "user-zero");
+  await converse(session, [SECRET, "and my address is 12 Elm Street"]);
+  const stub = await threadStub(agent, session.threadId);
+  await drainThread(stub);
+  return { agent, session, stub };
+}
+
+/** Every text column of D1's copy of one thread, read raw. */
+async function d1Rows(tenantId: string, threadId: string) {
+  const messages = await env.DB.prepare(
+    "SELECT kind, role, content, tool_calls FROM agent_messages WHERE tenant_id = ? AND session_id = ? ORDER BY seq",
+  )
+    .bind(tenantId, threadId)
+    .all();
+  const session = await env.DB.prepare(
+    "SELECT title, message_count FROM agent_sessions WHERE tenant_id = ? AND id = ?",
+  )
+    .bind(tenantId, threadId)
+    .first();
+  const usage = await env.DB.prepare(
+    "SELECT SUM(input_tokens) AS input, SUM(output_tokens) AS output FROM agent_usage WHERE tenant_id = ? AND session_id = ?",
+  )
+    .bind(tenantId, threadId)
+    .first();
+  return { messages: messages.results, session, usage };
+}
+
+describe("zero retention", () => {
+  it("projects metadata, counts and usage to D1 but no text, while the conversation works", async () => {
+    const { agent, session, stub } = await zeroThread();
+    // The model saw the text: the echo model answered with it, and the thread object holds it while active.
+    const live = await threadEntries(stub);
+    expect(live.map((e) => e.text)).toEqual([
+      SECRET,
+      `Echo: ${SECRET}`,
+      "and my address is 12 Elm Street",
+      "Echo: and my address is 12 Elm Street",
+    ]);
+
+    const rows = await d1Rows(agent.tenantId, session.threadId);
+    expect(rows.messages).toHaveLength(4);
+    for (const row of rows.messages)
+      expect(row).toMatchObject({ kind: "message", content: "", tool_calls: null });
+    expect(rows.session).toEqual({ title: null, message_count: 4 });
+    expect(Number(rows.usage?.input)).toBeGreaterThan(0);
+    expect(Number(rows.usage?.output)).toBeGreaterThan(0);
+    expect(JSON.stringify(rows)).not.toContain("4111");
+    expect(JSON.stringify(rows)).not.toContain("Elm");
+
+    // The tenant's views show the counts, no text; export refuses.
+    const messages = await api(`/v1/sessions/${session.threadId}/messages`, { key: agent.apiKey });
+    const listed = z
+      .object({ items: z.array(z.object({ content: z.string() })) })
+      .parse(await messages.json());
+    expect(listed.items.map((m) => m.content)).toEqual(["", "", "", ""]);
+    await expectError(
+      await api(`/v1/sessions/${session.threadId}/export`, { key: agent.apiKey }),
+      409,
+      "conflict",
+    );
+  });
+
+  it("blanks the thread object's text idleMinutes after the last activity, keeping ids, tree and usage", async () => {
+    const { agent, session, stub } = await zeroThread(5);
+    const before = await threadEntries(stub);
+    const schedules = await inTestThread(stub, (instance) => instance.getSchedules());
+    expect(schedules.map((s) => s.callback)).toContain("purgeIdleText");
+
+    // Four minutes idle: still active, nothing purged.
+    await inTestThread(stub, async (instance) => {
+      instance.clock.advance(4 * MINUTE_MS);
+      await instance.purgeIdleText();
+    });
+    expect((await threadEntries(stub)).map((e) => e.text)).toEqual(before.map((e) => e.text));
+
+    await inTestThread(stub, async (instance) => {
+      instance.clock.advance(2 * MINUTE_MS);
+      await instance.purgeIdleText();
+    });
+    const after = await threadEntries(stub);
+    expect(after.map((e) => [e.id, e.parent_id, e.role])).toEqual(
+      before.map((e) => [e.id, e.parent_id, e.role]),
+    );
+    expect(after.map((e) => e.text)).toEqual(["", "", "", ""]);
+    const storage = await runInDurableObject(stub, (_instance, state) => {
+      const dump: unknown[] = [];
+      for (const table of [
+        "entries",
+        "tool_calls",
+        "run_chunks",
+        "queued_turns",
+        "feedback",
+        "thread_events",
+        "outbox",
+      ]) {
+        dump.push(state.storage.sql.exec(`SELECT * FROM ${table}`).toArray());
+      }
+      const usage = state.storage.sql
+        .exec("SELECT SUM(input_tokens) AS input, COUNT(*) AS turns FROM usage")
+        .one();
+      return { dump: JSON.stringify(dump), usage };
+    });
+    expect(storage.dump).not.toContain("4111");
+    expect(storage.dump).not.toContain("Elm");
+    expect(Number(storage.usage.input)).toBeGreaterThan(0);
+    expect(Number(storage.usage.turns)).toBe(2);
+
+    // History shows the entries as purged; the D1 counts and usage survive.
+    const page = await exports.default.fetch(`http://api.test/v1/threads/${session.threadId}/entries`, {
+      headers: { Authorization: `Bearer ${session.token}` },
+    });
+    expect(page.status).toBe(200);
+    const items = z
+      .object({ items: z.array(z.object({ text: z.string(), purged: z.boolean().optional() })) })
+      .parse(await page.json()).items;
+    expect(items).toHaveLength(4);
+    for (const item of items) expect(item).toMatchObject({ text: "", purged: true });
+    const rows = await d1Rows(agent.tenantId, session.threadId);
+    expect(rows.session).toEqual({ title: null, message_count: 4 });
+    expect(Number(rows.usage?.input)).toBeGreaterThan(0);
+
+    // A later turn still works (the model sees only what remains) and the next idle period purges it too.
+    await converse(session, ["a new question"]);
+    expect((await threadEntries(stub)).at(-1)?.text).toBe("Echo: a new question");
+  });
+
+  it("validates mode and idleMinutes in the artifact and in the served JSON Schema", async () => {
+    const base = validArtifact();
+    const parse = (retention: unknown) =>
+      artifactSchema.safeParse({ ...base, limits: { retention } }).success;
+    expect(parse({ mode: "zero" })).toBe(true);
+    expect(parse({ mode: "zero", idleMinutes: 5 })).toBe(true);
+    expect(parse({ mode: "zero", idleMinutes: 1440 })).toBe(true);
+    expect(parse({ mode: "zero", idleMinutes: 4 })).toBe(false);
+    expect(parse({ mode: "zero", idleMinutes: 1441 })).toBe(false);
+    expect(parse({ mode: "forever" })).toBe(false);
+    expect(parse({ idleMinutes: 30 })).toBe(false);
+
+    const agent = await liveAgent();
+    const saved = await api(`/v1/agents/${agent.agentId}/draft`, {
+      method: "PUT",
+      key: agent.apiKey,
+      headers: { "If-Match": '"1"' },
+      body: { ...base, limits: { retention: { mode: "zero", idleMinutes: 2 } } },
+    });
+    expect(saved.status).toBe(200);
+    const published = await api(`/v1/agents/${agent.agentId}/versions`, {
+      method: "POST",
+      key: agent.apiKey,
+      body: { draftRevision: 2 },
+    });
+    await expectError(published, 400, "bad_request");
+
+    const schema = await (await exports.default.fetch("http://api.test/v1/schemas/artifact.json")).text();
+    expect(schema).toContain('"zero"');
+    expect(schema).toContain("idleMinutes");
+  });
+});
