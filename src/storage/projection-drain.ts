@@ -153,7 +153,7 @@ function recordStatements(
       case "entry": {
         // Gone means deleted by retention since it was queued: D1 must not learn it.
         const entry = entries.get(row.ref_id);
-        if (entry !== null) statements.push(upsertMessage(db, scope, messageRow(entry)));
+        if (entry !== null) statements.push(upsertMessage(db, scope, messageRow(entry, binding.version)));
         break;
       }
       case "run": {
@@ -243,12 +243,12 @@ async function drainOnce(input: DrainInput): Promise<DrainOutcome> {
   const session = sessionSnapshot(
     binding,
     readSessionFacts(storage),
-    entries.latestLeaf()?.id ?? null,
+    entries.latestLeaf(),
     version,
     throughSeq,
   );
   const statements = [
-    ...pendingEntries.map((entry) => upsertMessage(input.db, scope, messageRow(entry))),
+    ...pendingEntries.map((entry) => upsertMessage(input.db, scope, messageRow(entry, binding.version))),
     ...recordStatements(input, scope, rows, entries, runs, toolCalls, usage),
     ...(mark === null ? [] : mirrorStatements(input, scope, mark)),
     upsertSession(input.db, scope, session),

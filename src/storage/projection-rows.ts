@@ -45,7 +45,7 @@ const bodyFieldsSchema = z.object({
   authorName: z.string().optional(),
 });
 
-export function messageRow(entry: Entry): MessageRow {
+export function messageRow(entry: Entry, pinnedVersion: number): MessageRow {
   const fields = bodyFieldsSchema.safeParse(entry.body);
   const f = fields.success ? fields.data : {};
   return {
@@ -61,6 +61,7 @@ export function messageRow(entry: Entry): MessageRow {
     toolName: f.toolName ?? null,
     toolCalls: f.toolCalls === undefined ? null : JSON.stringify(f.toolCalls),
     authorName: entry.role === "human_agent" ? (f.authorName ?? null) : null,
+    agentVersion: entry.agentVersion ?? pinnedVersion,
     // Entries never change after append; a retention re-rooting is mirrored by its own statement.
     version: 1,
     createdAt: iso(entry.createdAt),
@@ -145,7 +146,7 @@ export type SessionFacts = z.infer<typeof sessionFactsSchema>;
 export function sessionSnapshot(
   binding: ThreadBinding,
   facts: SessionFacts,
-  leafId: string | null,
+  leaf: { id: string; agentVersion: number | null } | null,
   version: number,
   projectedSeq: number,
 ): SessionSnapshot {
@@ -158,8 +159,9 @@ export function sessionSnapshot(
     agentVersion: binding.version,
     versionId: binding.versionId,
     artifactDigest: binding.digest,
+    leafVersion: leaf?.agentVersion ?? binding.version,
     state: JSON.stringify({
-      leafId,
+      leafId: leaf?.id ?? null,
       lastRun:
         facts.last_run_id === null ? null : { id: facts.last_run_id, status: String(facts.last_run_status) },
     }),
