@@ -32,7 +32,10 @@ export async function readThreadVersion(
   const row = versionRowSchema.parse(raw);
   const artifact = artifactSchema.parse(parseJsonColumn(row.artifact_json));
   if ((await digestOf(artifact)) !== row.digest) return { ok: false, reason: "digest_mismatch" };
-  return { ok: true, version: { versionId: row.version_id, version: row.version, digest: row.digest, artifact } };
+  return {
+    ok: true,
+    version: { versionId: row.version_id, version: row.version, digest: row.digest, artifact },
+  };
 }
 
 /** Keeps a verified version's artifact; a version already kept stays as it is (versions are immutable). */

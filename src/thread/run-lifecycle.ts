@@ -530,12 +530,15 @@ export class RunLifecycle {
       return this.#seal(running.value, "", { status: "failed", error: runError(bound) }, live.stores);
     }
     const binding = bound.value;
-    const wiring = await wireRun({ ...this.#deps, binding }, {
-      runId: live.runId,
-      subject: live.subject,
-      stores: live.stores,
-      requestHost: live.meta?.host ?? null,
-    });
+    const wiring = await wireRun(
+      { ...this.#deps, binding },
+      {
+        runId: live.runId,
+        subject: live.subject,
+        stores: live.stores,
+        requestHost: live.meta?.host ?? null,
+      },
+    );
     live.stores = wiring.stores;
     if (!wiring.turn.ok) {
       return this.#seal(running.value, "", { status: "failed", error: runError(wiring.turn) }, live.stores);

@@ -13,8 +13,8 @@ import type { Run, RunStore } from "../storage/run-store";
 import { applyThreadRetention, type RetentionPolicy } from "../storage/thread-retention";
 import { type FeedbackInput, type FeedbackReply, giveFeedback } from "./feedback";
 import type { Peer } from "./frames";
-import { Handoff, type HeldTurn } from "./handoff";
 import { toWireEntry } from "./frames";
+import { Handoff, type HeldTurn } from "./handoff";
 import { StreamReceivers, settledFrames } from "./live-run";
 import { queuedFrame } from "./multitask";
 import type { TurnRequest } from "./place-user-turn";
@@ -30,9 +30,6 @@ import {
   type UpgradeBy,
   type UpgradeReply,
 } from "./upgrade";
-
-/** How long an upgrade offer (`ready.upgrade`) is trusted before the active release is read again. */
-const OFFER_TTL_MS = 60_000;
 
 export type { HeldTurn } from "./handoff";
 export { DELTAS_PER_CHUNK } from "./live-run";
@@ -71,7 +68,7 @@ export class ThreadRuntime {
   readonly #feedback: FeedbackStore;
   readonly #versions: VersionBindings;
   /** The version offered to the visitor (`ready.upgrade`) for the leaf version it was computed at. */
-  #offer: { at: number; version: number | null; expiresAt: number } | null = null;
+  #offer: { at: number; version: number | null } | null = null;
 
   constructor(deps: RuntimeDeps) {
     this.#deps = deps;
@@ -175,20 +172,17 @@ export class ThreadRuntime {
   }
 
   /**
-   * Reads again (at most once a minute per leaf version) which version the active release would offer this thread,
-   * so that the next `ready` carries it; only a version whose artifact says `upgrades: "offer"` asks D1 at all.
+   * Reads which version the active release would offer this thread now (before every `hello`, so a release just
+   * activated is offered at the next connection), for `ready` to carry; only a version whose artifact says
+   * `upgrades: "offer"` asks D1 at all.
    */
-  async refreshOffer(options: { force?: boolean } = {}): Promise<number | null> {
+  async refreshOffer(): Promise<number | null> {
     const current = this.current();
-    const now = this.#deps.now();
-    const known = this.#offer;
-    if (!options.force && known !== null && known.at === current.version && known.expiresAt > now)
-      return known.version;
     let version: number | null = null;
     if (current.artifact.upgrades === "offer" && this.#deps.store !== undefined) {
       version = await offeredVersion(this.#deps.store(), current).catch(() => null);
     }
-    this.#offer = { at: current.version, version, expiresAt: now + OFFER_TTL_MS };
+    this.#offer = { at: current.version, version };
     return version;
   }
 
@@ -200,7 +194,7 @@ export class ThreadRuntime {
     await this.prepare();
     const busy = this.#checkUpgradable();
     if (!busy.ok) return busy;
-    if (by === "visitor" && (await this.refreshOffer({ force: true })) !== version) {
+    if (by === "visitor" && (await this.refreshOffer()) !== version) {
       return fail("forbidden", "That version is not offered to this thread.");
     }
     if (this.#deps.store === undefined) return fail("internal", "The control plane is unavailable.");

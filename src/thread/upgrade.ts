@@ -46,7 +46,8 @@ export async function loadVersion(
   const found = await store.getVersion(pin.tenantId, pin.agentId, version);
   if (!found.ok) return found.code === "not_found" ? fail("not_found", "Version not found.") : found;
   const v = found.value;
-  if (v.agentId !== pin.agentId || v.tenantId !== pin.tenantId) return fail("not_found", "Version not found.");
+  if (v.agentId !== pin.agentId || v.tenantId !== pin.tenantId)
+    return fail("not_found", "Version not found.");
   if ((await digestOf(v.artifact)) !== v.digest) {
     return fail("internal", "The version's artifact failed its digest check.");
   }
@@ -57,10 +58,7 @@ export async function loadVersion(
  * The version the agent's active release would give this thread now (its own deterministic assignment, exactly as
  * launch assigns a new thread), when the thread's current version offers upgrades and that one is newer; else null.
  */
-export async function offeredVersion(
-  store: DeploymentStore,
-  current: ThreadBinding,
-): Promise<number | null> {
+export async function offeredVersion(store: DeploymentStore, current: ThreadBinding): Promise<number | null> {
   if (current.artifact.upgrades !== "offer") return null;
   const { tenantId, agentId, environment, threadId } = current;
   const release = await store.getActiveRelease(tenantId, agentId, environment);
