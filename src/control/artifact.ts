@@ -133,6 +133,12 @@ export const conversationSchema = z.strictObject({
 /** SPEC §8: a person of the tenant's team may take the conversation over; `enabled` gives the model a tool to ask. */
 export const handoffSchema = z.strictObject({ enabled: z.boolean() });
 
+/**
+ * SPEC §11: `offer` lets the visitor of a thread on this version accept the version the agent's active release would
+ * give the thread now, when that one is newer (`ready.upgrade`); `never` (the default) offers nothing.
+ */
+export const UPGRADE_POLICIES = ["never", "offer"] as const;
+
 /** The built-in tool an artifact with `handoff.enabled` gives its model; no artifact tool may take its name. */
 export const REQUEST_HANDOFF_TOOL = "request_handoff";
 
@@ -148,6 +154,7 @@ export const artifactSchema = z.strictObject({
   widget: widgetSchema.optional(),
   conversation: conversationSchema.optional(),
   handoff: handoffSchema.optional(),
+  upgrades: z.enum(UPGRADE_POLICIES).optional(),
 });
 
 export type Artifact = z.infer<typeof artifactSchema>;

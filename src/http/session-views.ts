@@ -25,6 +25,7 @@ export function sessionView(s: SessionRecord, hold: LegalHold | null): SessionRe
     environment: s.environment,
     agentVersion: s.agentVersion,
     artifactDigest: s.artifactDigest,
+    version: s.leafVersion,
     subject: s.subject,
     title: s.title,
     messageCount: s.messageCount,
@@ -42,6 +43,7 @@ export function myThreadView(s: SessionRecord): MyThreadResponse {
   return {
     threadId: s.threadId,
     agentVersion: s.agentVersion,
+    version: s.leafVersion,
     title: s.title,
     messageCount: s.messageCount,
     lastMessageAt: s.lastMessageAt,

@@ -23,6 +23,8 @@ import {
   pageQuery,
   sessionListQuery,
   sessionResponse,
+  upgradeRequest,
+  upgradeResponse,
 } from "../shared/sessions-api";
 import { findHold, holdsForSessions, putHold, removeHold } from "../storage/d1/legal-holds";
 import {
@@ -308,6 +310,27 @@ export const sessions = new Hono<AppEnv>()
       const entry = await call(() => stub.postHumanMessage(rowAddress(thread), body));
       if (entry === null) throw errors.notFound("Session");
       return c.json({ entry }, 201);
+    },
+  )
+  .post(
+    "/:threadId/upgrade",
+    describeRoute(
+      operation({
+        tag: "Sessions",
+        summary: "Move a conversation to another published version of its agent, from its current leaf on",
+        auth: "tenantKey",
+        body: upgradeRequest,
+        response: { status: 200, schema: upgradeResponse },
+        errors: [400, 404, 409, 502],
+      }),
+    ),
+    async (c) => {
+      const thread = await registryRow(c, { includeDeleted: false });
+      const body = await readJson(c, upgradeRequest);
+      const stub = await threadStubFor(c.env, thread);
+      const reply = await call(() => stub.upgradeThread(rowAddress(thread), body));
+      if (reply === null) throw errors.notFound("Session");
+      return c.json(reply);
     },
   )
   .delete(

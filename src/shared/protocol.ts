@@ -80,6 +80,8 @@ export const clientFrameSchema = z.discriminatedUnion("type", [
     rating: z.enum(FEEDBACK_RATINGS).nullable(),
     comment: z.string().max(MAX_FEEDBACK_COMMENT_CHARS).optional(),
   }),
+  /** Accepts the upgrade `ready.upgrade` offered (SPEC §11); any other version is refused. */
+  z.strictObject({ type: z.literal("upgrade"), version: z.number().int().positive() }),
 ]);
 
 export type ClientFrame = z.infer<typeof clientFrameSchema>;
@@ -96,7 +98,7 @@ export type WireFeedback = z.infer<typeof feedbackSchema>;
 export const entrySchema = z.object({
   id,
   parentId: id.nullable(),
-  kind: z.enum(["message", "event", "model_change", "label", "summary", "custom"]),
+  kind: z.enum(["message", "event", "model_change", "label", "summary", "custom", "version_change"]),
   role: z.enum(["user", "assistant", "tool", "system", "human_agent"]).nullable(),
   runId: id.nullable(),
   text: z.string(),
@@ -108,6 +110,8 @@ export const entrySchema = z.object({
   purged: z.literal(true).optional(),
   /** `event` entries: what happened. */
   event: z.object({ type: z.enum(ENTRY_EVENTS), agentName: z.string().optional() }).optional(),
+  /** `version_change` entries: the version the turns below it run on, and the one before (SPEC §11). */
+  versionChange: z.object({ fromVersion: z.number().int(), toVersion: z.number().int() }).optional(),
   /** Assistant entries in `history` pages: the user's current rating. */
   feedback: feedbackSchema.optional(),
   createdAt: z.string(),
@@ -127,6 +131,8 @@ export const serverFrameSchema = z.discriminatedUnion("type", [
     mode: z.enum(THREAD_MODES),
     /** In handoff: the person answering, when the tenant named one. */
     agentName: z.string().optional(),
+    /** A newer version the visitor may move the thread to with `{type: "upgrade", version}` (SPEC §11). */
+    upgrade: z.object({ version: z.number().int() }).optional(),
   }),
   z.object({ type: z.literal("mode"), mode: z.enum(THREAD_MODES), agentName: z.string().optional() }),
   /** The current feedback on an assistant entry after a `feedback` frame (null: cleared), to every socket. */

@@ -37,8 +37,11 @@ export const sessionResponse = z.object({
   agentId: z.string(),
   agentName: z.string(),
   environment: environmentSchema,
+  /** The pinned version (and its digest): the one the thread was bound to. */
   agentVersion: z.number().int(),
   artifactDigest: z.string(),
+  /** The version of the current leaf: the pinned one until an upgrade moved the thread (SPEC §11). */
+  version: z.number().int(),
   subject: z.string(),
   title: z.string().nullable(),
   messageCount: z.number().int(),
@@ -58,6 +61,8 @@ export type SessionResponse = z.infer<typeof sessionResponse>;
 export const myThreadResponse = z.object({
   threadId: z.string(),
   agentVersion: z.number().int(),
+  /** The version of the current leaf (SPEC §11). */
+  version: z.number().int(),
   title: z.string().nullable(),
   messageCount: z.number().int(),
   lastMessageAt: isoTime.nullable(),
@@ -80,6 +85,8 @@ export const messageResponse = z.object({
   toolCalls: z.json().nullable(),
   /** `human_agent` messages: the person's display name. */
   authorName: z.string().nullable(),
+  /** The agent version in effect where the entry sits: the one that produced a reply (SPEC §11). */
+  version: z.number().int().nullable(),
   /** Assistant messages the user rated: the current rating (latest wins); null otherwise. */
   feedback: z
     .object({ rating: z.enum(FEEDBACK_RATINGS), comment: z.string().nullable(), at: isoTime })
@@ -145,6 +152,18 @@ export const handoffResponse = z.object({
   changed: z.boolean(),
 });
 export type HandoffResponse = z.infer<typeof handoffResponse>;
+
+/** `POST /v1/sessions/:threadId/upgrade`: a published version of the thread's own agent (SPEC §11). */
+export const upgradeRequest = z.strictObject({ version: z.number().int().positive() });
+export type UpgradeRequest = z.infer<typeof upgradeRequest>;
+
+export const upgradeResponse = z.object({
+  threadId: z.string(),
+  fromVersion: z.number().int(),
+  toVersion: z.number().int(),
+  /** The `version_change` entry, appended at the leaf the thread was on. */
+  entryId: z.string(),
+});
 
 /** `POST /v1/sessions/:threadId/messages`: a person's reply during a handoff (the text limit is the agent's). */
 export const humanMessageRequest = z.strictObject({

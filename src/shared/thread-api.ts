@@ -20,6 +20,7 @@ export const launchResponse = z.object({
 
 export const threadInfoResponse = z.object({
   threadId: z.string(),
+  /** The pinned version: the one the thread was bound to. */
   agent: z.object({
     id: z.string(),
     name: z.string(),
@@ -27,6 +28,8 @@ export const threadInfoResponse = z.object({
     versionId: z.string(),
     digest: z.string(),
   }),
+  /** The version of the current leaf, which the next turn below it runs on (SPEC §11); the pin's until an upgrade. */
+  version: z.number().int(),
   createdAt: z.iso.datetime(),
   updatedAt: z.iso.datetime(),
   leafId: z.string().nullable(),

@@ -6,7 +6,15 @@ import { parseJsonColumn } from "./json-column";
 import { createRedactor, type JsonValue, type Redactor } from "./redact";
 import { ACTIVE_LEAF_KEY, deleteMeta, readMeta, replaceMeta, writeMeta } from "./thread-meta";
 
-export const ENTRY_KINDS = ["message", "event", "model_change", "label", "summary", "custom"] as const;
+export const ENTRY_KINDS = [
+  "message",
+  "event",
+  "model_change",
+  "label",
+  "summary",
+  "custom",
+  "version_change",
+] as const;
 export type EntryKind = (typeof ENTRY_KINDS)[number];
 
 /** `human_agent`: a person of the tenant's team answering during a handoff (SPEC §8). */
@@ -24,6 +32,11 @@ export interface Entry {
   /** Epoch milliseconds. */
   createdAt: number;
   body: JsonValue;
+  /**
+   * The agent version in effect at this entry: set by a `version_change` entry and inherited by everything appended
+   * below it; null = the thread's pinned version.
+   */
+  agentVersion: number | null;
 }
 
 export interface AppendInput {
@@ -39,6 +52,8 @@ export interface AppendInput {
   idempotencyKey?: string;
   /** Must name an entry of this thread (else conflict, nothing written); when given it must equal `parentId`. */
   expectedParentId?: string;
+  /** Only a `version_change` entry sets it: the version in effect from it down. Others inherit their parent's. */
+  agentVersion?: number;
 }
 
 export interface AppendOutcome {
@@ -71,11 +86,12 @@ const appendInputSchema = z.object({
   body: z.unknown(),
   idempotencyKey: z.string().min(1).max(256).optional(),
   expectedParentId: z.string().min(1).max(128).optional(),
+  agentVersion: z.number().int().positive().optional(),
 });
 
 // Every read selects these columns in this order: rows are read positionally (`cursor.raw()`), which skips building
 // one object per row.
-const ENTRY_COLUMNS = "seq, id, parent_id, kind, role, run_id, created_at, body_json";
+const ENTRY_COLUMNS = "seq, id, parent_id, kind, role, run_id, created_at, body_json, agent_version";
 
 const isKind = (value: SqlStorageValue | undefined): value is EntryKind =>
   typeof value === "string" && (ENTRY_KINDS as readonly string[]).includes(value);
@@ -85,6 +101,8 @@ const isText = (value: SqlStorageValue | undefined): value is string => typeof v
 const isTextOrNull = (value: SqlStorageValue | undefined): value is string | null =>
   value === null || typeof value === "string";
 const isInteger = (value: SqlStorageValue | undefined): value is number => Number.isSafeInteger(value);
+const integerOrNull = (value: SqlStorageValue | undefined): number | null =>
+  typeof value === "number" && Number.isSafeInteger(value) ? value : null;
 
 /** Names the first column that broke the entry shape, never its value (bodies can hold user content). */
 const malformedRow = (column: string, seq: SqlStorageValue | undefined): Error =>
@@ -96,8 +114,8 @@ const malformedRow = (column: string, seq: SqlStorageValue | undefined): Error =
  * B3); a row that does not match still stops the read with an internal error instead of reaching a client.
  */
 function entryFromRow(row: SqlStorageValue[]): Entry {
-  const [seq, id, parentId, kind, role, runId, createdAt, bodyJson] = row;
-  if (row.length !== 8) throw malformedRow(`the row (${row.length} columns)`, seq);
+  const [seq, id, parentId, kind, role, runId, createdAt, bodyJson, agentVersion] = row;
+  if (row.length !== 9) throw malformedRow(`the row (${row.length} columns)`, seq);
   if (!isInteger(seq)) throw malformedRow("seq", seq);
   if (!isText(id)) throw malformedRow("id", seq);
   if (!isTextOrNull(parentId)) throw malformedRow("parent_id", seq);
@@ -106,7 +124,18 @@ function entryFromRow(row: SqlStorageValue[]): Entry {
   if (!isTextOrNull(runId)) throw malformedRow("run_id", seq);
   if (!isInteger(createdAt)) throw malformedRow("created_at", seq);
   if (!isText(bodyJson)) throw malformedRow("body_json", seq);
-  return { seq, id, parentId, kind, role, runId, createdAt, body: parseJsonColumn(bodyJson) };
+  if (agentVersion !== null && !isInteger(agentVersion)) throw malformedRow("agent_version", seq);
+  return {
+    seq,
+    id,
+    parentId,
+    kind,
+    role,
+    runId,
+    createdAt,
+    body: parseJsonColumn(bodyJson),
+    agentVersion: integerOrNull(agentVersion),
+  };
 }
 
 function entriesFrom(cursor: SqlStorageCursor<Record<string, SqlStorageValue>>): Entry[] {
@@ -190,8 +219,9 @@ export class EntryStore {
       const createdAt = this.#now();
       const inserted = sql
         .exec(
-          `INSERT INTO entries (id, parent_id, kind, role, run_id, created_at, body_json, depth, jump_id)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING RETURNING seq`,
+          `INSERT INTO entries (id, parent_id, kind, role, run_id, created_at, body_json, depth, jump_id, agent_version)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, COALESCE(?, (SELECT agent_version FROM entries WHERE id = ?2)))
+           ON CONFLICT (id) DO NOTHING RETURNING seq, agent_version`,
           id,
           a.parentId,
           a.kind,
@@ -202,6 +232,7 @@ export class EntryStore {
           // A root is at depth 0 and jumps to itself.
           ancestry?.depth ?? 0,
           ancestry?.jumpId ?? id,
+          a.agentVersion ?? null,
         )
         .toArray()[0];
       if (inserted === undefined) return fail("conflict", "An entry with this id already exists.", { id });
@@ -214,6 +245,7 @@ export class EntryStore {
         runId: a.runId ?? null,
         createdAt,
         body,
+        agentVersion: integerOrNull(inserted.agent_version),
       };
       if (a.idempotencyKey !== undefined) {
         // An upsert: a key whose entry was erased (retention) is taken over by the new entry.

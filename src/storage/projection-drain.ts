@@ -155,7 +155,8 @@ function recordStatements(
       case "entry": {
         // Gone means deleted by retention since it was queued: D1 must not learn it.
         const entry = entries.get(row.ref_id);
-        if (entry !== null) statements.push(upsertMessage(db, scope, messageRow(entry, zero)));
+        if (entry !== null)
+          statements.push(upsertMessage(db, scope, messageRow(entry, binding.version, zero)));
         break;
       }
       case "run": {
@@ -245,13 +246,17 @@ async function drainOnce(input: DrainInput): Promise<DrainOutcome> {
   const session = sessionSnapshot(
     binding,
     readSessionFacts(storage),
-    entries.latestLeaf()?.id ?? null,
+    entries.latestLeaf(),
     version,
     throughSeq,
   );
   const statements = [
     ...pendingEntries.map((entry) =>
-      upsertMessage(input.db, scope, messageRow(entry, zeroRetentionIdleMinutes(binding.artifact) !== null)),
+      upsertMessage(
+        input.db,
+        scope,
+        messageRow(entry, binding.version, zeroRetentionIdleMinutes(binding.artifact) !== null),
+      ),
     ),
     ...recordStatements(input, scope, rows, entries, runs, toolCalls, usage),
     ...(mark === null ? [] : mirrorStatements(input, scope, mark)),

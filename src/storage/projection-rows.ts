@@ -53,7 +53,7 @@ const bodyFieldsSchema = z.object({
 const FACT_KINDS: ReadonlySet<string> = new Set(["event", "model_change"]);
 
 /** `zero`: the thread is under zero retention — no text, no tool calls, only metadata. */
-export function messageRow(entry: Entry, zero = false): MessageRow {
+export function messageRow(entry: Entry, pinnedVersion: number, zero = false): MessageRow {
   const fields = bodyFieldsSchema.safeParse(entry.body);
   const f = fields.success ? fields.data : {};
   return {
@@ -74,6 +74,7 @@ export function messageRow(entry: Entry, zero = false): MessageRow {
     toolName: f.toolName ?? null,
     toolCalls: zero || f.toolCalls === undefined ? null : JSON.stringify(f.toolCalls),
     authorName: entry.role === "human_agent" ? (f.authorName ?? null) : null,
+    agentVersion: entry.agentVersion ?? pinnedVersion,
     // Entries never change after append; a retention re-rooting is mirrored by its own statement.
     version: 1,
     createdAt: iso(entry.createdAt),
@@ -159,7 +160,7 @@ export type SessionFacts = z.infer<typeof sessionFactsSchema>;
 export function sessionSnapshot(
   binding: ThreadBinding,
   facts: SessionFacts,
-  leafId: string | null,
+  leaf: { id: string; agentVersion: number | null } | null,
   version: number,
   projectedSeq: number,
 ): SessionSnapshot {
@@ -172,8 +173,9 @@ export function sessionSnapshot(
     agentVersion: binding.version,
     versionId: binding.versionId,
     artifactDigest: binding.digest,
+    leafVersion: leaf?.agentVersion ?? binding.version,
     state: JSON.stringify({
-      leafId,
+      leafId: leaf?.id ?? null,
       lastRun:
         facts.last_run_id === null ? null : { id: facts.last_run_id, status: String(facts.last_run_status) },
     }),

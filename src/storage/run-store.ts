@@ -304,7 +304,10 @@ export class RunStore {
    * Records where a queued run's user message went once it is placed (a turn queued behind another run enters the
    * tree only when it starts). Only a queued run without a user entry takes one.
    */
-  placeUserEntry(runId: string, place: { userEntryId: string; parentEntryId: string | null }): Result<Run> {
+  placeUserEntry(
+    runId: string,
+    place: { userEntryId: string; parentEntryId: string | null; versionId?: string },
+  ): Result<Run> {
     return this.#storage.transactionSync((): Result<Run> => {
       const run = this.get(runId);
       if (!run) return fail("not_found", "Run not found.");
@@ -315,10 +318,11 @@ export class RunStore {
       }
       const now = this.#now();
       const row = this.#storage.sql.exec(
-        `UPDATE runs SET user_entry_id = ?, parent_entry_id = ?, revision = revision + 1
-         WHERE id = ? RETURNING ${RUN_COLUMNS}`,
+        `UPDATE runs SET user_entry_id = ?, parent_entry_id = ?, version_id = COALESCE(?, version_id),
+         revision = revision + 1 WHERE id = ? RETURNING ${RUN_COLUMNS}`,
         place.userEntryId,
         place.parentEntryId,
+        place.versionId ?? null,
         runId,
       );
       const updated = toRun(row.one());

@@ -41,6 +41,8 @@ export const threadExportSchema = z.strictObject({
       role: z.enum(ENTRY_ROLES).nullable(),
       runId: z.string().nullable(),
       body: z.json(),
+      /** The agent version in effect at the entry (SPEC §11): the pin's until a `version_change` above it. */
+      version: z.number().int().positive(),
       createdAt: isoTime,
     }),
   ),
@@ -192,6 +194,7 @@ function* exportText(storage: DurableObjectStorage, binding: ThreadBinding): Gen
           role: e.role,
           runId: e.runId,
           body: e.body,
+          version: e.agentVersion ?? binding.version,
           createdAt: iso(e.createdAt),
         }));
         after = last.seq;

@@ -239,6 +239,42 @@ export const THREAD_MIGRATIONS: readonly ThreadMigration[] = [
       `ALTER TABLE runs ADD COLUMN error_reason TEXT`,
     ],
   },
+  {
+    version: 10,
+    up: [
+      // Per-thread upgrades (SPEC §11): a `version_change` entry moves the turns below it to another version of the
+      // agent. SQLite cannot widen a CHECK in place, so the tree is copied once into a table that allows the kind
+      // and carries `agent_version`: the version in effect at each entry (the nearest `version_change` at or above
+      // it, inherited from the parent on append; NULL = the pin's).
+      `CREATE TABLE entries_v10 (
+        seq INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        parent_id TEXT,
+        kind TEXT NOT NULL CHECK (kind IN ('message','event','model_change','label','summary','custom','version_change')),
+        role TEXT,
+        run_id TEXT,
+        created_at INTEGER NOT NULL,
+        body_json TEXT NOT NULL,
+        depth INTEGER NOT NULL DEFAULT 0,
+        jump_id TEXT,
+        agent_version INTEGER
+      )`,
+      `INSERT INTO entries_v10 (seq, id, parent_id, kind, role, run_id, created_at, body_json, depth, jump_id)
+       SELECT seq, id, parent_id, kind, role, run_id, created_at, body_json, depth, jump_id FROM entries`,
+      `DROP TABLE entries`,
+      `ALTER TABLE entries_v10 RENAME TO entries`,
+      `CREATE INDEX entries_parent_id ON entries(parent_id)`,
+      // The versions a thread was upgraded to, each with its artifact, re-verified against its digest on every load
+      // exactly like the pin.
+      `CREATE TABLE thread_versions (
+        version INTEGER PRIMARY KEY,
+        version_id TEXT NOT NULL,
+        digest TEXT NOT NULL,
+        artifact_json TEXT NOT NULL,
+        added_at INTEGER NOT NULL
+      )`,
+    ],
+  },
 ];
 
 export const THREAD_SCHEMA_VERSION: number = THREAD_MIGRATIONS[THREAD_MIGRATIONS.length - 1]?.version ?? 0;

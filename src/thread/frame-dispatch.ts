@@ -71,10 +71,18 @@ export async function dispatchTurn(
   return { frames: [] };
 }
 
+/** The visitor's accept of an offered upgrade: the new entry reaches every socket; a refusal answers this one. */
+export type UpgradeFrame = Extract<ClientFrame, { type: "upgrade" }>;
+
+export async function dispatchUpgrade(runtime: ThreadRuntime, frame: UpgradeFrame): Promise<FrameOutcome> {
+  const upgraded = await runtime.upgrade(frame.version, "visitor");
+  return { frames: upgraded.ok ? [] : [errorFrame(upgraded)] };
+}
+
 /** Synchronous, so catch-up and becoming ready happen with no stream frame in between. */
 export function dispatchFrame(
   runtime: ThreadRuntime,
-  frame: Exclude<ClientFrame, TurnFrame>,
+  frame: Exclude<ClientFrame, TurnFrame | UpgradeFrame>,
   subject: string,
 ): FrameOutcome {
   switch (frame.type) {

@@ -2,6 +2,7 @@
 import { z } from "zod";
 import { ENTRY_EVENTS, type ServerFrame, type WireEntry } from "../shared/protocol";
 import type { Entry } from "../storage/entry-store";
+import { versionChangeOf } from "./upgrade";
 
 /** A receiver of server frames: a WebSocket connection or an SSE stream. */
 export interface Peer {
@@ -49,6 +50,7 @@ function wireEvent(entry: Entry): WireEntry["event"] {
 export function toWireEntry(entry: Entry): WireEntry {
   const body = messageBody(entry);
   const event = wireEvent(entry);
+  const change = versionChangeOf(entry);
   const role = entry.role === null ? null : entry.role;
   return {
     id: entry.id,
@@ -62,6 +64,9 @@ export function toWireEntry(entry: Entry): WireEntry {
     ...(entry.role === "human_agent" && body.authorName !== undefined ? { authorName: body.authorName } : {}),
     ...(body.purged === true || isPurged(entry) ? { purged: true as const } : {}),
     ...(event !== undefined ? { event } : {}),
+    ...(change !== null
+      ? { versionChange: { fromVersion: change.fromVersion, toVersion: change.toVersion } }
+      : {}),
     createdAt: new Date(entry.createdAt).toISOString(),
   };
 }

@@ -52,8 +52,9 @@ function asMessages(entry: Entry | null): BranchMessage[] {
  */
 export class PromptHistory {
   readonly #entries: EntryStore;
+  /** The budget of a caller that names none (the pinned version's). */
   readonly #maxContextTokens: number;
-  #known: { leafId: string; messages: BranchMessage[] } | null = null;
+  #known: { leafId: string; budget: number; messages: BranchMessage[] } | null = null;
 
   constructor(entries: EntryStore, maxContextTokens: number) {
     this.#entries = entries;
@@ -65,26 +66,35 @@ export class PromptHistory {
     this.#known = null;
   }
 
-  /** The prompt history ending at `userEntry`: the remembered one plus this message, or the branch read back. */
-  historyFor(userEntry: Entry): BranchMessage[] {
+  /**
+   * The prompt history ending at `userEntry` under the turn's budget (its version's): the remembered one plus this
+   * message, or the branch read back.
+   */
+  historyFor(userEntry: Entry, maxContextTokens = this.#maxContextTokens): BranchMessage[] {
     const known = this.#known;
-    if (known !== null && userEntry.parentId === known.leafId) {
+    if (known !== null && userEntry.parentId === known.leafId && known.budget === maxContextTokens) {
       return [...known.messages, { role: "user", text: messageBody(userEntry).text }];
     }
-    return this.#readBack(userEntry.id);
+    return this.#readBack(userEntry.id, maxContextTokens);
   }
 
   /** Keeps the prompt history of the branch a turn ended on, reply included, for the next turn below it. */
-  remember(history: BranchMessage[], userEntry: Entry, sealed: Run): void {
+  remember(
+    history: BranchMessage[],
+    userEntry: Entry,
+    sealed: Run,
+    maxContextTokens = this.#maxContextTokens,
+  ): void {
     const reply = sealed.assistantEntryId === null ? null : this.#entries.get(sealed.assistantEntryId);
     const messages = [...history, ...asMessages(reply)];
     this.#known = {
       leafId: reply?.id ?? userEntry.id,
-      messages: newestWithin(messages, this.#maxContextTokens),
+      budget: maxContextTokens,
+      messages: newestWithin(messages, maxContextTokens),
     };
   }
 
-  #readBack(leafId: string): BranchMessage[] {
+  #readBack(leafId: string, maxContextTokens: number): BranchMessage[] {
     const newestFirst: BranchMessage[] = [];
     let used = 0;
     for (let from: string | null = leafId; from !== null; ) {
@@ -98,7 +108,7 @@ export class PromptHistory {
           newestFirst.push(message);
           used += messageTokens(message);
         }
-        if (used > this.#maxContextTokens) return newestFirst.reverse();
+        if (used > maxContextTokens) return newestFirst.reverse();
       }
       const oldest = entries[entries.length - 1];
       from = entries.length < READ_STEP || oldest === undefined ? null : oldest.parentId;

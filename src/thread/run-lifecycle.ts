@@ -16,6 +16,7 @@ import { multitaskStrategy, queuedFrame, queuedTurnOf, requestOfQueued } from ".
 import { placeUserTurn, type TurnRequest, type UserTurnPlace } from "./place-user-turn";
 import type { PromptHistory } from "./prompt-history";
 import type { RequestMeta } from "./request-meta";
+import { runArtifact, type VersionBindings } from "./run-artifact";
 import { recordRunEvent } from "./run-events";
 import type { RunStores } from "./run-stores";
 import { wireRun } from "./run-wiring";
@@ -49,6 +50,8 @@ export interface LifecycleDeps {
   storage: DurableObjectStorage;
   env: Env;
   binding: ThreadBinding;
+  /** The thread's verified versions: a turn runs on the one in effect where its message goes (`runArtifact`). */
+  versions: VersionBindings;
   now: () => number;
   /** Keeps the object in memory while a model streams. */
   keepAliveWhile: <T>(fn: () => Promise<T>) => Promise<T>;
@@ -114,7 +117,8 @@ export class RunLifecycle {
    */
   screen(request: TurnRequest): Result<Screened> {
     const { entries, runs } = this.#deps.stores;
-    const limits = threadLimits(this.#deps.binding);
+    const binding = this.#bindingOfRequest(request);
+    const limits = threadLimits(binding);
     if (request.kind !== "regenerate") {
       const earlier = runs.byIdempotencyKey(runIdempotencyKey(request));
       if (earlier !== null) {
@@ -139,7 +143,7 @@ export class RunLifecycle {
       return fail("bad_request", `Messages are limited to ${limits.maxMessageChars} characters.`);
     }
     const busy = this.#live !== null || this.#advancing || runs.active().length > 0;
-    const strategy = multitaskStrategy(request, this.#deps.binding.artifact);
+    const strategy = multitaskStrategy(request, binding.artifact);
     if (busy && strategy === "reject") {
       return fail("conflict", "A reply is still being written; wait for it or cancel it.");
     }
@@ -183,7 +187,7 @@ export class RunLifecycle {
         ...(request.kind !== "regenerate" ? { idempotencyKey: runIdempotencyKey(request) } : {}),
         userEntryId: userEntry.id,
         ...(userEntry.parentId !== null ? { parentEntryId: userEntry.parentId } : {}),
-        versionId: this.#deps.binding.versionId,
+        versionId: this.#bindingAt(userEntry).versionId,
       });
       if (!created.ok) return created;
       return ok({ run: created.value.run, userEntry });
@@ -224,7 +228,8 @@ export class RunLifecycle {
     const created = this.#deps.storage.transactionSync((): Result<Run> => {
       const made = runs.create({
         ...(request.kind !== "regenerate" ? { idempotencyKey: runIdempotencyKey(request) } : {}),
-        versionId: this.#deps.binding.versionId,
+        // Recorded again when its message is placed: the version where it lands then is the one it runs on.
+        versionId: this.#bindingOfRequest(request).versionId,
       });
       if (!made.ok) return made;
       if (!made.value.created) return fail("conflict", "This message was already sent.");
@@ -303,6 +308,8 @@ export class RunLifecycle {
     if (this.#advancing || this.#live !== null || queue.count() === 0) return;
     this.#advancing = true;
     try {
+      // A queued turn records the version where it lands: the thread's upgrade targets must be verified first.
+      await this.#deps.versions.load();
       while (this.#live === null && queue.count() > 0) {
         const slot = await this.#deps.acquireSlot();
         // Read after the await: a cancel, an urgent turn or a handoff may have changed what runs next.
@@ -353,6 +360,7 @@ export class RunLifecycle {
       const attached = runs.placeUserEntry(run.id, {
         userEntryId: userEntry.id,
         parentEntryId: userEntry.parentId,
+        versionId: this.#bindingAt(userEntry).versionId,
       });
       if (!attached.ok) return attached;
       this.#deps.queue.remove(run.id);
@@ -516,25 +524,34 @@ export class RunLifecycle {
     if (!running.ok) return queued;
     this.#deps.receivers.send(runFrame(running.value));
 
-    const wiring = await wireRun(this.#deps, {
-      runId: live.runId,
-      subject: live.subject,
-      stores: live.stores,
-      requestHost: live.meta?.host ?? null,
-    });
+    await this.#deps.versions.load();
+    const bound = runArtifact(this.#deps.versions, userEntry);
+    if (!bound.ok) {
+      return this.#seal(running.value, "", { status: "failed", error: runError(bound) }, live.stores);
+    }
+    const binding = bound.value;
+    const wiring = await wireRun(
+      { ...this.#deps, binding },
+      {
+        runId: live.runId,
+        subject: live.subject,
+        stores: live.stores,
+        requestHost: live.meta?.host ?? null,
+      },
+    );
     live.stores = wiring.stores;
     if (!wiring.turn.ok) {
       return this.#seal(running.value, "", { status: "failed", error: runError(wiring.turn) }, live.stores);
     }
 
-    const binding = this.#deps.binding;
-    const history = this.#deps.history.historyFor(userEntry);
+    const maxContextTokens = binding.artifact.limits?.maxContextTokens ?? DEFAULT_CONTEXT_TOKENS;
+    const history = this.#deps.history.historyFor(userEntry, maxContextTokens);
     const result = await runTurn({
       ...wiring.turn.value,
       prompt: buildPrompt({
         instructions: wiring.instructions,
         branch: history,
-        maxContextTokens: binding.artifact.limits?.maxContextTokens ?? DEFAULT_CONTEXT_TOKENS,
+        maxContextTokens,
       }),
       signal: live.controller.signal,
       maxSteps: MAX_MODEL_STEPS,
@@ -556,8 +573,29 @@ export class RunLifecycle {
       live.stores,
       toolCallsOfSteps(result.steps, live.text),
     );
-    this.#deps.history.remember(history, userEntry, sealed);
+    this.#deps.history.remember(history, userEntry, sealed, maxContextTokens);
     return sealed;
+  }
+
+  /** The binding a turn stored at `at` runs on; the pin when its version cannot be used (the run then fails). */
+  #bindingAt(at: Entry | null): ThreadBinding {
+    const bound = runArtifact(this.#deps.versions, at);
+    return bound.ok ? bound.value : this.#deps.binding;
+  }
+
+  /** Where a request's message would go, and so the version its limits and strategy come from. */
+  #bindingOfRequest(request: TurnRequest): ThreadBinding {
+    const entries = this.#deps.stores.entries;
+    const placed = placeUserTurn(request, entries);
+    if (!placed.ok) return this.#bindingAt(entries.latestLeaf());
+    const { existingUser, parentId } = placed.value;
+    return this.#bindingAt(existingUser ?? (parentId === null ? null : entries.get(parentId)));
+  }
+
+  /** The binding a run used: the one in effect at its user message (the pin for a run that never placed one). */
+  #bindingOfRun(run: Run): ThreadBinding {
+    const user = run.userEntryId === null ? null : this.#deps.stores.entries.get(run.userEntryId);
+    return this.#bindingAt(user);
   }
 
   /**
@@ -596,12 +634,12 @@ export class RunLifecycle {
       // A queued run that ends unstarted leaves the queue with its request.
       if (ended.ok) this.#deps.queue.remove(run.id);
       if (ended.ok)
-        recordRunEvent(this.#deps.storage, this.#deps.binding, ended.value, stores, this.#deps.now());
+        recordRunEvent(this.#deps.storage, this.#bindingOfRun(run), ended.value, stores, this.#deps.now());
       return { run: ended.ok ? ended.value : run, entry };
     });
     const live = this.#live?.runId === run.id ? this.#live : null;
     logTurn({
-      binding: this.#deps.binding,
+      binding: this.#bindingOfRun(sealed.run),
       run: sealed.run,
       usage: () => stores.usage.totalsForRun(run.id),
       requestId: live?.meta?.requestId ?? null,

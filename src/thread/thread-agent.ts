@@ -7,7 +7,12 @@ import { eventBody, MAX_EVENTS_PER_ACCEPT, tenantEvents } from "../events/tenant
 import { WS_CLOSE_CODE, WS_CLOSE_IDLE } from "../shared/errors";
 import type { WireEntry } from "../shared/protocol";
 import { LIMITS } from "../shared/protocol";
-import { type HumanMessageRequest, handoffRequest, humanMessageRequest } from "../shared/sessions-api";
+import {
+  type HumanMessageRequest,
+  handoffRequest,
+  humanMessageRequest,
+  upgradeRequest,
+} from "../shared/sessions-api";
 import { adoptThreadContext, type ThreadContext, threadContextSchema } from "../storage/context-store";
 import { D1DeploymentStore } from "../storage/d1/d1-deployment-store";
 import { shorterAge, threadRetentionOverrides } from "../storage/d1/session-retention";
@@ -29,7 +34,7 @@ import { CLAIMS_HEADER, parseThreadClaims, type ThreadAddress, type ThreadClaims
 import { frameTooLarge, onlyProtocolFrames, parseClientMessage } from "./client-frames";
 import { connectionState } from "./connection-state";
 import type { FeedbackReply } from "./feedback";
-import { closeCode, dispatchFrame, dispatchTurn, isTurnFrame } from "./frame-dispatch";
+import { closeCode, dispatchFrame, dispatchTurn, dispatchUpgrade, isTurnFrame } from "./frame-dispatch";
 import { toWireEntry } from "./frames";
 import type { HandoffView } from "./handoff";
 import { keepAliveIfLong } from "./keep-alive";
@@ -56,6 +61,7 @@ import { ThreadGate } from "./thread-gate";
 import { ThreadRuntime } from "./thread-runtime";
 import { THREAD_SETTINGS, type ThreadSettings } from "./thread-settings";
 import { ThreadSockets } from "./thread-sockets";
+import type { UpgradeReply } from "./upgrade";
 
 const FORWARD_FAILURES_KEY = "events_forward_failures";
 
@@ -196,6 +202,22 @@ export class ThreadAgent extends Agent<Env> {
       parsed.data.action === "start" ? await handoff.start(parsed.data.agentName) : handoff.end();
     if (changed.ok && changed.value.changed) await this.drainOutbox();
     return changed.ok ? changed : refusal(changed);
+  }
+
+  /**
+   * RPC (`POST /v1/sessions/:id/upgrade`): moves the thread to another version of its agent from its leaf on; null
+   * for a thread never bound. Projected before it answers, so the session views show the new version.
+   */
+  async upgradeThread(address: ThreadAddress, request: unknown): Promise<RpcResult<UpgradeReply | null>> {
+    const runtime = await this.#gate.addressed(address);
+    if (!runtime.ok) return runtime;
+    if (runtime.value === null) return ok(null);
+    const parsed = upgradeRequest.safeParse(request);
+    if (!parsed.success) return refusal(fail("bad_request", "Request body is invalid."));
+    const upgraded = await runtime.value.upgrade(parsed.data.version, "tenant");
+    if (!upgraded.ok) return refusal(upgraded);
+    await this.drainOutbox();
+    return upgraded;
   }
 
   /** RPC (`POST /v1/sessions/:id/messages`): a person's reply during a handoff; null for a thread never bound. */
@@ -433,10 +455,15 @@ export class ThreadAgent extends Agent<Env> {
       return;
     }
     const frame = parsed.frame;
-    // A turn waits for the tenant's quota; every other frame is answered synchronously (hello's catch-up needs it).
+    // `ready` carries the upgrade offer, read (and cached) before the synchronous part of hello.
+    if (frame.type === "hello") await runtime.value.refreshOffer();
+    // A turn waits for the tenant's quota and an upgrade for its version; every other frame is answered
+    // synchronously (hello's catch-up needs it).
     const outcome = isTurnFrame(frame)
       ? await dispatchTurn(runtime.value, frame, spent.claims.sub, spent.meta)
-      : dispatchFrame(runtime.value, frame, spent.claims.sub);
+      : frame.type === "upgrade"
+        ? await dispatchUpgrade(runtime.value, frame)
+        : dispatchFrame(runtime.value, frame, spent.claims.sub);
     // Read again: frames that arrived while this one waited (for the gate or the quota) spent from the same budget.
     this.#sockets.deliver(connection, connectionState(connection) ?? spent, outcome);
   }
@@ -488,6 +515,7 @@ export class ThreadAgent extends Agent<Env> {
       keepAliveWhile: keepAliveIfLong(() => this.keepAlive(), this.#settings),
       afterTurn: () => this.drainOutbox(),
       quota: tenantRunQuota(this.env, binding),
+      store: () => new D1DeploymentStore(this.env.DB),
       onQueued: () =>
         void this.schedule(this.#settings.queueCheckSeconds, "resumeQueuedRuns", undefined, {
           idempotent: true,

@@ -37,7 +37,10 @@ export type FeedbackBody = z.infer<typeof feedbackBodySchema>;
 
 export interface ThreadInfo {
   threadId: string;
+  /** The pinned version. */
   agent: { id: string; name: string; version: number; versionId: string; digest: string };
+  /** The version of the current leaf (SPEC §11). */
+  version: number;
   createdAt: string;
   updatedAt: string;
   leafId: string | null;
@@ -58,6 +61,7 @@ export function threadInfo(runtime: ThreadRuntime): ThreadInfo {
       versionId: binding.versionId,
       digest: binding.digest,
     },
+    version: runtime.current().version,
     createdAt: new Date(first?.createdAt ?? binding.boundAt).toISOString(),
     updatedAt: new Date(leaf?.createdAt ?? binding.boundAt).toISOString(),
     leafId: leaf?.id ?? null,

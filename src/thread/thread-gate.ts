@@ -30,10 +30,15 @@ export class ThreadGate {
 
   /** The runtime of an already-bound thread, created from its stored pin; null before the first binding. */
   async stored(): Promise<ThreadRuntime | null> {
-    if (this.#runtime !== null) return this.#runtime;
+    if (this.#runtime !== null) {
+      await this.#runtime.prepare();
+      return this.#runtime;
+    }
     const stored = await readPin(this.#deps.storage);
     if (!stored.ok || stored.binding === null) return null;
-    return this.#install(stored.binding);
+    const runtime = this.#install(stored.binding);
+    await runtime.prepare();
+    return runtime;
   }
 
   /** Launch traffic: verified claims against the stored binding, before any read; an unbound thread binds now. */
@@ -49,7 +54,9 @@ export class ThreadGate {
     const bound = await bindThread(this.#deps.storage, verified, this.#deps.store(), this.#deps.now);
     if (!bound.ok) return bound;
     await this.#catchUp(verified);
-    return ok(this.#install(bound.value));
+    const installed = this.#install(bound.value);
+    await installed.prepare();
+    return ok(installed);
   }
 
   /** The tenant admin API and jobs: the thread they name, never bound by them. */

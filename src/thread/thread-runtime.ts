@@ -1,7 +1,8 @@
 // One thread's conversation engine: the surface the thread object uses, over the run lifecycle and its stores.
 import type { RunQuota } from "../auth/run-quota";
+import type { DeploymentStore } from "../control/deployment-store";
 import { presentationOf } from "../control/presentation";
-import { ok, type Result } from "../errors";
+import { fail, ok, type Result } from "../errors";
 import type { ServerFrame } from "../shared/protocol";
 import { readThreadContext } from "../storage/context-store";
 import type { EntryStore } from "../storage/entry-store";
@@ -12,14 +13,23 @@ import type { Run, RunStore } from "../storage/run-store";
 import { applyThreadRetention, type RetentionPolicy } from "../storage/thread-retention";
 import { type FeedbackInput, type FeedbackReply, giveFeedback } from "./feedback";
 import type { Peer } from "./frames";
+import { toWireEntry } from "./frames";
 import { Handoff, type HeldTurn } from "./handoff";
 import { StreamReceivers, settledFrames } from "./live-run";
 import { queuedFrame } from "./multitask";
 import type { TurnRequest } from "./place-user-turn";
 import { PromptHistory } from "./prompt-history";
+import { runArtifact, VersionBindings } from "./run-artifact";
 import { RunLifecycle, type TurnAccepted } from "./run-lifecycle";
 import { openRunStores, type RunStores } from "./run-stores";
 import { type ThreadLimits, threadLimits } from "./thread-limits";
+import {
+  appendVersionChange,
+  loadVersion,
+  offeredVersion,
+  type UpgradeBy,
+  type UpgradeReply,
+} from "./upgrade";
 
 export type { HeldTurn } from "./handoff";
 export { DELTAS_PER_CHUNK } from "./live-run";
@@ -44,6 +54,8 @@ export interface RuntimeDeps {
   quota: RunQuota;
   /** A turn was queued behind a run: the object must wake to run it even if it dies first. */
   onQueued?: () => void;
+  /** The control plane: versions an upgrade moves to, and the active release an offer comes from. */
+  store?: () => DeploymentStore;
 }
 
 export class ThreadRuntime {
@@ -54,9 +66,13 @@ export class ThreadRuntime {
   readonly #lifecycle: RunLifecycle;
   readonly #handoff: Handoff;
   readonly #feedback: FeedbackStore;
+  readonly #versions: VersionBindings;
+  /** The version offered to the visitor (`ready.upgrade`) for the leaf version it was computed at. */
+  #offer: { at: number; version: number | null } | null = null;
 
   constructor(deps: RuntimeDeps) {
     this.#deps = deps;
+    this.#versions = new VersionBindings(deps.storage, deps.binding);
     this.#stores = openRunStores(deps.storage, { now: deps.now });
     this.#receivers = new StreamReceivers(deps.peers);
     this.#history = new PromptHistory(this.#stores.entries, threadLimits(deps.binding).maxContextTokens);
@@ -80,6 +96,7 @@ export class ThreadRuntime {
       storage: deps.storage,
       env: deps.env,
       binding: deps.binding,
+      versions: this.#versions,
       now: deps.now,
       keepAliveWhile: deps.keepAliveWhile,
       // A handoff the run's model asked for starts once its reply is sealed, before the projection.
@@ -109,12 +126,24 @@ export class ThreadRuntime {
     this.#history.forget();
   }
 
+  /** Verifies the versions the thread was upgraded to (once); every caller of the runtime awaits it first. */
+  prepare(): Promise<void> {
+    return this.#versions.load();
+  }
+
+  /** The pin: the version the thread was bound to, which claims are checked against. */
   get binding(): ThreadBinding {
     return this.#deps.binding;
   }
 
+  /** The version in effect at the thread's leaf (the pin until an upgrade), which its next turn runs on. */
+  current(): ThreadBinding {
+    const bound = runArtifact(this.#versions, this.#stores.entries.latestLeaf());
+    return bound.ok ? bound.value : this.#deps.binding;
+  }
+
   get limits(): ThreadLimits {
-    return threadLimits(this.#deps.binding);
+    return threadLimits(this.current());
   }
 
   get entries(): EntryStore {
@@ -130,16 +159,88 @@ export class ThreadRuntime {
   }
 
   readyFrame(): ServerFrame {
+    const current = this.current();
+    const offer = this.#offer;
+    const offered =
+      offer !== null && offer.at === current.version && offer.version !== null ? offer.version : null;
     return {
       type: "ready",
       protocol: 1,
       threadId: this.binding.threadId,
       leafId: this.leafId(),
-      agent: { name: this.binding.artifact.name, version: this.binding.version },
-      // The pinned version's, with the greeting filled from the context of the thread's latest launch.
-      presentation: presentationOf(this.binding.artifact, readThreadContext(this.#deps.storage).variables),
+      agent: { name: current.artifact.name, version: current.version },
+      // The leaf version's, with the greeting filled from the context of the thread's latest launch.
+      presentation: presentationOf(current.artifact, readThreadContext(this.#deps.storage).variables),
       ...this.#handoff.readyFields(),
+      ...(offered !== null ? { upgrade: { version: offered } } : {}),
     };
+  }
+
+  /**
+   * Reads which version the active release would offer this thread now (before every `hello`, so a release just
+   * activated is offered at the next connection), for `ready` to carry; only a version whose artifact says
+   * `upgrades: "offer"` asks D1 at all.
+   */
+  async refreshOffer(): Promise<number | null> {
+    const current = this.current();
+    let version: number | null = null;
+    if (current.artifact.upgrades === "offer" && this.#deps.store !== undefined) {
+      version = await offeredVersion(this.#deps.store(), current).catch(() => null);
+    }
+    this.#offer = { at: current.version, version };
+    return version;
+  }
+
+  /**
+   * Moves the thread to `version` from its leaf on (SPEC §11): refused with nothing stored while a reply runs or
+   * waits, in handoff, or when the leaf already runs on it; a visitor may take only the version offered to it.
+   */
+  async upgrade(version: number, by: UpgradeBy): Promise<Result<UpgradeReply>> {
+    await this.prepare();
+    const busy = this.#checkUpgradable();
+    if (!busy.ok) return busy;
+    if (by === "visitor" && (await this.refreshOffer()) !== version) {
+      return fail("forbidden", "That version is not offered to this thread.");
+    }
+    if (this.#deps.store === undefined) return fail("internal", "The control plane is unavailable.");
+    const target = await loadVersion(this.#deps.store(), this.#deps.binding, version);
+    if (!target.ok) return target;
+    // Checked again after the awaits: a turn may have started meanwhile.
+    const again = this.#checkUpgradable();
+    if (!again.ok) return again;
+    const leaf = this.#stores.entries.latestLeaf();
+    const from = this.current();
+    if (from.version === target.value.version) {
+      return fail("conflict", `The thread already runs on version ${from.version}.`);
+    }
+    const appended = appendVersionChange(this.#deps.storage, this.#stores.entries, {
+      leaf,
+      from,
+      to: target.value,
+      by,
+      now: this.#deps.now(),
+    });
+    if (!appended.ok) return appended;
+    this.#versions.add(target.value);
+    this.#offer = null;
+    this.#receivers.send({ type: "entry", entry: toWireEntry(appended.value) });
+    this.#project();
+    return ok({
+      threadId: this.binding.threadId,
+      fromVersion: from.version,
+      toVersion: target.value.version,
+      entryId: appended.value.id,
+    });
+  }
+
+  #checkUpgradable(): Result<null> {
+    if (this.#handoff.state() !== null) {
+      return fail("conflict", "A person is handling this thread; end the handoff before upgrading it.");
+    }
+    if (this.#lifecycle.live !== null || this.#stores.runs.active().length > 0) {
+      return fail("conflict", "A reply is still being written; wait for it or cancel it.");
+    }
+    return ok(null);
   }
 
   /** Who answers the user now, and the tenant's commands that change it (SPEC §8). */

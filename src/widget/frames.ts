@@ -4,7 +4,7 @@ import type { ServerFrame, WireEntry } from "../shared/protocol";
 import { isObj, isStr, type Obj, oneOf, optional } from "./checks";
 import { isPresentation } from "./presentation-rules";
 
-const KINDS = ["message", "event", "model_change", "label", "summary", "custom"];
+const KINDS = ["message", "event", "model_change", "label", "summary", "custom", "version_change"];
 const ROLES = ["user", "assistant", "tool", "system", "human_agent"];
 const MODES = ["agent", "handoff"];
 const RATINGS = ["up", "down"];

@@ -54,6 +54,7 @@ export const DEFAULT_STRINGS = {
   handoffWaiting: "A person will reply soon.",
   handoffWith: "You're chatting with {name}",
   handoffEnded: "You're chatting with {agent} again.",
+  updated: "Updated to a new version",
 };
 
 export type Strings = typeof DEFAULT_STRINGS;

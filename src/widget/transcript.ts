@@ -36,6 +36,8 @@ export interface TranscriptLabels {
   agent: () => string;
   /** The label of a person's message that carries no name. */
   person: () => string;
+  /** The divider a `version_change` entry shows. */
+  updated: () => string;
 }
 
 export class Transcript {
@@ -125,6 +127,12 @@ export class Transcript {
   /** The final entry of a reply replaces whatever was streamed: the stored text is the truth. */
   finalEntry(entry: WireEntry): Item | null {
     const { role } = entry;
+    if (entry.kind === "version_change") {
+      // A quiet divider: the conversation goes on on a newer version of the agent.
+      const item = this.upsert(entryKey(entry), "user", this.#labels.updated(), "done");
+      item.el.className = "vc";
+      return item;
+    }
     if (entry.kind !== "message" || (role !== "user" && role !== "assistant" && role !== "human_agent"))
       return null;
     const state: ItemState =

@@ -102,6 +102,7 @@ class Widget {
         you: () => this.#s.you,
         agent: () => this.#conversation.agentName || this.#s.agent,
         person: () => this.#s.person,
+        updated: () => this.#s.updated,
       },
       (away) => {
         panel.pill.hidden = !away;

@@ -226,6 +226,7 @@ describe("version guards", () => {
         agentVersion: 1,
         versionId: "stale",
         artifactDigest: "stale",
+        leafVersion: 1,
         state: "{}",
         mode: "agent",
         title: "stale title",

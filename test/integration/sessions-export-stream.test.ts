@@ -24,7 +24,11 @@ function wholeDocument(
   const runs = new RunStore(storage, { now });
   const calls = new ToolCallStore(storage, { now });
   const usage = new UsageStore(storage, { now });
-  const allEntries = entries.all({ limit: 1000 }).map((e) => ({ ...e, createdAt: iso(e.createdAt) }));
+  const allEntries = entries.all({ limit: 1000 }).map(({ agentVersion, createdAt, ...e }) => ({
+    ...e,
+    version: agentVersion ?? binding.version,
+    createdAt: iso(createdAt),
+  }));
   const allRuns: unknown[] = [];
   const toolCalls: unknown[] = [];
   for (const row of storage.sql.exec("SELECT id FROM runs ORDER BY created_at, rowid").toArray()) {

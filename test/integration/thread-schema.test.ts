@@ -27,6 +27,7 @@ const OUR_TABLES = [
   "run_chunks",
   "runs",
   "thread_events",
+  "thread_versions",
   "tool_calls",
   "usage",
 ];

@@ -19,6 +19,8 @@ export interface MessageRow {
   toolCalls: string | null;
   /** `human_agent` messages: the person's display name. */
   authorName: string | null;
+  /** The agent version in effect at the entry (SPEC §11): the one that produced it. */
+  agentVersion: number;
   /** Only the projection's upsert guard reads it. */
   version: number;
   createdAt: string;
@@ -28,14 +30,16 @@ export interface MessageRow {
  * The row as a reader gets it: its tool calls parsed (null when unreadable), its current feedback (from
  * `agent_message_feedback`; null when none or cleared), without the projection's version.
  */
-export type MessageRecord = Omit<MessageRow, "toolCalls" | "version"> & {
+export type MessageRecord = Omit<MessageRow, "toolCalls" | "version" | "agentVersion"> & {
   toolCalls: JsonValue | null;
+  /** The agent version that produced it; null for a row projected before versions were recorded and not backfilled. */
+  version: number | null;
   feedback: { rating: "up" | "down"; comment: string | null; at: string } | null;
 };
 
 /** The columns a read selects (`m`: agent_messages, `f`: its feedback), in the order of `messageRecordSchema`. */
 export const MESSAGE_COLUMNS = `m.id, m.seq, m.parent_id, m.run_id, m.kind, m.role, m.content, m.status,
-  m.tool_call_id, m.tool_name, m.tool_calls, m.author_name, f.rating AS feedback_rating,
+  m.tool_call_id, m.tool_name, m.tool_calls, m.author_name, m.agent_version, f.rating AS feedback_rating,
   f.comment AS feedback_comment, f.updated_at AS feedback_at, m.created_at`;
 
 function jsonOrNull(text: string): JsonValue | null {
@@ -60,6 +64,7 @@ export const messageRecordSchema = z
     tool_name: z.string().nullable(),
     tool_calls: z.string().nullable(),
     author_name: z.string().nullable(),
+    agent_version: z.number().int().nullable(),
     feedback_rating: z.enum(["up", "down"]).nullable(),
     feedback_comment: z.string().nullable(),
     feedback_at: z.string().nullable(),
@@ -79,6 +84,7 @@ export const messageRecordSchema = z
       toolName: r.tool_name,
       toolCalls: r.tool_calls === null ? null : jsonOrNull(r.tool_calls),
       authorName: r.author_name,
+      version: r.agent_version,
       feedback:
         r.feedback_rating === null || r.feedback_at === null
           ? null

@@ -10,5 +10,6 @@ export const MIGRATIONS: readonly string[] = [
   "0007_thread_context.sql",
   "0008_handoff_feedback.sql",
   "0009_webhook_endpoints.sql",
+  "0011_thread_upgrades.sql",
   "0012_legal_holds_agent_retention.sql",
 ];

@@ -19,6 +19,8 @@ export interface SessionSnapshot {
   agentVersion: number;
   versionId: string;
   artifactDigest: string;
+  /** The version of the current leaf (SPEC §11); the pinned one until an upgrade. */
+  leafVersion: number;
   /** JSON text. */
   state: string;
   /** `agent` | `handoff`. */
@@ -107,14 +109,15 @@ const LIVE_THREAD = "FROM threads t WHERE t.tenant_id = ? AND t.id = ? AND t.del
 /** Every statement this file sends, exported so a test can check that each binds the tenant. */
 export const PROJECTION_SQL = {
   upsertSession: `INSERT INTO agent_sessions (tenant_id, id, agent_id, agent_name, environment, agent_version,
-      version_id, artifact_digest, user_id, state, mode, title, message_count, last_message_at, projected_seq,
-      retention_max_age_days, retention_max_messages, retention_due_at, version, created_at, updated_at)
-    SELECT t.tenant_id, t.id, ?, ?, ?, ?, ?, ?, t.subject, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, t.created_at, ?
+      version_id, artifact_digest, leaf_version, user_id, state, mode, title, message_count, last_message_at,
+      projected_seq, retention_max_age_days, retention_max_messages, retention_due_at, version, created_at, updated_at)
+    SELECT t.tenant_id, t.id, ?, ?, ?, ?, ?, ?, ?, t.subject, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, t.created_at, ?
     ${LIVE_THREAD}
     ON CONFLICT (tenant_id, id) DO UPDATE SET
       agent_id = excluded.agent_id, agent_name = excluded.agent_name, environment = excluded.environment,
       agent_version = excluded.agent_version, version_id = excluded.version_id,
-      artifact_digest = excluded.artifact_digest, state = excluded.state, mode = excluded.mode,
+      artifact_digest = excluded.artifact_digest, leaf_version = excluded.leaf_version, state = excluded.state,
+      mode = excluded.mode,
       title = excluded.title,
       message_count = excluded.message_count, last_message_at = excluded.last_message_at,
       projected_seq = excluded.projected_seq, retention_max_age_days = excluded.retention_max_age_days,
@@ -123,14 +126,15 @@ export const PROJECTION_SQL = {
       version = excluded.version, updated_at = excluded.updated_at
     WHERE excluded.version > agent_sessions.version`,
   upsertMessage: `INSERT INTO agent_messages (tenant_id, session_id, id, seq, parent_id, run_id, kind, role, content,
-      status, tool_call_id, tool_name, tool_calls, author_name, user_id, version, created_at)
-    SELECT t.tenant_id, t.id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, t.subject, ?, ?
+      status, tool_call_id, tool_name, tool_calls, author_name, agent_version, user_id, version, created_at)
+    SELECT t.tenant_id, t.id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, t.subject, ?, ?
     ${LIVE_THREAD}
     ON CONFLICT (tenant_id, session_id, id) DO UPDATE SET
       seq = excluded.seq, parent_id = excluded.parent_id, run_id = excluded.run_id, kind = excluded.kind,
       role = excluded.role, content = excluded.content, status = excluded.status,
       tool_call_id = excluded.tool_call_id, tool_name = excluded.tool_name, tool_calls = excluded.tool_calls,
-      author_name = excluded.author_name, user_id = excluded.user_id, version = excluded.version, created_at = excluded.created_at
+      author_name = excluded.author_name, agent_version = excluded.agent_version, user_id = excluded.user_id,
+      version = excluded.version, created_at = excluded.created_at
     WHERE excluded.version > agent_messages.version`,
   upsertRun: `INSERT INTO agent_runs (tenant_id, session_id, id, agent_id, version_id, status, day, user_entry_id,
       assistant_entry_id, abort_reason, error_code, error_message, version, created_at, started_at, ended_at)
@@ -194,6 +198,7 @@ export function upsertSession(db: D1Database, scope: ThreadScope, s: SessionSnap
       s.agentVersion,
       s.versionId,
       s.artifactDigest,
+      s.leafVersion,
       s.state,
       s.mode,
       s.title,
@@ -226,6 +231,7 @@ export function upsertMessage(db: D1Database, scope: ThreadScope, m: MessageRow)
       m.toolName,
       m.toolCalls,
       m.authorName,
+      m.agentVersion,
       m.version,
       m.createdAt,
       scope.tenantId,

@@ -25,8 +25,11 @@ export interface SessionRecord {
   agentId: string;
   agentName: string;
   environment: Environment;
+  /** The pinned version. */
   agentVersion: number;
   artifactDigest: string;
+  /** The version of the current leaf (SPEC §11). */
+  leafVersion: number;
   subject: string;
   state: { leafId: string | null; lastRun: { id: string; status: RunStatusName } | null };
   mode: "agent" | "handoff";
@@ -57,8 +60,8 @@ export interface MessagePosition {
 const RUN_STATUS_NAMES = ["queued", "running", "succeeded", "failed", "aborted"] as const;
 type RunStatusName = (typeof RUN_STATUS_NAMES)[number];
 
-const SESSION_COLUMNS = `tenant_id, id, agent_id, agent_name, environment, agent_version, artifact_digest, user_id,
-  state, mode, title, message_count, last_message_at, created_at, updated_at`;
+const SESSION_COLUMNS = `tenant_id, id, agent_id, agent_name, environment, agent_version, artifact_digest,
+  leaf_version, user_id, state, mode, title, message_count, last_message_at, created_at, updated_at`;
 
 /** Messages with their current feedback; the join stays inside the message's tenant and session. */
 const MESSAGES_FROM = `FROM agent_messages m LEFT JOIN agent_message_feedback f
@@ -188,6 +191,7 @@ const sessionRow = z
     environment: environmentSchema,
     agent_version: z.number().int(),
     artifact_digest: z.string(),
+    leaf_version: z.number().int().nullable(),
     user_id: z.string(),
     state: z.string(),
     mode: z.enum(["agent", "handoff"]).catch("agent"),
@@ -206,6 +210,7 @@ const sessionRow = z
       environment: r.environment,
       agentVersion: r.agent_version,
       artifactDigest: r.artifact_digest,
+      leafVersion: r.leaf_version ?? r.agent_version,
       subject: r.user_id,
       state: stateSchema.parse(parseJsonText(r.state)),
       mode: r.mode,

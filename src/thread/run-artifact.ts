@@ -1,0 +1,76 @@
+// The artifact a turn runs on (SPEC §11): the pin, or the version a `version_change` above the turn moved it to.
+import { fail, ok, type Result } from "../errors";
+import type { Entry } from "../storage/entry-store";
+import type { ThreadBinding } from "../storage/pin-store";
+import { readThreadVersion, type ThreadVersion } from "../storage/thread-versions";
+
+const tampered = () => fail("internal", "The thread's agent version failed its digest check.");
+
+/**
+ * The thread's verified bindings by version number: the pin, and every version the thread was upgraded to, each
+ * re-verified against its digest once per object lifetime (like the pin), so a turn resolves its binding without
+ * waiting.
+ */
+export class VersionBindings {
+  readonly #storage: DurableObjectStorage;
+  readonly #pin: ThreadBinding;
+  readonly #verified = new Map<number, ThreadBinding>();
+  readonly #tampered = new Set<number>();
+  #loading: Promise<void> | null = null;
+
+  constructor(storage: DurableObjectStorage, pin: ThreadBinding) {
+    this.#storage = storage;
+    this.#pin = pin;
+  }
+
+  get pin(): ThreadBinding {
+    return this.#pin;
+  }
+
+  /** Reads and verifies every stored upgrade target (once; the thread holds a handful at most). */
+  load(): Promise<void> {
+    this.#loading ??= this.#read();
+    return this.#loading;
+  }
+
+  async #read(): Promise<void> {
+    const numbers = this.#storage.sql
+      .exec("SELECT version FROM thread_versions ORDER BY version")
+      .toArray()
+      .map((row) => Number(row.version));
+    for (const version of numbers) {
+      if (this.#verified.has(version)) continue;
+      const read = await readThreadVersion(this.#storage, version);
+      if (!read.ok) this.#tampered.add(version);
+      else if (read.version !== null) this.add(read.version);
+    }
+  }
+
+  /** A version just verified and stored by an upgrade. */
+  add(version: ThreadVersion): void {
+    this.#tampered.delete(version.version);
+    this.#verified.set(version.version, {
+      ...this.#pin,
+      versionId: version.versionId,
+      version: version.version,
+      digest: version.digest,
+      artifact: version.artifact,
+    });
+  }
+
+  /** The binding of an entry's `agentVersion` (null or the pin's number: the pin). */
+  at(agentVersion: number | null): Result<ThreadBinding> {
+    if (agentVersion === null || agentVersion === this.#pin.version) return ok(this.#pin);
+    const binding = this.#verified.get(agentVersion);
+    return binding === undefined || this.#tampered.has(agentVersion) ? tampered() : ok(binding);
+  }
+}
+
+/**
+ * THE artifact a run runs on: the binding in effect at `at` — the turn's user message, or (before it is stored) the
+ * entry it goes below; null (a new root) is the pin. Every version-dependent part of a turn (instructions, model,
+ * tools, limits, the run's recorded version) comes from this one answer.
+ */
+export function runArtifact(versions: VersionBindings, at: Entry | null): Result<ThreadBinding> {
+  return versions.at(at?.agentVersion ?? null);
+}
