@@ -7,6 +7,8 @@ import { z } from "zod";
 import { tenantRunQuota } from "../../src/auth/run-quota";
 import { type Artifact, artifactSchema } from "../../src/control/artifact";
 import { canonicalJson, digestOf, sha256Hex } from "../../src/control/canonical-json";
+import { buildPrompt } from "../../src/models/prompt";
+import { PROMPT_BUILDERS, type PromptBuilder } from "../../src/models/prompt-builders";
 import { resolveModel } from "../../src/models/resolve-model";
 import { runInputResponse } from "../../src/shared/sessions-api";
 import { adoptThreadContext } from "../../src/storage/context-store";
@@ -318,6 +320,35 @@ describe.each(providers)("the rebuilt input of every run with the $name adapter"
 });
 
 describe("rebuilding a run's input", () => {
+  it("uses the builder the run recorded, after a newer one is registered; a changed builder fails verification", async () => {
+    const tenant = await createTenant();
+    const binding = await bindingFor(tenant.tenantId, { provider: "local", model: "echo" });
+    const newer: PromptBuilder = (input) => buildPrompt(input).filter((m) => m.role !== "system");
+    const stub = env.THREAD.get(env.THREAD.idFromName(crypto.randomUUID()));
+    const outcome = await runInDurableObject(stub, async (_instance, state) => {
+      const runtime = runtimeOver(state, env, binding);
+      const accepted = await runtime.accept({
+        kind: "send",
+        clientMessageId: "cm_1",
+        text: "Hi",
+        subject: "vis_alice",
+      });
+      if (!accepted.ok) throw new Error(accepted.message);
+      await runtime.settled(accepted.value.run.id);
+      const runId = accepted.value.run.id;
+      return {
+        withNewer: await rebuildRunInput(state.storage, binding, runId, { ...PROMPT_BUILDERS, pb2: newer }),
+        // What the audit would catch: the code registered as pb1 changed after the run.
+        drifted: await rebuildRunInput(state.storage, binding, runId, { pb1: newer }),
+        unregistered: await rebuildRunInput(state.storage, binding, runId, { pb2: newer }),
+      };
+    });
+    expect(outcome.withNewer).toMatchObject({ ok: true, value: { promptBuilder: "pb1", verified: true } });
+    expect(outcome.withNewer.ok && outcome.withNewer.value.messages[0]).toMatchObject({ role: "system" });
+    expect(outcome.drifted).toMatchObject({ ok: true, value: { verified: false } });
+    expect(outcome.unregistered).toMatchObject({ ok: false, code: "internal" });
+  });
+
   it("finds no input for a run that never reached a model, and none for an unknown run", async () => {
     const tenant = await createTenant();
     // No secret is stored under the key's alias: the model cannot be resolved, so the run fails before any call.
