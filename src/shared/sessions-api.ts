@@ -151,3 +151,4 @@ export const runInputResponse = z.object({
   }),
   verified: z.boolean(),
 });
+export type RunInputResponse = z.infer<typeof runInputResponse>;
