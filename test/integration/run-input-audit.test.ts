@@ -385,14 +385,19 @@ describe("rebuilding a run's input", () => {
 
 const replyBody = z.object({ run: z.object({ id: z.string(), status: z.string() }) });
 
-async function sendOverHttp(threadId: string, token: string, text: string): Promise<string> {
+async function sendOverHttp(
+  threadId: string,
+  token: string,
+  text: string,
+  status = "succeeded",
+): Promise<string> {
   const res = await api(`/v1/threads/${threadId}/messages`, {
     method: "POST",
     headers: { Authorization: `Bearer ${token}`, Origin: ORIGIN },
     body: { clientMessageId: clientMessageId(), text },
   });
   const body = await json(res, 201, replyBody);
-  expect(body.run.status).toBe("succeeded");
+  expect(body.run.status).toBe(status);
   return body.run.id;
 }
 
@@ -435,5 +440,20 @@ describe("GET /v1/sessions/:threadId/runs/:runId/input", () => {
     const erased = await api(`/v1/sessions/${launched.threadId}`, { method: "DELETE", key: agent.apiKey });
     expect(erased.status).toBe(204);
     await expectError(await api(path, { key: agent.apiKey }), 404, "not_found");
+  });
+
+  it("answers 404 with the reason for a run that never reached a model", async () => {
+    // The key's secret was never stored: the model cannot be resolved, so the run fails before any model call.
+    const agent = await liveAgent({
+      artifact: { model: { provider: "anthropic", model: "claude-fake", apiKeySecret: "never-set" } },
+    });
+    const launched = await launch(agent.publicKey);
+    const runId = await sendOverHttp(launched.threadId, launched.token, "Hello", "failed");
+    const error = await expectError(
+      await api(`/v1/sessions/${launched.threadId}/runs/${runId}/input`, { key: agent.apiKey }),
+      404,
+      "not_found",
+    );
+    expect(error.message).toContain("never reached a model");
   });
 });
