@@ -25,6 +25,7 @@ import type {
   HandoffResponse,
   HumanMessageRequest,
   MessageResponse,
+  RunInputResponse,
   SessionResponse,
   sessionListQuery,
   UsageResponse,
@@ -50,6 +51,7 @@ export type {
   HandoffResponse,
   HumanMessageRequest,
   MessageResponse,
+  RunInputResponse,
   SessionResponse,
   UsageResponse,
 } from "../shared/sessions-api";
@@ -162,6 +164,10 @@ class Sessions {
   /** The thread's full export document (docs/storage.md). */
   export(threadId: string): Promise<Record<string, unknown>> {
     return this.t.json("GET", `/v1/sessions/${seg(threadId)}/export`);
+  }
+  /** A run's audit record and model input, rebuilt from storage; `verified` when it hashes to `inputDigest`. */
+  runInput(threadId: string, runId: string): Promise<RunInputResponse> {
+    return this.t.json("GET", `/v1/sessions/${seg(threadId)}/runs/${seg(runId)}/input`);
   }
   /** Erases the thread object and its D1 rows; its tokens stop working. */
   delete(threadId: string): Promise<void> {

@@ -7,6 +7,7 @@ import type { ModelConfig } from "../control/artifact";
 import { localHttpAllowed, modelUrlProblem } from "../control/url-policy";
 import { fail, ok, type Result } from "../errors";
 import { createLocalModel } from "./local-model";
+import { configParameters } from "./model-input";
 
 export interface ResolveModelDeps {
   env: Env;
@@ -28,10 +29,7 @@ function isAiBinding(value: unknown): value is Ai {
 
 /** The config's sampling settings become per-call defaults, so a caller cannot forget them. */
 function withDefaults(model: LanguageModelV4, config: ModelConfig): LanguageModelV4 {
-  const defaults = {
-    ...(config.temperature !== undefined ? { temperature: config.temperature } : {}),
-    ...(config.maxOutputTokens !== undefined ? { maxOutputTokens: config.maxOutputTokens } : {}),
-  };
+  const defaults = configParameters(config);
   if (Object.keys(defaults).length === 0) return model;
   return {
     specificationVersion: "v4",

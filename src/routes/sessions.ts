@@ -21,6 +21,7 @@ import {
   humanMessageRequest,
   messageResponse,
   pageQuery,
+  runInputResponse,
   sessionListQuery,
   sessionResponse,
   upgradeRequest,
@@ -38,6 +39,7 @@ import { eraseThreadRecord, findThread, type ThreadRecord } from "../storage/d1/
 import { newEventId } from "../storage/thread-events";
 
 const THREAD_ID = /^[A-Za-z0-9_-]{1,128}$/;
+const RUN_ID = /^[A-Za-z0-9_-]{1,128}$/;
 
 function tenantScope(c: AppContext): ReadScope {
   return { kind: "tenant", tenantId: c.get("tenant").tenantId };
@@ -268,6 +270,27 @@ export const sessions = new Hono<AppEnv>()
         "Content-Type": "application/json",
         "Content-Disposition": `attachment; filename="thread-${thread.id}.json"`,
       });
+    },
+  )
+  .get(
+    "/:threadId/runs/:runId/input",
+    describeRoute(
+      operation({
+        tag: "Sessions",
+        summary: "A run's model input, rebuilt from storage, with its audit record",
+        auth: "tenantKey",
+        response: { status: 200, schema: runInputResponse },
+        errors: [404, 502],
+      }),
+    ),
+    async (c) => {
+      const runId = c.req.param("runId");
+      if (!RUN_ID.test(runId)) throw errors.notFound("Run");
+      const thread = await registryRow(c, { includeDeleted: false });
+      const stub = await threadStubFor(c.env, thread);
+      const view = await call(() => stub.runInput(rowAddress(thread), runId));
+      if (view === null) throw errors.notFound("Run");
+      return c.json(runInputResponse.parse(view));
     },
   )
   .post(

@@ -171,3 +171,29 @@ export const humanMessageRequest = z.strictObject({
   authorName: agentName.optional(),
 });
 export type HumanMessageRequest = z.infer<typeof humanMessageRequest>;
+
+/**
+ * A run's audit record with its model input rebuilt from storage (SPEC §11): the canonical JSON of
+ * `{model, messages, tools, parameters}` hashes to `inputDigest`; `verified` says the server checked that it does.
+ */
+export const runInputResponse = z.object({
+  runId: z.string(),
+  inputDigest: z
+    .string()
+    .describe("`sha256:` + hex of the canonical JSON of {model, messages, tools, parameters}."),
+  promptBuilder: z.string().describe("The prompt builder that made the input, e.g. `pb1`."),
+  artifactDigest: z.string(),
+  agentVersion: z.number().int(),
+  contextVersion: z.number().int().describe("The thread's context version in force for the run (0: none)."),
+  userEntryId: z.string(),
+  model: z.string().describe("`<provider>/<model id>` as the artifact names it."),
+  messages: z.array(z.record(z.string(), z.unknown())).describe("The LanguageModelV4 prompt, system first."),
+  tools: z.array(z.record(z.string(), z.unknown())).describe("The function tools, identity fields hidden."),
+  parameters: z.object({
+    temperature: z.number().optional(),
+    maxOutputTokens: z.number().int().optional(),
+    toolChoice: z.object({ type: z.literal("auto") }).optional(),
+  }),
+  verified: z.boolean(),
+});
+export type RunInputResponse = z.infer<typeof runInputResponse>;

@@ -1,4 +1,5 @@
-// The thread object's copy of its context variables (SPEC §8), kept in `meta` with the registry version it came from.
+// The thread object's copy of its context variables (SPEC §8), kept in `meta` with the registry version it came from,
+// and every version it adopted, so a run's instructions can be rendered again with the context it ran under.
 import { z } from "zod";
 import { type ContextVariables, contextVariablesSchema } from "../control/context-variables";
 import { readMeta, writeMeta } from "./thread-meta";
@@ -37,6 +38,32 @@ export function adoptThreadContext(storage: DurableObjectStorage, next: ThreadCo
   return storage.transactionSync(() => {
     if (next.version <= readThreadContext(storage).version) return false;
     writeMeta(storage, CONTEXT_KEY, JSON.stringify(next));
+    keepContextVersion(storage, next);
     return true;
   });
+}
+
+/** Keeps `context` under its version (once; versions never change what they hold). Version 0 is "none", not kept. */
+export function keepContextVersion(storage: DurableObjectStorage, context: ThreadContext): void {
+  if (context.version === 0) return;
+  storage.sql.exec(
+    "INSERT INTO context_versions (version, variables_json) VALUES (?, ?) ON CONFLICT (version) DO NOTHING",
+    context.version,
+    JSON.stringify(context.variables),
+  );
+}
+
+/** The variables the thread held at `version` ({} for 0), or null when that version was never adopted here. */
+export function readContextVersion(storage: DurableObjectStorage, version: number): ContextVariables | null {
+  if (version === 0) return {};
+  const row = storage.sql
+    .exec("SELECT variables_json FROM context_versions WHERE version = ?", version)
+    .toArray()[0];
+  if (row === undefined) return null;
+  try {
+    const parsed = contextVariablesSchema.safeParse(JSON.parse(String(row.variables_json)));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  }
 }

@@ -2,6 +2,7 @@
 //
 // Rules: never edit or reorder a released migration; add a new one with the next version number. Table names never
 // start with `cf_` (the agents SDK owns `cf_agents_*` and `cf_agent_*` in the same database).
+import { keepContextVersion, readThreadContext } from "./context-store";
 import { rebuildAncestry } from "./entry-ancestry";
 import { readMeta, writeMeta } from "./thread-meta";
 
@@ -274,6 +275,24 @@ export const THREAD_MIGRATIONS: readonly ThreadMigration[] = [
         added_at INTEGER NOT NULL
       )`,
     ],
+  },
+  {
+    version: 11,
+    up: [
+      // A run's audit record (SPEC §11): the digest of its first model call's input, the prompt builder and the
+      // artifact that made it, and the context version in force; all NULL for a run that never reached a model.
+      `ALTER TABLE runs ADD COLUMN input_digest TEXT`,
+      `ALTER TABLE runs ADD COLUMN prompt_builder TEXT`,
+      `ALTER TABLE runs ADD COLUMN artifact_digest TEXT`,
+      `ALTER TABLE runs ADD COLUMN context_version INTEGER`,
+      // Every context the thread adopted, kept so a run's instructions can be rendered again after a later launch
+      // replaced them; the one in force is still `meta.launch_context`.
+      `CREATE TABLE context_versions (
+        version INTEGER PRIMARY KEY,
+        variables_json TEXT NOT NULL
+      )`,
+    ],
+    backfill: (storage) => keepContextVersion(storage, readThreadContext(storage)),
   },
 ];
 

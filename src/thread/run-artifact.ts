@@ -1,8 +1,10 @@
 // The artifact a turn runs on (SPEC §11): the pin, or the version a `version_change` above the turn moved it to.
+import type { Artifact } from "../control/artifact";
 import { fail, ok, type Result } from "../errors";
 import type { Entry } from "../storage/entry-store";
 import type { ThreadBinding } from "../storage/pin-store";
 import { readThreadVersion, type ThreadVersion } from "../storage/thread-versions";
+import { DEFAULT_CONTEXT_TOKENS } from "./thread-limits";
 
 const tampered = () => fail("internal", "The thread's agent version failed its digest check.");
 
@@ -58,6 +60,15 @@ export class VersionBindings {
     });
   }
 
+  /** The verified binding whose artifact has `digest`, or null. */
+  byDigest(digest: string): ThreadBinding | null {
+    if (this.#pin.digest === digest) return this.#pin;
+    for (const [version, binding] of this.#verified) {
+      if (binding.digest === digest && !this.#tampered.has(version)) return binding;
+    }
+    return null;
+  }
+
   /** The binding of an entry's `agentVersion` (null or the pin's number: the pin). */
   at(agentVersion: number | null): Result<ThreadBinding> {
     if (agentVersion === null || agentVersion === this.#pin.version) return ok(this.#pin);
@@ -73,4 +84,21 @@ export class VersionBindings {
  */
 export function runArtifact(versions: VersionBindings, at: Entry | null): Result<ThreadBinding> {
   return versions.at(at?.agentVersion ?? null);
+}
+
+/**
+ * The artifact a stored run ran on, by the digest its audit record holds: the pin or a version the thread was
+ * upgraded to (each re-verified against its digest when loaded), or null when this thread no longer has it.
+ */
+export async function artifactOfRun(
+  versions: VersionBindings,
+  digest: string,
+): Promise<ThreadBinding | null> {
+  await versions.load();
+  return versions.byDigest(digest);
+}
+
+/** The prompt budget of runs on `artifact`. */
+export function contextBudget(artifact: Artifact): number {
+  return artifact.limits?.maxContextTokens ?? DEFAULT_CONTEXT_TOKENS;
 }

@@ -2,13 +2,15 @@
 // cancels, seals and recovers runs.
 import type { RunSlot } from "../auth/run-quota";
 import { fail, ok, type Result } from "../errors";
-import { buildPrompt } from "../models/prompt";
+import { inputDigest, type ModelInput, modelInputOf } from "../models/model-input";
+import { CURRENT_PROMPT_BUILDER, currentPromptBuilder } from "../models/prompt-builders";
 import { runTurn } from "../models/turn";
 import type { ErrorCode, ErrorReason } from "../shared/errors";
 import { LIMITS, type MultitaskStrategy, type ServerFrame } from "../shared/protocol";
 import type { Entry } from "../storage/entry-store";
 import type { ThreadBinding } from "../storage/pin-store";
 import type { QueuedTurnRecord, QueuedTurnStore } from "../storage/queued-turn-store";
+import { recordInputDigest, recordRunAudit } from "../storage/run-audit-store";
 import type { Run, RunError } from "../storage/run-store";
 import { toWireEntry } from "./frames";
 import { LiveRun, persistedText, runFrame, type StreamReceivers } from "./live-run";
@@ -16,11 +18,11 @@ import { multitaskStrategy, queuedFrame, queuedTurnOf, requestOfQueued } from ".
 import { placeUserTurn, type TurnRequest, type UserTurnPlace } from "./place-user-turn";
 import type { PromptHistory } from "./prompt-history";
 import type { RequestMeta } from "./request-meta";
-import { runArtifact, type VersionBindings } from "./run-artifact";
+import { contextBudget, runArtifact, type VersionBindings } from "./run-artifact";
 import { recordRunEvent } from "./run-events";
 import type { RunStores } from "./run-stores";
 import { wireRun } from "./run-wiring";
-import { DEFAULT_CONTEXT_TOKENS, threadLimits } from "./thread-limits";
+import { threadLimits } from "./thread-limits";
 import { type StoredToolCall, toolCallsOfSteps } from "./tool-history";
 import { logTurn } from "./turn-log";
 
@@ -544,20 +546,32 @@ export class RunLifecycle {
       return this.#seal(running.value, "", { status: "failed", error: runError(wiring.turn) }, live.stores);
     }
 
-    const maxContextTokens = binding.artifact.limits?.maxContextTokens ?? DEFAULT_CONTEXT_TOKENS;
+    const maxContextTokens = contextBudget(binding.artifact);
     const history = this.#deps.history.historyFor(userEntry, maxContextTokens);
-    const result = await runTurn({
+    const prompt = currentPromptBuilder({
+      instructions: wiring.instructions,
+      branch: history,
+      maxContextTokens,
+    });
+    recordRunAudit(this.#deps.storage, live.runId, {
+      promptBuilder: CURRENT_PROMPT_BUILDER,
+      artifactDigest: binding.digest,
+      contextVersion: wiring.contextVersion,
+    });
+    const turn = runTurn({
       ...wiring.turn.value,
-      prompt: buildPrompt({
-        instructions: wiring.instructions,
-        branch: history,
-        maxContextTokens,
-      }),
+      prompt,
       signal: live.controller.signal,
       maxSteps: MAX_MODEL_STEPS,
       stallTimeoutMs: STALL_TIMEOUT_MS,
       onDelta: (delta) => live.push(delta),
     });
+    const digested = this.#recordInputDigest(
+      live.runId,
+      modelInputOf(binding.artifact.model, prompt, wiring.turn.value.tools),
+    );
+    const result = await turn;
+    await digested;
     // Deltas of the model's last event-loop turn are stored and sent before the reply entry.
     live.flush();
 
@@ -596,6 +610,20 @@ export class RunLifecycle {
   #bindingOfRun(run: Run): ThreadBinding {
     const user = run.userEntryId === null ? null : this.#deps.stores.entries.get(run.userEntryId);
     return this.#bindingAt(user);
+  }
+
+  /**
+   * Digests the input the run's first model call was handed and records it, once that call is under way: the
+   * canonical JSON and the hash run while the request is in flight, never before the first delta can be asked for.
+   * A digest that fails (a bug) is logged and leaves the run without one; the run itself is never failed for it.
+   */
+  async #recordInputDigest(runId: string, input: ModelInput): Promise<void> {
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    try {
+      recordInputDigest(this.#deps.storage, runId, await inputDigest(input));
+    } catch (error) {
+      console.error(JSON.stringify({ level: "error", message: "input digest failed", error: String(error) }));
+    }
   }
 
   /**

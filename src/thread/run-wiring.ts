@@ -9,14 +9,14 @@ import { readThreadContext } from "../storage/context-store";
 import type { ThreadBinding } from "../storage/pin-store";
 import { redactText } from "../storage/redact";
 import { executeToolCall } from "../tools/execute-tool";
+import { modelTools } from "../tools/model-tools";
 import {
   HANDOFF_REQUESTED_OUTPUT,
   handoffEnabled,
   handoffReason,
   REQUEST_HANDOFF_TOOL,
-  requestHandoffTool,
 } from "../tools/request-handoff";
-import { toolDefinitions, toolNamed } from "../tools/tool-definitions";
+import { toolNamed } from "../tools/tool-definitions";
 import { webhookSecretRedactions } from "../tools/webhook-signature";
 import { recordHandoffRequest } from "./handoff";
 import { openRunStores, type RunStores } from "./run-stores";
@@ -35,6 +35,8 @@ export interface RunWiring {
   stores: RunStores;
   /** The artifact's instructions with the thread's context variables filled in (SPEC §8). */
   instructions: string;
+  /** The version of the thread's context those variables came from (0: none), for the run's audit record. */
+  contextVersion: number;
   /** The model and the tool and usage callbacks runTurn takes, or why the model could not be resolved. */
   turn: Result<Pick<RunTurnInput, "model" | "tools" | "onToolCall" | "onUsage">>;
 }
@@ -62,7 +64,7 @@ export async function wireRun(
   );
   const stores = secrets.length > 0 ? openRunStores(storage, { now, secrets }) : run.stores;
   // Read once per run, so its prompt and every tool call see the same variables.
-  const { variables } = readThreadContext(storage);
+  const { version: contextVersion, variables } = readThreadContext(storage);
   const instructions = expandContext(binding.artifact.instructions, variables);
   // The configured hosts and the one the turn's request came in on: neither a tool nor the model may call them.
   const platformHosts = platformHostsFor(env, run.requestHost);
@@ -71,11 +73,11 @@ export async function wireRun(
     tenantSecret: async (alias) => secretByAlias.get(alias) ?? null,
     platformHosts,
   });
-  if (!model.ok) return { stores, instructions, turn: model };
+  if (!model.ok) return { stores, instructions, contextVersion, turn: model };
 
-  const builtIns = handoffEnabled(binding.artifact) ? [requestHandoffTool] : [];
+  const handoffTool = handoffEnabled(binding.artifact);
   const onToolCall: RunTurnInput["onToolCall"] = async (call, signal) => {
-    if (builtIns.length > 0 && call.toolName === REQUEST_HANDOFF_TOOL) {
+    if (handoffTool && call.toolName === REQUEST_HANDOFF_TOOL) {
       // Stored outside the run's redacting stores, so redacted here: a model may echo a secret it saw.
       const given = handoffReason(call.input);
       const reason = given === undefined ? undefined : redactText(given, secrets);
@@ -139,12 +141,14 @@ export async function wireRun(
     });
   };
 
+  const sent = modelTools(binding.artifact);
   return {
     stores,
     instructions,
+    contextVersion,
     turn: ok({
       model: model.value,
-      ...(tools.length + builtIns.length > 0 ? { tools: [...toolDefinitions(tools), ...builtIns] } : {}),
+      ...(sent.length > 0 ? { tools: sent } : {}),
       onToolCall,
       onUsage,
     }),

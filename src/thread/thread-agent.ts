@@ -40,6 +40,7 @@ import type { HandoffView } from "./handoff";
 import { keepAliveIfLong } from "./keep-alive";
 import { refusalResponse } from "./object-error";
 import { parseRequestMeta, REQUEST_META_HEADER, readRequestMeta } from "./request-meta";
+import { type RunInputView, rebuildRunInput } from "./run-input";
 import { streamingFetch } from "./streaming-fetch";
 import { TenantWatch } from "./tenant-watch";
 import {
@@ -267,6 +268,18 @@ export class ThreadAgent extends Agent<Env> {
       );
     }
     return ok(exportThreadStream(this.ctx.storage, runtime.value.binding));
+  }
+
+  /**
+   * RPC (`GET /v1/sessions/:id/runs/:runId/input`): the run's audit record with its model input rebuilt from this
+   * object's storage, or null for a thread never bound.
+   */
+  async runInput(address: ThreadAddress, runId: string): Promise<RpcResult<RunInputView | null>> {
+    const runtime = await this.#gate.addressed(address);
+    if (!runtime.ok) return runtime;
+    if (runtime.value === null) return ok(null);
+    const rebuilt = await rebuildRunInput(this.ctx.storage, runtime.value.versions, runId);
+    return rebuilt.ok ? rebuilt : refusal(rebuilt);
   }
 
   /** RPC (`DELETE /v1/sessions/:id`): closes every socket and erases all of the object's storage. */

@@ -131,6 +131,11 @@ export class ThreadRuntime {
     return this.#versions.load();
   }
 
+  /** The pin and every version the thread was upgraded to, verified (a stored run's artifact is found here). */
+  get versions(): VersionBindings {
+    return this.#versions;
+  }
+
   /** The pin: the version the thread was bound to, which claims are checked against. */
   get binding(): ThreadBinding {
     return this.#deps.binding;

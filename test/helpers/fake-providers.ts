@@ -30,6 +30,8 @@ export interface RecordedRequest {
   url: string;
   headers: Headers;
   body: unknown;
+  /** The body exactly as sent (for byte-for-byte comparisons). */
+  text: string;
 }
 
 export interface FakeHttpProvider {
@@ -98,7 +100,7 @@ const data = (value: unknown): string => `data: ${JSON.stringify(value)}\n\n`;
 async function record(input: RequestInfo | URL, init: RequestInit | undefined): Promise<RecordedRequest> {
   const request = new Request(input, init);
   const text = await request.text();
-  return { url: request.url, headers: request.headers, body: text === "" ? null : JSON.parse(text) };
+  return { url: request.url, headers: request.headers, body: text === "" ? null : JSON.parse(text), text };
 }
 
 function scripted(replies: FakeReply[]): () => FakeReply {

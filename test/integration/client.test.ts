@@ -120,9 +120,12 @@ describe("agent-threads/client", () => {
       clientMessageId: `cm_${crypto.randomUUID().replace(/-/g, "")}`,
       text: "hello",
     });
-    await reader.next("run", (f) => f.status === "succeeded");
+    const ran = await reader.next("run", (f) => f.status === "succeeded");
     reader.ws.close();
     await drainThread(await threadStub({ tenantId: tenant.tenantId, agentId: agent.id }, session.threadId));
+    if (ran.type !== "run") throw new Error("no run frame");
+    const input = await admin.sessions.runInput(session.threadId, ran.runId);
+    expect(input).toMatchObject({ runId: ran.runId, promptBuilder: "pb1", verified: true });
 
     const listed = listResponse(sessionResponse).parse(await admin.sessions.list({ agentId: agent.id }));
     expect(listed.items.map((s) => s.threadId)).toEqual([session.threadId]);

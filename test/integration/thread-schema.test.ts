@@ -2,8 +2,10 @@
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { adoptThreadContext, readContextVersion, readThreadContext } from "../../src/storage/context-store";
 import { EntryStore } from "../../src/storage/entry-store";
 import { projectedEntrySeq } from "../../src/storage/outbox";
+import { readRunAudit } from "../../src/storage/run-audit-store";
 import { RunStore } from "../../src/storage/run-store";
 import {
   migrateThreadSchema,
@@ -18,6 +20,7 @@ const newThread = () => env.THREAD.get(env.THREAD.idFromName(`thread-schema-${cr
 
 const OUR_TABLES = [
   "append_idempotency",
+  "context_versions",
   "entries",
   "feedback",
   "meta",
@@ -222,6 +225,39 @@ describe("thread schema migrations", () => {
       reason: "context_length",
       message: "Too long.",
     });
+  });
+
+  it("upgrades a v9 thread: its context is kept as a version, and its old runs have no audit record", async () => {
+    const stub = newThread();
+    await runInDurableObject(stub, (_i, state) => {
+      wipeThreadTables(state.storage);
+      migrateThreadSchema(state.storage, THREAD_MIGRATIONS.slice(0, 9));
+      state.storage.sql.exec(
+        "INSERT INTO meta (key, value) VALUES ('launch_context', ?)",
+        JSON.stringify({ version: 4, variables: { name: "Ada" } }),
+      );
+      state.storage.sql.exec("INSERT INTO runs (id, status, created_at) VALUES ('run-old', 'succeeded', 1)");
+    });
+
+    await evictDurableObject(stub);
+    const upgraded = await runInDurableObject(stub, (_i, state) => {
+      const version = migrateThreadSchema(state.storage);
+      const kept = readContextVersion(state.storage, 4);
+      // A later launch replaces the context in force; the earlier version stays readable.
+      adoptThreadContext(state.storage, { version: 5, variables: { name: "Grace" } });
+      return {
+        version,
+        kept,
+        still: readContextVersion(state.storage, 4),
+        current: readThreadContext(state.storage),
+        audit: readRunAudit(state.storage, "run-old"),
+      };
+    });
+    expect(upgraded.version).toBe(THREAD_SCHEMA_VERSION);
+    expect(upgraded.kept).toEqual({ name: "Ada" });
+    expect(upgraded.still).toEqual({ name: "Ada" });
+    expect(upgraded.current).toEqual({ version: 5, variables: { name: "Grace" } });
+    expect(upgraded.audit).toBeNull();
   });
 
   it("upgrades a v5 thread's entries with their depth and jump pointers, so its branches page as before", async () => {

@@ -1,0 +1,482 @@
+// Reproducible message audit (SPEC §11): every run's model input rebuilt from storage is, byte for byte, what the
+// provider received, for each adapter; the HTTP route verifies its digest and keeps tenants and erasure apart.
+import { runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { z } from "zod";
+import { tenantRunQuota } from "../../src/auth/run-quota";
+import { type Artifact, artifactSchema } from "../../src/control/artifact";
+import { canonicalJson, digestOf, sha256Hex } from "../../src/control/canonical-json";
+import { buildPrompt } from "../../src/models/prompt";
+import { PROMPT_BUILDERS, type PromptBuilder } from "../../src/models/prompt-builders";
+import { resolveModel } from "../../src/models/resolve-model";
+import { runInputResponse } from "../../src/shared/sessions-api";
+import { adoptThreadContext } from "../../src/storage/context-store";
+import type { ThreadBinding } from "../../src/storage/pin-store";
+import { readRunAudit } from "../../src/storage/run-audit-store";
+import { VersionBindings } from "../../src/thread/run-artifact";
+import { type RunInputView, rebuildRunInput } from "../../src/thread/run-input";
+import { ThreadRuntime, type TurnRequest } from "../../src/thread/thread-runtime";
+import {
+  type FakeReply,
+  fakeAnthropic,
+  fakeOpenAICompatible,
+  fakeWorkersAI,
+} from "../helpers/fake-providers";
+import { fakeToolServer, jsonResponse } from "../helpers/fake-tool-server";
+import { api, createApiKey, createTenant, expectError, json } from "../helpers/tenants";
+import { clientMessageId, launch, liveAgent, ORIGIN } from "../helpers/threads";
+
+const API_KEY = "sk-test-4f1c9a7e2b8d0e6f";
+const TOOL_ANSWER = { status: "shipped", eta: "Thursday" };
+/** Long enough that a small budget cannot keep the whole branch. */
+const PADDING = " Please be thorough and answer in full sentences.".repeat(12);
+
+const TOOLS = [
+  {
+    name: "lookup",
+    description: "Looks an order up.",
+    url: "https://hooks.example.com/orders",
+    signingSecret: "hook-signing",
+    timeoutMs: 500,
+    // `userId` is identity: the runtime fills it, so the model never sees it in the tool's schema.
+    inputSchema: {
+      type: "object",
+      properties: { orderId: { type: "string" }, userId: { type: "string" } },
+      required: ["orderId", "userId"],
+    },
+  },
+];
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+interface Sent {
+  /** What reached the provider, exactly: the request body for HTTP adapters, the binding's input for Workers AI. */
+  bytes: string;
+}
+
+interface Provider {
+  name: string;
+  model: Record<string, unknown>;
+  /** Installs the fake for the real runs: the env the thread runs with and everything the provider received. */
+  install(replies: FakeReply[]): { env: Env; sent: () => Sent[] };
+}
+
+const workersAiBytes = (call: { model: string; inputs: unknown }) =>
+  JSON.stringify({ model: call.model, inputs: call.inputs });
+
+function httpProvider(
+  name: string,
+  model: Record<string, unknown>,
+  fake: typeof fakeOpenAICompatible,
+): Provider {
+  return {
+    name,
+    model,
+    install(replies) {
+      const provider = fake(replies);
+      vi.spyOn(globalThis, "fetch").mockImplementation(provider.fetch);
+      return { env, sent: () => provider.requests.map((r) => ({ bytes: r.text })) };
+    },
+  };
+}
+
+const PARAMETERS = { temperature: 0.2, maxOutputTokens: 300 };
+
+const providers: Provider[] = [
+  httpProvider(
+    "openai-compatible",
+    {
+      provider: "openai-compatible",
+      model: "gpt-fake",
+      baseUrl: "https://llm.example.test/v1",
+      apiKeySecret: "llm-key",
+      ...PARAMETERS,
+    },
+    fakeOpenAICompatible,
+  ),
+  httpProvider(
+    "anthropic",
+    {
+      provider: "anthropic",
+      model: "claude-fake",
+      baseUrl: "https://anthropic.example.test/v1",
+      apiKeySecret: "llm-key",
+      ...PARAMETERS,
+    },
+    fakeAnthropic,
+  ),
+  {
+    name: "workers-ai",
+    model: { provider: "workers-ai", model: "@cf/meta/llama-3.1-8b-instruct", ...PARAMETERS },
+    install(replies) {
+      const fake = fakeWorkersAI(replies);
+      return {
+        env: { ...env, AI: fake.binding },
+        sent: () => fake.calls.map((c) => ({ bytes: workersAiBytes(c) })),
+      };
+    },
+  },
+];
+
+/**
+ * Feeds a rebuilt input (as the HTTP route answers it, through JSON) to the same adapter against a capturing fake,
+ * the way a turn's first model call does, and returns what that adapter sent.
+ */
+async function replay(provider: Provider, config: Artifact["model"], rebuilt: unknown): Promise<string> {
+  const input = runInputResponse.parse(JSON.parse(JSON.stringify(rebuilt)));
+  const reply: FakeReply[] = [{ kind: "text", deltas: ["ok"] }];
+  const http = provider.name === "anthropic" ? fakeAnthropic(reply) : fakeOpenAICompatible(reply);
+  const ai = fakeWorkersAI(reply);
+  const model = await resolveModel(config, {
+    env,
+    tenantSecret: async () => API_KEY,
+    fetch: http.fetch,
+    ai: ai.binding,
+  });
+  if (!model.ok) throw new Error(`model not resolved: ${model.message}`);
+  const { stream } = await model.value.doStream({
+    // The route's JSON is the provider's prompt and tool shapes (checked byte for byte below).
+    prompt: input.messages as never,
+    ...(input.tools.length > 0 ? { tools: input.tools as never } : {}),
+    ...input.parameters,
+  });
+  await stream.pipeTo(new WritableStream());
+  if (provider.name === "workers-ai") {
+    const call = ai.calls[0];
+    if (call === undefined) throw new Error("the adapter made no call");
+    return workersAiBytes(call);
+  }
+  const request = http.requests[0];
+  if (request === undefined) throw new Error("the adapter made no request");
+  return request.text;
+}
+
+async function tenantWithSecrets() {
+  const tenant = await createTenant();
+  for (const [alias, value] of [
+    ["hook-signing", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"],
+    ["llm-key", API_KEY],
+  ] as const) {
+    const put = await api(`/v1/secrets/${alias}`, { method: "PUT", key: tenant.apiKey, body: { value } });
+    expect(put.status).toBe(204);
+  }
+  return tenant;
+}
+
+async function bindingFor(
+  tenantId: string,
+  model: Record<string, unknown>,
+  extra: Record<string, unknown> = {},
+): Promise<ThreadBinding> {
+  const artifact: Artifact = artifactSchema.parse({
+    schemaVersion: 1,
+    name: "Orders",
+    instructions: "Answer {{name}} from the tools. Their plan: {{plan}}.",
+    model,
+    tools: TOOLS,
+    ...extra,
+  });
+  return {
+    tenantId,
+    environment: "development",
+    agentId: "agt_audit",
+    threadId: `thr_${crypto.randomUUID().replace(/-/g, "")}`,
+    versionId: "ver_audit",
+    version: 1,
+    digest: await digestOf(artifact),
+    artifact,
+    boundAt: Date.now(),
+  };
+}
+
+function runtimeOver(state: DurableObjectState, threadEnv: Env, binding: ThreadBinding) {
+  return new ThreadRuntime({
+    storage: state.storage,
+    env: threadEnv,
+    binding,
+    now: Date.now,
+    peers: () => [],
+    keepAliveWhile: (fn) => fn(),
+    afterTurn: async () => {},
+    fetch: fakeToolServer(() => jsonResponse(TOOL_ANSWER)).fetch,
+    quota: tenantRunQuota(threadEnv, binding),
+  });
+}
+
+type Unsubjected<T> = T extends unknown ? Omit<T, "subject"> : never;
+
+/** The replies of the scenario below, in order: one per model call. */
+const SCRIPT: FakeReply[] = [
+  { kind: "tool-call", toolCallId: "call_1", toolName: "lookup", input: { orderId: "A1" } },
+  { kind: "text", deltas: ["It has ", "shipped."] },
+  { kind: "text", deltas: [`On Thursday.${PADDING}`] },
+  { kind: "text", deltas: ["Hello again."] },
+  { kind: "text", deltas: [`Thursday, most likely.${PADDING}`] },
+  { kind: "text", deltas: ["Glad it is sorted."] },
+];
+
+describe.each(providers)("the rebuilt input of every run with the $name adapter", (provider) => {
+  it("is what the provider received, byte for byte: tool calls, context, regeneration, edit, trimming, handoff", async () => {
+    const tenant = await tenantWithSecrets();
+    // A budget that keeps the latest exchange but not the whole branch.
+    const binding = await bindingFor(tenant.tenantId, provider.model, { limits: { maxContextTokens: 256 } });
+    const fake = provider.install(SCRIPT);
+    const stub = env.THREAD.get(env.THREAD.idFromName(crypto.randomUUID()));
+    const results = await runInDurableObject(stub, async (_instance, state) => {
+      const runtime = runtimeOver(state, fake.env, binding);
+      /** Each run with the index of its first model call among everything the provider received. */
+      const runs: { runId: string; firstCall: number; label: string }[] = [];
+      const turn = async (label: string, request: Unsubjected<TurnRequest>) => {
+        const firstCall = fake.sent().length;
+        const accepted = await runtime.submit({ ...request, subject: "vis_alice" });
+        if (!accepted.ok || "held" in accepted.value) throw new Error(`turn ${label} not run`);
+        const settled = await runtime.settled(accepted.value.run.id);
+        expect(settled?.status, label).toBe("succeeded");
+        runs.push({ runId: accepted.value.run.id, firstCall, label });
+        return settled;
+      };
+
+      adoptThreadContext(state.storage, { version: 1, variables: { name: "Ada", plan: "pro" } });
+      const first = await turn("tool call", { kind: "send", clientMessageId: "cm_1", text: "Where is A1?" });
+      // A later launch changes the context: the next runs use it, the first one keeps its own.
+      adoptThreadContext(state.storage, { version: 2, variables: { name: "Grace", plan: "team" } });
+      const second = await turn("follow-up", {
+        kind: "send",
+        clientMessageId: "cm_2",
+        text: `And when does it arrive?${PADDING}`,
+      });
+      await turn("edit", {
+        kind: "edit",
+        entryId: first?.userEntryId ?? "",
+        clientMessageId: "cm_3",
+        text: "Hi there.",
+      });
+      // The regenerated reply becomes the selected leaf, so the handoff below continues that branch.
+      await turn("regeneration", { kind: "regenerate", entryId: second?.assistantEntryId ?? "" });
+      // A person takes over, answers a held message, and hands back: the next run carries their reply.
+      expect((await runtime.handoff.start("Sam")).ok).toBe(true);
+      const held = await runtime.submit({
+        kind: "send",
+        clientMessageId: "cm_4",
+        text: "Can a person help?",
+        subject: "vis_alice",
+      });
+      expect(held.ok && "held" in held.value).toBe(true);
+      expect(runtime.handoff.humanMessage({ text: "Sam here: it is on its way." }).ok).toBe(true);
+      expect(runtime.handoff.end().ok).toBe(true);
+      await turn("after handoff", { kind: "send", clientMessageId: "cm_5", text: "Thanks!" });
+
+      const rebuilt: { label: string; firstCall: number; view: RunInputView | string }[] = [];
+      for (const run of runs) {
+        const view = await rebuildRunInput(
+          state.storage,
+          new VersionBindings(state.storage, binding),
+          run.runId,
+        );
+        rebuilt.push({ ...run, view: view.ok ? view.value : `${view.code}: ${view.message}` });
+      }
+      return rebuilt;
+    });
+
+    const sent = fake.sent();
+    expect(sent).toHaveLength(SCRIPT.length);
+    expect(results.map((r) => r.label)).toEqual([
+      "tool call",
+      "follow-up",
+      "edit",
+      "regeneration",
+      "after handoff",
+    ]);
+    for (const result of results) {
+      if (typeof result.view === "string") throw new Error(`${result.label}: ${result.view}`);
+      expect(result.view.verified, result.label).toBe(true);
+      expect(result.view.promptBuilder).toBe("pb1");
+      expect(result.view.artifactDigest).toBe(binding.digest);
+      expect(result.view.model).toBe(`${binding.artifact.model.provider}/${binding.artifact.model.model}`);
+      expect(result.view.parameters).toEqual({ ...PARAMETERS, toolChoice: { type: "auto" } });
+      // Identity is hidden from the model's tool schema, in the rebuilt input as in what was sent.
+      expect(JSON.stringify(result.view.tools)).not.toContain("userId");
+      const original = sent[result.firstCall]?.bytes;
+      expect(await replay(provider, binding.artifact.model, result.view), result.label).toBe(original);
+    }
+
+    const [toolCall, followUp, edit, regeneration, afterHandoff] = results.map((r) =>
+      typeof r.view === "string" ? "" : JSON.stringify(r.view.messages),
+    );
+    // Each run rendered the context in force when it ran.
+    expect(toolCall).toContain("Answer Ada from the tools. Their plan: pro.");
+    expect(followUp).toContain("Answer Grace from the tools. Their plan: team.");
+    // The follow-up and its regeneration carry the tool round trip; the edit is a branch of its own.
+    expect(followUp).toContain("call_1");
+    expect(regeneration).toContain("call_1");
+    expect(regeneration).toContain("And when does it arrive?");
+    expect(regeneration).not.toContain("On Thursday.");
+    expect(edit).toContain("Hi there.");
+    expect(edit).not.toContain("Where is A1?");
+    // After the handoff the person's reply reads as the agent's, and the small budget cut the older turns off.
+    expect(afterHandoff).toContain("Sam here: it is on its way.");
+    expect(afterHandoff).toContain("Can a person help?");
+    expect(afterHandoff).not.toContain("And when does it arrive?");
+    expect(afterHandoff).not.toContain("Where is A1?");
+  });
+});
+
+describe("rebuilding a run's input", () => {
+  it("uses the builder the run recorded, after a newer one is registered; a changed builder fails verification", async () => {
+    const tenant = await createTenant();
+    const binding = await bindingFor(tenant.tenantId, { provider: "local", model: "echo" });
+    const newer: PromptBuilder = (input) => buildPrompt(input).filter((m) => m.role !== "system");
+    const stub = env.THREAD.get(env.THREAD.idFromName(crypto.randomUUID()));
+    const outcome = await runInDurableObject(stub, async (_instance, state) => {
+      const runtime = runtimeOver(state, env, binding);
+      const accepted = await runtime.accept({
+        kind: "send",
+        clientMessageId: "cm_1",
+        text: "Hi",
+        subject: "vis_alice",
+      });
+      if (!accepted.ok) throw new Error(accepted.message);
+      await runtime.settled(accepted.value.run.id);
+      const runId = accepted.value.run.id;
+      return {
+        withNewer: await rebuildRunInput(state.storage, new VersionBindings(state.storage, binding), runId, {
+          ...PROMPT_BUILDERS,
+          pb2: newer,
+        }),
+        // What the audit would catch: the code registered as pb1 changed after the run.
+        drifted: await rebuildRunInput(state.storage, new VersionBindings(state.storage, binding), runId, {
+          pb1: newer,
+        }),
+        unregistered: await rebuildRunInput(
+          state.storage,
+          new VersionBindings(state.storage, binding),
+          runId,
+          { pb2: newer },
+        ),
+      };
+    });
+    expect(outcome.withNewer).toMatchObject({ ok: true, value: { promptBuilder: "pb1", verified: true } });
+    expect(outcome.withNewer.ok && outcome.withNewer.value.messages[0]).toMatchObject({ role: "system" });
+    expect(outcome.drifted).toMatchObject({ ok: true, value: { verified: false } });
+    expect(outcome.unregistered).toMatchObject({ ok: false, code: "internal" });
+  });
+
+  it("finds no input for a run that never reached a model, and none for an unknown run", async () => {
+    const tenant = await createTenant();
+    // No secret is stored under the key's alias: the model cannot be resolved, so the run fails before any call.
+    const binding = await bindingFor(tenant.tenantId, {
+      provider: "anthropic",
+      model: "claude-fake",
+      apiKeySecret: "missing-key",
+    });
+    const stub = env.THREAD.get(env.THREAD.idFromName(crypto.randomUUID()));
+    const outcome = await runInDurableObject(stub, async (_instance, state) => {
+      const runtime = runtimeOver(state, env, binding);
+      const accepted = await runtime.accept({
+        kind: "send",
+        clientMessageId: "cm_1",
+        text: "Hi",
+        subject: "vis_alice",
+      });
+      if (!accepted.ok) throw new Error(accepted.message);
+      const settled = await runtime.settled(accepted.value.run.id);
+      return {
+        status: settled?.status,
+        audit: readRunAudit(state.storage, accepted.value.run.id),
+        rebuilt: await rebuildRunInput(
+          state.storage,
+          new VersionBindings(state.storage, binding),
+          accepted.value.run.id,
+        ),
+        unknown: await rebuildRunInput(
+          state.storage,
+          new VersionBindings(state.storage, binding),
+          "run_unknown",
+        ),
+      };
+    });
+    expect(outcome.status).toBe("failed");
+    expect(outcome.audit).toBeNull();
+    expect(outcome.rebuilt).toMatchObject({ ok: false, code: "not_found" });
+    expect(outcome.rebuilt.ok ? "" : outcome.rebuilt.message).toContain("never reached a model");
+    expect(outcome.unknown).toMatchObject({ ok: false, code: "not_found", message: "Run not found." });
+  });
+});
+
+const replyBody = z.object({ run: z.object({ id: z.string(), status: z.string() }) });
+
+async function sendOverHttp(
+  threadId: string,
+  token: string,
+  text: string,
+  status = "succeeded",
+): Promise<string> {
+  const res = await api(`/v1/threads/${threadId}/messages`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${token}`, Origin: ORIGIN },
+    body: { clientMessageId: clientMessageId(), text },
+  });
+  const body = await json(res, 201, replyBody);
+  expect(body.run.status).toBe(status);
+  return body.run.id;
+}
+
+describe("GET /v1/sessions/:threadId/runs/:runId/input", () => {
+  it("answers the rebuilt input, whose canonical JSON hashes to the run's digest; tenants and erasure keep it apart", async () => {
+    const agent = await liveAgent({
+      artifact: { instructions: "Be brief.", model: { provider: "local", model: "echo", temperature: 0.5 } },
+    });
+    const launched = await launch(agent.publicKey);
+    await sendOverHttp(launched.threadId, launched.token, "First question");
+    const runId = await sendOverHttp(launched.threadId, launched.token, "Second question");
+    const path = `/v1/sessions/${launched.threadId}/runs/${runId}/input`;
+
+    const view = await json(await api(path, { key: agent.apiKey }), 200, runInputResponse);
+    expect(view).toMatchObject({ runId, promptBuilder: "pb1", model: "local/echo", verified: true });
+    expect(view.parameters).toEqual({ temperature: 0.5 });
+    expect(view.messages.map((m) => m.role)).toEqual(["system", "user", "assistant", "user"]);
+    // Anyone can check it: canonical JSON of {model, messages, tools, parameters}, SHA-256, hex.
+    const { model, messages, tools, parameters } = view;
+    expect(`sha256:${await sha256Hex(canonicalJson({ model, messages, tools, parameters }))}`).toBe(
+      view.inputDigest,
+    );
+
+    // A read-only key may read it; another tenant's key, an unknown run or an id that cannot be one may not.
+    const reader = await createApiKey({ tenantId: agent.tenantId, apiKey: agent.apiKey }, "read");
+    expect((await api(path, { key: reader.apiKey })).status).toBe(200);
+    const other = await createTenant();
+    await expectError(await api(path, { key: other.apiKey }), 404, "not_found");
+    await expectError(
+      await api(`/v1/sessions/${launched.threadId}/runs/run_unknown/input`, { key: agent.apiKey }),
+      404,
+      "not_found",
+    );
+    await expectError(
+      await api(`/v1/sessions/${launched.threadId}/runs/bad%20id/input`, { key: agent.apiKey }),
+      404,
+      "not_found",
+    );
+
+    const erased = await api(`/v1/sessions/${launched.threadId}`, { method: "DELETE", key: agent.apiKey });
+    expect(erased.status).toBe(204);
+    await expectError(await api(path, { key: agent.apiKey }), 404, "not_found");
+  });
+
+  it("answers 404 with the reason for a run that never reached a model", async () => {
+    // The key's secret was never stored: the model cannot be resolved, so the run fails before any model call.
+    const agent = await liveAgent({
+      artifact: { model: { provider: "anthropic", model: "claude-fake", apiKeySecret: "never-set" } },
+    });
+    const launched = await launch(agent.publicKey);
+    const runId = await sendOverHttp(launched.threadId, launched.token, "Hello", "failed");
+    const error = await expectError(
+      await api(`/v1/sessions/${launched.threadId}/runs/${runId}/input`, { key: agent.apiKey }),
+      404,
+      "not_found",
+    );
+    expect(error.message).toContain("never reached a model");
+  });
+});
