@@ -12,7 +12,7 @@ import { ok } from "../../src/errors";
 import { buildPrompt } from "../../src/models/prompt";
 import { PROMPT_BUILDERS, type PromptBuilder } from "../../src/models/prompt-builders";
 import { resolveModel } from "../../src/models/resolve-model";
-import { runInputResponse } from "../../src/shared/sessions-api";
+import { messageResponse, runInputResponse } from "../../src/shared/sessions-api";
 import { adoptThreadContext } from "../../src/storage/context-store";
 import type { ThreadBinding } from "../../src/storage/pin-store";
 import { readRunAudit } from "../../src/storage/run-audit-store";
@@ -26,7 +26,7 @@ import {
   fakeWorkersAI,
 } from "../helpers/fake-providers";
 import { fakeToolServer, jsonResponse } from "../helpers/fake-tool-server";
-import { threadStub } from "../helpers/projection";
+import { drainThread, threadStub } from "../helpers/projection";
 import {
   api,
   createApiKey,
@@ -635,8 +635,27 @@ describe("GET /v1/sessions/:threadId/runs/:runId/input", () => {
     expect(two.artifactDigest).not.toBe(one.artifactDigest);
     expect(JSON.stringify(two.messages)).toContain("You are version two.");
 
-    // The thread's stored copy of v2 is altered, and the object wakes to read it again.
+    // The conversation's messages name, per reply, the version, the run and its input digest.
     const stub = await threadStub(agent, launched.threadId);
+    await drainThread(stub);
+    const listed = await json(
+      await api(`/v1/sessions/${launched.threadId}/messages`, { key: agent.apiKey }),
+      200,
+      z.object({ items: z.array(messageResponse) }),
+    );
+    const replies = listed.items.filter((m) => m.role === "assistant");
+    expect(replies.map((m) => [m.version, m.runId, m.inputDigest])).toEqual([
+      [1, before, one.inputDigest],
+      [2, after, two.inputDigest],
+    ]);
+    // A user message carries no digest: only a reply was produced from a model input.
+    const asked = listed.items.filter((m) => m.role === "user");
+    expect(asked.map((m) => [m.version, m.inputDigest])).toEqual([
+      [1, null],
+      [2, null],
+    ]);
+
+    // The thread's stored copy of v2 is altered, and the object wakes to read it again.
     await runInDurableObject(stub, (_instance, state) => {
       state.storage.sql.exec(
         "UPDATE thread_versions SET artifact_json = ? WHERE version = 2",
