@@ -179,6 +179,7 @@ export const upgradeResponse = z.object({
   /** The `version_change` entry, appended at the leaf the thread was on. */
   entryId: z.string(),
 });
+export type UpgradeResponse = z.infer<typeof upgradeResponse>;
 
 /** `POST /v1/sessions/:threadId/messages`: a person's reply during a handoff (the text limit is the agent's). */
 export const humanMessageRequest = z.strictObject({
