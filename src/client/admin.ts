@@ -28,6 +28,7 @@ import type {
   RunInputResponse,
   SessionResponse,
   sessionListQuery,
+  UpgradeResponse,
   UsageResponse,
   usageQuery,
 } from "../shared/sessions-api";
@@ -168,6 +169,10 @@ class Sessions {
   /** A run's audit record and model input, rebuilt from storage; `verified` when it hashes to `inputDigest`. */
   runInput(threadId: string, runId: string): Promise<RunInputResponse> {
     return this.t.json("GET", `/v1/sessions/${seg(threadId)}/runs/${seg(runId)}/input`);
+  }
+  /** Moves the thread to another published version of its agent from its current leaf on (forks above keep theirs). */
+  upgrade(threadId: string, version: number): Promise<UpgradeResponse> {
+    return this.t.json("POST", `/v1/sessions/${seg(threadId)}/upgrade`, { body: { version } });
   }
   /** Erases the thread object and its D1 rows; its tokens stop working. */
   delete(threadId: string): Promise<void> {

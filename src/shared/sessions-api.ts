@@ -75,7 +75,12 @@ export const messageResponse = z.object({
   id: z.string(),
   seq: z.number().int(),
   parentId: z.string().nullable(),
-  runId: z.string().nullable(),
+  runId: z
+    .string()
+    .nullable()
+    .describe(
+      "The run that produced the reply (or that the user message started); its audit: GET …/runs/:runId/input.",
+    ),
   kind: z.string(),
   role: z.string().nullable(),
   content: z.string(),
@@ -86,7 +91,17 @@ export const messageResponse = z.object({
   /** `human_agent` messages: the person's display name. */
   authorName: z.string().nullable(),
   /** The agent version in effect where the entry sits: the one that produced a reply (SPEC §11). */
-  version: z.number().int().nullable(),
+  version: z
+    .number()
+    .int()
+    .nullable()
+    .describe("The agent version in effect where the entry sits: for a reply, the version that produced it."),
+  inputDigest: z
+    .string()
+    .nullable()
+    .describe(
+      "Assistant messages: the `inputDigest` of the run that produced it (SPEC §11), as GET …/runs/:runId/input verifies it; null otherwise or when the run never reached a model.",
+    ),
   /** Assistant messages the user rated: the current rating (latest wins); null otherwise. */
   feedback: z
     .object({ rating: z.enum(FEEDBACK_RATINGS), comment: z.string().nullable(), at: isoTime })
@@ -164,6 +179,7 @@ export const upgradeResponse = z.object({
   /** The `version_change` entry, appended at the leaf the thread was on. */
   entryId: z.string(),
 });
+export type UpgradeResponse = z.infer<typeof upgradeResponse>;
 
 /** `POST /v1/sessions/:threadId/messages`: a person's reply during a handoff (the text limit is the agent's). */
 export const humanMessageRequest = z.strictObject({

@@ -29,6 +29,7 @@ import {
   toolCallRow,
   usageRow,
 } from "./projection-rows";
+import { readRunAudit } from "./run-audit-store";
 import { RunStore } from "./run-store";
 import { deleteMeta, readMetaInteger, writeMeta } from "./thread-meta";
 import { pendingRetention, type RetentionMark, retentionProjected } from "./thread-retention";
@@ -162,7 +163,8 @@ function recordStatements(
       case "run": {
         const run = runs.get(row.ref_id);
         if (run === null) break;
-        statements.push(upsertRun(db, scope, runRow(run, binding.agentId)));
+        const digest = readRunAudit(input.storage, run.id)?.inputDigest ?? null;
+        statements.push(upsertRun(db, scope, runRow(run, binding.agentId, digest)));
         // Usage has no outbox rows of its own: it travels with its run (written once, so version 1).
         for (const u of usage.records(run.id)) {
           statements.push(upsertUsage(db, scope, usageRow(u, binding.agentId, 1)));

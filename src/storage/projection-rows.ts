@@ -93,7 +93,8 @@ export function feedbackRow(f: Feedback, zero = false): FeedbackRow {
   };
 }
 
-export function runRow(run: Run, agentId: string): RunRow {
+/** `inputDigest`: the digest its audit record holds (run-audit-store), null when it never reached a model. */
+export function runRow(run: Run, agentId: string, inputDigest: string | null): RunRow {
   return {
     id: run.id,
     agentId,
@@ -109,6 +110,7 @@ export function runRow(run: Run, agentId: string): RunRow {
     createdAt: iso(run.createdAt),
     startedAt: isoOrNull(run.startedAt),
     endedAt: isoOrNull(run.endedAt),
+    inputDigest,
   };
 }
 

@@ -18,6 +18,8 @@ export class VersionBindings {
   readonly #pin: ThreadBinding;
   readonly #verified = new Map<number, ThreadBinding>();
   readonly #tampered = new Set<number>();
+  /** The stored digests of versions whose artifact failed its check: a run recorded on one cannot be verified. */
+  readonly #tamperedDigests = new Set<string>();
   #loading: Promise<void> | null = null;
 
   constructor(storage: DurableObjectStorage, pin: ThreadBinding) {
@@ -36,15 +38,17 @@ export class VersionBindings {
   }
 
   async #read(): Promise<void> {
-    const numbers = this.#storage.sql
-      .exec("SELECT version FROM thread_versions ORDER BY version")
+    const rows = this.#storage.sql
+      .exec("SELECT version, digest FROM thread_versions ORDER BY version")
       .toArray()
-      .map((row) => Number(row.version));
-    for (const version of numbers) {
+      .map((row) => ({ version: Number(row.version), digest: String(row.digest) }));
+    for (const { version, digest } of rows) {
       if (this.#verified.has(version)) continue;
       const read = await readThreadVersion(this.#storage, version);
-      if (!read.ok) this.#tampered.add(version);
-      else if (read.version !== null) this.add(read.version);
+      if (!read.ok) {
+        this.#tampered.add(version);
+        this.#tamperedDigests.add(digest);
+      } else if (read.version !== null) this.add(read.version);
     }
   }
 
@@ -69,6 +73,11 @@ export class VersionBindings {
     return null;
   }
 
+  /** True when `digest` names a stored version whose artifact failed its digest check. */
+  failedCheck(digest: string): boolean {
+    return this.#tamperedDigests.has(digest);
+  }
+
   /** The binding of an entry's `agentVersion` (null or the pin's number: the pin). */
   at(agentVersion: number | null): Result<ThreadBinding> {
     if (agentVersion === null || agentVersion === this.#pin.version) return ok(this.#pin);
@@ -88,14 +97,23 @@ export function runArtifact(versions: VersionBindings, at: Entry | null): Result
 
 /**
  * The artifact a stored run ran on, by the digest its audit record holds: the pin or a version the thread was
- * upgraded to (each re-verified against its digest when loaded), or null when this thread no longer has it.
+ * upgraded to (each re-verified against its digest when loaded). A stored version whose artifact no longer hashes to
+ * its digest is an error, never a stand-in; a digest the thread does not hold is not found.
  */
 export async function artifactOfRun(
   versions: VersionBindings,
   digest: string,
-): Promise<ThreadBinding | null> {
+): Promise<Result<ThreadBinding>> {
   await versions.load();
-  return versions.byDigest(digest);
+  const found = versions.byDigest(digest);
+  if (found !== null) return ok(found);
+  if (versions.failedCheck(digest)) {
+    return fail(
+      "internal",
+      "The agent version this run ran on failed its digest check: its input cannot be verified.",
+    );
+  }
+  return fail("not_found", "The agent version this run ran on is not available to this thread.");
 }
 
 /** The prompt budget of runs on `artifact`. */

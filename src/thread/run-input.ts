@@ -51,9 +51,9 @@ export async function rebuildRunInput(
   if (run === null) return fail("not_found", "Run not found.");
   const audit = readRunAudit(storage, runId);
   if (audit === null || audit.inputDigest === null || run.userEntryId === null) return noInput();
-  const ran = await artifactOfRun(versions, audit.artifactDigest);
-  if (ran === null)
-    return fail("not_found", "The agent version this run ran on is not available to this thread.");
+  const found = await artifactOfRun(versions, audit.artifactDigest);
+  if (!found.ok) return found;
+  const ran = found.value;
   const variables = readContextVersion(storage, audit.contextVersion);
   if (variables === null) return fail("not_found", "The context this run ran under is no longer stored.");
   const build = promptBuilder(audit.promptBuilder, builders);

@@ -133,6 +133,17 @@ describe("agent-threads/client", () => {
     const messages = listResponse(messageResponse).parse(await admin.sessions.messages(session.threadId));
     expect(messages.items.map((m) => m.role)).toEqual(["user", "assistant"]);
     expect(messages.items[0]?.content).toBe("hello");
+    expect(messages.items[1]).toMatchObject({ runId: ran.runId, version: 1, inputDigest: input.inputDigest });
+
+    // v2 published (not released): the tenant moves this thread to it.
+    const draft = await admin.drafts.get(agent.id);
+    const saved = await admin.drafts.put(agent.id, { ...artifact, instructions: "Now v2." }, draft.revision);
+    expect((await admin.versions.publish(agent.id, saved.revision)).version).toBe(2);
+    expect(await admin.sessions.upgrade(session.threadId, 2)).toMatchObject({
+      threadId: session.threadId,
+      fromVersion: 1,
+      toVersion: 2,
+    });
 
     expect((await admin.usage({ agentId: agent.id })).totals.runs).toBe(1);
 

@@ -218,6 +218,7 @@ describe("version guards", () => {
         createdAt: "2020-01-01T00:00:00.000Z",
         startedAt: null,
         endedAt: null,
+        inputDigest: null,
       }),
       upsertSession(env.DB, scope, {
         agentId: agent.agentId,

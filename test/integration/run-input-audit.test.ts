@@ -1,16 +1,18 @@
 // Reproducible message audit (SPEC §11): every run's model input rebuilt from storage is, byte for byte, what the
 // provider received, for each adapter; the HTTP route verifies its digest and keeps tenants and erasure apart.
-import { runInDurableObject } from "cloudflare:test";
+import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { tenantRunQuota } from "../../src/auth/run-quota";
 import { type Artifact, artifactSchema } from "../../src/control/artifact";
 import { canonicalJson, digestOf, sha256Hex } from "../../src/control/canonical-json";
+import type { AgentVersion, DeploymentStore } from "../../src/control/deployment-store";
+import { ok } from "../../src/errors";
 import { buildPrompt } from "../../src/models/prompt";
 import { PROMPT_BUILDERS, type PromptBuilder } from "../../src/models/prompt-builders";
 import { resolveModel } from "../../src/models/resolve-model";
-import { runInputResponse } from "../../src/shared/sessions-api";
+import { messageResponse, runInputResponse } from "../../src/shared/sessions-api";
 import { adoptThreadContext } from "../../src/storage/context-store";
 import type { ThreadBinding } from "../../src/storage/pin-store";
 import { readRunAudit } from "../../src/storage/run-audit-store";
@@ -24,7 +26,17 @@ import {
   fakeWorkersAI,
 } from "../helpers/fake-providers";
 import { fakeToolServer, jsonResponse } from "../helpers/fake-tool-server";
-import { api, createApiKey, createTenant, expectError, json } from "../helpers/tenants";
+import { drainThread, threadStub } from "../helpers/projection";
+import {
+  api,
+  createApiKey,
+  createTenant,
+  expectError,
+  json,
+  publish,
+  saveDraft,
+  validArtifact,
+} from "../helpers/tenants";
 import { clientMessageId, launch, liveAgent, ORIGIN } from "../helpers/threads";
 
 const API_KEY = "sk-test-4f1c9a7e2b8d0e6f";
@@ -192,8 +204,14 @@ async function bindingFor(
   };
 }
 
-function runtimeOver(state: DurableObjectState, threadEnv: Env, binding: ThreadBinding) {
+function runtimeOver(
+  state: DurableObjectState,
+  threadEnv: Env,
+  binding: ThreadBinding,
+  store?: () => DeploymentStore,
+) {
   return new ThreadRuntime({
+    ...(store !== undefined ? { store } : {}),
     storage: state.storage,
     env: threadEnv,
     binding,
@@ -321,6 +339,135 @@ describe.each(providers)("the rebuilt input of every run with the $name adapter"
     expect(afterHandoff).toContain("Can a person help?");
     expect(afterHandoff).not.toContain("And when does it arrive?");
     expect(afterHandoff).not.toContain("Where is A1?");
+  });
+});
+
+/** v2 of the audited agent: other instructions, another model with other sampling, and no tools. */
+async function versionTwo(v1: ThreadBinding): Promise<AgentVersion> {
+  const artifact: Artifact = artifactSchema.parse({
+    ...v1.artifact,
+    instructions: "You are version two. Greet {{name}} and keep it short.",
+    model: { ...v1.artifact.model, model: `${v1.artifact.model.model}-v2`, temperature: 0.7 },
+    tools: [],
+  });
+  return {
+    tenantId: v1.tenantId,
+    agentId: v1.agentId,
+    id: "ver_audit_2",
+    version: 2,
+    draftRevision: 2,
+    digest: await digestOf(artifact),
+    artifact,
+    createdAt: new Date().toISOString(),
+  };
+}
+
+/** A control plane that knows only `version` (what the upgrade reads). */
+const storeWith = (version: AgentVersion) => () =>
+  ({ getVersion: async () => ok(version) }) as unknown as DeploymentStore;
+
+/** The replies of the upgrade scenario: a tool round on v1, a reply on v2, a reply on the fork above the change. */
+const UPGRADE_SCRIPT: FakeReply[] = [
+  { kind: "tool-call", toolCallId: "call_1", toolName: "lookup", input: { orderId: "A1" } },
+  { kind: "text", deltas: ["It has shipped."] },
+  { kind: "text", deltas: ["Hello from two."] },
+  { kind: "text", deltas: ["Hello from one."] },
+];
+
+describe.each(providers)("the rebuilt input across an upgrade with the $name adapter", (provider) => {
+  it("names the version that ran, below the change and on a fork above it, and is what the provider received", async () => {
+    const tenant = await tenantWithSecrets();
+    const v1 = await bindingFor(tenant.tenantId, provider.model);
+    const v2 = await versionTwo(v1);
+    const fake = provider.install(UPGRADE_SCRIPT);
+    const stub = env.THREAD.get(env.THREAD.idFromName(crypto.randomUUID()));
+    const outcome = await runInDurableObject(stub, async (_instance, state) => {
+      const runtime = runtimeOver(state, fake.env, v1, storeWith(v2));
+      const runs: { runId: string; firstCall: number; label: string; version: number }[] = [];
+      const turn = async (label: string, version: number, request: Unsubjected<TurnRequest>) => {
+        const firstCall = fake.sent().length;
+        const accepted = await runtime.submit({ ...request, subject: "vis_alice" });
+        if (!accepted.ok || "held" in accepted.value) throw new Error(`turn ${label} not run`);
+        const settled = await runtime.settled(accepted.value.run.id);
+        expect(settled?.status, label).toBe("succeeded");
+        runs.push({ runId: accepted.value.run.id, firstCall, label, version });
+        return settled;
+      };
+      adoptThreadContext(state.storage, { version: 1, variables: { name: "Ada", plan: "pro" } });
+      const first = await turn("on v1", 1, { kind: "send", clientMessageId: "cm_1", text: "Where is A1?" });
+      const upgraded = await runtime.upgrade(2, "tenant");
+      if (!upgraded.ok) throw new Error(`upgrade refused: ${upgraded.message}`);
+      await turn("below the change", 2, { kind: "send", clientMessageId: "cm_2", text: "Hello?" });
+      // Editing the first message forks above the `version_change`: that branch keeps v1.
+      await turn("fork above the change", 1, {
+        kind: "edit",
+        entryId: first?.userEntryId ?? "",
+        clientMessageId: "cm_3",
+        text: "Hi, anyone there?",
+      });
+
+      const rebuildAll = async () => {
+        const out: { label: string; firstCall: number; version: number; view: RunInputView | string }[] = [];
+        // A fresh set of bindings, as a woken object reads them: every version re-verified from storage.
+        const versions = new VersionBindings(state.storage, v1);
+        for (const run of runs) {
+          const view = await rebuildRunInput(state.storage, versions, run.runId);
+          out.push({ ...run, view: view.ok ? view.value : `${view.code}: ${view.message}` });
+        }
+        return out;
+      };
+      const rebuilt = await rebuildAll();
+      // Someone edits the stored v2 artifact: its runs can no longer be verified; v1's still are.
+      const tampered = { ...v2.artifact, instructions: "You are version two, now saying something else." };
+      state.storage.sql.exec(
+        "UPDATE thread_versions SET artifact_json = ? WHERE version = 2",
+        JSON.stringify(tampered),
+      );
+      return { upgraded: upgraded.value, rebuilt, afterTamper: await rebuildAll() };
+    });
+
+    expect(outcome.upgraded).toMatchObject({ fromVersion: 1, toVersion: 2 });
+    const sent = fake.sent();
+    expect(sent).toHaveLength(UPGRADE_SCRIPT.length);
+    const configs = { 1: v1.artifact.model, 2: v2.artifact.model } as const;
+    const digests = { 1: v1.digest, 2: v2.digest } as const;
+    expect(outcome.rebuilt.map((r) => [r.label, r.version])).toEqual([
+      ["on v1", 1],
+      ["below the change", 2],
+      ["fork above the change", 1],
+    ]);
+    for (const result of outcome.rebuilt) {
+      if (typeof result.view === "string") throw new Error(`${result.label}: ${result.view}`);
+      const version = result.version as 1 | 2;
+      expect(result.view.verified, result.label).toBe(true);
+      expect(result.view.agentVersion, result.label).toBe(version);
+      expect(result.view.artifactDigest, result.label).toBe(digests[version]);
+      expect(result.view.model, result.label).toBe(`${configs[version].provider}/${configs[version].model}`);
+      expect(await replay(provider, configs[version], result.view), result.label).toBe(
+        sent[result.firstCall]?.bytes,
+      );
+    }
+    const [onV1, belowChange, fork] = outcome.rebuilt.map((r) =>
+      typeof r.view === "string" ? null : r.view,
+    );
+    // v2's run carries the v1 turn before the change, under v2's instructions, model, sampling and (no) tools.
+    expect(JSON.stringify(belowChange?.messages)).toContain("You are version two. Greet Ada");
+    expect(JSON.stringify(belowChange?.messages)).toContain("Where is A1?");
+    expect(belowChange?.tools).toEqual([]);
+    expect(belowChange?.parameters).toEqual({ temperature: 0.7, maxOutputTokens: 300 });
+    // The fork above the change runs on v1 with v1's tools, and sees none of the branch it left.
+    expect(JSON.stringify(fork?.messages)).toContain("Answer Ada from the tools.");
+    expect(JSON.stringify(fork?.messages)).not.toContain("Where is A1?");
+    expect(fork?.tools).toEqual(onV1?.tools);
+    expect(fork?.parameters).toEqual({ ...PARAMETERS, toolChoice: { type: "auto" } });
+
+    // After the tamper: the v2 run answers an error, never a false `verified`; the v1 runs still verify.
+    const [afterV1, afterV2, afterFork] = outcome.afterTamper.map((r) => r.view);
+    expect(afterV2).toBe(
+      "internal: The agent version this run ran on failed its digest check: its input cannot be verified.",
+    );
+    expect(afterV1).toMatchObject({ verified: true, agentVersion: 1 });
+    expect(afterFork).toMatchObject({ verified: true, agentVersion: 1 });
   });
 });
 
@@ -463,6 +610,62 @@ describe("GET /v1/sessions/:threadId/runs/:runId/input", () => {
     const erased = await api(`/v1/sessions/${launched.threadId}`, { method: "DELETE", key: agent.apiKey });
     expect(erased.status).toBe(204);
     await expectError(await api(path, { key: agent.apiKey }), 404, "not_found");
+  });
+
+  it("names each run's version across an upgrade, and answers an error once that version's stored artifact was altered", async () => {
+    const agent = await liveAgent({ artifact: { instructions: "You are version one." } });
+    await saveDraft(agent.apiKey, agent.agentId, 1, validArtifact({ instructions: "You are version two." }));
+    expect((await publish(agent.apiKey, agent.agentId, 2)).version).toBe(2);
+    const launched = await launch(agent.publicKey);
+    const before = await sendOverHttp(launched.threadId, launched.token, "On one");
+    const upgraded = await api(`/v1/sessions/${launched.threadId}/upgrade`, {
+      method: "POST",
+      key: agent.apiKey,
+      body: { version: 2 },
+    });
+    expect(upgraded.status).toBe(200);
+    const after = await sendOverHttp(launched.threadId, launched.token, "On two");
+    const input = (runId: string) =>
+      api(`/v1/sessions/${launched.threadId}/runs/${runId}/input`, { key: agent.apiKey });
+
+    const one = await json(await input(before), 200, runInputResponse);
+    const two = await json(await input(after), 200, runInputResponse);
+    expect(one).toMatchObject({ agentVersion: 1, verified: true });
+    expect(two).toMatchObject({ agentVersion: 2, verified: true });
+    expect(two.artifactDigest).not.toBe(one.artifactDigest);
+    expect(JSON.stringify(two.messages)).toContain("You are version two.");
+
+    // The conversation's messages name, per reply, the version, the run and its input digest.
+    const stub = await threadStub(agent, launched.threadId);
+    await drainThread(stub);
+    const listed = await json(
+      await api(`/v1/sessions/${launched.threadId}/messages`, { key: agent.apiKey }),
+      200,
+      z.object({ items: z.array(messageResponse) }),
+    );
+    const replies = listed.items.filter((m) => m.role === "assistant");
+    expect(replies.map((m) => [m.version, m.runId, m.inputDigest])).toEqual([
+      [1, before, one.inputDigest],
+      [2, after, two.inputDigest],
+    ]);
+    // A user message carries no digest: only a reply was produced from a model input.
+    const asked = listed.items.filter((m) => m.role === "user");
+    expect(asked.map((m) => [m.version, m.inputDigest])).toEqual([
+      [1, null],
+      [2, null],
+    ]);
+
+    // The thread's stored copy of v2 is altered, and the object wakes to read it again.
+    await runInDurableObject(stub, (_instance, state) => {
+      state.storage.sql.exec(
+        "UPDATE thread_versions SET artifact_json = ? WHERE version = 2",
+        JSON.stringify(validArtifact({ instructions: "Something else entirely." })),
+      );
+    });
+    await evictDurableObject(stub);
+    const refused = await expectError(await input(after), 500, "internal");
+    expect(refused.message).toContain("failed its digest check");
+    expect(await json(await input(before), 200, runInputResponse)).toMatchObject({ verified: true });
   });
 
   it("answers 404 with the reason for a run that never reached a model", async () => {

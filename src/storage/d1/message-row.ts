@@ -35,12 +35,17 @@ export type MessageRecord = Omit<MessageRow, "toolCalls" | "version" | "agentVer
   /** The agent version that produced it; null for a row projected before versions were recorded and not backfilled. */
   version: number | null;
   feedback: { rating: "up" | "down"; comment: string | null; at: string } | null;
+  /** Assistant messages: the input digest of the run that produced it (from `agent_runs`); null otherwise. */
+  inputDigest: string | null;
 };
 
-/** The columns a read selects (`m`: agent_messages, `f`: its feedback), in the order of `messageRecordSchema`. */
+/**
+ * The columns a read selects (`m`: agent_messages, `f`: its feedback, `r`: the run of an assistant message), in the
+ * order of `messageRecordSchema`.
+ */
 export const MESSAGE_COLUMNS = `m.id, m.seq, m.parent_id, m.run_id, m.kind, m.role, m.content, m.status,
   m.tool_call_id, m.tool_name, m.tool_calls, m.author_name, m.agent_version, f.rating AS feedback_rating,
-  f.comment AS feedback_comment, f.updated_at AS feedback_at, m.created_at`;
+  f.comment AS feedback_comment, f.updated_at AS feedback_at, r.input_digest, m.created_at`;
 
 function jsonOrNull(text: string): JsonValue | null {
   try {
@@ -68,6 +73,7 @@ export const messageRecordSchema = z
     feedback_rating: z.enum(["up", "down"]).nullable(),
     feedback_comment: z.string().nullable(),
     feedback_at: z.string().nullable(),
+    input_digest: z.string().nullable(),
     created_at: z.string(),
   })
   .transform(
@@ -89,6 +95,7 @@ export const messageRecordSchema = z
         r.feedback_rating === null || r.feedback_at === null
           ? null
           : { rating: r.feedback_rating, comment: r.feedback_comment, at: r.feedback_at },
+      inputDigest: r.input_digest,
       createdAt: r.created_at,
     }),
   );

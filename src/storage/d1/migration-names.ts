@@ -12,4 +12,5 @@ export const MIGRATIONS: readonly string[] = [
   "0009_webhook_endpoints.sql",
   "0011_thread_upgrades.sql",
   "0012_legal_holds_agent_retention.sql",
+  "0014_run_input_digest.sql",
 ];

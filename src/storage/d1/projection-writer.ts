@@ -52,6 +52,8 @@ export interface RunRow {
   createdAt: string;
   startedAt: string | null;
   endedAt: string | null;
+  /** `sha256:` of the run's first model call input (SPEC §11); null when it never reached a model. */
+  inputDigest: string | null;
 }
 
 export interface ToolCallRow {
@@ -137,15 +139,15 @@ export const PROJECTION_SQL = {
       version = excluded.version, created_at = excluded.created_at
     WHERE excluded.version > agent_messages.version`,
   upsertRun: `INSERT INTO agent_runs (tenant_id, session_id, id, agent_id, version_id, status, day, user_entry_id,
-      assistant_entry_id, abort_reason, error_code, error_message, version, created_at, started_at, ended_at)
-    SELECT t.tenant_id, t.id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+      assistant_entry_id, abort_reason, error_code, error_message, version, created_at, started_at, ended_at, input_digest)
+    SELECT t.tenant_id, t.id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
     ${LIVE_THREAD}
     ON CONFLICT (tenant_id, session_id, id) DO UPDATE SET
       agent_id = excluded.agent_id, version_id = excluded.version_id, status = excluded.status, day = excluded.day,
       user_entry_id = excluded.user_entry_id, assistant_entry_id = excluded.assistant_entry_id,
       abort_reason = excluded.abort_reason, error_code = excluded.error_code,
       error_message = excluded.error_message, version = excluded.version, created_at = excluded.created_at,
-      started_at = excluded.started_at, ended_at = excluded.ended_at
+      started_at = excluded.started_at, ended_at = excluded.ended_at, input_digest = excluded.input_digest
     WHERE excluded.version > agent_runs.version`,
   upsertToolCall: `INSERT INTO agent_tool_calls (tenant_id, session_id, id, run_id, name, input, output, status, version,
       created_at, ended_at)
@@ -273,6 +275,7 @@ export function upsertRun(db: D1Database, scope: ThreadScope, r: RunRow): D1Prep
       r.createdAt,
       r.startedAt,
       r.endedAt,
+      r.inputDigest,
       scope.tenantId,
       scope.threadId,
     );

@@ -65,7 +65,9 @@ const SESSION_COLUMNS = `tenant_id, id, agent_id, agent_name, environment, agent
 
 /** Messages with their current feedback; the join stays inside the message's tenant and session. */
 const MESSAGES_FROM = `FROM agent_messages m LEFT JOIN agent_message_feedback f
-  ON f.tenant_id = m.tenant_id AND f.session_id = m.session_id AND f.message_id = m.id`;
+  ON f.tenant_id = m.tenant_id AND f.session_id = m.session_id AND f.message_id = m.id
+  LEFT JOIN agent_runs r ON r.tenant_id = m.tenant_id AND r.session_id = m.session_id AND r.id = m.run_id
+    AND m.role = 'assistant'`;
 
 /** Every read of agent_sessions starts here: the tenant, and for end users the subject and agent, always bound. */
 const SESSIONS_FROM = {
