@@ -59,7 +59,14 @@ export async function visitorHash(env: Env, tenantId: string, visitorId: string)
  */
 export async function eraseSubject(
   env: Env,
-  input: { tenantId: string; subject: string; scope: ErasureScope; threadsPerCall?: number },
+  input: {
+    tenantId: string;
+    subject: string;
+    scope: ErasureScope;
+    /** Erased last (the launch token's own thread for `/me`): the token then still works for a repeat after 202. */
+    lastThreadId?: string;
+    threadsPerCall?: number;
+  },
 ): Promise<ErasureOutcome> {
   const { tenantId, subject, scope } = input;
   // The receipt key loads before anything is erased: a misconfigured key cannot strand a half-done job.
@@ -67,7 +74,11 @@ export async function eraseSubject(
   const scopeHash = await erasureScopeHash(env, tenantId, scope, subject);
   let job = await latestJobForScope(env.DB, tenantId, scopeHash);
   if (job === null || job.status === "completed") {
-    const threadIds = await subjectThreadIds(env.DB, tenantId, subject, scope.agentId);
+    const found = await subjectThreadIds(env.DB, tenantId, subject, scope.agentId);
+    const threadIds = [
+      ...found.filter((id) => id !== input.lastThreadId),
+      ...found.filter((id) => id === input.lastThreadId),
+    ];
     if (job !== null && threadIds.length === 0) return completed(job);
     // legal hold check: a held thread among `threadIds` refuses the whole erasure here (409 `legal_hold`), before
     // any job row exists or anything is erased.

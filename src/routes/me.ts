@@ -115,6 +115,7 @@ export const me = new Hono<AppEnv>()
         tenantId: claims.tenantId,
         subject: claims.sub,
         scope: { kind: "me", agentId: claims.agentId },
+        lastThreadId: claims.threadId,
       });
       return erasureAnswer(c, outcome);
     },
