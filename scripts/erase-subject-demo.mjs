@@ -151,21 +151,15 @@ async function main() {
   const started = Date.now();
   let erased;
   for (let calls = 1; ; calls++) {
-    erased = await request(baseUrl, "DELETE", `/v1/subjects/${encodeURIComponent(subject)}`, {
-      token: tenant.apiKey,
-      timeoutMs: 120_000,
-    });
-    if (erased.status === 202) {
-      console.log(`  call ${calls}: 202, ${erased.body.remaining} threads remaining`);
+    erased = await step("Erasing the subject", admin.subjects.erase(subject));
+    if (erased.status === "pending") {
+      console.log(`  call ${calls}: 202, ${erased.remaining} threads remaining`);
       continue;
     }
-    if (erased.status !== 200) throw new CliError(`The erasure failed: ${describeError(erased)}`);
-    console.log(
-      `erased ${erased.body.threadIds.length} threads in ${Date.now() - started} ms (${calls} call(s))`,
-    );
+    console.log(`erased ${erased.threadIds.length} threads in ${Date.now() - started} ms (${calls} call(s))`);
     break;
   }
-  const { id, receipt } = erased.body;
+  const { id, receipt } = erased;
   console.log(`\nreceipt ${id}:\n${receipt}\n`);
 
   const jwks = createRemoteJWKSet(new URL("/.well-known/jwks.json", baseUrl));
