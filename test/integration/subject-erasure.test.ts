@@ -8,15 +8,14 @@ import { z } from "zod";
 import { erasureCompleted, erasurePending, receiptPayloadSchema } from "../../src/shared/erasure-api";
 import { webhookWithSecretResponse } from "../../src/shared/webhooks-api";
 import { insertThread } from "../../src/storage/d1/thread-registry";
+import { fetchWithEnv } from "../helpers/edge-gate";
 import { type ErasedThread, expectNothingLeft, scanForErased } from "../helpers/erasure-scan";
 import { fakeReceiver } from "../helpers/fake-receiver";
 import { converse, launchFor, secondAgent, threadStub } from "../helpers/projection";
-import { api, createApiKey, expectError, json } from "../helpers/tenants";
+import { API, api, createApiKey, expectError, json } from "../helpers/tenants";
 import { failErasure } from "../helpers/test-thread-agent";
 import { type Launch, type LiveAgent, launch, launchRequest, liveAgent, ORIGIN } from "../helpers/threads";
 import { waitFor } from "../helpers/wait-for";
-
-const API = "http://api.test";
 
 async function jwks() {
   const res = await exports.default.fetch(`${API}/.well-known/jwks.json`);
@@ -25,9 +24,9 @@ async function jwks() {
 }
 
 /** The receipt's payload, once its signature verified against the published keys. */
-async function verifiedReceipt(receipt: string) {
+async function verifiedReceipt(receipt: string, kid = "r2") {
   const { payload, protectedHeader } = await compactVerify(receipt, await jwks());
-  expect(protectedHeader).toMatchObject({ alg: "EdDSA", kid: "r2" });
+  expect(protectedHeader).toMatchObject({ alg: "EdDSA", kid, typ: "erasure-receipt+jws" });
   return receiptPayloadSchema.parse(JSON.parse(new TextDecoder().decode(payload)));
 }
 
@@ -411,5 +410,49 @@ describe("DELETE /v1/me/threads", () => {
       headers: { Authorization: `Bearer ${session.token}`, Origin: ORIGIN },
     });
     expect(res.status).toBe(200);
+  });
+});
+
+describe("GET /.well-known/jwks.json", () => {
+  const keysOf = async (res: Response) =>
+    z
+      .object({ keys: z.array(z.object({ kid: z.string(), kty: z.string(), crv: z.string() })) })
+      .parse(await res.json());
+
+  it("publishes every receipt key that is not retired; a receipt signed before a rotation still verifies", async () => {
+    const agent = await liveAgent({ agent: { visibility: "private" } });
+    const subject = `user-${crypto.randomUUID()}`;
+    const thread = await conversation(agent, subject, [`rotated ${crypto.randomUUID()}`]);
+    const r1 = "dGVzdC1yZWNlaXB0LWtleS1vbmUtMDEyMzQ1Njc4OWFiY2RlZg";
+    const r2 = "dGVzdC1yZWNlaXB0LWtleS10d28tMDEyMzQ1Njc4OWFiY2RlZg";
+    // Signed while r1 was current.
+    const before = { RECEIPT_SIGNING_KEYS: JSON.stringify({ current: "r1", keys: { r1 } }) };
+    const res = await fetchWithEnv(before, `/v1/subjects/${subject}`, {
+      method: "DELETE",
+      headers: { Authorization: `Bearer ${agent.apiKey}` },
+    });
+    expect(res.status).toBe(200);
+    const { receipt } = erasureCompleted.parse(await res.json());
+    expect(JSON.parse(atob(receipt.split(".")[0]!.replace(/-/g, "+").replace(/_/g, "/")))).toMatchObject({
+      kid: "r1",
+    });
+
+    // Today's keys (r2 current, r1 kept) still verify it; a retired r1 is no longer published.
+    expect((await verifiedReceipt(receipt, "r1")).threadIds).toEqual([thread.session.threadId]);
+    const published = await keysOf(await exports.default.fetch(`${API}/.well-known/jwks.json`));
+    expect(published.keys.map((k) => [k.kid, k.kty, k.crv])).toEqual([
+      ["r1", "OKP", "Ed25519"],
+      ["r2", "OKP", "Ed25519"],
+    ]);
+    const retired = {
+      RECEIPT_SIGNING_KEYS: JSON.stringify({ current: "r2", keys: { r1, r2 }, retired: ["r1"] }),
+    };
+    const after = await keysOf(await fetchWithEnv(retired, "/.well-known/jwks.json"));
+    expect(after.keys.map((k) => k.kid)).toEqual(["r2"]);
+    await expectNothingLeft({
+      tenantId: agent.tenantId,
+      needles: [subject, ...thread.texts],
+      threads: [erased(agent, thread.session.threadId)],
+    });
   });
 });
