@@ -17,7 +17,7 @@ export const PAST_CSS = `
 .past .erase[aria-pressed]{color:inherit;font-weight:600}
 `;
 
-/** English texts of the delete action; a host overrides them like any other string (`data-strings`). */
+/** The delete action's texts: English only, kept here rather than in the widget's string table (docs/widget.md). */
 const ERASE_STRINGS = {
   deleteMine: "Delete my conversations",
   deleteConfirm: "Delete all your conversations here? This cannot be undone.",
@@ -36,7 +36,7 @@ export interface PastView {
 /** Puts the (hidden) list after `log`, which it replaces while open; `button` shows whether it is open. */
 export function pastView(d: PastDeps, button: HTMLButtonElement, log: HTMLElement): PastView {
   const s = d.strings;
-  const e = { ...ERASE_STRINGS, ...(s as Partial<typeof ERASE_STRINGS>) };
+  const e = ERASE_STRINGS;
   const note = h("p", { tabindex: "-1" });
   const list = h("ul", { "aria-label": s.pastConversations });
   const erase = h("button", { type: "button", class: "erase" }, e.deleteMine);

@@ -178,14 +178,17 @@ export async function revokeVisitor(
   at: string,
   expiresAt: string,
 ): Promise<void> {
-  await db
-    .prepare(
-      `INSERT INTO revoked_visitors (tenant_id, visitor_hash, revoked_at, expires_at) VALUES (?, ?, ?, ?)
-       ON CONFLICT (tenant_id, visitor_hash) DO UPDATE SET revoked_at = excluded.revoked_at,
-         expires_at = excluded.expires_at`,
-    )
-    .bind(tenantId, visitorHash, at, expiresAt)
-    .run();
+  await db.batch([
+    // The tenant's revocations that outlived every token they refused go at the same time.
+    db.prepare("DELETE FROM revoked_visitors WHERE tenant_id = ? AND expires_at <= ?").bind(tenantId, at),
+    db
+      .prepare(
+        `INSERT INTO revoked_visitors (tenant_id, visitor_hash, revoked_at, expires_at) VALUES (?, ?, ?, ?)
+         ON CONFLICT (tenant_id, visitor_hash) DO UPDATE SET revoked_at = excluded.revoked_at,
+           expires_at = excluded.expires_at`,
+      )
+      .bind(tenantId, visitorHash, at, expiresAt),
+  ]);
 }
 
 export async function visitorRevoked(
