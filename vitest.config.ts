@@ -31,6 +31,13 @@ export default defineConfig(async () => {
             API_KEY_PEPPER: "dGVzdC1hcGkta2V5LXBlcHBlci0wMTIzNDU2Nzg5YWJjZGVm",
             SECRETS_KEY: "dGVzdC1zZWNyZXRzLWtleS0wMTIzNDU2Nzg5YWJjZGVmZ2g",
             OPERATOR_TOKEN: "test-operator-token-0123456789abcdef",
+            RECEIPT_SIGNING_KEYS: JSON.stringify({
+              current: "r2",
+              keys: {
+                r1: "dGVzdC1yZWNlaXB0LWtleS1vbmUtMDEyMzQ1Njc4OWFiY2RlZg",
+                r2: "dGVzdC1yZWNlaXB0LWtleS10d28tMDEyMzQ1Njc4OWFiY2RlZg",
+              },
+            }),
           },
         },
       }),

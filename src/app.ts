@@ -8,6 +8,7 @@ import { apiKeys } from "./routes/api-keys";
 import { assets } from "./routes/assets";
 import { contract } from "./routes/contract";
 import { drafts } from "./routes/drafts";
+import { erasures, subjects, wellKnown } from "./routes/erasures";
 import { health } from "./routes/health";
 import { holds, subjectHolds } from "./routes/holds";
 import { launch } from "./routes/launch";
@@ -48,9 +49,12 @@ export function createApp() {
   v1.route("/subjects", subjectHolds);
   v1.route("/usage", usage);
   v1.route("/webhooks", webhooks);
+  v1.route("/subjects", subjects);
+  v1.route("/erasures", erasures);
   v1.route("/operator", operator);
 
   app.route("/v1", v1);
+  app.route("/", wellKnown);
   app.route("/", assets);
   return app;
 }

@@ -40,6 +40,9 @@ export function freshSecretValue(name) {
   if (name === "VISITOR_TOKEN_KEY") {
     return JSON.stringify({ current: "v1", keys: { v1: randomSecret() } });
   }
+  if (name === "RECEIPT_SIGNING_KEYS") {
+    return JSON.stringify({ current: "r1", keys: { r1: randomSecret() } });
+  }
   return randomSecret();
 }
 

@@ -8,7 +8,8 @@ export type SecretName =
   | "DO_NAME_KEY"
   | "API_KEY_PEPPER"
   | "SECRETS_KEY"
-  | "OPERATOR_TOKEN";
+  | "OPERATOR_TOKEN"
+  | "RECEIPT_SIGNING_KEYS";
 
 /** Each secret as the code that uses it reads it; a secret is usable when this does not throw. */
 const PARSERS: Record<SecretName, (value: string) => unknown> = {
@@ -19,6 +20,8 @@ const PARSERS: Record<SecretName, (value: string) => unknown> = {
   API_KEY_PEPPER: secretBytes,
   SECRETS_KEY: secretBytes,
   OPERATOR_TOKEN: secretBytes,
+  // Erasure receipts (Ed25519 seeds derived per kid, `receipt-keys.ts`): a key set like the launch keys.
+  RECEIPT_SIGNING_KEYS: (value) => parseKeySet(value),
 };
 
 export const SECRET_NAMES = Object.keys(PARSERS) as SecretName[];

@@ -19,6 +19,7 @@ import type {
   VersionResponse,
   VersionSummaryResponse,
 } from "../shared/api";
+import type { ErasureResponse } from "../shared/erasure-api";
 import type { LaunchResponse } from "../shared/launch-api";
 import type { WireEntry } from "../shared/protocol";
 import type {
@@ -193,6 +194,29 @@ class Sessions {
   }
 }
 
+/** Erasure by subject (docs/privacy.md): every thread of one of the tenant's users, with a signed receipt. */
+class Subjects {
+  constructor(readonly t: Transport) {}
+  /**
+   * One call of `DELETE /v1/subjects/:subject`: `completed` with the receipt, or `pending` with `remaining` when the
+   * subject has more threads than one call erases — call again (the same job continues), or use `eraseAll`.
+   */
+  erase(subject: string, options: { agentId?: string } = {}): Promise<ErasureResponse> {
+    return this.t.json("DELETE", `/v1/subjects/${seg(subject)}`, { query: { ...options } });
+  }
+  /** Repeats `erase` until the job completes, and answers the completed erasure with its receipt. */
+  async eraseAll(subject: string, options: { agentId?: string } = {}) {
+    for (;;) {
+      const answer = await this.erase(subject, options);
+      if (answer.status === "completed") return answer;
+    }
+  }
+  /** A kept erasure and its receipt (`GET /v1/erasures/:id`). */
+  erasure(erasureId: string): Promise<ErasureResponse> {
+    return this.t.json("GET", `/v1/erasures/${seg(erasureId)}`);
+  }
+}
+
 /** The tenant's own API keys; the plaintext `apiKey` is in the creation answer only. */
 class ApiKeys {
   constructor(readonly t: Transport) {}
@@ -235,6 +259,7 @@ export class AdminClient {
   readonly versions: Versions;
   readonly releases: Releases;
   readonly sessions: Sessions;
+  readonly subjects: Subjects;
   readonly apiKeys: ApiKeys;
   readonly secrets: Secrets;
   readonly #options: ClientOptions;
@@ -251,6 +276,7 @@ export class AdminClient {
     this.versions = new Versions(this.#t);
     this.releases = new Releases(this.#t);
     this.sessions = new Sessions(this.#t);
+    this.subjects = new Subjects(this.#t);
     this.apiKeys = new ApiKeys(this.#t);
     this.secrets = new Secrets(this.#t);
   }

@@ -71,7 +71,7 @@ export const launchCors = corsPolicy({
 });
 
 export const threadCors = corsPolicy({
-  methods: "GET, POST, OPTIONS",
+  methods: "GET, POST, DELETE, OPTIONS",
   allowHeaders: "Authorization, Content-Type, Accept, Last-Event-ID",
   skipWhenAuthorized: false,
 });

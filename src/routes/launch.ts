@@ -19,10 +19,12 @@ import { launchCors } from "../http/launch-cors";
 import { launchPresentation } from "../http/launch-presentation";
 import { operation } from "../http/openapi";
 import { deploymentStore } from "../http/store";
+import { visitorHash } from "../http/subject-erasure";
 import { authenticateApiKey } from "../http/tenant-auth";
 import { originAllowed } from "../shared/origin-policy";
 import { PROTOCOL } from "../shared/protocol";
 import { launchResponse } from "../shared/thread-api";
+import { visitorRevoked } from "../storage/d1/erasures";
 import { findThreadAndTenantStatus, insertThread, type ThreadRecord } from "../storage/d1/thread-registry";
 
 export const MAX_LAUNCH_BODY_BYTES = 8 * 1024;
@@ -85,6 +87,11 @@ async function resolvePublic(c: AppContext, raw: unknown, origin: string | undef
   if (body.visitorToken !== undefined) {
     const visitor = await verifyVisitorToken(c.env, body.visitorToken);
     if (!visitor.ok || visitor.claims.tenantId !== agent.tenantId || visitor.claims.agentId !== agent.id) {
+      throw new AppError("unauthenticated", "The visitor token is not valid for this agent.");
+    }
+    // A visitor who erased their conversations (`DELETE /v1/me/threads`) is revoked: the widget starts afresh.
+    const hash = await visitorHash(c.env, agent.tenantId, visitor.claims.sub);
+    if (await visitorRevoked(c.env.DB, agent.tenantId, hash, new Date().toISOString())) {
       throw new AppError("unauthenticated", "The visitor token is not valid for this agent.");
     }
     subject = visitor.claims.sub;

@@ -1,7 +1,9 @@
-// An end user's own threads with one agent (`GET /v1/me/threads`), scoped by the launch token's tenant, agent and subject.
+// An end user's own threads with one agent (`GET /v1/me/threads`), scoped by the launch token's tenant, agent and
+// subject; `DELETE /v1/me/threads` erases them all (SPEC §12) and revokes the visitor.
 import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import { z } from "zod";
+import { tokenPolicy } from "../auth/token-policy";
 import { AppError } from "../errors";
 import type { AppEnv } from "../http/context";
 import { DEFAULT_PAGE_LIMIT, decodeCursor, encodeCursor, MAX_PAGE_LIMIT } from "../http/cursor";
@@ -10,8 +12,11 @@ import { launchAccess, launchBearer } from "../http/launch-access";
 import { threadCors } from "../http/launch-cors";
 import { operation } from "../http/openapi";
 import { listName, myThreadView, positions } from "../http/session-views";
+import { eraseSubject, erasureAnswer, visitorHash } from "../http/subject-erasure";
 import { listResponse } from "../shared/api";
+import { erasureResponse } from "../shared/erasure-api";
 import { myThreadResponse, pageQuery } from "../shared/sessions-api";
+import { revokeVisitor } from "../storage/d1/erasures";
 import { listSessions, type ReadScope } from "../storage/d1/sessions-repository";
 
 const limitSchema = z.coerce.number().int().min(1).max(MAX_PAGE_LIMIT);
@@ -72,5 +77,46 @@ export const me = new Hono<AppEnv>()
         positions.session.encode(result.next),
       );
       return c.json({ items, nextCursor });
+    },
+  )
+  .delete(
+    "/me/threads",
+    describeRoute(
+      operation({
+        tag: "Privacy",
+        summary: 'Erase all of this subject\'s threads with this agent ("Delete my conversations")',
+        description:
+          "The launch token's subject, with the token's agent: every thread erased as `DELETE /v1/subjects/:subject` " +
+          "does, and a visitor's token revoked (later launches with it answer 401). 200 with the receipt, or 202 " +
+          "with `remaining` when the call must be repeated to finish.",
+        auth: "launchToken",
+        response: { status: 200, schema: erasureResponse },
+        extraResponses: { 202: { description: "Part way: repeat to continue.", schema: erasureResponse } },
+        errors: [404, 409, 502],
+      }),
+    ),
+    async (c) => {
+      const claims = await launchAccess(c, launchBearer(c.req.header("Authorization")), {
+        threadFromPath: false,
+      });
+      // Revoked first: once the visitor asked, no launch with its token starts a thread, even part way through.
+      if (claims.subjectKind === "visitor") {
+        const now = new Date();
+        const expiresAt = new Date(now.getTime() + tokenPolicy(c.env).visitorTtlSeconds * 1000);
+        await revokeVisitor(
+          c.env.DB,
+          claims.tenantId,
+          await visitorHash(c.env, claims.tenantId, claims.sub),
+          now.toISOString(),
+          expiresAt.toISOString(),
+        );
+      }
+      const outcome = await eraseSubject(c.env, {
+        tenantId: claims.tenantId,
+        subject: claims.sub,
+        scope: { kind: "me", agentId: claims.agentId },
+        lastThreadId: claims.threadId,
+      });
+      return erasureAnswer(c, outcome);
     },
   );

@@ -27,7 +27,7 @@ import {
   upgradeRequest,
   upgradeResponse,
 } from "../shared/sessions-api";
-import { findHold, holdsForSessions, putHold, removeHold } from "../storage/d1/legal-holds";
+import { findHold, heldError, holdsForSessions, putHold, removeHold } from "../storage/d1/legal-holds";
 import {
   eraseSessionRows,
   getSession,
@@ -100,17 +100,6 @@ async function emitSessionErased(env: Env, thread: ThreadRecord): Promise<void> 
     );
   }
   unwrap(result);
-}
-
-/** SPEC §12: a held thread is never erased; the refusal names the hold so the tenant knows what to lift. */
-export function heldError(scope: "thread" | "subject"): AppError {
-  return new AppError(
-    "conflict",
-    scope === "thread"
-      ? "The conversation is under a legal hold; lift the hold to erase it."
-      : "The conversation's subject is under a legal hold; lift the hold to erase it.",
-    { reason: "legal_hold" },
-  );
 }
 
 export const sessions = new Hono<AppEnv>()

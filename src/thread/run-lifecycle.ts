@@ -471,8 +471,12 @@ export class RunLifecycle {
   ): void {
     const { runs, usage } = this.#deps.stores;
     const tokens = () => {
-      const totals = usage.totalsForRun(run.id);
-      return totals.inputTokens + totals.outputTokens;
+      try {
+        const totals = usage.totalsForRun(run.id);
+        return totals.inputTokens + totals.outputTokens;
+      } catch {
+        return 0; // the thread was erased while the run ended: its usage went with it
+      }
     };
     const receivers = this.#deps.receivers;
     const live = new LiveRun({
@@ -515,8 +519,16 @@ export class RunLifecycle {
       })
       .catch((error: unknown) => {
         console.error(JSON.stringify({ level: "error", message: "after-turn failed", error: String(error) }));
-        finish(runs.get(run.id) ?? run);
-        void slot.release(tokens()).then(() => this.#advance());
+        // The thread may have been erased meanwhile (its tables are gone): the run as last known is the end.
+        let last = run;
+        try {
+          last = runs.get(run.id) ?? run;
+        } catch {}
+        finish(last);
+        void slot
+          .release(tokens())
+          .then(() => this.#advance())
+          .catch(() => {});
       });
   }
 

@@ -1,5 +1,6 @@
 // The "past conversations" list, a separate asset the widget imports on the first click of its header button: the
-// visitor's threads from GET /v1/me/threads in place of the log, and reopening one.
+// visitor's threads from GET /v1/me/threads in place of the log, reopening one, and "Delete my conversations"
+// (DELETE /v1/me/threads, after a confirm step), which erases them all and starts a fresh conversation.
 import { type PastThread, parsePastThreads } from "./control-rules";
 import { h } from "./dom";
 import type { PastDeps } from "./past-conversations";
@@ -12,7 +13,19 @@ export const PAST_CSS = `
 .past button:hover,.past [aria-current]{background:var(--at-surface)}
 .past span{display:block;font-weight:600}
 .past time{font-size:12px;color:var(--at-muted)}
+.past .erase{margin-top:auto;color:var(--at-muted);text-align:center;text-decoration:underline}
+.past .erase[aria-pressed]{color:inherit;font-weight:600}
 `;
+
+/** The delete action's texts: English only, kept here rather than in the widget's string table (docs/widget.md). */
+const ERASE_STRINGS = {
+  deleteMine: "Delete my conversations",
+  deleteConfirm: "Delete all your conversations here? This cannot be undone.",
+  deleteYes: "Delete them",
+  cancel: "Cancel",
+  deleted: "Your conversations were deleted.",
+  deleteFailed: "Your conversations could not be deleted. Please try again.",
+};
 
 export interface PastView {
   /** The header button was clicked: opens the list, or closes it when open. */
@@ -23,9 +36,12 @@ export interface PastView {
 /** Puts the (hidden) list after `log`, which it replaces while open; `button` shows whether it is open. */
 export function pastView(d: PastDeps, button: HTMLButtonElement, log: HTMLElement): PastView {
   const s = d.strings;
+  const e = ERASE_STRINGS;
   const note = h("p", { tabindex: "-1" });
   const list = h("ul", { "aria-label": s.pastConversations });
-  const view = h("div", { class: "past", id: "at-past" }, note, list);
+  const erase = h("button", { type: "button", class: "erase" }, e.deleteMine);
+  const cancel = h("button", { type: "button", class: "erase" }, e.cancel);
+  const view = h("div", { class: "past", id: "at-past" }, note, list, erase, cancel);
   const root = log.getRootNode() as ShadowRoot;
   const sheet = new CSSStyleSheet();
   let shown = 0;
@@ -47,9 +63,41 @@ export function pastView(d: PastDeps, button: HTMLButtonElement, log: HTMLElemen
     if (focusButton) button.focus();
   };
 
+  /** Step one shows the question; step two deletes, then the widget forgets its threads and starts afresh. */
+  const confirming = (on: boolean): void => {
+    cancel.hidden = !on;
+    erase.textContent = on ? e.deleteYes : e.deleteMine;
+    erase.toggleAttribute("aria-pressed", on);
+    if (on) say(e.deleteConfirm);
+  };
+  erase.onclick = async () => {
+    if (cancel.hidden) {
+      confirming(true);
+      return d.announce(e.deleteConfirm);
+    }
+    confirming(false);
+    erase.hidden = true;
+    if (await eraseAll(d)) {
+      close(false);
+      d.choose("");
+      d.announce(e.deleted);
+    } else {
+      say(e.deleteFailed);
+      d.announce(e.deleteFailed);
+      erase.hidden = false;
+    }
+  };
+  cancel.onclick = () => {
+    confirming(false);
+    say("");
+    erase.focus();
+  };
+
   const open = async (): Promise<void> => {
     const mine = ++shown;
     toggle(true);
+    confirming(false);
+    erase.hidden = true;
     list.replaceChildren();
     say(s.pastLoading);
     note.focus();
@@ -70,6 +118,7 @@ export function pastView(d: PastDeps, button: HTMLButtonElement, log: HTMLElemen
       list.append(h("li", {}, pick));
     }
     say(threads === null ? s.pastFailed : threads.length === 0 ? s.pastEmpty : "");
+    erase.hidden = !threads?.length;
     if (note.hidden) list.querySelector("button")?.focus();
     else d.announce(note.textContent as string);
   };
@@ -98,4 +147,24 @@ async function fetchThreads(d: PastDeps): Promise<PastThread[] | null> {
   } catch {
     return null;
   }
+}
+
+/**
+ * Erases every thread of this visitor with this agent; a 202 (more than one call erases) is repeated until the job
+ * answers 200. The visitor token is revoked by the service, so the next launch starts a new visitor.
+ */
+async function eraseAll(d: PastDeps): Promise<boolean> {
+  const token = await d.token();
+  if (token === undefined) return false;
+  try {
+    for (let calls = 0; calls < 20; calls++) {
+      const res = await fetch(new URL("/v1/me/threads", d.base), {
+        method: "DELETE",
+        headers: { Authorization: `Bearer ${token}` },
+        credentials: "omit",
+      });
+      if (res.status !== 202) return res.ok;
+    }
+  } catch {}
+  return false;
 }

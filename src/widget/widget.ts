@@ -151,6 +151,7 @@ class Widget {
         token: () => this.#connection.freshToken(),
         current: () => this.#connection.threadId,
         choose: (threadId) => {
+          threadId || this.#store.clear();
           this.#switchThread(threadId);
           focusInput();
         },
@@ -225,7 +226,7 @@ class Widget {
 
   identify(getLaunchToken: GetLaunchToken): void {
     if (typeof getLaunchToken !== "function") {
-      warnOnce("identify() needs a function that returns {token, threadId, websocketUrl, expiresAt}.");
+      warnOnce("identify() needs a function returning {token, threadId, websocketUrl, expiresAt}.");
       return;
     }
     this.#store = new Store(

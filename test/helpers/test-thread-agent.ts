@@ -1,5 +1,6 @@
 // A thread object whose clock and keep-alive timer a test can drive: the production class, only its settings replaced.
 import { runInDurableObject } from "cloudflare:test";
+import type { ThreadAddress } from "../../src/thread/claims";
 import { ThreadAgent } from "../../src/thread/thread-agent";
 import { THREAD_SETTINGS } from "../../src/thread/thread-settings";
 
@@ -63,6 +64,22 @@ export class TestThreadAgent extends ThreadAgent {
     this.clock = clock;
     this.timers = timers;
   }
+
+  /** A test marks an object with `failErasure` to stand for the Worker being cut off while erasing it. */
+  override async eraseThread(address: ThreadAddress) {
+    if ((await this.ctx.storage.get(FAIL_ERASURE_KEY)) === true) throw new Error("cut off mid-erasure");
+    return super.eraseThread(address);
+  }
+}
+
+const FAIL_ERASURE_KEY = "test:fail-erasure";
+
+/** Makes the object's next erasures throw (`on`) or proceed again. */
+export function failErasure(stub: DurableObjectStub<ThreadAgent>, on: boolean): Promise<void> {
+  return runInDurableObject(stub, async (_instance, state) => {
+    if (on) await state.storage.put(FAIL_ERASURE_KEY, true);
+    else await state.storage.delete(FAIL_ERASURE_KEY);
+  });
 }
 
 /** Runs `fn` inside a thread object, which the test Worker entry makes a TestThreadAgent. */

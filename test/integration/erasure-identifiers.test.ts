@@ -1,6 +1,7 @@
 // Erasure leaves no subject id behind (SPEC §12): not in the registry's tombstone, not in a pin, not in D1's copy.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { expectNothingLeft } from "../helpers/erasure-scan";
 import { converse, drainThread, launchFor, threadStub } from "../helpers/projection";
 import { api } from "../helpers/tenants";
 import { liveAgent } from "../helpers/threads";
@@ -66,5 +67,10 @@ describe("erasure leaves no identifiers", () => {
       (await api(`/v1/sessions/${doomed.threadId}`, { method: "DELETE", key: agent.apiKey })).status,
     ).toBe(204);
     expect(await rowsMentioning(subject)).toEqual([]);
+    await expectNothingLeft({
+      tenantId: agent.tenantId,
+      needles: [subject, "remember me"],
+      threads: [{ tenantId: agent.tenantId, agentId: agent.agentId, threadId: doomed.threadId }],
+    });
   });
 });

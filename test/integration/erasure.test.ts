@@ -3,6 +3,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { expectNothingLeft } from "../helpers/erasure-scan";
 import {
   converse,
   drainThread,
@@ -119,6 +120,12 @@ describe("DELETE /v1/sessions/:threadId", () => {
     expect(
       (await api(`/v1/sessions/${doomed.threadId}`, { method: "DELETE", key: agent.apiKey })).status,
     ).toBe(204);
+    // The kept thread has the same subject: what must be gone is the erased thread's text.
+    await expectNothingLeft({
+      tenantId: agent.tenantId,
+      needles: ["forget me", "really"],
+      threads: [{ tenantId: agent.tenantId, agentId: agent.agentId, threadId: doomed.threadId }],
+    });
   });
 
   it("refuses a read-only key (403) and another tenant (404), changing nothing", async () => {

@@ -54,6 +54,7 @@ describe("GET /v1/ready", () => {
     ["API_KEY_PEPPER", "short", "tiny-pepper"],
     ["SECRETS_KEY", "short", "tiny-secrets-key"],
     ["OPERATOR_TOKEN", "short", "tiny-operator"],
+    ["RECEIPT_SIGNING_KEYS", "a plain key (not a key set)", "x".repeat(40)],
   ] as const)("names %s when it is %s, without echoing the value", async (name, _what, value) => {
     expect(await missingUnder({ [name]: value })).toEqual([name]);
   });

@@ -2,6 +2,7 @@
 //
 // A thread is held when it has a thread hold or its subject has a subject hold. Every statement binds tenant_id.
 import { z } from "zod";
+import { AppError } from "../../errors";
 
 export type HoldScope = "thread" | "subject";
 
@@ -154,4 +155,35 @@ export async function listHolds(
   return last === undefined
     ? { items: kept }
     : { items: kept, next: { createdAt: last.createdAt, scope: last.scope, target: last.target } };
+}
+
+/** SPEC §12: a held thread is never erased; the refusal names the hold so the tenant knows what to lift. */
+export function heldError(scope: "thread" | "subject"): AppError {
+  return new AppError(
+    "conflict",
+    scope === "thread"
+      ? "The conversation is under a legal hold; lift the hold to erase it."
+      : "The conversation's subject is under a legal hold; lift the hold to erase it.",
+    { reason: "legal_hold" },
+  );
+}
+
+/**
+ * Refuses (409 `legal_hold`) when any of a subject's `threadIds` is held, or the subject itself: erasure by subject
+ * erases all of them or none.
+ */
+export async function refuseIfHeld(
+  db: D1Database,
+  tenantId: string,
+  subject: string,
+  threadIds: readonly string[],
+): Promise<void> {
+  const subjectHold = await findSubjectHold(db, tenantId, subject);
+  if (subjectHold !== null) throw heldError("subject");
+  const holds = await holdsForSessions(
+    db,
+    tenantId,
+    threadIds.map((threadId) => ({ threadId, subject })),
+  );
+  if (holds.size > 0) throw heldError("thread");
 }

@@ -12,5 +12,6 @@ export const MIGRATIONS: readonly string[] = [
   "0009_webhook_endpoints.sql",
   "0011_thread_upgrades.sql",
   "0012_legal_holds_agent_retention.sql",
+  "0013_subject_erasure.sql",
   "0014_run_input_digest.sql",
 ];

@@ -1,0 +1,210 @@
+// Erasure by subject (SPEC §12): a job in D1 that erases a subject's threads in bounded batches, resumes where a cut-off
+// call stopped, and ends with a signed receipt. Shared by `DELETE /v1/subjects/:subject` and `DELETE /v1/me/threads`.
+import { receiptKeys, signReceipt } from "../auth/receipt-keys";
+import { rowAddress, threadStubFor } from "../auth/thread-stub";
+import { newId } from "../control/ids";
+import { AppError, unwrap } from "../errors";
+import { eventBody, MAX_EVENTS_PER_ACCEPT, tenantEvents } from "../events/tenant-events";
+import { hmacSha256 } from "../shared/bytes";
+import { toHex } from "../shared/hex";
+import {
+  completeJob,
+  type ErasureJob,
+  type ErasureScope,
+  eraseThreadsRows,
+  findJob,
+  insertJob,
+  latestJobForScope,
+  recordProgress,
+  subjectThreadIds,
+  threadAddresses,
+} from "../storage/d1/erasures";
+import { refuseIfHeld } from "../storage/d1/legal-holds";
+import { newEventId } from "../storage/thread-events";
+import type { AppContext } from "./context";
+
+/**
+ * Threads one call erases at most. Each costs one thread-object call, plus a share of one D1 transaction and one
+ * events call per `BATCH` threads: ~1.05 subrequests, so 400 stay well inside a paid Worker's 1000 with room for
+ * authentication and the job's own rows. More threads answer 202 and the next call continues (docs/privacy.md).
+ */
+export const THREADS_PER_CALL = 400;
+/** Threads per D1 transaction, per events call and per recorded progress step. */
+const BATCH = 50;
+/** Thread objects erased at once. */
+const OBJECT_CONCURRENCY = 10;
+
+export type ErasureOutcome =
+  | { status: "completed"; job: ErasureJob & { receipt: string; erasedAt: string } }
+  | { status: "pending"; job: ErasureJob; remaining: number };
+
+/** The job's key: an HMAC of tenant, scope and subject under DO_NAME_KEY, so no row holds the subject itself. */
+export async function erasureScopeHash(
+  env: Env,
+  tenantId: string,
+  scope: ErasureScope,
+  subject: string,
+): Promise<string> {
+  const message = ["erasure-scope", tenantId, scope.kind, scope.agentId ?? "*", subject].join("\n");
+  return toHex(await hmacSha256(env.DO_NAME_KEY, message));
+}
+
+/** The key a revoked visitor is kept under: an HMAC of tenant and visitor id. */
+export async function visitorHash(env: Env, tenantId: string, visitorId: string): Promise<string> {
+  return toHex(await hmacSha256(env.DO_NAME_KEY, ["revoked-visitor", tenantId, visitorId].join("\n")));
+}
+
+/**
+ * Erases every live thread of `subject` in `scope`, or continues the pending job that already does. A repeat after
+ * completion, with no new thread of the subject since, answers the same receipt. `threadsPerCall` is for tests.
+ */
+export async function eraseSubject(
+  env: Env,
+  input: {
+    tenantId: string;
+    subject: string;
+    scope: ErasureScope;
+    /** Erased last (the launch token's own thread for `/me`): the token then still works for a repeat after 202. */
+    lastThreadId?: string;
+    threadsPerCall?: number;
+  },
+): Promise<ErasureOutcome> {
+  const { tenantId, subject, scope } = input;
+  // The receipt key loads before anything is erased: a misconfigured key cannot strand a half-done job.
+  await receiptKeys(env);
+  const scopeHash = await erasureScopeHash(env, tenantId, scope, subject);
+  let job = await latestJobForScope(env.DB, tenantId, scopeHash);
+  if (job === null || job.status === "completed") {
+    const found = await subjectThreadIds(env.DB, tenantId, subject, scope.agentId);
+    const threadIds = [
+      ...found.filter((id) => id !== input.lastThreadId),
+      ...found.filter((id) => id === input.lastThreadId),
+    ];
+    if (job !== null && threadIds.length === 0) return completed(job);
+    // A held thread (or a held subject) refuses the whole erasure, before any job row exists or anything is erased.
+    await refuseIfHeld(env.DB, tenantId, subject, threadIds);
+    await insertJob(env.DB, {
+      tenantId,
+      id: newId("era"),
+      scope,
+      scopeHash,
+      threadIds,
+      createdAt: new Date().toISOString(),
+    });
+    // A concurrent first call may have inserted the one pending job first: both continue that one.
+    job = await latestJobForScope(env.DB, tenantId, scopeHash);
+    if (job === null) throw new Error("The erasure job vanished after being written.");
+    if (job.status === "completed") return completed(job);
+  }
+  // A hold placed while the job was pending stops it too: what is left is checked again on every call.
+  await refuseIfHeld(env.DB, tenantId, subject, job.threadIds.slice(job.done));
+  return continueJob(env, job, input.threadsPerCall ?? THREADS_PER_CALL);
+}
+
+function completed(job: ErasureJob): ErasureOutcome {
+  if (job.receipt === null || job.erasedAt === null) throw new Error("A completed erasure has no receipt.");
+  return { status: "completed", job: { ...job, receipt: job.receipt, erasedAt: job.erasedAt } };
+}
+
+async function continueJob(env: Env, job: ErasureJob, threadsPerCall: number): Promise<ErasureOutcome> {
+  const stop = Math.min(job.threadIds.length, job.done + threadsPerCall);
+  let done = job.done;
+  while (done < stop) {
+    const batch = job.threadIds.slice(done, Math.min(stop, done + BATCH));
+    await eraseBatch(env, job.tenantId, batch);
+    done += batch.length;
+    await recordProgress(env.DB, job.tenantId, job.id, done);
+  }
+  if (done < job.threadIds.length) {
+    return { status: "pending", job: { ...job, done }, remaining: job.threadIds.length - done };
+  }
+  const erasedAt = new Date().toISOString();
+  const receipt = await signReceipt(env, {
+    id: job.id,
+    tenantId: job.tenantId,
+    scope: job.scope,
+    threadIds: job.threadIds,
+    erasedAt,
+  });
+  await completeJob(env.DB, { tenantId: job.tenantId, id: job.id, erasedAt, receipt });
+  // Another call may have completed it a moment earlier: the stored receipt is the one.
+  const stored = await findJob(env.DB, job.tenantId, job.id);
+  if (stored === null) throw new Error("The erasure job vanished on completion.");
+  return completed(stored);
+}
+
+/**
+ * One batch, each step idempotent so a cut-off batch is simply done again: the D1 rows (tombstones first, so the
+ * threads' tokens are refused from here on), then each thread object, then the `session.erased` events, which also
+ * make the tenant's events object drop the threads' earlier event bodies.
+ */
+async function eraseBatch(env: Env, tenantId: string, threadIds: readonly string[]): Promise<void> {
+  const threads = await threadAddresses(env.DB, tenantId, threadIds);
+  await eraseThreadsRows(env.DB, tenantId, threadIds, new Date().toISOString());
+  for (let start = 0; start < threads.length; start += OBJECT_CONCURRENCY) {
+    await Promise.all(
+      threads.slice(start, start + OBJECT_CONCURRENCY).map(async (thread) => {
+        const row = { tenantId, ...thread };
+        try {
+          const stub = await threadStubFor(env, row);
+          unwrap(await stub.eraseThread(rowAddress(row)));
+        } catch (cause) {
+          throw unavailable(cause);
+        }
+      }),
+    );
+  }
+  const now = Date.now();
+  const events = threads.map((thread) =>
+    eventBody({
+      id: newEventId(),
+      type: "session.erased",
+      createdAt: now,
+      tenantId,
+      data: { threadId: thread.id, agentId: thread.agentId, environment: thread.environment },
+    }),
+  );
+  for (let start = 0; start < events.length; start += MAX_EVENTS_PER_ACCEPT) {
+    try {
+      unwrap(
+        await tenantEvents(env, tenantId).accept(
+          tenantId,
+          events.slice(start, start + MAX_EVENTS_PER_ACCEPT),
+        ),
+      );
+    } catch (cause) {
+      throw unavailable(cause);
+    }
+  }
+}
+
+function unavailable(cause: unknown): AppError {
+  if (cause instanceof AppError && cause.code !== "internal") return cause;
+  return new AppError(
+    "upstream_unavailable",
+    "The erasure stopped part way; repeat the same request to continue it.",
+    { cause },
+  );
+}
+
+/** The answer to an erasure call: 200 with the receipt once done, 202 while threads remain. */
+export function erasureAnswer(c: AppContext, outcome: ErasureOutcome) {
+  const { job } = outcome;
+  if (outcome.status === "pending") {
+    return c.json(
+      { id: job.id, status: "pending" as const, scope: job.scope, remaining: outcome.remaining },
+      202,
+    );
+  }
+  return c.json(
+    {
+      id: job.id,
+      status: "completed" as const,
+      receipt: outcome.job.receipt,
+      scope: job.scope,
+      threadIds: job.threadIds,
+      erasedAt: outcome.job.erasedAt,
+    },
+    200,
+  );
+}
