@@ -62,6 +62,15 @@ export async function rebuildRunInput(
   const entries = new EntryStore(storage, { now: Date.now });
   const userEntry = entries.get(run.userEntryId);
   if (userEntry === null) return fail("not_found", "The run's message is no longer stored.");
+  // Zero retention blanks every entry's text at once (SPEC §12): the input cannot be rebuilt, and saying so beats an
+  // answer that fails its own digest.
+  const body = userEntry.body;
+  if (typeof body === "object" && body !== null && "purged" in body && body.purged === true) {
+    return fail(
+      "not_found",
+      "This run's input is no longer stored: the thread keeps no text (zero retention).",
+    );
+  }
 
   const budget = contextBudget(ran.artifact);
   const history = new PromptHistory(entries, budget).historyFor(userEntry);

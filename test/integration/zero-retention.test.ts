@@ -142,6 +142,16 @@ describe("zero retention", () => {
     expect(rows.session).toEqual({ title: null, message_count: 4 });
     expect(Number(rows.usage?.input)).toBeGreaterThan(0);
 
+    // The audit cannot rebuild a purged run's input, and says so instead of answering one that fails its digest.
+    const run = await env.DB.prepare(
+      "SELECT id FROM agent_runs WHERE tenant_id = ? AND session_id = ? LIMIT 1",
+    )
+      .bind(agent.tenantId, session.threadId)
+      .first<{ id: string }>();
+    expect(run).not.toBeNull();
+    const audit = await api(`/v1/sessions/${session.threadId}/runs/${run?.id}/input`, { key: agent.apiKey });
+    expect((await expectError(audit, 404, "not_found")).message).toMatch(/zero retention/);
+
     // A later turn still works (the model sees only what remains) and the next idle period purges it too.
     await converse(session, ["a new question"]);
     expect((await threadEntries(stub)).at(-1)?.text).toBe("Echo: a new question");
