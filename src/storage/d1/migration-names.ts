@@ -10,4 +10,5 @@ export const MIGRATIONS: readonly string[] = [
   "0007_thread_context.sql",
   "0008_handoff_feedback.sql",
   "0009_webhook_endpoints.sql",
+  "0010_analytics_search.sql",
 ];
