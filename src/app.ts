@@ -4,6 +4,7 @@ import type { AppEnv } from "./http/context";
 import { notFound, onError } from "./http/error-handler";
 import { requestId } from "./http/request-id";
 import { agents } from "./routes/agents";
+import { analytics } from "./routes/analytics";
 import { apiKeys } from "./routes/api-keys";
 import { assets } from "./routes/assets";
 import { contract } from "./routes/contract";
@@ -44,6 +45,7 @@ export function createApp() {
   v1.route("/secrets", secrets);
   v1.route("/sessions", sessions);
   v1.route("/usage", usage);
+  v1.route("/analytics", analytics);
   v1.route("/webhooks", webhooks);
   v1.route("/operator", operator);
 

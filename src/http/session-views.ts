@@ -3,6 +3,7 @@ import { z } from "zod";
 import { AppError } from "../errors";
 import type { MessageResponse, MyThreadResponse, SessionResponse } from "../shared/sessions-api";
 import type { MessageRecord } from "../storage/d1/message-row";
+import type { SearchPosition } from "../storage/d1/session-search";
 import type { MessagePosition, SessionPosition, SessionRecord } from "../storage/d1/sessions-repository";
 
 export function sessionView(s: SessionRecord): SessionResponse {
@@ -48,6 +49,7 @@ export function listName(kind: string, parameters: readonly (string | null)[]): 
 
 const sessionPosition = z.tuple([z.string(), z.string()]);
 const messagePosition = z.tuple([z.number().int(), z.string()]);
+const searchPosition = z.tuple([z.literal("q"), z.number().int()]);
 
 function decodePosition<T>(schema: z.ZodType<T>, text: string): T {
   try {
@@ -65,6 +67,13 @@ export const positions = {
     decode: (text: string): SessionPosition => {
       const [updatedAt, id] = decodePosition(sessionPosition, text);
       return { updatedAt, id };
+    },
+  },
+  search: {
+    encode: (p: SearchPosition): string => JSON.stringify(["q", p.hit]),
+    decode: (text: string): SearchPosition => {
+      const [, hit] = decodePosition(searchPosition, text);
+      return { hit };
     },
   },
   message: {

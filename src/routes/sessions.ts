@@ -19,9 +19,11 @@ import {
   humanMessageRequest,
   messageResponse,
   pageQuery,
+  sessionListItem,
   sessionListQuery,
   sessionResponse,
 } from "../shared/sessions-api";
+import { searchSessions } from "../storage/d1/session-search";
 import {
   eraseSessionRows,
   getSession,
@@ -102,10 +104,10 @@ export const sessions = new Hono<AppEnv>()
     describeRoute(
       operation({
         tag: "Sessions",
-        summary: "List conversations",
+        summary: "List conversations, or search their messages with q",
         auth: "tenantKey",
         query: sessionListQuery,
-        response: { status: 200, schema: listResponse(sessionResponse) },
+        response: { status: 200, schema: listResponse(sessionListItem) },
         errors: [400],
       }),
     ),
@@ -116,24 +118,30 @@ export const sessions = new Hono<AppEnv>()
         query.subject ?? null,
         query.updatedAfter ?? null,
         ...(query.mode !== undefined ? [query.mode] : []),
+        ...(query.q !== undefined ? [`q:${query.q}`] : []),
       ]);
       const page = await readPage(c, list);
-      const result = await listSessions(
-        c.env.DB,
-        tenantScope(c),
-        {
-          ...(query.agentId !== undefined ? { agentId: query.agentId } : {}),
-          ...(query.subject !== undefined ? { subject: query.subject } : {}),
-          ...(query.mode !== undefined ? { mode: query.mode } : {}),
-          ...(query.updatedAfter !== undefined
-            ? { updatedAfter: new Date(query.updatedAfter).toISOString() }
-            : {}),
-        },
-        {
+      const filter = {
+        ...(query.agentId !== undefined ? { agentId: query.agentId } : {}),
+        ...(query.subject !== undefined ? { subject: query.subject } : {}),
+        ...(query.mode !== undefined ? { mode: query.mode } : {}),
+        ...(query.updatedAfter !== undefined
+          ? { updatedAfter: new Date(query.updatedAfter).toISOString() }
+          : {}),
+      };
+      if (query.q !== undefined) {
+        const found = await searchSessions(c.env.DB, c.get("tenant").tenantId, query.q, filter, {
           limit: page.limit,
-          ...(page.after !== undefined ? { after: positions.session.decode(page.after) } : {}),
-        },
-      );
+          ...(page.after !== undefined ? { after: positions.search.decode(page.after) } : {}),
+        });
+        const items = found.items.map((i) => ({ ...sessionView(i.session), match: i.match }));
+        const next = found.next === undefined ? undefined : positions.search.encode(found.next);
+        return c.json(await pageBody(c, list, items, next));
+      }
+      const result = await listSessions(c.env.DB, tenantScope(c), filter, {
+        limit: page.limit,
+        ...(page.after !== undefined ? { after: positions.session.decode(page.after) } : {}),
+      });
       const next = result.next === undefined ? undefined : positions.session.encode(result.next);
       return c.json(await pageBody(c, list, result.items.map(sessionView), next));
     },

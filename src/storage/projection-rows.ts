@@ -1,6 +1,7 @@
 // What D1 is sent for one thread, computed from the thread's own records: pure mapping, no I/O, so the drain reads
 // and writes while this file only decides each column.
 import { z } from "zod";
+import { firstDeltaBucket } from "./d1/analytics";
 import type { MessageRow } from "./d1/message-row";
 import type {
   FeedbackRow,
@@ -95,6 +96,8 @@ export function runRow(run: Run, agentId: string): RunRow {
     createdAt: iso(run.createdAt),
     startedAt: isoOrNull(run.startedAt),
     endedAt: isoOrNull(run.endedAt),
+    firstDeltaMs: run.firstDeltaMs,
+    firstDeltaBucket: run.firstDeltaMs === null ? null : firstDeltaBucket(run.firstDeltaMs),
   };
 }
 

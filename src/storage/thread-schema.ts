@@ -239,6 +239,13 @@ export const THREAD_MIGRATIONS: readonly ThreadMigration[] = [
       `ALTER TABLE runs ADD COLUMN error_reason TEXT`,
     ],
   },
+  {
+    version: 10,
+    up: [
+      // From a run's acceptance to its first streamed delta, for per-version analytics (SPEC §11).
+      `ALTER TABLE runs ADD COLUMN first_delta_ms INTEGER`,
+    ],
+  },
 ];
 
 export const THREAD_SCHEMA_VERSION: number = THREAD_MIGRATIONS[THREAD_MIGRATIONS.length - 1]?.version ?? 0;

@@ -218,6 +218,8 @@ describe("version guards", () => {
         createdAt: "2020-01-01T00:00:00.000Z",
         startedAt: null,
         endedAt: null,
+        firstDeltaMs: null,
+        firstDeltaBucket: null,
       }),
       upsertSession(env.DB, scope, {
         agentId: agent.agentId,

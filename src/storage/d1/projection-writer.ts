@@ -50,6 +50,9 @@ export interface RunRow {
   createdAt: string;
   startedAt: string | null;
   endedAt: string | null;
+  firstDeltaMs: number | null;
+  /** `firstDeltaBucket(firstDeltaMs)`, for the analytics histogram. */
+  firstDeltaBucket: number | null;
 }
 
 export interface ToolCallRow {
@@ -134,15 +137,17 @@ export const PROJECTION_SQL = {
       author_name = excluded.author_name, user_id = excluded.user_id, version = excluded.version, created_at = excluded.created_at
     WHERE excluded.version > agent_messages.version`,
   upsertRun: `INSERT INTO agent_runs (tenant_id, session_id, id, agent_id, version_id, status, day, user_entry_id,
-      assistant_entry_id, abort_reason, error_code, error_message, version, created_at, started_at, ended_at)
-    SELECT t.tenant_id, t.id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+      assistant_entry_id, abort_reason, error_code, error_message, version, created_at, started_at, ended_at,
+      first_delta_ms, first_delta_bucket)
+    SELECT t.tenant_id, t.id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
     ${LIVE_THREAD}
     ON CONFLICT (tenant_id, session_id, id) DO UPDATE SET
       agent_id = excluded.agent_id, version_id = excluded.version_id, status = excluded.status, day = excluded.day,
       user_entry_id = excluded.user_entry_id, assistant_entry_id = excluded.assistant_entry_id,
       abort_reason = excluded.abort_reason, error_code = excluded.error_code,
       error_message = excluded.error_message, version = excluded.version, created_at = excluded.created_at,
-      started_at = excluded.started_at, ended_at = excluded.ended_at
+      started_at = excluded.started_at, ended_at = excluded.ended_at, first_delta_ms = excluded.first_delta_ms,
+      first_delta_bucket = excluded.first_delta_bucket
     WHERE excluded.version > agent_runs.version`,
   upsertToolCall: `INSERT INTO agent_tool_calls (tenant_id, session_id, id, run_id, name, input, output, status, version,
       created_at, ended_at)
@@ -268,6 +273,8 @@ export function upsertRun(db: D1Database, scope: ThreadScope, r: RunRow): D1Prep
       r.createdAt,
       r.startedAt,
       r.endedAt,
+      r.firstDeltaMs,
+      r.firstDeltaBucket,
       scope.tenantId,
       scope.threadId,
     );
