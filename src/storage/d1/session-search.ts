@@ -8,7 +8,6 @@
 import { z } from "zod";
 import {
   type SessionFilter,
-  type SessionPosition,
   type SessionRecord,
   sessionRow,
 } from "./sessions-repository";
