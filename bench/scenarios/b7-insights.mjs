@@ -28,7 +28,13 @@ async function seed(echo, tenant, threads, log) {
   return { seconds: Math.round((performance.now() - t0) / 100) / 10, statementsMs };
 }
 
-export async function benchInsights({ echo, messages = 1_000_000, noiseMessages = 100_000, samples = 40, log }) {
+export async function benchInsights({
+  echo,
+  messages = 1_000_000,
+  noiseMessages = 100_000,
+  samples = 40,
+  log,
+}) {
   const threads = Math.ceil(messages / MESSAGES_PER_THREAD);
   const noiseThreads = Math.ceil(noiseMessages / MESSAGES_PER_THREAD);
   log(`  seeding ${(threads * MESSAGES_PER_THREAD).toLocaleString("en")} messages (${threads} threads)…`);

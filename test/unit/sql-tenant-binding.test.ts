@@ -3,8 +3,8 @@
 import { describe, expect, it } from "vitest";
 import { analyticsSql } from "../../src/storage/d1/analytics";
 import { PROJECTION_SQL } from "../../src/storage/d1/projection-writer";
-import { searchStatements, tenantToken } from "../../src/storage/d1/session-search";
 import { RETENTION_SQL } from "../../src/storage/d1/session-retention";
+import { searchStatements, tenantToken } from "../../src/storage/d1/session-search";
 import { SESSIONS_SQL, sessionListSql, sessionsSql } from "../../src/storage/d1/sessions-repository";
 
 const TENANT_TABLES = [

@@ -1,7 +1,13 @@
 // Bench-only Worker entry (never deployed): routes the bench's requests to its baseline and measuring objects.
 import { z } from "zod";
 import type { BenchEnv } from "./bench-env";
-import { INSIGHTS_NOISE_TENANT, INSIGHTS_TENANT, insightsQuery, matchingMessages, seedChunk } from "./insights";
+import {
+  INSIGHTS_NOISE_TENANT,
+  INSIGHTS_TENANT,
+  insightsQuery,
+  matchingMessages,
+  seedChunk,
+} from "./insights";
 
 export { EchoAgent } from "./echo-agent";
 export { EntryBench } from "./entry-bench";

@@ -61,7 +61,9 @@ function textExpr(key: string): string {
     [492876847, 512927357],
   ] as const;
   const words = primes.map(([a, b], i) =>
-    i < 6 ? wordExpr(key, a, b) : `CASE WHEN (${key} % 8) >= ${i - 5} THEN ' ' || ${wordExpr(key, a, b)} ELSE '' END`,
+    i < 6
+      ? wordExpr(key, a, b)
+      : `CASE WHEN (${key} % 8) >= ${i - 5} THEN ' ' || ${wordExpr(key, a, b)} ELSE '' END`,
   );
   return `${words.slice(0, 6).join(" || ' ' || ")} || ${words.slice(6).join(" || ")}`;
 }
@@ -90,7 +92,9 @@ async function prepare(db: D1Database, tenantId: string): Promise<void> {
   const now = new Date().toISOString();
   await db.batch([
     db.prepare("CREATE TABLE IF NOT EXISTS bench_vocab (id INTEGER PRIMARY KEY, word TEXT NOT NULL)"),
-    db.prepare("INSERT OR IGNORE INTO tenants (id, name, created_at) VALUES (?, 'Bench insights', ?)").bind(tenantId, now),
+    db
+      .prepare("INSERT OR IGNORE INTO tenants (id, name, created_at) VALUES (?, 'Bench insights', ?)")
+      .bind(tenantId, now),
     db
       .prepare(
         `INSERT OR IGNORE INTO agents (tenant_id, id, slug, name, visibility, public_key, created_at, updated_at)
@@ -107,7 +111,9 @@ async function prepare(db: D1Database, tenantId: string): Promise<void> {
     ),
   ]);
   await db.batch(
-    VOCABULARY.map((word, id) => db.prepare("INSERT OR IGNORE INTO bench_vocab (id, word) VALUES (?, ?)").bind(id, word)),
+    VOCABULARY.map((word, id) =>
+      db.prepare("INSERT OR IGNORE INTO bench_vocab (id, word) VALUES (?, ?)").bind(id, word),
+    ),
   );
 }
 
@@ -191,7 +197,9 @@ export async function insightsQuery(
 /** How many of the tenant's indexed messages contain a word: context for the search figures. */
 export async function matchingMessages(db: D1Database, word: string): Promise<number> {
   const row = await db
-    .prepare("SELECT COUNT(*) AS n FROM agent_messages_fts WHERE agent_messages_fts MATCH ? AND tenant_id = ?")
+    .prepare(
+      "SELECT COUNT(*) AS n FROM agent_messages_fts WHERE agent_messages_fts MATCH ? AND tenant_id = ?",
+    )
     .bind(`tenant : "${tenantToken(INSIGHTS_TENANT)}" AND body : "${word}"`, INSIGHTS_TENANT)
     .first<{ n: number }>();
   return row?.n ?? 0;

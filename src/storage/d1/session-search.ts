@@ -6,11 +6,7 @@
 // never reaches FTS5 syntax: it is cut into words (letters, digits and marks, as the tokenizer sees them) and each
 // word is quoted, so `"`, `*`, `OR`, `NEAR(`, `:` and `^` are plain text.
 import { z } from "zod";
-import {
-  type SessionFilter,
-  type SessionRecord,
-  sessionRow,
-} from "./sessions-repository";
+import { type SessionFilter, type SessionRecord, sessionRow } from "./sessions-repository";
 
 /** A query's text is at most this many characters (longer is a 400). */
 export const SEARCH_MAX_CHARS = 200;
