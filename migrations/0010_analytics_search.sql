@@ -156,7 +156,8 @@ END;
 
 -- Message text for search. `tenant` holds one token per tenant ('t' || hex(tenant_id) || 'x': letters and digits
 -- only, so the tokenizer keeps it whole); queries always MATCH it and also check `tenant_id`. The other columns are
--- not indexed. rowid is agent_messages' rowid.
+-- not indexed. rowid is minus agent_messages' rowid, so FTS5's natural (ascending) order is newest first: walking
+-- doclists forwards lets it skip through the tenant token's long list, where descending order would load it whole.
 CREATE VIRTUAL TABLE agent_messages_fts USING fts5(
   tenant, body, tenant_id UNINDEXED, session_id UNINDEXED, entry_id UNINDEXED,
   tokenize = 'unicode61 remove_diacritics 2'
@@ -167,18 +168,18 @@ CREATE TRIGGER agent_messages_fts_insert AFTER INSERT ON agent_messages
 WHEN NEW.kind = 'message' AND NEW.role IN ('user', 'assistant', 'human_agent') AND NEW.content <> ''
 BEGIN
   INSERT INTO agent_messages_fts (rowid, tenant, body, tenant_id, session_id, entry_id)
-    VALUES (NEW.rowid, 't' || hex(NEW.tenant_id) || 'x', NEW.content, NEW.tenant_id, NEW.session_id, NEW.id);
+    VALUES (-NEW.rowid, 't' || hex(NEW.tenant_id) || 'x', NEW.content, NEW.tenant_id, NEW.session_id, NEW.id);
 END;
 
 CREATE TRIGGER agent_messages_fts_delete AFTER DELETE ON agent_messages
 BEGIN
-  DELETE FROM agent_messages_fts WHERE rowid = OLD.rowid;
+  DELETE FROM agent_messages_fts WHERE rowid = -OLD.rowid;
 END;
 
 CREATE TRIGGER agent_messages_fts_update AFTER UPDATE OF content, kind, role ON agent_messages
 BEGIN
-  DELETE FROM agent_messages_fts WHERE rowid = OLD.rowid;
+  DELETE FROM agent_messages_fts WHERE rowid = -OLD.rowid;
   INSERT INTO agent_messages_fts (rowid, tenant, body, tenant_id, session_id, entry_id)
-    SELECT NEW.rowid, 't' || hex(NEW.tenant_id) || 'x', NEW.content, NEW.tenant_id, NEW.session_id, NEW.id
+    SELECT -NEW.rowid, 't' || hex(NEW.tenant_id) || 'x', NEW.content, NEW.tenant_id, NEW.session_id, NEW.id
     WHERE NEW.kind = 'message' AND NEW.role IN ('user', 'assistant', 'human_agent') AND NEW.content <> '';
 END;

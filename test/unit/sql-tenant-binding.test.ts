@@ -89,8 +89,10 @@ describe("SQL on tenant data", () => {
     for (const sql of search) {
       expect(tenancyProblems(sql), sql).toEqual([]);
       // The tenant's token comes with the MATCH expression; the FTS rows are also checked by tenant_id.
-      expect(sql).toContain("agent_messages_fts MATCH ? AND tenant_id = ?");
+      const ftsReads = sql.match(/FROM agent_messages_fts/g)?.length ?? 0;
+      expect(sql.match(/agent_messages_fts MATCH \? AND tenant_id = \?/g)?.length ?? 0, sql).toBe(ftsReads);
     }
+    expect(search.filter((sql) => sql.includes("agent_messages_fts MATCH")).length).toBe(search.length - 1);
     // A tenant's token is one tokenizer token (letters and digits) and differs per tenant id.
     expect(tenantToken("ten_a")).toMatch(/^t[0-9A-F]+x$/);
     expect(tenantToken("ten_a")).not.toBe(tenantToken("ten_b"));

@@ -27,7 +27,14 @@ const seedOptions = z.strictObject({
   toThread: z.number().int().min(1),
 });
 const queryOptions = z.strictObject({
-  kind: z.enum(["analytics-version", "analytics-day", "search", "search-two-words", "search-common"]),
+  kind: z.enum([
+    "analytics-version",
+    "analytics-day",
+    "search",
+    "search-page-2",
+    "search-two-words",
+    "search-common",
+  ]),
 });
 
 async function body<T>(request: Request, schema: z.ZodType<T>): Promise<T> {
@@ -69,6 +76,11 @@ async function route(request: Request, env: BenchEnv): Promise<Response> {
       return json(await seedChunk(env.DB, tenant, o.fromThread, o.toThread));
     }
     if (name === "query") return json(await insightsQuery(env.DB, (await body(request, queryOptions)).kind));
+    if (name === "optimize") {
+      const t0 = Date.now();
+      await env.DB.prepare("INSERT INTO agent_messages_fts (agent_messages_fts) VALUES ('optimize')").run();
+      return json({ ms: Date.now() - t0 });
+    }
     if (name === "count") {
       const { word } = await body(request, z.strictObject({ word: z.string().regex(/^[a-z]+$/) }));
       return json({ word, messages: await matchingMessages(env.DB, word) });

@@ -12,8 +12,13 @@ import { type SessionFilter, type SessionRecord, sessionRow } from "./sessions-r
 export const SEARCH_MAX_CHARS = 200;
 /** Words beyond this many are ignored: each is one more posting list to intersect. */
 const SEARCH_MAX_WORDS = 16;
-/** A search looks at the newest this many matching messages (rowid order), so a very common word stays fast. */
+/**
+ * A page looks at most at this many matching messages below the previous page (newest first), so a filter that
+ * rejects most sessions cannot make one request walk a whole tenant.
+ */
 export const SEARCH_WINDOW = 10_000;
+/** Matching messages scanned per attempt start at this multiple of the page size and grow fourfold. */
+const SCAN_FACTOR = 4;
 /** Tokens of context around the match in a snippet. */
 const SNIPPET_TOKENS = 12;
 
@@ -58,7 +63,12 @@ interface SearchShape {
   mode?: "agent" | "handoff";
 }
 
-/** One search variant. Bindings in order: match, tenant (hits), cursor, tenant (sessions), filters, limit. */
+/**
+ * One search variant (CROSS JOIN keeps the page's few hits as the outer loop: otherwise SQLite may walk every session
+ * of the tenant and probe the hits): the newest matches (up to a bound, below the cursor), minus sessions that match at or above
+ * the cursor (earlier pages), grouped by session at its newest match, joined to the sessions that pass the filters.
+ * Bindings in order: match, tenant, [cursor], scan bound, [match, tenant, cursor], tenant, filters, limit.
+ */
 export function searchSql(shape: SearchShape): string {
   let where = "";
   if (shape.agentId) where += " AND s.agent_id = ?";
@@ -66,25 +76,62 @@ export function searchSql(shape: SearchShape): string {
   if (shape.mode === "handoff") where += " AND s.mode = 'handoff'";
   if (shape.mode === "agent") where += " AND s.mode = 'agent'";
   if (shape.updatedAfter) where += " AND s.updated_at > ?";
-  const having = shape.cursor ? " HAVING MAX(w.rowid) < ?" : "";
+  // FTS rowids are minus the message's rowid: ascending is newest first, and older than the cursor is greater.
+  const below = shape.cursor ? " AND rowid > ?" : "";
+  const unseen = shape.cursor
+    ? ` WHERE w.session_id NOT IN (SELECT session_id FROM agent_messages_fts
+        WHERE agent_messages_fts MATCH ? AND tenant_id = ? AND rowid <= ?)`
+    : "";
   return `WITH recent AS (
-      SELECT rowid, session_id FROM agent_messages_fts WHERE agent_messages_fts MATCH ? AND tenant_id = ?
-      ORDER BY rowid DESC LIMIT ${SEARCH_WINDOW}),
-    hits AS (SELECT w.session_id AS session_id, MAX(w.rowid) AS hit FROM recent w GROUP BY w.session_id${having})
+      SELECT rowid, session_id FROM agent_messages_fts WHERE agent_messages_fts MATCH ? AND tenant_id = ?${below}
+      ORDER BY rowid LIMIT ?),
+    hits AS (SELECT w.session_id AS session_id, MIN(w.rowid) AS hit FROM recent w${unseen} GROUP BY w.session_id)
     SELECT ${S_COLUMNS}, h.hit AS hit FROM hits h
-      JOIN agent_sessions s ON s.tenant_id = ? AND s.id = h.session_id
-    WHERE 1 = 1${where} ORDER BY h.hit DESC LIMIT ?`;
+      CROSS JOIN agent_sessions s ON s.tenant_id = ? AND s.id = h.session_id
+    WHERE 1 = 1${where} ORDER BY h.hit LIMIT ?`;
 }
 
 export const SEARCH_SQL = {
-  snippets: `SELECT rowid AS hit, entry_id, snippet(agent_messages_fts, 1, '', '', '…', ${SNIPPET_TOKENS}) AS snippet
-    FROM agent_messages_fts WHERE agent_messages_fts MATCH ? AND tenant_id = ?
-      AND rowid IN (SELECT value FROM json_each(?))`,
+  /**
+   * The page's matching messages by rowid (FTS rowids are minus agent_messages' rowids). One primary-key seek each;
+   * FTS5's own snippet() would need a MATCH per row, and a `rowid IN (…)` list beside a MATCH is not pushed into FTS5,
+   * which then walks every match of the query.
+   */
+  messages: `SELECT -m.rowid AS hit, m.id AS entry_id, m.content AS content FROM agent_messages m
+    WHERE m.tenant_id = ? AND m.rowid IN (SELECT -value FROM json_each(?))`,
 } as const;
+
+/** A word as the index's tokenizer compares it: compatibility-decomposed, marks removed, lower case. */
+function fold(word: string): string {
+  return word.normalize("NFKD").replace(/\p{M}/gu, "").toLowerCase();
+}
+
+/**
+ * Plain text around the first word of `text` that is one of `words`: about a dozen words, whitespace collapsed,
+ * `…` where it was cut.
+ */
+export function snippetOf(text: string, words: readonly string[]): string {
+  const wanted = new Set(words.map(fold));
+  const tokens = [...text.matchAll(/[\p{L}\p{N}\p{M}]+/gu)];
+  const at = Math.max(
+    0,
+    tokens.findIndex((t) => wanted.has(fold(t[0]))),
+  );
+  const first = Math.max(0, at - Math.floor(SNIPPET_TOKENS / 2) + 1);
+  const last = Math.min(tokens.length - 1, first + SNIPPET_TOKENS - 1);
+  const start = first === 0 ? 0 : (tokens[first]?.index ?? 0);
+  const lastToken = tokens[last];
+  const end =
+    last === tokens.length - 1 || lastToken === undefined
+      ? text.length
+      : lastToken.index + lastToken[0].length;
+  const body = text.slice(start, end).replace(/\s+/g, " ").trim();
+  return `${start > 0 ? "…" : ""}${body}${end < text.length ? "…" : ""}`;
+}
 
 /** Every statement text this file can send, for the tenancy test. */
 export function searchStatements(): string[] {
-  const out: string[] = [SEARCH_SQL.snippets];
+  const out: string[] = [SEARCH_SQL.messages];
   for (const bits of Array.from({ length: 48 }, (_, n) => n)) {
     const mode = bits >= 32 ? "handoff" : bits >= 16 ? "agent" : undefined;
     out.push(
@@ -101,7 +148,7 @@ export function searchStatements(): string[] {
 }
 
 const hitRow = z.object({ hit: z.number().int() });
-const snippetRow = z.object({ hit: z.number().int(), entry_id: z.string(), snippet: z.string() });
+const messageRow = z.object({ hit: z.number().int(), entry_id: z.string(), content: z.string() });
 
 export interface SearchResult {
   items: { session: SessionRecord; match: SearchMatch }[];
@@ -129,31 +176,44 @@ export async function searchSessions(
     cursor: page.after !== undefined,
     ...(filter.mode !== undefined ? { mode: filter.mode } : {}),
   });
-  const bindings: (string | number)[] = [match, tenantId];
-  if (page.after !== undefined) bindings.push(page.after.hit);
-  bindings.push(tenantId);
-  if (filter.agentId !== undefined) bindings.push(filter.agentId);
-  if (filter.subject !== undefined) bindings.push(filter.subject);
-  if (filter.updatedAfter !== undefined) bindings.push(filter.updatedAfter);
-  bindings.push(page.limit + 1);
-  const { results } = await db
-    .prepare(sql)
-    .bind(...bindings)
-    .all();
+  const after = page.after?.hit;
+  const bindingsFor = (scan: number): (string | number)[] => {
+    const b: (string | number)[] = [match, tenantId];
+    if (after !== undefined) b.push(after);
+    b.push(scan);
+    if (after !== undefined) b.push(match, tenantId, after);
+    b.push(tenantId);
+    if (filter.agentId !== undefined) b.push(filter.agentId);
+    if (filter.subject !== undefined) b.push(filter.subject);
+    if (filter.updatedAfter !== undefined) b.push(filter.updatedAfter);
+    b.push(page.limit + 1);
+    return b;
+  };
+  // Most pages fill from the first few hundred matches; one that does not scans deeper, up to the window.
+  let scan = Math.min(SEARCH_WINDOW, (page.limit + 1) * SCAN_FACTOR);
+  let results: Record<string, unknown>[];
+  for (;;) {
+    ({ results } = await db
+      .prepare(sql)
+      .bind(...bindingsFor(scan))
+      .all());
+    if (results.length > page.limit || scan >= SEARCH_WINDOW) break;
+    scan = Math.min(SEARCH_WINDOW, scan * SCAN_FACTOR);
+  }
   const rows = results
     .slice(0, page.limit)
     .map((r) => ({ session: sessionRow.parse(r), hit: hitRow.parse(r).hit }));
   if (rows.length === 0) return { items: [] };
-  const snippets = await db
-    .prepare(SEARCH_SQL.snippets)
-    .bind(match, tenantId, JSON.stringify(rows.map((r) => r.hit)))
+  const { results: messages } = await db
+    .prepare(SEARCH_SQL.messages)
+    .bind(tenantId, JSON.stringify(rows.map((r) => r.hit)))
     .all();
-  const byHit = new Map(snippets.results.map((r) => snippetRow.parse(r)).map((r) => [r.hit, r]));
+  const byHit = new Map(messages.map((r) => messageRow.parse(r)).map((r) => [r.hit, r]));
   const items = rows.flatMap(({ session, hit }) => {
     const found = byHit.get(hit);
     return found === undefined
       ? []
-      : [{ session, match: { entryId: found.entry_id, snippet: found.snippet } }];
+      : [{ session, match: { entryId: found.entry_id, snippet: snippetOf(found.content, words) } }];
   });
   const last = rows[rows.length - 1];
   return results.length > page.limit && last !== undefined ? { items, next: { hit: last.hit } } : { items };
