@@ -16,8 +16,9 @@ import { benchEntryStore } from "./scenarios/b3-entry-store.mjs";
 import { benchTurnCost } from "./scenarios/b4-turn-cost.mjs";
 import { benchWidget, widgetSizes } from "./scenarios/b5-widget.mjs";
 import { benchColdStart, bundleSize } from "./scenarios/b6-bundle.mjs";
+import { benchInsights } from "./scenarios/b7-insights.mjs";
 
-const SCENARIOS = ["b1", "b2", "b3", "b4", "b5", "b6"];
+const SCENARIOS = ["b1", "b2", "b3", "b4", "b5", "b6", "b7"];
 const HELP = `Usage: npm run bench [-- --only b1,b3 --quick --out <file>]
 
 Starts the product Worker and the bench-only echo Worker (bench/echo-worker) with \`wrangler dev\` on loopback
@@ -29,9 +30,10 @@ ports with throwaway state, runs the scenarios, stops both, prints a table and w
   B4 turn cost    DO rows and D1 batches/statements per turn; projection lag under B2's load
   B5 widget       loader/widget gzip sizes; Chromium: script → launcher visible, open → ready
   B6 bundle       Worker bundle gzip size (wrangler deploy --dry-run); new thread's ready vs a warm thread's
+  B7 insights     a synthetic tenant of 1M messages in local D1: 30-day analytics by version and search, p50 ≤ 50 ms
 
   --only <list>   comma-separated scenarios to run (default: all)
-  --quick         smaller loads (a smoke run; figures are noisier)
+  --quick         smaller loads (a smoke run; figures are noisier; B7 seeds 100,000 messages and says so)
   --out <file>    where to write the JSON (default bench/results/latest.json)`;
 
 function machine() {
@@ -92,7 +94,7 @@ async function main() {
     if (only.has("b5")) await step(results, "b5Sizes", log, widgetSizes);
 
     const needProduct = ["b1", "b2", "b5", "b6"].some((s) => only.has(s));
-    const needEcho = ["b2", "b3", "b4"].some((s) => only.has(s));
+    const needEcho = ["b2", "b3", "b4", "b7"].some((s) => only.has(s));
     const [product, echo] = await Promise.all([
       needProduct ? startProductWorker({ log }) : null,
       needEcho ? startEchoWorker({ log }) : null,
@@ -111,6 +113,11 @@ async function main() {
     }
     if (only.has("b4")) {
       await step(results, "b4Cost", log, () => benchTurnCost({ echo, turns: quick ? 6 : 21 }));
+    }
+    if (only.has("b7")) {
+      await step(results, "b7", log, () =>
+        benchInsights({ echo, messages: quick ? 100_000 : 1_000_000, samples: quick ? 15 : 40, log }),
+      );
     }
     if (only.has("b2")) {
       await step(results, "b2", log, async () => {

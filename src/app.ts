@@ -4,6 +4,7 @@ import type { AppEnv } from "./http/context";
 import { notFound, onError } from "./http/error-handler";
 import { requestId } from "./http/request-id";
 import { agents } from "./routes/agents";
+import { analytics } from "./routes/analytics";
 import { apiKeys } from "./routes/api-keys";
 import { assets } from "./routes/assets";
 import { contract } from "./routes/contract";
@@ -48,6 +49,7 @@ export function createApp() {
   v1.route("/holds", holds);
   v1.route("/subjects", subjectHolds);
   v1.route("/usage", usage);
+  v1.route("/analytics", analytics);
   v1.route("/webhooks", webhooks);
   v1.route("/subjects", subjects);
   v1.route("/erasures", erasures);

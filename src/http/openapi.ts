@@ -223,6 +223,7 @@ const TAGS = [
   ["Sessions", "Tenant admin: conversations as stored, export, erasure, handoff."],
   ["Usage", "Tenant admin: tokens and runs per day."],
   ["Privacy", "Tenant admin: legal holds on conversations and subjects (docs/privacy.md)."],
+  ["Analytics", "Tenant admin: turns, failures, tokens, latency and feedback by version or by day."],
   ["API keys", "Tenant admin: the tenant's own keys."],
   ["Secrets", "Tenant admin: write-only provider secrets referred to by alias."],
   ["Webhooks", "Tenant admin: signed event deliveries to the tenant's backend (docs/webhooks.md)."],

@@ -9,6 +9,7 @@ import type {
 } from "../shared/sessions-api";
 import type { LegalHold } from "../storage/d1/legal-holds";
 import type { MessageRecord } from "../storage/d1/message-row";
+import type { SearchPosition } from "../storage/d1/session-search";
 import type { MessagePosition, SessionPosition, SessionRecord } from "../storage/d1/sessions-repository";
 
 /** A hold as the tenant sees it. */
@@ -63,6 +64,7 @@ export function listName(kind: string, parameters: readonly (string | null)[]): 
 
 const sessionPosition = z.tuple([z.string(), z.string()]);
 const messagePosition = z.tuple([z.number().int(), z.string()]);
+const searchPosition = z.tuple([z.literal("q"), z.number().int()]);
 
 function decodePosition<T>(schema: z.ZodType<T>, text: string): T {
   try {
@@ -80,6 +82,13 @@ export const positions = {
     decode: (text: string): SessionPosition => {
       const [updatedAt, id] = decodePosition(sessionPosition, text);
       return { updatedAt, id };
+    },
+  },
+  search: {
+    encode: (p: SearchPosition): string => JSON.stringify(["q", p.hit]),
+    decode: (text: string): SearchPosition => {
+      const [, hit] = decodePosition(searchPosition, text);
+      return { hit };
     },
   },
   message: {

@@ -22,12 +22,14 @@ import {
   messageResponse,
   pageQuery,
   runInputResponse,
+  sessionListItem,
   sessionListQuery,
   sessionResponse,
   upgradeRequest,
   upgradeResponse,
 } from "../shared/sessions-api";
 import { findHold, heldError, holdsForSessions, putHold, removeHold } from "../storage/d1/legal-holds";
+import { searchSessions } from "../storage/d1/session-search";
 import {
   eraseSessionRows,
   getSession,
@@ -109,10 +111,10 @@ export const sessions = new Hono<AppEnv>()
     describeRoute(
       operation({
         tag: "Sessions",
-        summary: "List conversations",
+        summary: "List conversations, or search their messages with q",
         auth: "tenantKey",
         query: sessionListQuery,
-        response: { status: 200, schema: listResponse(sessionResponse) },
+        response: { status: 200, schema: listResponse(sessionListItem) },
         errors: [400],
       }),
     ),
@@ -123,24 +125,38 @@ export const sessions = new Hono<AppEnv>()
         query.subject ?? null,
         query.updatedAfter ?? null,
         ...(query.mode !== undefined ? [query.mode] : []),
+        ...(query.q !== undefined ? [`q:${query.q}`] : []),
       ]);
       const page = await readPage(c, list);
-      const result = await listSessions(
-        c.env.DB,
-        tenantScope(c),
-        {
-          ...(query.agentId !== undefined ? { agentId: query.agentId } : {}),
-          ...(query.subject !== undefined ? { subject: query.subject } : {}),
-          ...(query.mode !== undefined ? { mode: query.mode } : {}),
-          ...(query.updatedAfter !== undefined
-            ? { updatedAfter: new Date(query.updatedAfter).toISOString() }
-            : {}),
-        },
-        {
+      const filter = {
+        ...(query.agentId !== undefined ? { agentId: query.agentId } : {}),
+        ...(query.subject !== undefined ? { subject: query.subject } : {}),
+        ...(query.mode !== undefined ? { mode: query.mode } : {}),
+        ...(query.updatedAfter !== undefined
+          ? { updatedAfter: new Date(query.updatedAfter).toISOString() }
+          : {}),
+      };
+      if (query.q !== undefined) {
+        const found = await searchSessions(c.env.DB, c.get("tenant").tenantId, query.q, filter, {
           limit: page.limit,
-          ...(page.after !== undefined ? { after: positions.session.decode(page.after) } : {}),
-        },
-      );
+          ...(page.after !== undefined ? { after: positions.search.decode(page.after) } : {}),
+        });
+        const held = await holdsForSessions(
+          c.env.DB,
+          c.get("tenant").tenantId,
+          found.items.map((i) => i.session),
+        );
+        const items = found.items.map((i) => ({
+          ...sessionView(i.session, held.get(i.session.threadId) ?? null),
+          match: i.match,
+        }));
+        const next = found.next === undefined ? undefined : positions.search.encode(found.next);
+        return c.json(await pageBody(c, list, items, next));
+      }
+      const result = await listSessions(c.env.DB, tenantScope(c), filter, {
+        limit: page.limit,
+        ...(page.after !== undefined ? { after: positions.session.decode(page.after) } : {}),
+      });
       const next = result.next === undefined ? undefined : positions.session.encode(result.next);
       const holds = await holdsForSessions(c.env.DB, c.get("tenant").tenantId, result.items);
       const items = result.items.map((s) => sessionView(s, holds.get(s.threadId) ?? null));

@@ -57,6 +57,12 @@ export const sessionResponse = z.object({
 });
 export type SessionResponse = z.infer<typeof sessionResponse>;
 
+/** A search hit (`GET /v1/sessions?q=`): the newest matching message and plain text around the match. */
+export const sessionMatch = z.object({ entryId: z.string(), snippet: z.string() });
+
+/** `GET /v1/sessions` items: with `q`, each also carries `match`. */
+export const sessionListItem = sessionResponse.extend({ match: sessionMatch.optional() });
+
 /** What an end user sees of their own thread: no subject, no digest. */
 export const myThreadResponse = z.object({
   threadId: z.string(),
@@ -129,7 +135,12 @@ export type UsageResponse = z.infer<typeof usageResponse>;
 
 const id = z.string().min(1).max(256);
 
+/** At most this many characters of search text. */
+export const SEARCH_QUERY_MAX_CHARS = 200;
+
 export const sessionListQuery = z.strictObject({
+  /** Full-text search: plain words, every one must appear in a message of the session. */
+  q: z.string().trim().min(1).max(SEARCH_QUERY_MAX_CHARS).optional(),
   agentId: id.optional(),
   mode: z.enum(THREAD_MODES).optional(),
   subject: id.optional(),
@@ -143,6 +154,42 @@ export const usageQuery = z.strictObject({
   to: day.optional(),
   agentId: id.optional(),
 });
+
+export const ANALYTICS_GROUPS = ["version", "day"] as const;
+
+export const analyticsQuery = z.strictObject({
+  agentId: id.optional(),
+  from: day.optional(),
+  to: day.optional(),
+  groupBy: z.enum(ANALYTICS_GROUPS).optional(),
+});
+
+export const analyticsItem = z.object({
+  /** groupBy=version: the version number as text (`unknown` when it cannot be told); groupBy=day: the UTC day. */
+  key: z.string(),
+  /** groupBy=version: the agent the version belongs to, and its number. */
+  agentId: z.string().optional(),
+  version: z.number().int().nullable().optional(),
+  threads: z.number().int(),
+  turns: z.number().int(),
+  failedTurns: z.number().int(),
+  inputTokens: z.number().int(),
+  outputTokens: z.number().int(),
+  /** Milliseconds from a turn's acceptance to its first streamed delta, from a histogram (within about 9%). */
+  firstDeltaMsP50: z.number().int().nullable(),
+  firstDeltaMsP95: z.number().int().nullable(),
+  feedbackUp: z.number().int(),
+  feedbackDown: z.number().int(),
+});
+
+export const analyticsResponse = z.object({
+  from: day,
+  to: day,
+  groupBy: z.enum(ANALYTICS_GROUPS),
+  agentId: z.string().nullable(),
+  items: z.array(analyticsItem),
+});
+export type AnalyticsResponse = z.infer<typeof analyticsResponse>;
 
 export const pageQuery = z.strictObject({ cursor: z.string().optional(), limit: z.string().optional() });
 

@@ -2,6 +2,7 @@
 // and writes while this file only decides each column.
 import { z } from "zod";
 import { zeroRetentionIdleMinutes } from "../control/artifact";
+import { firstDeltaBucket } from "./d1/analytics";
 import type { MessageRow } from "./d1/message-row";
 import type {
   FeedbackRow,
@@ -111,6 +112,8 @@ export function runRow(run: Run, agentId: string, inputDigest: string | null): R
     startedAt: isoOrNull(run.startedAt),
     endedAt: isoOrNull(run.endedAt),
     inputDigest,
+    firstDeltaMs: run.firstDeltaMs,
+    firstDeltaBucket: run.firstDeltaMs === null ? null : firstDeltaBucket(run.firstDeltaMs),
   };
 }
 

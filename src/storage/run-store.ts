@@ -41,6 +41,8 @@ export interface Run {
   abortReason: string | null;
   error: RunError | null;
   versionId: string | null;
+  /** From the run's acceptance to its first streamed delta; null until one streamed (or when none did). */
+  firstDeltaMs: number | null;
   /** Grows with every change (the D1 projection's version). */
   revision: number;
 }
@@ -58,6 +60,8 @@ export interface RunPatch {
   assistantEntryId?: string;
   abortReason?: string;
   error?: RunError;
+  /** Set when the run ends, from the live run's clock; kept if already set. */
+  firstDeltaMs?: number;
 }
 
 const newRunSchema = z.object({
@@ -84,6 +88,7 @@ const runPatchSchema = z.object({
       message: z.string().transform((t) => t.slice(0, 4000)),
     })
     .optional(),
+  firstDeltaMs: z.number().int().min(0).optional(),
 });
 
 const runRowSchema = z.object({
@@ -101,11 +106,12 @@ const runRowSchema = z.object({
   error_message: z.string().nullable(),
   error_reason: z.enum(ERROR_REASONS).nullable(),
   version_id: z.string().nullable(),
+  first_delta_ms: z.number().int().nullable(),
   revision: z.number().int(),
 });
 
 const RUN_COLUMNS =
-  "id, status, idempotency_key, user_entry_id, assistant_entry_id, parent_entry_id, created_at, started_at, ended_at, abort_reason, error_code, error_message, error_reason, version_id, revision";
+  "id, status, idempotency_key, user_entry_id, assistant_entry_id, parent_entry_id, created_at, started_at, ended_at, abort_reason, error_code, error_message, error_reason, version_id, first_delta_ms, revision";
 
 /** Where a page of runs in creation order ended. */
 export interface RunPosition {
@@ -135,6 +141,7 @@ function toRun(row: unknown): Run {
             message: r.error_message ?? "",
           },
     versionId: r.version_id,
+    firstDeltaMs: r.first_delta_ms,
     revision: r.revision,
   };
 }
@@ -277,6 +284,7 @@ export class RunStore {
            error_code = COALESCE(?, error_code),
            error_message = COALESCE(?, error_message),
            error_reason = COALESCE(?, error_reason),
+           first_delta_ms = COALESCE(first_delta_ms, ?),
            revision = revision + 1
          WHERE id = ? RETURNING ${RUN_COLUMNS}`,
         to,
@@ -290,6 +298,7 @@ export class RunStore {
         p.error?.code ?? null,
         p.error === undefined ? null : this.#redactor.text(p.error.message),
         p.error?.reason ?? null,
+        p.firstDeltaMs ?? null,
         runId,
       );
       const updated = toRun(row.one());

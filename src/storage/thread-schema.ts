@@ -294,6 +294,13 @@ export const THREAD_MIGRATIONS: readonly ThreadMigration[] = [
     ],
     backfill: (storage) => keepContextVersion(storage, readThreadContext(storage)),
   },
+  {
+    version: 12,
+    up: [
+      // From a run's acceptance to its first streamed delta, for per-version analytics (SPEC §11).
+      `ALTER TABLE runs ADD COLUMN first_delta_ms INTEGER`,
+    ],
+  },
 ];
 
 export const THREAD_SCHEMA_VERSION: number = THREAD_MIGRATIONS[THREAD_MIGRATIONS.length - 1]?.version ?? 0;

@@ -651,6 +651,8 @@ export class RunLifecycle {
   ): Run {
     const entryStatus =
       outcome.status === "succeeded" ? "complete" : outcome.status === "aborted" ? "interrupted" : "failed";
+    const live = this.#live?.runId === run.id ? this.#live : null;
+    const firstDeltaAt = live?.firstDeltaAt ?? null;
     const sealed = this.#deps.storage.transactionSync((): { run: Run; entry: Entry | null } => {
       let entry: Entry | null = null;
       if (text.length > 0 && run.userEntryId !== null) {
@@ -670,6 +672,9 @@ export class RunLifecycle {
         ...(entry !== null ? { assistantEntryId: entry.id } : {}),
         ...(outcome.status === "aborted" ? { abortReason: outcome.reason } : {}),
         ...(outcome.status === "failed" ? { error: outcome.error } : {}),
+        ...(firstDeltaAt !== null
+          ? { firstDeltaMs: Math.max(0, Math.round(firstDeltaAt - run.createdAt)) }
+          : {}),
       });
       // A queued run that ends unstarted leaves the queue with its request.
       if (ended.ok) this.#deps.queue.remove(run.id);
@@ -677,13 +682,12 @@ export class RunLifecycle {
         recordRunEvent(this.#deps.storage, this.#bindingOfRun(run), ended.value, stores, this.#deps.now());
       return { run: ended.ok ? ended.value : run, entry };
     });
-    const live = this.#live?.runId === run.id ? this.#live : null;
     logTurn({
       binding: this.#bindingOfRun(sealed.run),
       run: sealed.run,
       usage: () => stores.usage.totalsForRun(run.id),
       requestId: live?.meta?.requestId ?? null,
-      firstDeltaAt: live?.firstDeltaAt ?? null,
+      firstDeltaAt,
     });
     if (sealed.entry !== null) this.#deps.receivers.send({ type: "entry", entry: toWireEntry(sealed.entry) });
     this.#deps.receivers.send(runFrame(sealed.run));

@@ -23,9 +23,13 @@ export interface ScanInput {
 
 const decoder = new TextDecoder();
 
-/** A cell as text: blobs decoded as UTF-8 too, so a text stored as bytes is still found. */
+const isByteArray = (value: unknown): value is number[] =>
+  Array.isArray(value) && value.every((byte) => typeof byte === "number");
+
+/** A cell as text: blobs (D1 answers them as arrays of bytes) decoded as UTF-8 too, so bytes are searched as well. */
 function cellText(value: unknown): string {
   if (value === null || value === undefined) return "";
+  if (isByteArray(value)) return decoder.decode(new Uint8Array(value));
   if (value instanceof ArrayBuffer) return decoder.decode(value);
   if (ArrayBuffer.isView(value)) return decoder.decode(value);
   return typeof value === "string" ? value : JSON.stringify(value);
@@ -35,6 +39,20 @@ function hits(where: string, text: string, needles: readonly string[], found: st
   for (const needle of needles) if (text.includes(needle)) found.push(`${where}: ${JSON.stringify(needle)}`);
 }
 
+/**
+ * The search index's own pages store terms, not text: lowercased words, each after the prefix it shares with the
+ * term before it. A needle's long words (a random id's hex runs) are looked for there, less a short shared prefix.
+ */
+function indexTerms(needles: readonly string[]): string[] {
+  return needles.flatMap((needle) =>
+    needle
+      .toLowerCase()
+      .split(/[^\p{L}\p{N}]+/u)
+      .filter((word) => word.length >= 10)
+      .map((word) => word.slice(3)),
+  );
+}
+
 /** Every D1 table (FTS virtual and shadow tables included), all columns of all rows. */
 async function scanD1(needles: readonly string[], found: string[]): Promise<number> {
   const { results: tables } = await env.DB.prepare(
@@ -42,9 +60,10 @@ async function scanD1(needles: readonly string[], found: string[]): Promise<numb
   ).all<{ name: string }>();
   for (const { name } of tables) {
     const { results } = await env.DB.prepare(`SELECT * FROM "${name.replaceAll('"', '""')}"`).all();
+    const lookFor = name.endsWith("_data") ? [...needles, ...indexTerms(needles)] : needles;
     for (const row of results) {
       for (const [column, value] of Object.entries(row))
-        hits(`D1 ${name}.${column}`, cellText(value), needles, found);
+        hits(`D1 ${name}.${column}`, cellText(value), lookFor, found);
     }
   }
   return tables.length;

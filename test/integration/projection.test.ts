@@ -219,6 +219,8 @@ describe("version guards", () => {
         startedAt: null,
         endedAt: null,
         inputDigest: null,
+        firstDeltaMs: null,
+        firstDeltaBucket: null,
       }),
       upsertSession(env.DB, scope, {
         agentId: agent.agentId,

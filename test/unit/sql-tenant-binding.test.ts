@@ -1,8 +1,10 @@
 // Every statement the projection, the sessions repository and the retention job send binds the tenant (and, for an
 // end user's reads, the subject); the same rule runs over all of src/ in `scripts/check-sql-tenancy.mjs`.
 import { describe, expect, it } from "vitest";
+import { analyticsSql } from "../../src/storage/d1/analytics";
 import { PROJECTION_SQL } from "../../src/storage/d1/projection-writer";
 import { RETENTION_SQL } from "../../src/storage/d1/session-retention";
+import { searchStatements, tenantToken } from "../../src/storage/d1/session-search";
 import { SESSIONS_SQL, sessionListSql, sessionsSql } from "../../src/storage/d1/sessions-repository";
 
 const TENANT_TABLES = [
@@ -13,6 +15,10 @@ const TENANT_TABLES = [
   "agent_usage",
   "agent_message_feedback",
   "threads",
+  "agent_analytics_daily",
+  "agent_analytics_first_delta",
+  "agent_versions",
+  "agent_messages_fts",
 ] as const;
 
 const tableRef = new RegExp(`\\b(FROM|JOIN|UPDATE)\\s+(${TENANT_TABLES.join("|")})\\b`, "gi");
@@ -72,6 +78,25 @@ describe("SQL on tenant data", () => {
       }
       expect(tenancyProblems(sql), name).toEqual([]);
     }
+  });
+
+  it("binds tenant_id in every analytics and search statement, and every search MATCHes", () => {
+    const analytics = analyticsSql();
+    expect(analytics).toHaveLength(8);
+    for (const sql of analytics) expect(tenancyProblems(sql), sql).toEqual([]);
+    const search = searchStatements();
+    expect(search.length).toBeGreaterThan(40);
+    for (const sql of search) {
+      expect(tenancyProblems(sql), sql).toEqual([]);
+      // The tenant's token comes with the MATCH expression; the FTS rows are also checked by tenant_id.
+      const ftsReads = sql.match(/FROM agent_messages_fts/g)?.length ?? 0;
+      expect(sql.match(/agent_messages_fts MATCH \? AND tenant_id = \?/g)?.length ?? 0, sql).toBe(ftsReads);
+    }
+    expect(search.filter((sql) => sql.includes("agent_messages_fts MATCH")).length).toBe(search.length - 1);
+    // A tenant's token is one tokenizer token (letters and digits) and differs per tenant id.
+    expect(tenantToken("ten_a")).toMatch(/^t[0-9A-F]+x$/);
+    expect(tenantToken("ten_a")).not.toBe(tenantToken("ten_b"));
+    expect(tenantToken("é")).toBe("tC3A9x");
   });
 
   it("catches a statement that forgets the tenant", () => {

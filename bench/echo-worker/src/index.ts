@@ -1,6 +1,13 @@
 // Bench-only Worker entry (never deployed): routes the bench's requests to its baseline and measuring objects.
 import { z } from "zod";
 import type { BenchEnv } from "./bench-env";
+import {
+  INSIGHTS_NOISE_TENANT,
+  INSIGHTS_TENANT,
+  insightsQuery,
+  matchingMessages,
+  seedChunk,
+} from "./insights";
 
 export { EchoAgent } from "./echo-agent";
 export { EntryBench } from "./entry-bench";
@@ -14,6 +21,21 @@ const count = z.number().int().min(0).max(100_000);
 const treeShape = z.strictObject({ trunk: count, forks: count, forkLength: count, seed: z.number().int() });
 const readOptions = z.strictObject({ iterations: count, walkEvery: count.min(1), reps: count.min(1) });
 const turnOptions = z.strictObject({ turns: count, chunks: count.min(1) });
+const seedOptions = z.strictObject({
+  tenant: z.enum(["main", "noise"]),
+  fromThread: z.number().int().min(0),
+  toThread: z.number().int().min(1),
+});
+const queryOptions = z.strictObject({
+  kind: z.enum([
+    "analytics-version",
+    "analytics-day",
+    "search",
+    "search-page-2",
+    "search-two-words",
+    "search-common",
+  ]),
+});
 
 async function body<T>(request: Request, schema: z.ZodType<T>): Promise<T> {
   return schema.parse(await request.json());
@@ -46,6 +68,23 @@ async function route(request: Request, env: BenchEnv): Promise<Response> {
   if (first === "turn-cost" && name && request.method === "POST") {
     const stub = env.TURN_COST.get(env.TURN_COST.idFromName(name));
     return json(await stub.run(await body(request, turnOptions)));
+  }
+  if (first === "insights" && request.method === "POST") {
+    if (name === "seed") {
+      const o = await body(request, seedOptions);
+      const tenant = o.tenant === "main" ? INSIGHTS_TENANT : INSIGHTS_NOISE_TENANT;
+      return json(await seedChunk(env.DB, tenant, o.fromThread, o.toThread));
+    }
+    if (name === "query") return json(await insightsQuery(env.DB, (await body(request, queryOptions)).kind));
+    if (name === "optimize") {
+      const t0 = Date.now();
+      await env.DB.prepare("INSERT INTO agent_messages_fts (agent_messages_fts) VALUES ('optimize')").run();
+      return json({ ms: Date.now() - t0 });
+    }
+    if (name === "count") {
+      const { word } = await body(request, z.strictObject({ word: z.string().regex(/^[a-z]+$/) }));
+      return json({ word, messages: await matchingMessages(env.DB, word) });
+    }
   }
   return new Response("not found", { status: 404 });
 }

@@ -10,6 +10,7 @@ export const MIGRATIONS: readonly string[] = [
   "0007_thread_context.sql",
   "0008_handoff_feedback.sql",
   "0009_webhook_endpoints.sql",
+  "0010_analytics_search.sql",
   "0011_thread_upgrades.sql",
   "0012_legal_holds_agent_retention.sql",
   "0013_subject_erasure.sql",

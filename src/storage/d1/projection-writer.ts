@@ -54,6 +54,9 @@ export interface RunRow {
   endedAt: string | null;
   /** `sha256:` of the run's first model call input (SPEC §11); null when it never reached a model. */
   inputDigest: string | null;
+  firstDeltaMs: number | null;
+  /** `firstDeltaBucket(firstDeltaMs)`, for the analytics histogram. */
+  firstDeltaBucket: number | null;
 }
 
 export interface ToolCallRow {
@@ -139,15 +142,17 @@ export const PROJECTION_SQL = {
       version = excluded.version, created_at = excluded.created_at
     WHERE excluded.version > agent_messages.version`,
   upsertRun: `INSERT INTO agent_runs (tenant_id, session_id, id, agent_id, version_id, status, day, user_entry_id,
-      assistant_entry_id, abort_reason, error_code, error_message, version, created_at, started_at, ended_at, input_digest)
-    SELECT t.tenant_id, t.id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+      assistant_entry_id, abort_reason, error_code, error_message, version, created_at, started_at, ended_at,
+      input_digest, first_delta_ms, first_delta_bucket)
+    SELECT t.tenant_id, t.id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
     ${LIVE_THREAD}
     ON CONFLICT (tenant_id, session_id, id) DO UPDATE SET
       agent_id = excluded.agent_id, version_id = excluded.version_id, status = excluded.status, day = excluded.day,
       user_entry_id = excluded.user_entry_id, assistant_entry_id = excluded.assistant_entry_id,
       abort_reason = excluded.abort_reason, error_code = excluded.error_code,
       error_message = excluded.error_message, version = excluded.version, created_at = excluded.created_at,
-      started_at = excluded.started_at, ended_at = excluded.ended_at, input_digest = excluded.input_digest
+      started_at = excluded.started_at, ended_at = excluded.ended_at, input_digest = excluded.input_digest,
+      first_delta_ms = excluded.first_delta_ms, first_delta_bucket = excluded.first_delta_bucket
     WHERE excluded.version > agent_runs.version`,
   upsertToolCall: `INSERT INTO agent_tool_calls (tenant_id, session_id, id, run_id, name, input, output, status, version,
       created_at, ended_at)
@@ -276,6 +281,8 @@ export function upsertRun(db: D1Database, scope: ThreadScope, r: RunRow): D1Prep
       r.startedAt,
       r.endedAt,
       r.inputDigest,
+      r.firstDeltaMs,
+      r.firstDeltaBucket,
       scope.tenantId,
       scope.threadId,
     );

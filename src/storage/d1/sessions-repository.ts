@@ -184,7 +184,8 @@ const stateSchema = z
   })
   .catch({ leafId: null, lastRun: null });
 
-const sessionRow = z
+/** An agent_sessions row (SESSION_COLUMNS) as a record; search reads the same columns. */
+export const sessionRow = z
   .object({
     tenant_id: z.string(),
     id: z.string(),

@@ -1,0 +1,183 @@
+// GET /v1/sessions?q= (SPEC §11): full-text search over one tenant's message text with a snippet per session,
+// combined with the list's filters, safe for any text, and forgetting erased and expired text.
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { runRetentionJob } from "../../src/jobs/retention";
+import { listResponse } from "../../src/shared/api";
+import { sessionListItem } from "../../src/shared/sessions-api";
+import { converse, drainThread, launchFor, secondAgent, threadStub } from "../helpers/projection";
+import { api, createApiKey, expectError, fieldPaths, json } from "../helpers/tenants";
+import { type LiveAgent, liveAgent } from "../helpers/threads";
+
+const DAY_MS = 86_400_000;
+const list = listResponse(sessionListItem);
+
+async function search(agent: LiveAgent, query: string, key = agent.apiKey) {
+  return json(await api(`/v1/sessions?${query}`, { key }), 200, list);
+}
+
+const q = (text: string) => `q=${encodeURIComponent(text)}`;
+
+async function conversation(agent: LiveAgent, subject: string, texts: string[]) {
+  const session = await launchFor(agent, subject);
+  await converse(session, texts);
+  await drainThread(await threadStub(agent, session.threadId));
+  return session.threadId;
+}
+
+/** The projected text of one entry, to check what a match points at. */
+async function contentOf(tenantId: string, threadId: string, entryId: string) {
+  const row = await env.DB.prepare(
+    "SELECT content FROM agent_messages WHERE tenant_id = ? AND session_id = ? AND id = ?",
+  )
+    .bind(tenantId, threadId, entryId)
+    .first();
+  return z.object({ content: z.string() }).parse(row).content;
+}
+
+async function indexedRows(threadId: string) {
+  const row = await env.DB.prepare("SELECT COUNT(*) AS n FROM agent_messages_fts WHERE session_id = ?")
+    .bind(threadId)
+    .first();
+  return z.object({ n: z.number() }).parse(row).n;
+}
+
+describe("GET /v1/sessions?q=", () => {
+  it("finds a word in the tenant's messages, with the matching message and a snippet around it", async () => {
+    const agent = await liveAgent({ agent: { visibility: "private" } });
+    const other = await liveAgent({ agent: { visibility: "private" } });
+    const refund = await conversation(agent, "user-1", [
+      "Where is my refund for order 1234? It has been weeks.",
+    ]);
+    const shipping = await conversation(agent, "user-2", ["Do you ship to Canada?"]);
+    const theirs = await conversation(other, "user-1", [
+      "Where is my refund for order 1234? It has been weeks.",
+    ]);
+
+    const found = await search(agent, q("refund"));
+    expect(found.items.map((i) => i.threadId)).toEqual([refund]);
+    const match = found.items[0]?.match;
+    expect(match?.snippet.toLowerCase()).toContain("refund");
+    expect((await contentOf(agent.tenantId, refund, match?.entryId ?? "")).toLowerCase()).toContain("refund");
+    // The item is the session as the list shows it, plus the match.
+    expect(found.items[0]).toMatchObject({ threadId: refund, agentId: agent.agentId, subject: "user-1" });
+
+    // Case and accents fold; every word must appear; a read key may search.
+    const reader = await createApiKey({ tenantId: agent.tenantId, apiKey: agent.apiKey }, "read");
+    expect((await search(agent, q("REFÚND order"), reader.apiKey)).items.map((i) => i.threadId)).toEqual([
+      refund,
+    ]);
+    expect((await search(agent, q("refund canada"))).items).toEqual([]);
+    expect((await search(agent, q("canada"))).items.map((i) => i.threadId)).toEqual([shipping]);
+
+    // The other tenant's identical text is theirs alone.
+    expect((await search(other, q("refund"))).items.map((i) => i.threadId)).toEqual([theirs]);
+    expect((await search(agent, q("refund"))).items.map((i) => i.threadId)).not.toContain(theirs);
+  });
+
+  it("combines with agentId and subject, and pages without repeating a session", async () => {
+    const agent = await liveAgent({ agent: { visibility: "private" } });
+    const billing = await secondAgent(agent);
+    const one = await conversation(agent, "user-1", ["my invoice is wrong"]);
+    const two = await conversation(agent, "user-2", ["the invoice total looks odd"]);
+    const three = await conversation(billing, "user-1", ["please resend the invoice"]);
+
+    const all = await search(agent, q("invoice"));
+    expect(new Set(all.items.map((i) => i.threadId))).toEqual(new Set([one, two, three]));
+    expect(
+      (await search(agent, `${q("invoice")}&agentId=${billing.agentId}`)).items.map((i) => i.threadId),
+    ).toEqual([three]);
+    expect(
+      (await search(agent, `${q("invoice")}&agentId=${agent.agentId}&subject=user-1`)).items.map(
+        (i) => i.threadId,
+      ),
+    ).toEqual([one]);
+
+    // One session per page: newest match first, each session once, then no cursor.
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await search(
+        agent,
+        `${q("invoice")}&limit=1${cursor !== undefined ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
+      );
+      seen.push(...page.items.map((i) => i.threadId));
+      cursor = page.nextCursor;
+    } while (cursor !== undefined && seen.length < 10);
+    expect(seen).toEqual(all.items.map((i) => i.threadId));
+    expect(seen).toHaveLength(3);
+    // A search cursor continues only that search.
+    const first = await search(agent, `${q("invoice")}&limit=1`);
+    await expectError(
+      await api(`/v1/sessions?${q("total")}&limit=1&cursor=${encodeURIComponent(first.nextCursor ?? "")}`, {
+        key: agent.apiKey,
+      }),
+      400,
+      "bad_request",
+    );
+  });
+
+  it("treats FTS5 syntax in q as plain text and refuses a query over 200 characters", async () => {
+    const agent = await liveAgent({ agent: { visibility: "private" } });
+    const thread = await conversation(agent, "user-1", ["refund or exchange, near the store"]);
+    for (const text of [
+      '"',
+      '"refund',
+      "refund*",
+      "*",
+      "refund OR canada",
+      "NEAR(refund exchange",
+      "NEAR(refund, 1)",
+      "body:refund",
+      "tenant : anything",
+      "^refund",
+      "-refund",
+      "refund AND",
+      "(",
+      "'",
+      "{tenant body}: refund",
+      "refund NOT exchange",
+    ]) {
+      const res = await api(`/v1/sessions?${q(text)}`, { key: agent.apiKey });
+      expect(res.status, text).toBe(200);
+    }
+    // Operators are words: OR is not a disjunction, NOT is not a negation.
+    expect((await search(agent, q("refund OR canada"))).items).toEqual([]);
+    expect((await search(agent, q("refund NOT exchange"))).items).toEqual([]);
+    expect((await search(agent, q("refund or exchange"))).items.map((i) => i.threadId)).toEqual([thread]);
+    expect((await search(agent, q("NEAR(refund"))).items.map((i) => i.threadId)).toEqual([thread]);
+    // Text with no words matches nothing.
+    expect((await search(agent, q('"*"'))).items).toEqual([]);
+
+    const error = await expectError(
+      await api(`/v1/sessions?${q("a".repeat(201))}`, { key: agent.apiKey }),
+      400,
+      "bad_request",
+    );
+    expect(fieldPaths(error)).toContain("q");
+    expect((await api(`/v1/sessions?${q("a".repeat(200))}`, { key: agent.apiKey })).status).toBe(200);
+  });
+
+  it("forgets erased and retention-expired text", async () => {
+    const agent = await liveAgent({
+      agent: { visibility: "private" },
+      artifact: { limits: { retention: { maxMessagesPerThread: 2 } } },
+    });
+    const erased = await conversation(agent, "user-1", ["my parcel never arrived"]);
+    const expiring = await conversation(agent, "user-2", ["an old parcel question", "second", "third"]);
+    expect(new Set((await search(agent, q("parcel"))).items.map((i) => i.threadId))).toEqual(
+      new Set([erased, expiring]),
+    );
+
+    expect((await api(`/v1/sessions/${erased}`, { method: "DELETE", key: agent.apiKey })).status).toBe(204);
+    expect(await indexedRows(erased)).toBe(0);
+    expect((await search(agent, q("parcel"))).items.map((i) => i.threadId)).toEqual([expiring]);
+
+    // The retention job keeps the newest two messages; the parcel question is older.
+    await runRetentionJob(env, Date.now() + 2 * DAY_MS);
+    expect((await search(agent, q("parcel"))).items).toEqual([]);
+    expect((await search(agent, q("third"))).items.map((i) => i.threadId)).toEqual([expiring]);
+    expect(await indexedRows(expiring)).toBe(2);
+  });
+});
