@@ -6,7 +6,7 @@
 // never reaches FTS5 syntax: it is cut into words (letters, digits and marks, as the tokenizer sees them) and each
 // word is quoted, so `"`, `*`, `OR`, `NEAR(`, `:` and `^` are plain text.
 import { z } from "zod";
-import { type SessionFilter, type SessionRecord, sessionRow } from "./sessions-repository";
+import { SESSION_COLUMNS, type SessionFilter, type SessionRecord, sessionRow } from "./sessions-repository";
 
 /** A query's text is at most this many characters (longer is a 400). */
 export const SEARCH_MAX_CHARS = 200;
@@ -52,8 +52,10 @@ export function matchExpression(tenantId: string, words: readonly string[]): str
   return [`tenant : "${tenantToken(tenantId)}"`, ...words.map((w) => `body : "${w}"`)].join(" AND ");
 }
 
-const S_COLUMNS = `s.tenant_id, s.id, s.agent_id, s.agent_name, s.environment, s.agent_version, s.artifact_digest,
-  s.user_id, s.state, s.mode, s.title, s.message_count, s.last_message_at, s.created_at, s.updated_at`;
+/** The session list's own columns, on the `s` alias: a search hit reads exactly what a listed session does. */
+const S_COLUMNS = SESSION_COLUMNS.split(",")
+  .map((column) => `s.${column.trim()}`)
+  .join(", ");
 
 interface SearchShape {
   agentId: boolean;

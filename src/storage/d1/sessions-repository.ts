@@ -60,7 +60,7 @@ export interface MessagePosition {
 const RUN_STATUS_NAMES = ["queued", "running", "succeeded", "failed", "aborted"] as const;
 type RunStatusName = (typeof RUN_STATUS_NAMES)[number];
 
-const SESSION_COLUMNS = `tenant_id, id, agent_id, agent_name, environment, agent_version, artifact_digest,
+export const SESSION_COLUMNS = `tenant_id, id, agent_id, agent_name, environment, agent_version, artifact_digest,
   leaf_version, user_id, state, mode, title, message_count, last_message_at, created_at, updated_at`;
 
 /** Messages with their current feedback; the join stays inside the message's tenant and session. */
