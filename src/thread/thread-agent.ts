@@ -7,7 +7,12 @@ import { WS_CLOSE_CODE, WS_CLOSE_IDLE } from "../shared/errors";
 import type { WireEntry } from "../shared/protocol";
 import { LIMITS } from "../shared/protocol";
 import { type HumanMessageRequest, handoffRequest, humanMessageRequest } from "../shared/sessions-api";
-import { adoptThreadContext, type ThreadContext, threadContextSchema } from "../storage/context-store";
+import {
+  adoptThreadContext,
+  readThreadContext,
+  type ThreadContext,
+  threadContextSchema,
+} from "../storage/context-store";
 import { D1DeploymentStore } from "../storage/d1/d1-deployment-store";
 import { projectionBacklog } from "../storage/outbox";
 import type { ThreadBinding } from "../storage/pin-store";
@@ -21,6 +26,7 @@ import {
 } from "../storage/thread-events";
 import { exportThreadStream } from "../storage/thread-export";
 import { deleteMeta, readMetaInteger, writeMeta } from "../storage/thread-meta";
+import { writeTombstone } from "../storage/thread-owner";
 import { migrateThreadSchema } from "../storage/thread-schema";
 import { CLAIMS_HEADER, parseThreadClaims, type ThreadAddress, type ThreadClaims } from "./claims";
 import { frameTooLarge, onlyProtocolFrames, parseClientMessage } from "./client-frames";
@@ -81,6 +87,7 @@ export class ThreadAgent extends Agent<Env> {
       db: env.DB,
       store: () => new D1DeploymentStore(env.DB),
       now: settings.now,
+      unknownThread: () => this.ctx.waitUntil(this.#vanish()),
       start: (binding) => this.#start(binding),
     });
     this.#watch = new TenantWatch({
@@ -230,14 +237,42 @@ export class ThreadAgent extends Agent<Env> {
     return ok(runtime.value === null ? null : exportThreadStream(this.ctx.storage, runtime.value.binding));
   }
 
-  /** RPC (`DELETE /v1/sessions/:id`): closes every socket and erases all of the object's storage. */
+  /**
+   * RPC (`DELETE /v1/sessions/:id`): closes every socket and erases all of the object's storage, leaving only a
+   * tombstone (the time, no subject, no content) so that a still-valid token can never bind the thread again.
+   */
   async eraseThread(address: ThreadAddress): Promise<RpcResult<null>> {
     const runtime = await this.#gate.addressed(address);
     if (!runtime.ok) return runtime;
     this.#sockets.closeAll(closeCode("not_found"), "thread erased");
     this.#gate.forget();
     await this.destroy();
+    // Written in the same turn as `destroy()` returns, before the reset it scheduled; flushed before answering.
+    writeTombstone(this.ctx.storage, this.#settings.now());
+    await this.ctx.storage.sync();
     return ok(null);
+  }
+
+  /** RPC (a fresh launch): the new thread's owner is the launch's subject, recorded before its token is handed out. */
+  async claimThread(claims: ThreadClaims): Promise<RpcResult<null>> {
+    const claimed = this.#gate.claim(claims);
+    return claimed.ok ? claimed : refusal(claimed);
+  }
+
+  /**
+   * RPC (a launch resuming this thread with `threadId`): whether the claims' subject may use it (the thread's own
+   * owner and state decide), the context copy the object holds, and the pinned version (null before the first bind).
+   */
+  async vouchForLaunch(
+    claims: ThreadClaims,
+  ): Promise<RpcResult<{ context: ThreadContext; versionId: string | null }>> {
+    const vouched = await this.#gate.vouch(claims);
+    if (!vouched.ok) return refusal(vouched);
+    const runtime = await this.#gate.stored();
+    return ok({
+      context: readThreadContext(this.ctx.storage),
+      versionId: runtime === null ? null : runtime.binding.versionId,
+    });
   }
 
   /** RPC (an operator disabled the tenant): closes every socket of the thread with 4403. */
@@ -403,6 +438,12 @@ export class ThreadAgent extends Agent<Env> {
 
   override onClose(_connection: Connection, _code: number, _reason: string, _wasClean: boolean): void {
     this.#sockets.closed();
+  }
+
+  /** A thread never launched was named by crossed claims: once refused, the object keeps no storage at all. */
+  async #vanish(): Promise<void> {
+    this.#gate.forget();
+    await this.destroy();
   }
 
   async #retain(runtime: ThreadRuntime | null): Promise<{ deletedEntries: number }> {
