@@ -11,6 +11,7 @@ const CLIENT_FRAME_TYPES = new Set([
   "history",
   "ping",
   "feedback",
+  "refresh",
 ]);
 
 /** UTF-8 size of a frame, counted only when its length alone cannot settle it against the limit. */

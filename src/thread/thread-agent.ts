@@ -59,6 +59,7 @@ import { ThreadGate } from "./thread-gate";
 import { ThreadRuntime } from "./thread-runtime";
 import { THREAD_SETTINGS, type ThreadSettings } from "./thread-settings";
 import { ThreadSockets } from "./thread-sockets";
+import { refreshedToken } from "./token-refresh";
 
 const FORWARD_FAILURES_KEY = "events_forward_failures";
 
@@ -428,10 +429,17 @@ export class ThreadAgent extends Agent<Env> {
       return;
     }
     const frame = parsed.frame;
-    // A turn waits for the tenant's quota; every other frame is answered synchronously (hello's catch-up needs it).
+    // A turn waits for the tenant's quota, a refresh for its signature; every other frame is answered synchronously
+    // (hello's catch-up needs it).
     const outcome = isTurnFrame(frame)
       ? await dispatchTurn(runtime.value, frame, spent.claims.sub, spent.meta)
-      : dispatchFrame(runtime.value, frame, spent.claims.sub);
+      : frame.type === "refresh"
+        ? {
+            frames: [
+              await refreshedToken(this.env, spent.claims, readThreadContext(this.ctx.storage).version),
+            ],
+          }
+        : dispatchFrame(runtime.value, frame, spent.claims.sub);
     // Read again: frames that arrived while this one waited (for the gate or the quota) spent from the same budget.
     this.#sockets.deliver(connection, connectionState(connection) ?? spent, outcome);
   }
