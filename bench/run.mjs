@@ -8,7 +8,7 @@ import { CliError, runMain } from "../scripts/lib/cli.mjs";
 import { root } from "../scripts/lib/paths.mjs";
 import { watchProjection } from "./lib/projection-watch.mjs";
 import { seedBenchAgent } from "./lib/seed.mjs";
-import { startEchoWorker, startProductWorker, stopAll } from "./lib/servers.mjs";
+import { startDelayedProductWorker, startEchoWorker, startProductWorker, stopAll } from "./lib/servers.mjs";
 import { buildRows, printTable } from "./lib/table.mjs";
 import { benchLaunch } from "./scenarios/b1-launch.mjs";
 import { benchTurns } from "./scenarios/b2-turns.mjs";
@@ -16,8 +16,9 @@ import { benchEntryStore } from "./scenarios/b3-entry-store.mjs";
 import { benchTurnCost } from "./scenarios/b4-turn-cost.mjs";
 import { benchWidget, widgetSizes } from "./scenarios/b5-widget.mjs";
 import { benchColdStart, bundleSize } from "./scenarios/b6-bundle.mjs";
+import { B7_DELAY_MS, benchConnectPath } from "./scenarios/b7-connect.mjs";
 
-const SCENARIOS = ["b1", "b2", "b3", "b4", "b5", "b6"];
+const SCENARIOS = ["b1", "b2", "b3", "b4", "b5", "b6", "b7"];
 const HELP = `Usage: npm run bench [-- --only b1,b3 --quick --out <file>]
 
 Starts the product Worker and the bench-only echo Worker (bench/echo-worker) with \`wrangler dev\` on loopback
@@ -29,6 +30,7 @@ ports with throwaway state, runs the scenarios, stops both, prints a table and w
   B4 turn cost    DO rows and D1 batches/statements per turn; projection lag under B2's load
   B5 widget       loader/widget gzip sizes; Chromium: script → launcher visible, open → ready
   B6 bundle       Worker bundle gzip size (wrangler deploy --dry-run); new thread's ready vs a warm thread's
+  B7 connect path connect (upgrade → ready) and launch-resume with every D1 call delayed ${B7_DELAY_MS} ms vs none
 
   --only <list>   comma-separated scenarios to run (default: all)
   --quick         smaller loads (a smoke run; figures are noisier)
@@ -93,9 +95,10 @@ async function main() {
 
     const needProduct = ["b1", "b2", "b5", "b6"].some((s) => only.has(s));
     const needEcho = ["b2", "b3", "b4"].some((s) => only.has(s));
-    const [product, echo] = await Promise.all([
+    const [product, echo, delayed] = await Promise.all([
       needProduct ? startProductWorker({ log }) : null,
       needEcho ? startEchoWorker({ log }) : null,
+      only.has("b7") ? startDelayedProductWorker({ log }) : null,
     ]);
     const agent = product ? await seedBenchAgent(product.baseUrl, product.operatorToken) : null;
 
@@ -145,6 +148,16 @@ async function main() {
     }
     if (only.has("b5")) {
       await step(results, "b5Browser", log, () => benchWidget({ product, agent, pages: quick ? 2 : 5 }));
+    }
+    if (only.has("b7")) {
+      await step(results, "b7", log, async () =>
+        benchConnectPath({
+          server: delayed,
+          agent: await seedBenchAgent(delayed.baseUrl, delayed.operatorToken),
+          samples: quick ? 10 : 30,
+          log,
+        }),
+      );
     }
   } finally {
     await stopAll();

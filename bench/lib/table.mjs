@@ -295,6 +295,38 @@ function b6Rows(bundle, cold) {
   return rows;
 }
 
+function b7Rows(b7) {
+  if (!b7 || b7.failed) return [unavailable("B7", "connect p50, D1 +100 ms", b7, "≤ 1.2× no delay")];
+  const d = b7.delayed;
+  const n = b7.direct;
+  const connect = ratio(d.connectReadyMs.p50, n.connectReadyMs.p50);
+  const extra = `D1 +${b7.delayMs} ms`;
+  return [
+    row("B7", `connect → ready p50, ${extra}`, {
+      value: ms(d.connectReadyMs.p50),
+      baseline: `no delay ${ms(n.connectReadyMs.p50)}`,
+      ratio: connect,
+      target: "≤ 1.2×",
+      pass: connect !== null && connect <= 1.2,
+    }),
+    row("B7", `connect → ready p95, ${extra}`, {
+      value: ms(d.connectReadyMs.p95),
+      baseline: `no delay ${ms(n.connectReadyMs.p95)}`,
+      ratio: ratio(d.connectReadyMs.p95, n.connectReadyMs.p95),
+    }),
+    row("B7", `launch-resume p50, ${extra}`, {
+      value: ms(d.resumeLaunchMs.p50),
+      baseline: `no delay ${ms(n.resumeLaunchMs.p50)}`,
+      ratio: ratio(d.resumeLaunchMs.p50, n.resumeLaunchMs.p50),
+    }),
+    row("B7", `fresh launch p50, ${extra}`, {
+      value: ms(d.freshLaunchMs.p50),
+      baseline: `no delay ${ms(n.freshLaunchMs.p50)}`,
+      ratio: ratio(d.freshLaunchMs.p50, n.freshLaunchMs.p50),
+    }),
+  ];
+}
+
 function judgedBundleBytes(bundle) {
   const reported = bundle.wranglerReportedKiB ? Math.round(bundle.wranglerReportedKiB.gzip * 1024) : 0;
   return Math.max(bundle.gzipBytes, reported);
@@ -309,6 +341,7 @@ export function buildRows(results) {
     ...(has("b4Cost") || has("b4Lag") ? b4Rows(results.b4Cost, results.b4Lag) : []),
     ...(has("b5Sizes") || has("b5Browser") ? b5Rows(results.b5Sizes, results.b5Browser) : []),
     ...(has("b6Bundle") || has("b6ColdStart") ? b6Rows(results.b6Bundle, results.b6ColdStart) : []),
+    ...(has("b7") ? b7Rows(results.b7) : []),
   ];
 }
 
