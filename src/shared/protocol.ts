@@ -153,7 +153,7 @@ export const serverFrameSchema = z.discriminatedUnion("type", [
   }),
   z.object({ type: z.literal("pong") }),
   /** The answer to `refresh`: a launch token for the same thread, subject and origin, and when it expires. */
-  z.object({ type: z.literal("token"), token: z.string().min(1), expiresAt: z.string() }),
+  z.object({ type: z.literal("token"), token: z.string(), expiresAt: z.string() }),
 ]);
 
 export type ServerFrame = z.infer<typeof serverFrameSchema>;
