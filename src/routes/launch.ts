@@ -230,7 +230,7 @@ export const launch = new Hono<AppEnv>()
         auth: ["none", "tenantKey"],
         body: z.union([publicLaunchSchema, privateLaunchSchema]),
         response: { status: 201, schema: launchResponse },
-        errors: [403, 409, 429],
+        errors: [403, 409, 429, 503],
       }),
     ),
     async (c) => {
