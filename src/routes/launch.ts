@@ -181,32 +181,49 @@ async function resumable(
   };
 }
 
-/**
- * Tells a new thread's object whom it belongs to. Best effort: an object that missed it learns its owner from the
- * registry row on its first request (one D1 read), so a failure here costs that read, never access.
- */
-async function claimOwner(
-  env: Env,
-  agent: AgentEntity,
-  threadId: string,
-  target: LaunchTarget,
-): Promise<void> {
+function claimAddress(env: Env, agent: AgentEntity, threadId: string, target: LaunchTarget) {
   const address = {
     tenantId: agent.tenantId,
     environment: env.ENVIRONMENT as Environment,
     agentId: agent.id,
     threadId,
   };
+  return { address, claims: { ...address, sub: target.subject, subjectKind: target.subjectKind } };
+}
+
+/**
+ * Tells a new thread's object whom it belongs to; resolves to its stub, or null when the claim failed. Best effort:
+ * an object that missed it learns its owner from the registry row on its first request (one D1 read), so a failure
+ * here costs that read, never access.
+ */
+async function claimOwner(env: Env, agent: AgentEntity, threadId: string, target: LaunchTarget) {
+  const { address, claims } = claimAddress(env, agent, threadId, target);
   try {
     const stub = await threadStub(env, address);
-    const claimed = await stub.claimThread({
-      ...address,
-      sub: target.subject,
-      subjectKind: target.subjectKind,
-    });
+    const claimed = await stub.claimThread(claims);
     if (!claimed.ok) throw new Error(claimed.code);
+    return stub;
   } catch (error) {
     console.error(JSON.stringify({ level: "error", message: "thread claim failed", error: String(error) }));
+    return null;
+  }
+}
+
+/** The launch failed after its claim: the object, never bound, keeps nothing. Best effort. */
+async function abandonClaim(
+  env: Env,
+  stub: Awaited<ReturnType<typeof claimOwner>>,
+  agent: AgentEntity,
+  threadId: string,
+  target: LaunchTarget,
+): Promise<void> {
+  if (stub === null) return;
+  try {
+    await stub.abandonThread(claimAddress(env, agent, threadId, target).claims);
+  } catch (error) {
+    console.error(
+      JSON.stringify({ level: "error", message: "thread claim not abandoned", error: String(error) }),
+    );
   }
 }
 
@@ -288,6 +305,8 @@ export const launch = new Hono<AppEnv>()
       }
 
       const context = contextText(target.context ?? null);
+      // A new thread's object learns its owner while its registry row is written (both before the token exists).
+      const claimed = target.threadId === undefined ? claimOwner(c.env, agent, threadId, target) : undefined;
       if (target.threadId === undefined) {
         try {
           await insertThread(c.env.DB, {
@@ -301,13 +320,15 @@ export const launch = new Hono<AppEnv>()
             context,
           });
         } catch (error) {
-          // Nothing was stored: the launch it counted is given back, and the browser retries after Retry-After.
-          await refundLaunchQuota(c.env, agent.tenantId, isBackend ? undefined : agent.id);
+          // Nothing may stay: the launch it counted is given back, the object forgets the claim, and the browser
+          // retries after Retry-After.
+          await Promise.all([
+            refundLaunchQuota(c.env, agent.tenantId, isBackend ? undefined : agent.id),
+            claimed?.then((stub) => abandonClaim(c.env, stub, agent, threadId, target)),
+          ]);
           throw databaseUnavailable(error);
         }
       }
-      // The new thread's object learns its owner beside the rest of the launch, before the token is handed out.
-      const claimed = target.threadId === undefined ? claimOwner(c.env, agent, threadId, target) : undefined;
       const contextVersion =
         existing === null
           ? context === null

@@ -260,6 +260,13 @@ export class ThreadAgent extends Agent<Env> {
     return claimed.ok ? claimed : refusal(claimed);
   }
 
+  /** RPC (a fresh launch whose registry write failed after its claim): the never-used object keeps nothing. */
+  async abandonThread(claims: ThreadClaims): Promise<RpcResult<null>> {
+    if (!(await this.#gate.abandonable(claims))) return refusal(unauthenticated());
+    this.ctx.waitUntil(this.#vanish());
+    return ok(null);
+  }
+
   /**
    * RPC (a launch resuming this thread with `threadId`): whether the claims' subject may use it (the thread's own
    * owner and state decide), the context copy the object holds, and the pinned version (null before the first bind).

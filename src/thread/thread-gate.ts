@@ -83,6 +83,14 @@ export class ThreadGate {
     return ok(null);
   }
 
+  /** A fresh launch that failed after its claim: true when the thread is unbound and these claims own it. */
+  async abandonable(claims: unknown): Promise<boolean> {
+    const verified = readThreadClaims(claims);
+    const owner = readOwner(this.#deps.storage);
+    if (verified === null || owner === null || owner.subject !== verified.sub) return false;
+    return (await this.stored()) === null;
+  }
+
   /** A launch resuming the thread: whether these claims may use it, without binding it. */
   async vouch(claims: unknown): Promise<Result<null>> {
     const verified = readThreadClaims(claims);
