@@ -8,7 +8,7 @@ import { CliError, runMain } from "../scripts/lib/cli.mjs";
 import { root } from "../scripts/lib/paths.mjs";
 import { watchProjection } from "./lib/projection-watch.mjs";
 import { seedBenchAgent } from "./lib/seed.mjs";
-import { startEchoWorker, startProductWorker, stopAll } from "./lib/servers.mjs";
+import { startDelayedProductWorker, startEchoWorker, startProductWorker, stopAll } from "./lib/servers.mjs";
 import { buildRows, printTable } from "./lib/table.mjs";
 import { benchLaunch } from "./scenarios/b1-launch.mjs";
 import { benchTurns } from "./scenarios/b2-turns.mjs";
@@ -16,9 +16,10 @@ import { benchEntryStore } from "./scenarios/b3-entry-store.mjs";
 import { benchTurnCost } from "./scenarios/b4-turn-cost.mjs";
 import { benchWidget, widgetSizes } from "./scenarios/b5-widget.mjs";
 import { benchColdStart, bundleSize } from "./scenarios/b6-bundle.mjs";
-import { benchInsights } from "./scenarios/b7-insights.mjs";
+import { B7_DELAY_MS, benchConnectPath } from "./scenarios/b7-connect.mjs";
+import { benchInsights } from "./scenarios/b8-insights.mjs";
 
-const SCENARIOS = ["b1", "b2", "b3", "b4", "b5", "b6", "b7"];
+const SCENARIOS = ["b1", "b2", "b3", "b4", "b5", "b6", "b7", "b8"];
 const HELP = `Usage: npm run bench [-- --only b1,b3 --quick --out <file>]
 
 Starts the product Worker and the bench-only echo Worker (bench/echo-worker) with \`wrangler dev\` on loopback
@@ -30,10 +31,11 @@ ports with throwaway state, runs the scenarios, stops both, prints a table and w
   B4 turn cost    DO rows and D1 batches/statements per turn; projection lag under B2's load
   B5 widget       loader/widget gzip sizes; Chromium: script → launcher visible, open → ready
   B6 bundle       Worker bundle gzip size (wrangler deploy --dry-run); new thread's ready vs a warm thread's
-  B7 insights     a synthetic tenant of 1M messages in local D1: 30-day analytics by version and search, p50 ≤ 50 ms
+  B7 connect path connect (upgrade → ready) and launch-resume with every D1 call delayed ${B7_DELAY_MS} ms vs none
+  B8 insights     a synthetic tenant of 1M messages in local D1: 30-day analytics by version and search, p50 ≤ 50 ms
 
   --only <list>   comma-separated scenarios to run (default: all)
-  --quick         smaller loads (a smoke run; figures are noisier; B7 seeds 100,000 messages and says so)
+  --quick         smaller loads (a smoke run; figures are noisier; B8 seeds 100,000 messages and says so)
   --out <file>    where to write the JSON (default bench/results/latest.json)`;
 
 function machine() {
@@ -94,10 +96,11 @@ async function main() {
     if (only.has("b5")) await step(results, "b5Sizes", log, widgetSizes);
 
     const needProduct = ["b1", "b2", "b5", "b6"].some((s) => only.has(s));
-    const needEcho = ["b2", "b3", "b4", "b7"].some((s) => only.has(s));
-    const [product, echo] = await Promise.all([
+    const needEcho = ["b2", "b3", "b4", "b8"].some((s) => only.has(s));
+    const [product, echo, delayed] = await Promise.all([
       needProduct ? startProductWorker({ log }) : null,
       needEcho ? startEchoWorker({ log }) : null,
+      only.has("b7") ? startDelayedProductWorker({ log }) : null,
     ]);
     const agent = product ? await seedBenchAgent(product.baseUrl, product.operatorToken) : null;
 
@@ -114,8 +117,8 @@ async function main() {
     if (only.has("b4")) {
       await step(results, "b4Cost", log, () => benchTurnCost({ echo, turns: quick ? 6 : 21 }));
     }
-    if (only.has("b7")) {
-      await step(results, "b7", log, () =>
+    if (only.has("b8")) {
+      await step(results, "b8", log, () =>
         benchInsights({ echo, messages: quick ? 100_000 : 1_000_000, samples: quick ? 15 : 40, log }),
       );
     }
@@ -152,6 +155,16 @@ async function main() {
     }
     if (only.has("b5")) {
       await step(results, "b5Browser", log, () => benchWidget({ product, agent, pages: quick ? 2 : 5 }));
+    }
+    if (only.has("b7")) {
+      await step(results, "b7", log, async () =>
+        benchConnectPath({
+          server: delayed,
+          agent: await seedBenchAgent(delayed.baseUrl, delayed.operatorToken),
+          samples: quick ? 10 : 30,
+          log,
+        }),
+      );
     }
   } finally {
     await stopAll();

@@ -23,8 +23,11 @@ export class AppError extends Error {
       details?: unknown;
       retryAfter?: number;
       cause?: unknown;
-      /** The one status the taxonomy does not own: 426 Upgrade Required, answered as `bad_request`. */
-      status?: 426;
+      /**
+       * The statuses the taxonomy does not own: 426 Upgrade Required (answered as `bad_request`), and 503 for
+       * `upstream_unavailable` when the platform's own database cannot be reached (`databaseUnavailable`).
+       */
+      status?: 426 | 503;
       headers?: Record<string, string>;
     } = {},
   ) {
@@ -36,6 +39,28 @@ export class AppError extends Error {
     this.details = options.details;
     this.retryAfter = options.retryAfter;
     this.headers = options.headers ?? {};
+  }
+}
+
+/** Seconds a client waits before retrying while the database is unreachable. */
+export const DATABASE_RETRY_AFTER_SECONDS = 5;
+
+/** The platform's database (D1) could not be read or written: 503 with Retry-After, nothing stored. */
+export function databaseUnavailable(cause?: unknown): AppError {
+  return new AppError("upstream_unavailable", "The service is briefly unavailable; try again.", {
+    status: 503,
+    retryAfter: DATABASE_RETRY_AFTER_SECONDS,
+    cause,
+  });
+}
+
+/** `work` against the database; its failure (not an AppError it threw on purpose) becomes `databaseUnavailable`. */
+export async function fromDatabase<T>(work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    if (error instanceof AppError) throw error;
+    throw databaseUnavailable(error);
   }
 }
 

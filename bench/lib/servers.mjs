@@ -1,7 +1,7 @@
 // Starts the throwaway `wrangler dev` servers a bench run measures (the product Worker and the bench-only echo
 // Worker), on loopback ports with fresh secrets and state, and stops their whole process groups afterwards.
 import { spawn } from "node:child_process";
-import { createWriteStream, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createWriteStream, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { childEnv, root, wranglerBin } from "../../scripts/lib/paths.mjs";
@@ -9,6 +9,7 @@ import { freePort, stopProcessGroup, writeThrowawayVars } from "../../scripts/li
 import { waitForHealth } from "../../scripts/lib/wait-for-health.mjs";
 
 export const ECHO_CONFIG = join(root, "bench", "echo-worker", "wrangler.toml");
+export const D1_DELAY_ENTRY = join(root, "bench", "d1-delay-worker", "src", "index.ts");
 
 /** Every child this module started, so a failure or Ctrl-C anywhere still stops them all. */
 const started = new Set();
@@ -122,6 +123,59 @@ export async function startEchoWorker({ log = () => {} } = {}) {
   });
   return {
     ...server,
+    stop: async () => {
+      await server.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * The product's wrangler.toml (its local environment only) with the B7 entry as `main` and every path made absolute,
+ * written into `dir`: the delayed Worker has exactly the product's bindings, whatever they become.
+ */
+function delayedConfig(dir) {
+  const product = readFileSync(join(root, "wrangler.toml"), "utf8");
+  const local = product.slice(0, product.search(/^\[env\./m));
+  const abs = (path) => JSON.stringify(join(root, path));
+  const config = local
+    .replace(/^name = ".*"$/m, 'name = "agent-threads-bench-d1-delay"')
+    .replace(/^main = ".*"$/m, `main = ${JSON.stringify(D1_DELAY_ENTRY)}`)
+    .replace(/"\.\/(src\/shims\/[^"]+)"/g, (_m, path) => abs(path))
+    .replace(/^migrations_dir = "(.*)"$/m, (_m, path) => `migrations_dir = ${abs(path)}`)
+    .replace(/^directory = "(.*)"$/m, (_m, path) => `directory = ${abs(path)}`)
+    .replace(/^\[triggers\][^[]*/m, "");
+  const file = join(dir, "wrangler.toml");
+  writeFileSync(file, config);
+  return file;
+}
+
+/**
+ * B7's server: the product Worker behind bench/d1-delay-worker, whose every D1 call (the Worker's and its objects')
+ * first waits the delay the bench sets (POST /__bench/d1-delay?ms=N). Throwaway secrets, D1 and object state.
+ */
+export async function startDelayedProductWorker({ log = () => {} } = {}) {
+  const dir = mkdtempSync(join(tmpdir(), "agent-threads-bench-d1-delay-"));
+  const state = join(dir, "state");
+  const config = delayedConfig(dir);
+  const { varsFile, vars } = writeThrowawayVars(dir, "bench.vars");
+  await migrate(["-c", config, "--persist-to", state], dir, "D1-delay worker");
+  const server = await startWrangler({
+    name: "D1-delay worker",
+    args: ["-c", config, "--persist-to", state, "--env-file", varsFile],
+    dir,
+    log,
+  });
+  return {
+    ...server,
+    dir,
+    state,
+    operatorToken: vars.OPERATOR_TOKEN,
+    /** Sets the simulated D1 round trip, in ms, for every later D1 call. */
+    setD1Delay: async (ms) => {
+      const res = await fetch(`${server.baseUrl}/__bench/d1-delay?ms=${ms}`, { method: "POST" });
+      if (!res.ok) throw new Error(`setting the D1 delay answered ${res.status}`);
+    },
     stop: async () => {
       await server.stop();
       rmSync(dir, { recursive: true, force: true });

@@ -72,6 +72,15 @@ export function dailyLaunchQuota(env: Env): number {
  * agent's daily budget, in one call to the tenant's quota object (docs/decisions.md, "Launch budgets"). A disabled
  * tenant's launch is `403`; a refusal consumes nothing.
  */
+/** Gives back a launch `consumeLaunchQuota` took, when the launch failed before storing anything. Best effort. */
+export async function refundLaunchQuota(env: Env, tenantId: string, agentId?: string): Promise<void> {
+  try {
+    await tenantQuota(env, tenantId).refundLaunch(agentId);
+  } catch (error) {
+    console.error(JSON.stringify({ level: "error", message: "launch refund failed", error: String(error) }));
+  }
+}
+
 export async function consumeLaunchQuota(env: Env, tenantId: string, agentId?: string): Promise<void> {
   const decision = await tenantQuota(env, tenantId).consumeLaunch(dailyLaunchQuota(env), agentId);
   if (decision.ok) return;

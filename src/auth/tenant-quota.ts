@@ -14,6 +14,7 @@ import {
   readTenantSettings,
   renewRunLease,
   type StoredTenantSettings,
+  uncountQuotaUse,
   writeTenantSettings,
 } from "../storage/quota-counters";
 
@@ -96,6 +97,14 @@ export class TenantQuota extends DurableObject<Env> {
     }
     for (const { kind } of charges) countQuotaUse(sql, kind, day);
     return { ok: true };
+  }
+
+  /** Gives back a launch `consumeLaunch` took (same `agentId`) when the launch could store nothing after all. */
+  async refundLaunch(agentId?: string): Promise<void> {
+    const { day } = utcDay(this.#clock.now());
+    const sql = this.ctx.storage.sql;
+    uncountQuotaUse(sql, "launches", day);
+    if (agentId !== undefined) uncountQuotaUse(sql, `launches:agent:${agentId}`, day);
   }
 
   /** Units of `kind` (`launches`, `tokens`) used today. */

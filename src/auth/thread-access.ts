@@ -1,8 +1,10 @@
-// Who may use a thread with a launch token: the token, the agent's state and origins, and the thread's registry row.
-import type { DeploymentStore } from "../control/deployment-store";
-import { AppError } from "../errors";
+// Who may use a thread with a launch token, as the edge decides it: the token, and the agent's state and origins (from
+// the isolate's gate cache). Whether the token's subject owns the thread, and whether it still exists, is the thread
+// object's own decision (src/thread/thread-gate.ts); `/v1/me/*` alone asks the registry (`requireRegistryThread`).
+import { AppError, databaseUnavailable } from "../errors";
 import { originAllowed } from "../shared/origin-policy";
 import { findThreadAndTenantStatus } from "../storage/d1/thread-registry";
+import { GATE_UNAVAILABLE, gateAgentCached } from "./gate-agent-cache";
 import { tokenError } from "./jwt";
 import { type LaunchClaims, verifyLaunchToken } from "./launch-token";
 
@@ -10,7 +12,6 @@ const TOKEN_QUERY_PARAMS = ["token", "access_token", "bearer", "jwt"];
 
 export interface LaunchAccessRequest {
   env: Env;
-  store: DeploymentStore;
   /** The request's URL: a token in its query string is refused even next to a header token. */
   url: string;
   token: string | null;
@@ -45,23 +46,42 @@ export async function authorizeLaunch(request: LaunchAccessRequest): Promise<Lau
     throw new AppError("not_found", "Thread not found.");
   }
 
-  const agent = await request.store.getAgent(claims.tenantId, claims.agentId);
-  if (agent === null) throw new AppError("unauthenticated", "Authentication required.");
-  if (agent.status !== "active") throw new AppError("forbidden", "This agent is disabled.");
+  const gate = await gateAgentCached(request.env.DB, claims.tenantId, claims.agentId);
   const origin = request.origin;
-  let access: LaunchAccess = { claims };
+  if (gate === GATE_UNAVAILABLE) return tokenOnlyAccess(claims, origin);
+  const agent = gate?.agent ?? null;
+  if (gate === null || agent === null) throw new AppError("unauthenticated", "Authentication required.");
+  if (gate.tenantStatus !== "active") throw new AppError("forbidden", "This account is disabled.");
+  if (agent.status !== "active") throw new AppError("forbidden", "This agent is disabled.");
   if (agent.visibility === "public" || origin !== undefined) {
     if (!originAllowed(origin, agent.allowedOrigins)) throw new AppError("forbidden", "Origin not allowed.");
     if (claims.origin !== undefined && claims.origin !== origin) {
       throw new AppError("forbidden", "The token was issued for another origin.");
     }
-    access = origin === undefined ? { claims } : { claims, origin };
+    return origin === undefined ? { claims } : { claims, origin };
   }
-  // The tenant's status comes with the thread's row: exact on every request, at no extra round trip.
-  const thread = await findThreadAndTenantStatus(request.env.DB, claims.tenantId, claims.threadId);
+  return { claims };
+}
+
+/**
+ * D1 cannot be read and this isolate knows nothing recent of the agent: the token alone stands in. Its launch checked
+ * the agent, its tenant and the page's origin at most one token lifetime ago, so an origin-bound token is admitted
+ * from that origin only. A token without an origin (a backend launch) can vouch for no page: from one it waits.
+ */
+function tokenOnlyAccess(claims: LaunchClaims, origin: string | undefined): LaunchAccess {
+  if (origin === undefined && claims.origin === undefined) return { claims };
+  if (claims.origin === undefined) {
+    throw databaseUnavailable();
+  }
+  if (claims.origin !== origin) throw new AppError("forbidden", "The token was issued for another origin.");
+  return { claims, origin };
+}
+
+/** `/v1/me/*`: the token's thread must still be live and its subject's in the registry (a D1 listing route anyway). */
+export async function requireRegistryThread(env: Env, claims: LaunchClaims): Promise<void> {
+  const thread = await findThreadAndTenantStatus(env.DB, claims.tenantId, claims.threadId);
   if (thread === null || thread.deletedAt !== null || thread.subject !== claims.sub) {
     throw new AppError("unauthenticated", "Authentication required.");
   }
   if (thread.tenantStatus !== "active") throw new AppError("forbidden", "This account is disabled.");
-  return access;
 }

@@ -1,11 +1,10 @@
 // The launch-token gate as Hono sees it: reads the request's values, remembers the verified Origin for CORS.
 
 import type { LaunchClaims } from "../auth/launch-token";
-import { authorizeLaunch, type LaunchAccess } from "../auth/thread-access";
+import { authorizeLaunch, type LaunchAccess, requireRegistryThread } from "../auth/thread-access";
 import { MAX_TOKEN_BYTES } from "../auth/token-policy";
 import { bearerToken } from "./bearer";
 import type { AppContext } from "./context";
-import { deploymentStore } from "./store";
 
 /** `Authorization: Bearer <jwt>` only; Basic, Token, … carry no launch token. */
 export const launchBearer = (header: string | undefined): string | null =>
@@ -24,8 +23,9 @@ export function requestOrigin(c: AppContext): string | undefined {
 }
 
 /**
- * Thread routes (`threadFromPath`, the default) require the path's thread to be the token's; `/v1/me/*` has no
- * thread in its path and is scoped by the token's own thread.
+ * Thread routes (`threadFromPath`, the default) require the path's thread to be the token's, and leave the subject and
+ * the thread's state to the thread object; `/v1/me/*` has no thread in its path and is scoped by the token's own
+ * thread, which the registry must show live and the subject's.
  */
 export async function launchAccess(
   c: AppContext,
@@ -34,13 +34,13 @@ export async function launchAccess(
 ): Promise<LaunchClaims> {
   const access: LaunchAccess = await authorizeLaunch({
     env: c.env,
-    store: deploymentStore(c),
     url: c.req.url,
     token,
     threadId: (options.threadFromPath ?? true) ? (c.req.param("threadId") ?? "") : null,
     origin: requestOrigin(c),
     requestId: c.get("requestId"),
   });
+  if (options.threadFromPath === false) await requireRegistryThread(c.env, access.claims);
   if (access.origin !== undefined) c.set("launchOrigin", access.origin);
   return access.claims;
 }

@@ -10,9 +10,15 @@ import { replaceThreadContext, type ThreadRecord } from "../storage/d1/thread-re
  * so a socket opened before this launch uses the new context from its next turn. If that call fails the object
  * still catches up from D1 on the first request carrying this launch's token.
  */
+/** What a relaunch needs of the thread it resumes: its address and the context it holds. */
+export type ResumedThread = Pick<
+  ThreadRecord,
+  "tenantId" | "id" | "agentId" | "environment" | "context" | "contextVersion"
+>;
+
 export async function relaunchContext(
   env: Env,
-  thread: ThreadRecord,
+  thread: ResumedThread,
   variables: ContextVariables | null | undefined,
 ): Promise<number> {
   if (variables === undefined) return thread.contextVersion;

@@ -55,13 +55,22 @@ function corsPolicy(policy: CorsPolicy): {
       const verified = c.get("launchOrigin") === origin;
       if (
         verified ||
-        (c.res.status >= 400 && c.res.status !== 403 && (await originKnown(c.env.DB, origin)))
+        (c.res.status >= 400 && c.res.status !== 403 && (await knownOrElse(c.env.DB, origin)))
       ) {
         withCorsHeaders(c.res.headers, origin);
         c.res.headers.set("Access-Control-Expose-Headers", "Retry-After, X-Request-Id");
       }
     }),
   };
+}
+
+/** While D1 cannot answer, an origin counts as unknown: the error keeps its status, without an allow header. */
+async function knownOrElse(db: D1Database, origin: string): Promise<boolean> {
+  try {
+    return await originKnown(db, origin);
+  } catch {
+    return false;
+  }
 }
 
 export const launchCors = corsPolicy({

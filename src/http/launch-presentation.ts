@@ -42,6 +42,8 @@ export interface PresentationTarget {
   threadId: string;
   /** True when the thread existed before this launch, so it may already be pinned. */
   existing: boolean;
+  /** The pinned version as the thread object reported it (null: not pinned yet); read from D1 when absent. */
+  pinnedVersionId?: string | null;
 }
 
 /**
@@ -50,7 +52,8 @@ export interface PresentationTarget {
  * write unless a release is activated in between. Undefined when there is no release to show.
  */
 async function versionIdFor(store: DeploymentStore, target: PresentationTarget): Promise<string | null> {
-  if (target.existing) {
+  if (target.pinnedVersionId !== undefined && target.pinnedVersionId !== null) return target.pinnedVersionId;
+  if (target.existing && target.pinnedVersionId === undefined) {
     const pin = await store.getPin(target.tenantId, target.threadId);
     if (pin !== null) return pin.agentId === target.agentId ? pin.versionId : null;
   }

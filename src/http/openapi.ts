@@ -39,6 +39,10 @@ const ERROR_STATUSES = {
     "UpstreamUnavailable",
     "A provider or thread was unreachable (`upstream_unavailable`; `reason` says why).",
   ],
+  503: [
+    "DatabaseUnavailable",
+    "The platform's database is briefly unreachable (`upstream_unavailable`); nothing was stored. Honour `Retry-After`.",
+  ],
 } as const;
 
 export type ErrorStatus = keyof typeof ERROR_STATUSES;

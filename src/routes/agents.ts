@@ -1,6 +1,7 @@
 // Tenant admin: agents; its tenant middleware also guards the drafts, versions and releases mounted below it.
 import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
+import { invalidateGateAgent } from "../auth/gate-agent-cache";
 import type { AgentEntity, AgentPatch } from "../control/deployment-store";
 import { base32 } from "../control/ids";
 import { unwrap } from "../errors";
@@ -114,6 +115,7 @@ export const agents = new Hono<AppEnv>()
       if (Object.keys(patch).length === 0) return c.json(agentView(agent));
       const updated = unwrap(await deploymentStore(c).updateAgent(agent.tenantId, agent.id, patch));
       invalidateAgentKeys(agent.publicKey, updated.publicKey);
+      invalidateGateAgent(agent.tenantId, agent.id);
       forgetUnknownOrigins();
       return c.json(agentView(updated));
     },

@@ -3,18 +3,20 @@ import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import { z } from "zod";
 import { enforceSubjectLaunchLimit } from "../auth/abuse-limits";
+import { GATE_UNAVAILABLE, gateAgentCached } from "../auth/gate-agent-cache";
 import { signLaunchToken } from "../auth/launch-token";
-import { clientIp, consumeLaunchQuota, enforceLaunchRateLimit } from "../auth/rate-limit";
+import { clientIp, consumeLaunchQuota, enforceLaunchRateLimit, refundLaunchQuota } from "../auth/rate-limit";
 import { newThreadId, THREAD_ID_PATTERN } from "../auth/thread-ids";
+import { threadStub } from "../auth/thread-stub";
 import { newVisitorId, signVisitorToken, verifyVisitorToken } from "../auth/visitor-token";
 import { type ContextVariables, contextText, contextVariablesSchema } from "../control/context-variables";
 import type { AgentEntity, Environment } from "../control/deployment-store";
-import { AppError } from "../errors";
+import { AppError, databaseUnavailable, fromDatabase } from "../errors";
 import { findLaunchAgentCached } from "../http/agent-key-cache";
 import type { AppContext, AppEnv } from "../http/context";
 import { failedLaunchLimit } from "../http/failed-launch-limit";
 import { parseWith, readJsonText } from "../http/json-body";
-import { relaunchContext } from "../http/launch-context";
+import { type ResumedThread, relaunchContext } from "../http/launch-context";
 import { launchCors } from "../http/launch-cors";
 import { launchPresentation } from "../http/launch-presentation";
 import { operation } from "../http/openapi";
@@ -25,7 +27,7 @@ import { originAllowed } from "../shared/origin-policy";
 import { PROTOCOL } from "../shared/protocol";
 import { launchResponse } from "../shared/thread-api";
 import { visitorRevoked } from "../storage/d1/erasures";
-import { findThreadAndTenantStatus, insertThread, type ThreadRecord } from "../storage/d1/thread-registry";
+import { insertThread } from "../storage/d1/thread-registry";
 
 export const MAX_LAUNCH_BODY_BYTES = 8 * 1024;
 /** A backend launch may carry up to 8 KiB of context variables beside the rest (docs/decisions.md). */
@@ -74,7 +76,9 @@ interface LaunchTarget {
 
 async function resolvePublic(c: AppContext, raw: unknown, origin: string | undefined): Promise<LaunchTarget> {
   const body = parseWith(publicLaunchSchema, raw);
-  const found = await findLaunchAgentCached(deploymentStore(c), body.agentKey, launchEnvironment(c));
+  const found = await fromDatabase(
+    findLaunchAgentCached(deploymentStore(c), body.agentKey, launchEnvironment(c)),
+  );
   const agent = found?.agent ?? null;
   if (found === null || agent === null || agent.status !== "active" || agent.visibility !== "public")
     throw unknownAgent();
@@ -89,10 +93,13 @@ async function resolvePublic(c: AppContext, raw: unknown, origin: string | undef
     if (!visitor.ok || visitor.claims.tenantId !== agent.tenantId || visitor.claims.agentId !== agent.id) {
       throw new AppError("unauthenticated", "The visitor token is not valid for this agent.");
     }
-    // A visitor who erased their conversations (`DELETE /v1/me/threads`) is revoked: the widget starts afresh.
-    const hash = await visitorHash(c.env, agent.tenantId, visitor.claims.sub);
-    if (await visitorRevoked(c.env.DB, agent.tenantId, hash, new Date().toISOString())) {
-      throw new AppError("unauthenticated", "The visitor token is not valid for this agent.");
+    // A visitor who erased their conversations (`DELETE /v1/me/threads`) is revoked: the widget starts afresh. Only a
+    // new thread asks D1: a resume names a thread that erasure left a tombstone in, and its object refuses it.
+    if (body.threadId === undefined) {
+      const hash = await visitorHash(c.env, agent.tenantId, visitor.claims.sub);
+      if (await visitorRevoked(c.env.DB, agent.tenantId, hash, new Date().toISOString())) {
+        throw new AppError("unauthenticated", "The visitor token is not valid for this agent.");
+      }
     }
     subject = visitor.claims.sub;
   } else {
@@ -114,20 +121,18 @@ async function resolvePublic(c: AppContext, raw: unknown, origin: string | undef
 }
 
 async function resolvePrivate(c: AppContext, raw: unknown): Promise<LaunchTarget> {
-  const principal = await authenticateApiKey(c.env, c.req.header("Authorization"));
+  const principal = await fromDatabase(authenticateApiKey(c.env, c.req.header("Authorization")));
   if (principal === null) throw new AppError("unauthenticated", "A valid API key is required.");
   // From here on the caller is the tenant's backend: its failures are its own, not a client network's.
   c.set("tenant", principal);
   if (principal.scope !== "admin") throw new AppError("forbidden", "This API key is read-only.");
   const body = parseWith(privateLaunchSchema, raw);
   const store = deploymentStore(c);
-  const found =
+  const found = await fromDatabase(
     body.agentKey !== undefined
-      ? await findLaunchAgentCached(store, body.agentKey, launchEnvironment(c))
-      : await store.findLaunchAgent(
-          { tenantId: principal.tenantId, agentId: body.agentId! },
-          launchEnvironment(c),
-        );
+      ? findLaunchAgentCached(store, body.agentKey, launchEnvironment(c))
+      : store.findLaunchAgent({ tenantId: principal.tenantId, agentId: body.agentId! }, launchEnvironment(c)),
+  );
   const agent = found?.agent ?? null;
   if (found === null || agent === null || agent.tenantId !== principal.tenantId || agent.status !== "active")
     throw unknownAgent();
@@ -140,6 +145,96 @@ async function resolvePrivate(c: AppContext, raw: unknown): Promise<LaunchTarget
     ...(body.threadId !== undefined ? { threadId: body.threadId } : {}),
     context: body.context ?? null,
   };
+}
+
+/** Every refusal of a resume is the same answer: no existence oracle for another subject's or an erased thread. */
+const threadNotFound = () => new AppError("not_found", "Thread not found.");
+
+/**
+ * A resume (`threadId` given): the thread object decides whether this subject owns it and whether it still exists;
+ * the tenant's status comes from the gate cache. The answer carries the context the thread holds, for
+ * `relaunchContext`.
+ */
+async function resumable(
+  c: AppContext,
+  target: LaunchTarget,
+  threadId: string,
+): Promise<ResumedThread & { versionId: string | null }> {
+  const { agent } = target;
+  const environment = launchEnvironment(c);
+  const gate = await gateAgentCached(c.env.DB, agent.tenantId, agent.id);
+  // A refresh takes no quota, so the quota object's status check is not on its way: the gate cache's is.
+  if (gate !== GATE_UNAVAILABLE && gate !== null && gate.tenantStatus !== "active") {
+    throw new AppError("forbidden", "This account is disabled.");
+  }
+  const address = { tenantId: agent.tenantId, environment, agentId: agent.id, threadId };
+  const stub = await threadStub(c.env, address);
+  let vouched: Awaited<ReturnType<typeof stub.vouchForLaunch>>;
+  try {
+    vouched = await stub.vouchForLaunch({ ...address, sub: target.subject, subjectKind: target.subjectKind });
+  } catch (error) {
+    throw new AppError("upstream_unavailable", "The thread is unavailable; try again.", { cause: error });
+  }
+  if (!vouched.ok) {
+    if (vouched.code === "upstream_unavailable") throw databaseUnavailable();
+    throw threadNotFound();
+  }
+  const held = vouched.value.context;
+  return {
+    tenantId: agent.tenantId,
+    id: threadId,
+    agentId: agent.id,
+    environment,
+    context: contextText(held.variables),
+    contextVersion: held.version,
+    versionId: vouched.value.versionId,
+  };
+}
+
+function claimAddress(env: Env, agent: AgentEntity, threadId: string, target: LaunchTarget) {
+  const address = {
+    tenantId: agent.tenantId,
+    environment: env.ENVIRONMENT as Environment,
+    agentId: agent.id,
+    threadId,
+  };
+  return { address, claims: { ...address, sub: target.subject, subjectKind: target.subjectKind } };
+}
+
+/**
+ * Tells a new thread's object whom it belongs to; resolves to its stub, or null when the claim failed. Best effort:
+ * an object that missed it learns its owner from the registry row on its first request (one D1 read), so a failure
+ * here costs that read, never access.
+ */
+async function claimOwner(env: Env, agent: AgentEntity, threadId: string, target: LaunchTarget) {
+  const { address, claims } = claimAddress(env, agent, threadId, target);
+  try {
+    const stub = await threadStub(env, address);
+    const claimed = await stub.claimThread(claims);
+    if (!claimed.ok) throw new Error(claimed.code);
+    return stub;
+  } catch (error) {
+    console.error(JSON.stringify({ level: "error", message: "thread claim failed", error: String(error) }));
+    return null;
+  }
+}
+
+/** The launch failed after its claim: the object, never bound, keeps nothing. Best effort. */
+async function abandonClaim(
+  env: Env,
+  stub: Awaited<ReturnType<typeof claimOwner>>,
+  agent: AgentEntity,
+  threadId: string,
+  target: LaunchTarget,
+): Promise<void> {
+  if (stub === null) return;
+  try {
+    await stub.abandonThread(claimAddress(env, agent, threadId, target).claims);
+  } catch (error) {
+    console.error(
+      JSON.stringify({ level: "error", message: "thread claim not abandoned", error: String(error) }),
+    );
+  }
 }
 
 function websocketUrl(requestUrl: string, threadId: string): string {
@@ -162,7 +257,7 @@ export const launch = new Hono<AppEnv>()
         auth: ["none", "tenantKey"],
         body: z.union([publicLaunchSchema, privateLaunchSchema]),
         response: { status: 201, schema: launchResponse },
-        errors: [403, 409, 429],
+        errors: [403, 409, 429, 503],
       }),
     ),
     async (c) => {
@@ -180,24 +275,7 @@ export const launch = new Hono<AppEnv>()
         });
       }
 
-      let existing: ThreadRecord | null = null;
-      if (target.threadId !== undefined) {
-        const found = await findThreadAndTenantStatus(c.env.DB, agent.tenantId, target.threadId);
-        // A refresh takes no quota, so the quota object's status check is not on its way: the registry read is.
-        if (found !== null && found.tenantStatus !== "active") {
-          throw new AppError("forbidden", "This account is disabled.");
-        }
-        existing = found;
-        if (
-          existing === null ||
-          existing.deletedAt !== null ||
-          existing.agentId !== agent.id ||
-          existing.environment !== environment ||
-          existing.subject !== target.subject
-        ) {
-          throw new AppError("not_found", "Thread not found.");
-        }
-      }
+      const existing = target.threadId === undefined ? null : await resumable(c, target, target.threadId);
 
       // One after another, in this order: a launch the limiter refuses consumes no quota, and one that either refuses
       // stores no thread (docs/decisions.md, "Launch latency"). A backend serves all its users from one address, so its
@@ -215,7 +293,14 @@ export const launch = new Hono<AppEnv>()
       // `ready` frame carries the same presentation, so a failed read leaves it out rather than failing the launch.
       const presentation = launchPresentation(
         deploymentStore(c),
-        { tenantId: agent.tenantId, agentId: agent.id, environment, threadId, existing: refresh },
+        {
+          tenantId: agent.tenantId,
+          agentId: agent.id,
+          environment,
+          threadId,
+          existing: refresh,
+          ...(existing !== null ? { pinnedVersionId: existing.versionId } : {}),
+        },
         target.context ?? {},
       ).catch((error: unknown) => {
         console.error(
@@ -230,24 +315,36 @@ export const launch = new Hono<AppEnv>()
       }
 
       const context = contextText(target.context ?? null);
+      // A new thread's object learns its owner while its registry row is written (both before the token exists).
+      const claimed = target.threadId === undefined ? claimOwner(c.env, agent, threadId, target) : undefined;
       if (target.threadId === undefined) {
-        await insertThread(c.env.DB, {
-          tenantId: agent.tenantId,
-          id: threadId,
-          agentId: agent.id,
-          environment,
-          subject: target.subject,
-          subjectKind: target.subjectKind,
-          createdAt: new Date().toISOString(),
-          context,
-        });
+        try {
+          await insertThread(c.env.DB, {
+            tenantId: agent.tenantId,
+            id: threadId,
+            agentId: agent.id,
+            environment,
+            subject: target.subject,
+            subjectKind: target.subjectKind,
+            createdAt: new Date().toISOString(),
+            context,
+          });
+        } catch (error) {
+          // Nothing may stay: the launch it counted is given back, the object forgets the claim, and the browser
+          // retries after Retry-After.
+          await Promise.all([
+            refundLaunchQuota(c.env, agent.tenantId, isBackend ? undefined : agent.id),
+            claimed?.then((stub) => abandonClaim(c.env, stub, agent, threadId, target)),
+          ]);
+          throw databaseUnavailable(error);
+        }
       }
       const contextVersion =
         existing === null
           ? context === null
             ? 0
             : 1
-          : await relaunchContext(c.env, existing, target.context);
+          : await fromDatabase(relaunchContext(c.env, existing, target.context));
 
       const launchToken = await signLaunchToken(c.env, {
         tenantId: agent.tenantId,
@@ -268,6 +365,7 @@ export const launch = new Hono<AppEnv>()
           ).token
         : undefined;
 
+      await claimed;
       const shown = await presentation;
       return c.json(
         {

@@ -1,6 +1,7 @@
 // Operator API: creating, listing and changing tenants (status, quotas), and issuing a tenant's API keys.
 import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
+import { invalidateGateTenant } from "../auth/gate-agent-cache";
 import { tenantQuota } from "../auth/tenant-quota";
 import { timeIdCursor } from "../control/page-cursor";
 import { errors } from "../errors";
@@ -127,6 +128,7 @@ export const operator = new Hono<AppEnv>()
       const tenantId = c.req.param("tenantId");
       const tenant = await updateTenant(c.env.DB, tenantId, patch, new Date().toISOString());
       if (tenant === null) throw errors.notFound("Tenant");
+      invalidateGateTenant(tenantId);
       // In force for launches and runs once this answers: the tenant's quota object re-reads the row now. A failure
       // here is a 500 the operator retries (the patch is idempotent); meanwhile the object re-reads on its own.
       await tenantQuota(c.env, tenantId).refreshSettings();

@@ -73,6 +73,8 @@ export const clientFrameSchema = z.discriminatedUnion("type", [
     limit: z.number().int().min(1).max(LIMITS.historyPageMax).optional(),
   }),
   z.strictObject({ type: z.literal("ping") }),
+  /** A new launch token for this socket's thread, answered with `token` (docs/protocol.md, "Token refresh"). */
+  z.strictObject({ type: z.literal("refresh") }),
   z.strictObject({
     type: z.literal("feedback"),
     entryId: id,
@@ -159,6 +161,8 @@ export const serverFrameSchema = z.discriminatedUnion("type", [
     message: z.string(),
   }),
   z.object({ type: z.literal("pong") }),
+  /** The answer to `refresh`: a launch token for the same thread, subject and origin, and when it expires. */
+  z.object({ type: z.literal("token"), token: z.string(), expiresAt: z.string() }),
 ]);
 
 export type ServerFrame = z.infer<typeof serverFrameSchema>;

@@ -41,6 +41,11 @@ export function countQuotaUse(sql: SqlStorage, kind: string, day: string, units 
   sql.exec("DELETE FROM quota_counters WHERE day < ?", day);
 }
 
+/** Gives back one unit of `kind` on `day` (a launch that stored nothing after all); never below zero. */
+export function uncountQuotaUse(sql: SqlStorage, kind: string, day: string): void {
+  sql.exec("UPDATE quota_counters SET used = MAX(0, used - 1) WHERE kind = ? AND day = ?", kind, day);
+}
+
 export interface StoredTenantSettings {
   status: TenantStatus;
   quotas: TenantQuotas;

@@ -19,7 +19,8 @@ const tampered = () => fail("internal", "The thread's pinned artifact failed its
 
 /**
  * Reads the stored binding (re-verifying its digest) or creates it: the control plane assigns the pin, the exact
- * version is loaded and its digest checked, and the binding is written once. Claims that disagree fail closed.
+ * version is loaded and its digest checked, and the binding is written once. Claims that disagree fail closed; the
+ * caller checked the claims' subject against the thread's owner first (src/thread/thread-gate.ts).
  */
 export async function bindThread(
   storage: DurableObjectStorage,

@@ -14,6 +14,8 @@ const claimsObject = z.strictObject({
   subjectKind: z.enum(["visitor", "user"]),
   /** The registry's context version the launch issued this token at; absent while the thread has none. */
   contextVersion: z.number().int().positive().optional(),
+  /** The page origin the token was issued for, if any: a token refreshed on the socket keeps it. */
+  origin: z.string().max(2048).optional(),
 });
 
 /**
@@ -50,6 +52,7 @@ export function threadClaimsFrom(claims: LaunchClaims): ThreadClaims {
     sub: claims.sub,
     subjectKind: claims.subjectKind ?? "visitor",
     ...(claims.contextVersion !== undefined ? { contextVersion: claims.contextVersion } : {}),
+    ...(claims.origin !== undefined ? { origin: claims.origin } : {}),
   };
 }
 

@@ -12,6 +12,7 @@ const CLIENT_FRAME_TYPES = new Set([
   "ping",
   "feedback",
   "upgrade",
+  "refresh",
 ]);
 
 /** UTF-8 size of a frame, counted only when its length alone cannot settle it against the limit. */

@@ -26,6 +26,9 @@ const errorFrame = (failure: { code: ErrorCode; message: string }): ServerFrame 
 /** The frames that start a run: answered after the tenant's quota, so never synchronously. */
 export type TurnFrame = Extract<ClientFrame, { type: "send" | "edit" | "regenerate" }>;
 
+/** Answered by the object after its own signing (async), never by `dispatchFrame`. */
+export type RefreshFrame = Extract<ClientFrame, { type: "refresh" }>;
+
 export function isTurnFrame(frame: ClientFrame): frame is TurnFrame {
   return frame.type === "send" || frame.type === "edit" || frame.type === "regenerate";
 }
@@ -82,7 +85,7 @@ export async function dispatchUpgrade(runtime: ThreadRuntime, frame: UpgradeFram
 /** Synchronous, so catch-up and becoming ready happen with no stream frame in between. */
 export function dispatchFrame(
   runtime: ThreadRuntime,
-  frame: Exclude<ClientFrame, TurnFrame | UpgradeFrame>,
+  frame: Exclude<ClientFrame, TurnFrame | UpgradeFrame | RefreshFrame>,
   subject: string,
 ): FrameOutcome {
   switch (frame.type) {

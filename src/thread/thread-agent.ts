@@ -13,7 +13,12 @@ import {
   humanMessageRequest,
   upgradeRequest,
 } from "../shared/sessions-api";
-import { adoptThreadContext, type ThreadContext, threadContextSchema } from "../storage/context-store";
+import {
+  adoptThreadContext,
+  readThreadContext,
+  type ThreadContext,
+  threadContextSchema,
+} from "../storage/context-store";
 import { D1DeploymentStore } from "../storage/d1/d1-deployment-store";
 import { shorterAge, threadRetentionOverrides } from "../storage/d1/session-retention";
 import { projectionBacklog } from "../storage/outbox";
@@ -28,6 +33,7 @@ import {
 } from "../storage/thread-events";
 import { exportThreadStream } from "../storage/thread-export";
 import { deleteMeta, readMetaInteger, writeMeta } from "../storage/thread-meta";
+import { writeTombstone } from "../storage/thread-owner";
 import { migrateThreadSchema } from "../storage/thread-schema";
 import { purgeIdleText } from "../storage/zero-retention";
 import { CLAIMS_HEADER, parseThreadClaims, type ThreadAddress, type ThreadClaims } from "./claims";
@@ -62,6 +68,7 @@ import { ThreadGate } from "./thread-gate";
 import { ThreadRuntime } from "./thread-runtime";
 import { THREAD_SETTINGS, type ThreadSettings } from "./thread-settings";
 import { ThreadSockets } from "./thread-sockets";
+import { refreshedToken } from "./token-refresh";
 import type { UpgradeReply } from "./upgrade";
 
 const FORWARD_FAILURES_KEY = "events_forward_failures";
@@ -97,6 +104,7 @@ export class ThreadAgent extends Agent<Env> {
       db: env.DB,
       store: () => new D1DeploymentStore(env.DB),
       now: settings.now,
+      unknownThread: () => this.ctx.waitUntil(this.#vanish()),
       start: (binding) => this.#start(binding),
     });
     this.#watch = new TenantWatch({
@@ -282,14 +290,50 @@ export class ThreadAgent extends Agent<Env> {
     return rebuilt.ok ? rebuilt : refusal(rebuilt);
   }
 
-  /** RPC (`DELETE /v1/sessions/:id`): closes every socket and erases all of the object's storage. */
+  /**
+   * RPC (`DELETE /v1/sessions/:id`): closes every socket and erases all of the object's storage, leaving only a
+   * tombstone (the time, no subject, no content) so that a still-valid token can never bind the thread again.
+   */
   async eraseThread(address: ThreadAddress): Promise<RpcResult<null>> {
     const runtime = await this.#gate.addressed(address);
     if (!runtime.ok) return runtime;
     this.#sockets.closeAll(closeCode("not_found"), "thread erased");
     this.#gate.forget();
     await this.destroy();
+    // Written in the same turn as `destroy()` returns, before the reset it scheduled; flushed before answering.
+    writeTombstone(this.ctx.storage, this.#settings.now());
+    await this.ctx.storage.sync();
     return ok(null);
+  }
+
+  /** RPC (a fresh launch): the new thread's owner is the launch's subject, recorded before its token is handed out. */
+  async claimThread(claims: ThreadClaims): Promise<RpcResult<null>> {
+    const claimed = this.#gate.claim(claims);
+    return claimed.ok ? claimed : refusal(claimed);
+  }
+
+  /** RPC (a fresh launch whose registry write failed after its claim): the never-used object keeps nothing. */
+  async abandonThread(claims: ThreadClaims): Promise<RpcResult<null>> {
+    if (!(await this.#gate.abandonable(claims))) return refusal(unauthenticated());
+    this.ctx.waitUntil(this.#vanish());
+    return ok(null);
+  }
+
+  /**
+   * RPC (a launch resuming this thread with `threadId`): whether the claims' subject may use it (the thread's own
+   * owner and state decide), the context copy the object holds, and the version of its current leaf — the pin until an
+   * upgrade (null before the first bind): the launch's presentation is that version's.
+   */
+  async vouchForLaunch(
+    claims: ThreadClaims,
+  ): Promise<RpcResult<{ context: ThreadContext; versionId: string | null }>> {
+    const vouched = await this.#gate.vouch(claims);
+    if (!vouched.ok) return refusal(vouched);
+    const runtime = await this.#gate.stored();
+    return ok({
+      context: readThreadContext(this.ctx.storage),
+      versionId: runtime === null ? null : runtime.current().versionId,
+    });
   }
 
   /** RPC (an operator disabled the tenant): closes every socket of the thread with 4403. */
@@ -470,19 +514,31 @@ export class ThreadAgent extends Agent<Env> {
     const frame = parsed.frame;
     // `ready` carries the upgrade offer, read (and cached) before the synchronous part of hello.
     if (frame.type === "hello") await runtime.value.refreshOffer();
-    // A turn waits for the tenant's quota and an upgrade for its version; every other frame is answered
-    // synchronously (hello's catch-up needs it).
+    // A turn waits for the tenant's quota, an upgrade for its version, a refresh for its signature; every other frame
+    // is answered synchronously (hello's catch-up needs it).
     const outcome = isTurnFrame(frame)
       ? await dispatchTurn(runtime.value, frame, spent.claims.sub, spent.meta)
       : frame.type === "upgrade"
         ? await dispatchUpgrade(runtime.value, frame)
-        : dispatchFrame(runtime.value, frame, spent.claims.sub);
+        : frame.type === "refresh"
+          ? {
+              frames: [
+                await refreshedToken(this.env, spent.claims, readThreadContext(this.ctx.storage).version),
+              ],
+            }
+          : dispatchFrame(runtime.value, frame, spent.claims.sub);
     // Read again: frames that arrived while this one waited (for the gate or the quota) spent from the same budget.
     this.#sockets.deliver(connection, connectionState(connection) ?? spent, outcome);
   }
 
   override onClose(_connection: Connection, _code: number, _reason: string, _wasClean: boolean): void {
     this.#sockets.closed();
+  }
+
+  /** A thread never launched was named by crossed claims: once refused, the object keeps no storage at all. */
+  async #vanish(): Promise<void> {
+    this.#gate.forget();
+    await this.destroy();
   }
 
   /**

@@ -23,10 +23,10 @@ export interface ConnectionEvents {
 }
 
 const TERMINAL_CLOSE_TEXT: Record<number, string> = {
-  4400: "the server closed the connection after invalid frames (4400).",
-  4403: "the thread refused this agent or origin (4403).",
-  4404: "the thread no longer exists (4404).",
-  4409: "the thread refused the request (4409).",
+  4400: "closed after invalid frames (4400).",
+  4403: "refused this agent or origin (4403).",
+  4404: "the thread is gone (4404).",
+  4409: "refused the request (4409).",
 };
 
 export class Connection {
@@ -186,6 +186,10 @@ export class Connection {
       if (ws !== this.#ws) return;
       const frame = parseServerFrame(event.data);
       if (frame === null) return;
+      if (frame.type === "token") {
+        this.#session = { ...session, ...frame, expiresAt: Date.parse(frame.expiresAt) };
+        this.#scheduleRefresh();
+      }
       if (frame.type === "ready") {
         this.#attempt = this.#relaunches = this.#upgradeFailures = 0;
         this.#set("open");
@@ -214,7 +218,7 @@ export class Connection {
       if (++this.#upgradeFailures === UPGRADE_FAILURES_TO_WARN) {
         warnOnce(
           `the WebSocket to ${new URL(session.websocketUrl).origin} keeps failing before it opens; ` +
-            "check that connect-src in your Content-Security-Policy allows it.",
+            "check connect-src in your Content-Security-Policy.",
         );
       }
     }
@@ -280,14 +284,8 @@ export class Connection {
     const session = this.#session;
     if (session === null) return;
     const wait = Math.max(5_000, session.expiresAt - Date.now() - REFRESH_BEFORE_MS);
-    this.#refreshTimer = setTimeout(async () => {
-      if (this.#state !== "open") return;
-      const result = await this.#launcher("refresh");
-      if (result.ok && this.#running) {
-        this.#session = result.session;
-        this.#scheduleRefresh();
-      }
-    }, wait);
+    // The thread signs the new token itself (`token` frame): no launch, no quota, no D1 write.
+    this.#refreshTimer = setTimeout(() => this.send({ type: "refresh" }), wait);
   }
 
   #drop(code: number): void {

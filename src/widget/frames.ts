@@ -75,6 +75,8 @@ export function isServerFrame(v: unknown): v is ServerFrame {
       return isErrorBody(v);
     case "pong":
       return true;
+    case "token":
+      return isStr(v.token) && isStr(v.expiresAt);
     default:
       return false;
   }

@@ -1,8 +1,10 @@
 // Two tenants with the same end-user id never reach each other's threads, whatever they put in a request.
+import { runInDurableObject } from "cloudflare:test";
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { privateLaunchRequest, readToken, tenantFootprint, threadObjects } from "../helpers/edge-gate";
+import { threadStub } from "../helpers/projection";
 import { API, expectError, json } from "../helpers/tenants";
 import {
   clientMessageId,
@@ -13,6 +15,7 @@ import {
   liveAgent,
 } from "../helpers/threads";
 import { forgeToken } from "../helpers/tokens";
+import { waitFor } from "../helpers/wait-for";
 
 const entriesBody = z.object({ items: z.array(z.object({ role: z.string().nullable(), text: z.string() })) });
 const infoBody = z.object({ threadId: z.string(), agent: z.object({ id: z.string() }) });
@@ -99,7 +102,26 @@ describe("two tenants, one end-user id", () => {
     const claimsB = readToken(threadB.token).claims;
     const fullB = await forgeToken({ claims: { ...claimsB, tenantId: a.tenantId } });
     expect([401, 403, 404]).toContain((await threadHttp(threadB.threadId, fullB)).status);
-    expect(await threadObjects()).toBe(objects);
+    // The edge refuses every crossed agent or tenant (the gate cache knows no such agent). The one name it cannot
+    // refuse alone, A's agent with B's thread id, reaches an object that was never launched: it finds no registry row,
+    // refuses, and erases itself, so it holds no pin, no owner and no entries (docs/decisions.md, "Connect path").
+    expect(await threadObjects()).toBeLessThanOrEqual(objects + 1);
+    const crossedStub = await threadStub(a, threadB.threadId);
+    const held = await waitFor(
+      () =>
+        runInDurableObject(crossedStub, (_i, state) =>
+          Number(
+            state.storage.sql
+              .exec(
+                "SELECT (SELECT COUNT(*) FROM pin) + (SELECT COUNT(*) FROM meta WHERE key LIKE 'owner_%') AS n",
+              )
+              .one().n,
+          ),
+        ),
+      (n) => n === 0,
+      { what: "the crossed object to hold nothing" },
+    );
+    expect(held).toBe(0);
   });
 
   it("answers a resume of the other tenant's thread with 404 and stores nothing", async () => {

@@ -78,6 +78,8 @@ const VALID: unknown[] = [
   { type: "history", items: [{ ...entry, feedback: { rating: "down", at: "2026-01-01T00:00:00.000Z" } }] },
   { type: "pong" },
   { type: "pong", extra: "ignored like zod does" },
+  // The answer to a `refresh` frame: a new launch token for the same thread.
+  { type: "token", token: "eyJ.a.b", expiresAt: "2026-01-01T00:05:00.000Z" },
   // Handoff (SPEC §8): the thread's mode on ready and on each change, and a person's message.
   {
     type: "ready",
@@ -93,6 +95,8 @@ const VALID: unknown[] = [
 ];
 
 const INVALID: unknown[] = [
+  { type: "token", token: "eyJ.a.b" },
+  { type: "token", token: 5, expiresAt: "2026-01-01T00:05:00.000Z" },
   null,
   [],
   "pong",

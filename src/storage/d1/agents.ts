@@ -22,6 +22,7 @@ import {
   slugTaken,
 } from "../../control/store-rules";
 import { fail, ok, type Result } from "../../errors";
+import { TENANT_STATUSES, type TenantStatus } from "../../shared/api";
 import { deleteAgentOrigins, insertAgentOrigins } from "./agent-origins";
 import { AGENT_COLUMNS, toAgent, uniqueViolation } from "./deployment-rows";
 
@@ -110,6 +111,29 @@ export async function findLaunchAgent(
 }
 
 const releasedFlag = z.union([z.literal(0), z.literal(1)]);
+
+const tenantStatusColumn = z.object({ tenant_status: z.enum(TENANT_STATUSES) });
+
+/**
+ * The agent a launch token names, with its tenant's status, in one read: what the connect gate checks (kept in an
+ * isolate cache, src/auth/gate-agent-cache.ts). Null for an unknown agent or tenant.
+ */
+export async function getAgentWithTenantStatus(
+  db: D1Database,
+  tenantId: string,
+  agentId: string,
+): Promise<{ agent: AgentEntity; tenantStatus: TenantStatus } | null> {
+  const row = await db
+    .prepare(
+      `SELECT ${AGENT_COLUMNS}, (SELECT status FROM tenants WHERE id = agents.tenant_id) AS tenant_status
+       FROM agents WHERE tenant_id = ? AND id = ?`,
+    )
+    .bind(tenantId, agentId)
+    .first();
+  if (row === null) return null;
+  const tenant = tenantStatusColumn.safeParse(row);
+  return tenant.success ? { agent: toAgent(row), tenantStatus: tenant.data.tenant_status } : null;
+}
 
 export async function listAgents(
   db: D1Database,
