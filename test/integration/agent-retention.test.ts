@@ -3,6 +3,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { runRetentionJob } from "../../src/jobs/retention";
+import { expectNothingLeft } from "../helpers/erasure-scan";
 import {
   converse,
   drainThread,
@@ -77,6 +78,11 @@ describe("PATCH /v1/agents/:id {retention}", () => {
     expect(run.affected.map((s) => s.threadId)).toContain(session.threadId);
     expect(await projectedEntries(agent.tenantId, session.threadId)).toEqual([]);
     expect(await threadEntries(stub)).toEqual([]);
+    await expectNothingLeft({
+      tenantId: agent.tenantId,
+      needles: ["a conversation from before the policy"],
+      threads: [{ tenantId: agent.tenantId, agentId: agent.agentId, threadId: session.threadId }],
+    });
   });
 
   it("covers threads whose version has no retention at all", async () => {
@@ -113,5 +119,11 @@ describe("PATCH /v1/agents/:id {retention}", () => {
     await inTestThread(stub, (instance) => instance.clock.advance(3 * DAY_MS));
     await inTestThread(stub, (instance) => instance.dailyMaintenance());
     expect(await threadEntries(stub)).toEqual([]);
+    await drainThread(stub);
+    await expectNothingLeft({
+      tenantId: agent.tenantId,
+      needles: ["no policy in this version", "Echo: fresh"],
+      threads: [{ tenantId: agent.tenantId, agentId: agent.agentId, threadId: session.threadId }],
+    });
   });
 });

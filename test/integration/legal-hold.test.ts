@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { runRetentionJob } from "../../src/jobs/retention";
 import { findHold } from "../../src/storage/d1/legal-holds";
+import { expectNothingLeft } from "../helpers/erasure-scan";
 import {
   converse,
   drainThread,
@@ -80,6 +81,11 @@ describe("legal hold on a thread", () => {
     );
     expect(await projectedEntries(agent.tenantId, t.threadId)).toEqual([]);
     expect((await api(`/v1/sessions/${t.threadId}`, { key: agent.apiKey })).status).toBe(404);
+    await expectNothingLeft({
+      tenantId: agent.tenantId,
+      needles: ["user-held", "keep this for the lawyers"],
+      threads: [{ tenantId: agent.tenantId, agentId: agent.agentId, threadId: t.threadId }],
+    });
   });
 
   it("keeps a held thread from the retention job and the thread's own pass; lifted, retention removes it", async () => {
@@ -106,6 +112,12 @@ describe("legal hold on a thread", () => {
     expect(await threadEntries(t.stub)).toEqual([]);
     await drainThread(t.stub);
     expect(await projectedEntries(agent.tenantId, t.threadId)).toEqual([]);
+    // Retention removes the text everywhere (the thread and its subject remain).
+    await expectNothingLeft({
+      tenantId: agent.tenantId,
+      needles: ["an old but held conversation"],
+      threads: [{ tenantId: agent.tenantId, agentId: agent.agentId, threadId: t.threadId }],
+    });
   });
 
   it("refuses a hold without a reason, with a reason over 500 characters, or with unknown fields, and stores nothing", async () => {
