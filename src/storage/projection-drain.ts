@@ -16,7 +16,7 @@ import {
 } from "./d1/projection-writer";
 import { EntryStore } from "./entry-store";
 import { FeedbackStore } from "./feedback-store";
-import { projectedEntrySeq, setProjectedEntrySeq } from "./outbox";
+import { currentRevision, projectedEntrySeq, setProjectedEntrySeq } from "./outbox";
 import { logProjection, type ProjectionInput, serialized, withinTimeout } from "./projection-lane";
 import {
   feedbackRow,
@@ -130,7 +130,12 @@ function readSessionFacts(storage: DurableObjectStorage) {
   );
 }
 
-/** The statements projecting the due rows: the newest version of each record, read from the thread as it is now. */
+const recordKey = (row: Pick<OutboxRow, "kind" | "ref_id">) => `${row.kind}\u0000${row.ref_id}`;
+
+/**
+ * The statements projecting the due rows: the newest version of each record, read from the thread as it is now.
+ * `sent` gets the revision each record was sent at (null: gone), for the settle step to compare with.
+ */
 function recordStatements(
   input: DrainInput,
   scope: ThreadScope,
@@ -139,11 +144,12 @@ function recordStatements(
   runs: RunStore,
   toolCalls: ToolCallStore,
   usage: UsageStore,
+  sent: Map<string, number | null>,
 ): D1PreparedStatement[] {
   const { db, binding } = input;
   const newest = new Map<string, OutboxRow>();
   for (const row of rows) {
-    const key = `${row.kind}\u0000${row.ref_id}`;
+    const key = recordKey(row);
     const seen = newest.get(key);
     if (seen === undefined || row.version >= seen.version) newest.set(key, row);
   }
@@ -158,6 +164,7 @@ function recordStatements(
       }
       case "run": {
         const run = runs.get(row.ref_id);
+        sent.set(recordKey(row), run?.revision ?? null);
         if (run === null) break;
         statements.push(upsertRun(db, scope, runRow(run, binding.agentId)));
         // Usage has no outbox rows of its own: it travels with its run (written once, so version 1).
@@ -168,11 +175,13 @@ function recordStatements(
       }
       case "tool_call": {
         const call = toolCalls.get(row.ref_id);
+        sent.set(recordKey(row), call?.revision ?? null);
         if (call !== null) statements.push(upsertToolCall(db, scope, toolCallRow(call)));
         break;
       }
       case "feedback": {
         const feedback = new FeedbackStore(input.storage, { now: input.now }).get(row.ref_id);
+        sent.set(recordKey(row), feedback?.revision ?? null);
         if (feedback !== null) statements.push(upsertFeedback(db, scope, feedbackRow(feedback)));
         break;
       }
@@ -209,6 +218,47 @@ function mirrorStatements(input: DrainInput, scope: ThreadScope, mark: Retention
   return mirrorRetention(input.db, scope, retentionPass(mark, held));
 }
 
+/**
+ * After a committed batch: a record's row goes once the record is still at the revision the batch carried (or gone);
+ * one that changed while D1 was answering keeps its row, renamed to the newer revision, for the next drain. Rows of
+ * older builds (`entry`, `usage`) carry their own version and go when it is still the one sent. Guarded by content
+ * as well as seq: a seq freed by an earlier delete may already name a newer row.
+ */
+function settleRow(
+  storage: DurableObjectStorage,
+  row: OutboxRow,
+  sent: ReadonlyMap<string, number | null>,
+): void {
+  const key = recordKey(row);
+  if (!sent.has(key)) {
+    storage.sql.exec(
+      "DELETE FROM outbox WHERE seq = ? AND kind = ? AND ref_id = ? AND version = ?",
+      row.seq,
+      row.kind,
+      row.ref_id,
+      row.version,
+    );
+    return;
+  }
+  const revision = currentRevision(storage, row.kind, row.ref_id);
+  if (revision === null || revision === sent.get(key)) {
+    storage.sql.exec(
+      "DELETE FROM outbox WHERE seq = ? AND kind = ? AND ref_id = ?",
+      row.seq,
+      row.kind,
+      row.ref_id,
+    );
+    return;
+  }
+  storage.sql.exec(
+    "UPDATE outbox SET version = ? WHERE seq = ? AND kind = ? AND ref_id = ?",
+    revision,
+    row.seq,
+    row.kind,
+    row.ref_id,
+  );
+}
+
 async function drainOnce(input: DrainInput): Promise<DrainOutcome> {
   const { storage, binding } = input;
   const now = input.now();
@@ -240,6 +290,7 @@ async function drainOnce(input: DrainInput): Promise<DrainOutcome> {
   const version = (readMetaInteger(storage, VERSION_KEY) ?? 0) + 1;
   writeMeta(storage, VERSION_KEY, String(version));
   const batchSeqs = rows.map((r) => r.seq);
+  const sent = new Map<string, number | null>();
   const session = sessionSnapshot(
     binding,
     readSessionFacts(storage),
@@ -249,7 +300,7 @@ async function drainOnce(input: DrainInput): Promise<DrainOutcome> {
   );
   const statements = [
     ...pendingEntries.map((entry) => upsertMessage(input.db, scope, messageRow(entry))),
-    ...recordStatements(input, scope, rows, entries, runs, toolCalls, usage),
+    ...recordStatements(input, scope, rows, entries, runs, toolCalls, usage, sent),
     ...(mark === null ? [] : mirrorStatements(input, scope, mark)),
     upsertSession(input.db, scope, session),
   ];
@@ -286,16 +337,7 @@ async function drainOnce(input: DrainInput): Promise<DrainOutcome> {
   }
 
   const watermark = storage.transactionSync(() => {
-    for (const row of rows) {
-      // Guarded by content as well as seq: a seq freed by an earlier delete may already name a newer row.
-      storage.sql.exec(
-        "DELETE FROM outbox WHERE seq = ? AND kind = ? AND ref_id = ? AND version = ?",
-        row.seq,
-        row.kind,
-        row.ref_id,
-        row.version,
-      );
-    }
+    for (const row of rows) settleRow(storage, row, sent);
     // Retention may have lowered the watermark while D1 was answering (it deleted the newest entries, freeing
     // their seqs); then it stays lowered and the next drain sends what survives above it again.
     const current = projectedEntrySeq(storage);
