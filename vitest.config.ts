@@ -31,6 +31,9 @@ export default defineConfig(async () => {
             API_KEY_PEPPER: "dGVzdC1hcGkta2V5LXBlcHBlci0wMTIzNDU2Nzg5YWJjZGVm",
             SECRETS_KEY: "dGVzdC1zZWNyZXRzLWtleS0wMTIzNDU2Nzg5YWJjZGVmZ2g",
             OPERATOR_TOKEN: "test-operator-token-0123456789abcdef",
+            // Tests read D1 right after a turn: every turn drains at once, as with a window of 0 in production.
+            // test/integration/projection-window.test.ts sets a window per object.
+            PROJECTION_WINDOW_MS: "0",
           },
         },
       }),

@@ -12,6 +12,7 @@ import { D1DeploymentStore } from "../storage/d1/d1-deployment-store";
 import { projectionBacklog } from "../storage/outbox";
 import type { ThreadBinding } from "../storage/pin-store";
 import { backoffMs, drainOutbox } from "../storage/projection-drain";
+import { ProjectionWindow, projectionWindowMs } from "../storage/projection-lane";
 import { reconcileProjection } from "../storage/projection-reconcile";
 import {
   forwardedEventSeq,
@@ -70,6 +71,7 @@ export class ThreadAgent extends Agent<Env> {
   readonly #sockets: ThreadSockets;
   readonly #gate: ThreadGate;
   readonly #watch: TenantWatch;
+  readonly #projection: ProjectionWindow;
 
   /** The runtime constructs with `(ctx, env)`; only a test-only subclass passes other settings. */
   constructor(ctx: DurableObjectState, env: Env, settings: Readonly<ThreadSettings> = THREAD_SETTINGS) {
@@ -88,6 +90,16 @@ export class ThreadAgent extends Agent<Env> {
       db: env.DB,
       now: settings.now,
       closeAll: (code, reason) => this.#sockets.closeAll(code, reason),
+    });
+    this.#projection = new ProjectionWindow({
+      windowMs: () => settings.projectionWindowMs ?? projectionWindowMs(env.PROJECTION_WINDOW_MS),
+      now: settings.now,
+      after: settings.after,
+      drain: () => this.drainOutbox(),
+      // Whole seconds (the scheduler's unit), a second past the window: only an evicted object needs it.
+      arm: async (ms) => {
+        await this.schedule(Math.ceil(ms / 1000) + 1, "projectionDue", undefined, { idempotent: true });
+      },
     });
     // Synchronous and idempotent: every entry point below may read the thread's tables.
     migrateThreadSchema(ctx.storage);
@@ -255,7 +267,7 @@ export class ThreadAgent extends Agent<Env> {
     return runtime.ok ? ok(await this.#retain(runtime.value)) : runtime;
   }
 
-  /** Scheduled (and run after every turn): projects the outbox into D1; on failure retries with backoff. */
+  /** Scheduled, and run by the projection window after turns: projects the outbox into D1; on failure retries with backoff. */
   async drainOutbox(): Promise<void> {
     const runtime = await this.#gate.stored();
     if (runtime === null) return;
@@ -274,6 +286,14 @@ export class ThreadAgent extends Agent<Env> {
         idempotent: true,
       });
     }
+  }
+
+  /**
+   * Scheduled when a drain is put off to the end of the projection window: after an eviction inside the window, the
+   * alarm wakes the object (its start drains) and this drains whatever is still waiting.
+   */
+  async projectionDue(): Promise<void> {
+    await this.drainOutbox();
   }
 
   /** Scheduled (and run with every drain): hands the thread's events to its tenant's events object. */
@@ -421,7 +441,8 @@ export class ThreadAgent extends Agent<Env> {
       now: this.#settings.now,
       peers: () => this.#sockets.readyPeers(),
       keepAliveWhile: keepAliveIfLong(() => this.keepAlive(), this.#settings),
-      afterTurn: () => this.drainOutbox(),
+      // At most one drain per projection window, every turn since the last one in its batch.
+      afterTurn: () => this.#projection.request(),
       quota: tenantRunQuota(this.env, binding),
       onQueued: () =>
         void this.schedule(this.#settings.queueCheckSeconds, "resumeQueuedRuns", undefined, {
