@@ -1,5 +1,5 @@
-// Starts the throwaway `wrangler dev` servers a bench run measures (the product Worker and the bench-only echo
-// Worker), on loopback ports with fresh secrets and state, and stops their whole process groups afterwards.
+// Starts the throwaway `wrangler dev` servers a bench run measures (the product Worker and the bench-only echo and
+// peer Workers), on loopback ports with fresh secrets and state, and stops their whole process groups afterwards.
 import { spawn } from "node:child_process";
 import { createWriteStream, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -9,6 +9,7 @@ import { freePort, stopProcessGroup, writeThrowawayVars } from "../../scripts/li
 import { waitForHealth } from "../../scripts/lib/wait-for-health.mjs";
 
 export const ECHO_CONFIG = join(root, "bench", "echo-worker", "wrangler.toml");
+export const PEER_CONFIG = join(root, "bench", "peer-worker", "wrangler.toml");
 
 /** Every child this module started, so a failure or Ctrl-C anywhere still stops them all. */
 const started = new Set();
@@ -117,6 +118,25 @@ export async function startEchoWorker({ log = () => {} } = {}) {
   const server = await startWrangler({
     name: "echo worker",
     args: ["-c", ECHO_CONFIG, "--persist-to", state],
+    dir,
+    log,
+  });
+  return {
+    ...server,
+    stop: async () => {
+      await server.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The bench-only peer Worker (bench/peer-worker): a chat turn built on the `agents` SDK and AI SDK `streamText`. */
+export async function startPeerWorker({ log = () => {} } = {}) {
+  const dir = mkdtempSync(join(tmpdir(), "agent-threads-bench-peer-"));
+  const state = join(dir, "state");
+  const server = await startWrangler({
+    name: "peer worker",
+    args: ["-c", PEER_CONFIG, "--persist-to", state],
     dir,
     log,
   });
