@@ -36,7 +36,7 @@ describe("projection window", () => {
     const agent = await liveAgent(agentOptions);
     const session = await launch(agent.publicKey);
     const stub = await threadStub(agent, session.threadId);
-    await inTestThread(stub, (thread) => thread.setProjectionWindow(4_000));
+    await inTestThread(stub, (thread) => thread.setProjectionWindow(5_000));
 
     await converse(session, ["first"]);
     const first = await withMessages(agent.tenantId, session.threadId, 2);
@@ -49,7 +49,7 @@ describe("projection window", () => {
     );
     expect(armed).toHaveLength(1);
 
-    const after = await withMessages(agent.tenantId, session.threadId, 6, 10_000);
+    const after = await withMessages(agent.tenantId, session.threadId, 6, 12_000);
     // One drain carried both turns: the session row's version moved once.
     expect(after?.version).toBe((first?.version ?? 0) + 1);
     expect(await projectedEntries(agent.tenantId, session.threadId)).toEqual(await threadEntries(stub));
@@ -59,7 +59,7 @@ describe("projection window", () => {
     const agent = await liveAgent(agentOptions);
     const session = await launch(agent.publicKey);
     const stub = await threadStub(agent, session.threadId);
-    await inTestThread(stub, (thread) => thread.setProjectionWindow(2_000));
+    await inTestThread(stub, (thread) => thread.setProjectionWindow(4_000));
 
     await converse(session, ["before the window"]);
     await withMessages(agent.tenantId, session.threadId, 2);
@@ -69,7 +69,7 @@ describe("projection window", () => {
     // The in-memory timer dies with the instance; only the alarm is left to bring the turn to D1.
     expect(await inTestThread(stub, (thread) => thread.timers.dropAll())).toBeGreaterThan(0);
     await evictDurableObject(stub);
-    await withMessages(agent.tenantId, session.threadId, 4, 10_000);
+    await withMessages(agent.tenantId, session.threadId, 4, 12_000);
     expect(await projectedEntries(agent.tenantId, session.threadId)).toEqual(await threadEntries(stub));
   });
 });
