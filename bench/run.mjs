@@ -34,7 +34,9 @@ bench/results/latest.json.
 
   --only <list>   comma-separated scenarios to run (default: all)
   --quick         smaller loads (a smoke run; figures are noisier)
-  --out <file>    where to write the JSON (default bench/results/latest.json)`;
+  --out <file>    where to write the JSON (default bench/results/latest.json)
+  --projection-window <ms>
+                  the product's PROJECTION_WINDOW_MS for this run (default: wrangler.toml's, 250)`;
 
 function machine() {
   const wrangler = JSON.parse(readFileSync(join(root, "node_modules", "wrangler", "package.json"), "utf8"));
@@ -66,6 +68,7 @@ async function main() {
       only: { type: "string" },
       quick: { type: "boolean" },
       out: { type: "string" },
+      "projection-window": { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -76,11 +79,20 @@ async function main() {
   const only = new Set((values.only ?? SCENARIOS.join(",")).split(",").map((s) => s.trim().toLowerCase()));
   for (const name of only) if (!SCENARIOS.includes(name)) throw new CliError(`unknown scenario "${name}".`);
   const quick = values.quick === true;
+  const windowArg = values["projection-window"];
+  if (windowArg !== undefined && !/^\d+$/.test(windowArg))
+    throw new CliError(`--projection-window takes whole milliseconds, not "${windowArg}".`);
   const out = values.out ?? join(root, "bench", "results", "latest.json");
   const log = (line) => console.error(line);
   const started = performance.now();
   const results = {};
-  const meta = { startedAt: new Date().toISOString(), quick, scenarios: [...only], machine: machine() };
+  const meta = {
+    startedAt: new Date().toISOString(),
+    quick,
+    scenarios: [...only],
+    ...(windowArg !== undefined ? { projectionWindowMs: Number(windowArg) } : {}),
+    machine: machine(),
+  };
 
   const stopOnSignal = (signal) => {
     void stopAll().then(() => process.exit(signal === "SIGINT" ? 130 : 143));
@@ -96,7 +108,7 @@ async function main() {
     const needProduct = ["b1", "b2", "b5", "b6"].some((s) => only.has(s));
     const needEcho = ["b2", "b3", "b4"].some((s) => only.has(s));
     const [product, echo, peer] = await Promise.all([
-      needProduct ? startProductWorker({ log }) : null,
+      needProduct ? startProductWorker({ log, projectionWindowMs: windowArg }) : null,
       needEcho ? startEchoWorker({ log }) : null,
       // A peer that cannot start leaves B2's peer rows pending; the rest of the run goes on.
       only.has("b2")

@@ -1,7 +1,7 @@
 // Starts the throwaway `wrangler dev` servers a bench run measures (the product Worker and the bench-only echo and
 // peer Workers), on loopback ports with fresh secrets and state, and stops their whole process groups afterwards.
 import { spawn } from "node:child_process";
-import { createWriteStream, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { appendFileSync, createWriteStream, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { childEnv, root, wranglerBin } from "../../scripts/lib/paths.mjs";
@@ -84,12 +84,16 @@ async function startWrangler({ name, args, dir, log }) {
 
 /**
  * The product Worker exactly as `npm run dev` runs it (wrangler.toml, development environment), with throwaway
- * secrets, D1 and Durable Object state in a temporary directory. `minify: false` keeps function names for profiles.
+ * secrets, D1 and Durable Object state in a temporary directory. `minify: false` keeps function names for profiles;
+ * `projectionWindowMs` overrides `PROJECTION_WINDOW_MS`.
  */
-export async function startProductWorker({ log = () => {}, minify = true } = {}) {
+export async function startProductWorker({ log = () => {}, minify = true, projectionWindowMs } = {}) {
   const dir = mkdtempSync(join(tmpdir(), "agent-threads-bench-"));
   const state = join(dir, "state");
   const { varsFile, vars } = writeThrowawayVars(dir, "bench.vars");
+  // A window other than wrangler.toml's, to see what coalescing buys at B2's pace (`--projection-window`).
+  if (projectionWindowMs !== undefined)
+    appendFileSync(varsFile, `PROJECTION_WINDOW_MS=${projectionWindowMs}\n`);
   log("applying D1 migrations to a throwaway local database…");
   await migrate(["--persist-to", state], dir, "product worker");
   const server = await startWrangler({
