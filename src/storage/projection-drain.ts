@@ -54,6 +54,32 @@ const DEFAULT_DRAIN_BATCH = 100;
 const BACKOFF_BASE_MS = 1_000;
 export const BACKOFF_CAP_MS = 5 * 60_000;
 const VERSION_KEY = "projection_version";
+/** Session versions reserved per `meta` write: a drain takes the next one from memory, not from a row it rewrites. */
+const VERSION_BLOCK = 1_000;
+
+/** Per object: the next session version to use and the highest one reserved in `meta`. */
+const versions = new WeakMap<DurableObjectStorage, { next: number; reserved: number }>();
+
+/**
+ * The session row's version for this drain: one more than the last drain's. Versions are reserved in `meta` a block
+ * at a time (the stored value is the highest reserved; older builds stored the last one used), so an object started
+ * again continues above every version it may have sent, and a drain rewrites no `meta` row for it.
+ */
+function nextSessionVersion(storage: DurableObjectStorage): number {
+  let state = versions.get(storage);
+  if (state === undefined) {
+    const stored = readMetaInteger(storage, VERSION_KEY) ?? 0;
+    state = { next: stored + 1, reserved: stored };
+    versions.set(storage, state);
+  }
+  const version = state.next;
+  state.next += 1;
+  if (version > state.reserved) {
+    state.reserved = version + VERSION_BLOCK - 1;
+    writeMeta(storage, VERSION_KEY, String(state.reserved));
+  }
+  return version;
+}
 const FAILURES_KEY = "projection_failures";
 
 /** Exponential backoff with jitter: attempt n waits between half and all of min(cap, base·2^(n-1)). */
@@ -287,8 +313,7 @@ async function drainOnce(input: DrainInput): Promise<DrainOutcome> {
   const runs = new RunStore(storage, { now: input.now });
   const toolCalls = new ToolCallStore(storage, { now: input.now });
   const usage = new UsageStore(storage, { now: input.now });
-  const version = (readMetaInteger(storage, VERSION_KEY) ?? 0) + 1;
-  writeMeta(storage, VERSION_KEY, String(version));
+  const version = nextSessionVersion(storage);
   const batchSeqs = rows.map((r) => r.seq);
   const sent = new Map<string, number | null>();
   const session = sessionSnapshot(

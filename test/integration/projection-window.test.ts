@@ -1,10 +1,11 @@
 // The coalesced projection: a thread drains to D1 at most once per window, every turn since the last drain in one
 // batch, and a drain put off to the window's end survives an eviction through the object's alarm.
-import { evictDurableObject } from "cloudflare:test";
+import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { DEFAULT_PROJECTION_WINDOW_MS, projectionWindowMs } from "../../src/storage/projection-lane";
+import { readMeta } from "../../src/storage/thread-meta";
 import { converse, projectedEntries, threadEntries, threadStub } from "../helpers/projection";
 import { inTestThread } from "../helpers/test-thread-agent";
 import { launch, liveAgent } from "../helpers/threads";
@@ -70,6 +71,33 @@ describe("projection window", () => {
     expect(await inTestThread(stub, (thread) => thread.timers.dropAll())).toBeGreaterThan(0);
     await evictDurableObject(stub);
     await withMessages(agent.tenantId, session.threadId, 4, 12_000);
+    expect(await projectedEntries(agent.tenantId, session.threadId)).toEqual(await threadEntries(stub));
+  });
+});
+
+describe("session row version", () => {
+  it("rises by one per drain without a meta row per drain, and keeps rising after the object starts again", async () => {
+    const agent = await liveAgent(agentOptions);
+    const session = await launch(agent.publicKey);
+    const stub = await threadStub(agent, session.threadId);
+
+    const reserved = () =>
+      runInDurableObject(stub, (_i, state) => readMeta(state.storage, "projection_version"));
+    await converse(session, ["one"]);
+    const first = await withMessages(agent.tenantId, session.threadId, 2);
+    const reservedAfterFirst = await reserved();
+    await converse(session, ["two"]);
+    const second = await withMessages(agent.tenantId, session.threadId, 4);
+    expect(second?.version).toBe((first?.version ?? 0) + 1);
+    // The second drain took its version from the block the first reserved: no meta row written for it.
+    expect(await reserved()).toBe(reservedAfterFirst);
+    expect(Number(reservedAfterFirst)).toBeGreaterThan(second?.version ?? 0);
+
+    // A new instance continues above every version the old one reserved, so D1 takes its session row.
+    await evictDurableObject(stub);
+    await converse(session, ["three"]);
+    const third = await withMessages(agent.tenantId, session.threadId, 6);
+    expect(third?.version).toBeGreaterThan(second?.version ?? 0);
     expect(await projectedEntries(agent.tenantId, session.threadId)).toEqual(await threadEntries(stub));
   });
 });
