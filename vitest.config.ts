@@ -38,6 +38,9 @@ export default defineConfig(async () => {
                 r2: "dGVzdC1yZWNlaXB0LWtleS10d28tMDEyMzQ1Njc4OWFiY2RlZg",
               },
             }),
+            // Tests read D1 right after a turn: every turn drains at once, as with a window of 0 in production.
+            // test/integration/projection-window.test.ts sets a window per object.
+            PROJECTION_WINDOW_MS: "0",
           },
         },
       }),

@@ -8,7 +8,13 @@ import { CliError, runMain } from "../scripts/lib/cli.mjs";
 import { root } from "../scripts/lib/paths.mjs";
 import { watchProjection } from "./lib/projection-watch.mjs";
 import { seedBenchAgent } from "./lib/seed.mjs";
-import { startDelayedProductWorker, startEchoWorker, startProductWorker, stopAll } from "./lib/servers.mjs";
+import {
+  startDelayedProductWorker,
+  startEchoWorker,
+  startPeerWorker,
+  startProductWorker,
+  stopAll,
+} from "./lib/servers.mjs";
 import { buildRows, printTable } from "./lib/table.mjs";
 import { benchLaunch } from "./scenarios/b1-launch.mjs";
 import { benchTurns } from "./scenarios/b2-turns.mjs";
@@ -22,11 +28,13 @@ import { benchInsights } from "./scenarios/b8-insights.mjs";
 const SCENARIOS = ["b1", "b2", "b3", "b4", "b5", "b6", "b7", "b8"];
 const HELP = `Usage: npm run bench [-- --only b1,b3 --quick --out <file>]
 
-Starts the product Worker and the bench-only echo Worker (bench/echo-worker) with \`wrangler dev\` on loopback
-ports with throwaway state, runs the scenarios, stops both, prints a table and writes bench/results/latest.json.
+Starts the product Worker and the bench-only echo and peer Workers (bench/echo-worker, bench/peer-worker) with
+\`wrangler dev\` on loopback ports with throwaway state, runs the scenarios, stops them, prints a table and writes
+bench/results/latest.json.
 
   B1 launch       POST /v1/agent-sessions vs GET /v1/health
-  B2 turns        50 threads × 20 turns (local model, 20 chunks) vs a bare hibernating echo Agent
+  B2 turns        50 threads × 20 turns (local model, 20 chunks) vs a bare hibernating echo Agent and vs the peer
+                  (the same turn on the agents SDK's chat protocol with AI SDK streamText), alternating rounds
   B3 entry store  append rate; newest-leaf branch of a 10,000-entry, 50-fork thread vs list-and-walk
   B4 turn cost    DO rows and D1 batches/statements per turn; projection lag under B2's load
   B5 widget       loader/widget gzip sizes; Chromium: script → launcher visible, open → ready
@@ -36,7 +44,9 @@ ports with throwaway state, runs the scenarios, stops both, prints a table and w
 
   --only <list>   comma-separated scenarios to run (default: all)
   --quick         smaller loads (a smoke run; figures are noisier; B8 seeds 100,000 messages and says so)
-  --out <file>    where to write the JSON (default bench/results/latest.json)`;
+  --out <file>    where to write the JSON (default bench/results/latest.json)
+  --projection-window <ms>
+                  the product's PROJECTION_WINDOW_MS for this run (default: wrangler.toml's, 250)`;
 
 function machine() {
   const wrangler = JSON.parse(readFileSync(join(root, "node_modules", "wrangler", "package.json"), "utf8"));
@@ -68,6 +78,7 @@ async function main() {
       only: { type: "string" },
       quick: { type: "boolean" },
       out: { type: "string" },
+      "projection-window": { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -78,11 +89,20 @@ async function main() {
   const only = new Set((values.only ?? SCENARIOS.join(",")).split(",").map((s) => s.trim().toLowerCase()));
   for (const name of only) if (!SCENARIOS.includes(name)) throw new CliError(`unknown scenario "${name}".`);
   const quick = values.quick === true;
+  const windowArg = values["projection-window"];
+  if (windowArg !== undefined && !/^\d+$/.test(windowArg))
+    throw new CliError(`--projection-window takes whole milliseconds, not "${windowArg}".`);
   const out = values.out ?? join(root, "bench", "results", "latest.json");
   const log = (line) => console.error(line);
   const started = performance.now();
   const results = {};
-  const meta = { startedAt: new Date().toISOString(), quick, scenarios: [...only], machine: machine() };
+  const meta = {
+    startedAt: new Date().toISOString(),
+    quick,
+    scenarios: [...only],
+    ...(windowArg !== undefined ? { projectionWindowMs: Number(windowArg) } : {}),
+    machine: machine(),
+  };
 
   const stopOnSignal = (signal) => {
     void stopAll().then(() => process.exit(signal === "SIGINT" ? 130 : 143));
@@ -97,10 +117,17 @@ async function main() {
 
     const needProduct = ["b1", "b2", "b5", "b6"].some((s) => only.has(s));
     const needEcho = ["b2", "b3", "b4", "b8"].some((s) => only.has(s));
-    const [product, echo, delayed] = await Promise.all([
-      needProduct ? startProductWorker({ log }) : null,
+    const [product, echo, delayed, peer] = await Promise.all([
+      needProduct ? startProductWorker({ log, projectionWindowMs: windowArg }) : null,
       needEcho ? startEchoWorker({ log }) : null,
       only.has("b7") ? startDelayedProductWorker({ log }) : null,
+      // A peer that cannot start leaves B2's peer rows pending; the rest of the run goes on.
+      only.has("b2")
+        ? startPeerWorker({ log }).catch((error) => {
+            log(`  peer worker did not start: ${error instanceof Error ? error.message : error}`);
+            return null;
+          })
+        : null,
     ]);
     const agent = product ? await seedBenchAgent(product.baseUrl, product.operatorToken) : null;
 
@@ -128,14 +155,21 @@ async function main() {
         const turns = await benchTurns({
           product,
           echo,
+          peer,
           agent,
           threads: quick ? 10 : 50,
           turns: quick ? 5 : 20,
           projection,
           log,
         });
-        const lag = await projection.finish(5_000);
-        const { sessions: _sessions, ...rest } = turns;
+        const { sessions, ...rest } = turns;
+        const lag = await projection.finish(
+          5_000,
+          sessions.map((s) => s.threadId).filter((id) => typeof id === "string"),
+        );
+        if (lag.drains !== null && rest.product.turns > 0) {
+          lag.drainsPerTurn = Math.round((lag.drains / rest.product.turns) * 100) / 100;
+        }
         results.b4Lag =
           lag.projected === 0
             ? {

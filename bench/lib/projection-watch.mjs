@@ -54,6 +54,22 @@ export async function watchProjection(statePath, { intervalMs = 20 } = {}) {
     }
   }
 
+  /** Drains that reached D1 for the watched threads: each one raised its session row's version by one. */
+  function drainsOf(threadIds) {
+    if (db === null || threadIds.length === 0) return null;
+    let total = 0;
+    for (let i = 0; i < threadIds.length; i += 200) {
+      const chunk = threadIds.slice(i, i + 200);
+      const row = db
+        .prepare(
+          `SELECT COALESCE(SUM(version), 0) AS n FROM agent_sessions WHERE id IN (${chunk.map(() => "?").join(",")})`,
+        )
+        .get(...chunk);
+      total += Number(row?.n ?? 0);
+    }
+    return total;
+  }
+
   return {
     available: db !== null,
     start() {
@@ -62,16 +78,17 @@ export async function watchProjection(statePath, { intervalMs = 20 } = {}) {
     expect(id, at) {
       pending.set(id, at);
     },
-    /** Waits up to `graceMs` for the rows still missing, then reports. */
-    async finish(graceMs = 5_000) {
+    /** Waits up to `graceMs` for the rows still missing, then reports (with the drains of `threadIds`). */
+    async finish(graceMs = 5_000, threadIds = []) {
       const deadline = performance.now() + graceMs;
       while (pending.size > 0 && performance.now() < deadline) {
         poll();
         await new Promise((resolve) => setTimeout(resolve, intervalMs));
       }
       if (timer !== null) clearInterval(timer);
+      const drains = drainsOf(threadIds);
       db?.close();
-      return { projected: lags.length, missing: pending.size, lagMs: summarize(lags) };
+      return { projected: lags.length, missing: pending.size, lagMs: summarize(lags), drains };
     },
   };
 }

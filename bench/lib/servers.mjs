@@ -1,7 +1,7 @@
-// Starts the throwaway `wrangler dev` servers a bench run measures (the product Worker and the bench-only echo
-// Worker), on loopback ports with fresh secrets and state, and stops their whole process groups afterwards.
+// Starts the throwaway `wrangler dev` servers a bench run measures (the product Worker and the bench-only echo and
+// peer Workers), on loopback ports with fresh secrets and state, and stops their whole process groups afterwards.
 import { spawn } from "node:child_process";
-import { createWriteStream, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, createWriteStream, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { childEnv, root, wranglerBin } from "../../scripts/lib/paths.mjs";
@@ -10,6 +10,7 @@ import { waitForHealth } from "../../scripts/lib/wait-for-health.mjs";
 
 export const ECHO_CONFIG = join(root, "bench", "echo-worker", "wrangler.toml");
 export const D1_DELAY_ENTRY = join(root, "bench", "d1-delay-worker", "src", "index.ts");
+export const PEER_CONFIG = join(root, "bench", "peer-worker", "wrangler.toml");
 
 /** Every child this module started, so a failure or Ctrl-C anywhere still stops them all. */
 const started = new Set();
@@ -84,12 +85,16 @@ async function startWrangler({ name, args, dir, log }) {
 
 /**
  * The product Worker exactly as `npm run dev` runs it (wrangler.toml, development environment), with throwaway
- * secrets, D1 and Durable Object state in a temporary directory. `minify: false` keeps function names for profiles.
+ * secrets, D1 and Durable Object state in a temporary directory. `minify: false` keeps function names for profiles;
+ * `projectionWindowMs` overrides `PROJECTION_WINDOW_MS`.
  */
-export async function startProductWorker({ log = () => {}, minify = true } = {}) {
+export async function startProductWorker({ log = () => {}, minify = true, projectionWindowMs } = {}) {
   const dir = mkdtempSync(join(tmpdir(), "agent-threads-bench-"));
   const state = join(dir, "state");
   const { varsFile, vars } = writeThrowawayVars(dir, "bench.vars");
+  // A window other than wrangler.toml's, to see what coalescing buys at B2's pace (`--projection-window`).
+  if (projectionWindowMs !== undefined)
+    appendFileSync(varsFile, `PROJECTION_WINDOW_MS=${projectionWindowMs}\n`);
   log("applying D1 migrations to a throwaway local database…");
   await migrate(["--persist-to", state], dir, "product worker");
   const server = await startWrangler({
@@ -176,6 +181,25 @@ export async function startDelayedProductWorker({ log = () => {} } = {}) {
       const res = await fetch(`${server.baseUrl}/__bench/d1-delay?ms=${ms}`, { method: "POST" });
       if (!res.ok) throw new Error(`setting the D1 delay answered ${res.status}`);
     },
+    stop: async () => {
+      await server.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The bench-only peer Worker (bench/peer-worker): a chat turn built on the `agents` SDK and AI SDK `streamText`. */
+export async function startPeerWorker({ log = () => {} } = {}) {
+  const dir = mkdtempSync(join(tmpdir(), "agent-threads-bench-peer-"));
+  const state = join(dir, "state");
+  const server = await startWrangler({
+    name: "peer worker",
+    args: ["-c", PEER_CONFIG, "--persist-to", state],
+    dir,
+    log,
+  });
+  return {
+    ...server,
     stop: async () => {
       await server.stop();
       rmSync(dir, { recursive: true, force: true });

@@ -7,14 +7,23 @@ function mean(xs) {
   return xs.length === 0 ? null : Math.round((xs.reduce((a, b) => a + b, 0) / xs.length) * 100) / 100;
 }
 
-export async function benchTurnCost({ echo, turns = 20 }) {
-  const res = await fetch(`${echo.baseUrl}/turn-cost/cost-${process.pid}-${Date.now()}`, {
+async function turnCost(echo, name, body) {
+  const res = await fetch(`${echo.baseUrl}/turn-cost/${name}-${process.pid}-${Date.now()}`, {
     method: "POST",
-    body: JSON.stringify({ turns, chunks: BENCH_CHUNKS }),
+    body: JSON.stringify(body),
   });
   const text = await res.text();
   if (!res.ok) throw new Error(`turn-cost answered ${res.status}: ${text.slice(0, 500)}`);
-  const { turns: samples } = JSON.parse(text);
+  return JSON.parse(text);
+}
+
+/** The product's default projection window (PROJECTION_WINDOW_MS in wrangler.toml). */
+const WINDOW_MS = 250;
+
+export async function benchTurnCost({ echo, turns = 20 }) {
+  const { turns: samples } = await turnCost(echo, "cost", { turns, chunks: BENCH_CHUNKS });
+  // The same turns back to back with the drains coalesced by the window: the cheapest a busy thread gets.
+  const { coalesced } = await turnCost(echo, "window", { turns, chunks: BENCH_CHUNKS, windowMs: WINDOW_MS });
   // The first turn also creates the session row in D1; steady state is what every later turn costs.
   const steady = samples.slice(1);
   const chunkRows = (t) => t.turn.byTable[CHUNK_TABLE] ?? 0;
@@ -44,6 +53,14 @@ export async function benchTurnCost({ echo, turns = 20 }) {
     firstDeltaMsMean: mean(steady.map((t) => t.firstDeltaMs)),
     turnMsMean: mean(steady.map((t) => t.turnMs)),
     drainMsMean: mean(steady.map((t) => t.drainMs)),
+    coalesced: {
+      windowMs: coalesced.windowMs,
+      turns: coalesced.turns,
+      drains: coalesced.drains,
+      doRowsWrittenPerTurn:
+        Math.round(((coalesced.turn.rowsWritten - chunkRows(coalesced)) / coalesced.turns) * 100) / 100,
+      d1BatchesPerTurn: Math.round((coalesced.d1.batches / coalesced.turns) * 100) / 100,
+    },
     firstTurn: samples[0],
   };
 }

@@ -28,10 +28,11 @@ export const PROJECTED_ENTRY_SEQ_KEY = "projected_entry_seq";
 
 /**
  * Queues one change for the D1 projection. Call it inside the `transactionSync` that writes the change, so a
- * change without its outbox row (or the reverse) can never be committed. A record already waiting keeps its one row,
- * which takes the newer version and becomes due again (the drain projects the record as it is when it drains, and
- * deletes a row only if its version is still the one it projected). `fresh`: the record was created in this very
- * transaction, so no row for it can be waiting. Returns the row's seq.
+ * change without its outbox row (or the reverse) can never be committed. A record already waiting keeps its one row
+ * as it is, with nothing written: the drain projects the record as it is when it drains, and deletes the row only
+ * if the record's revision is still the one it sent (otherwise the row takes the newer revision and waits for the
+ * next drain). `fresh`: the record was created in this very transaction, so no row for it can be waiting. Returns
+ * the row's seq.
  */
 export function enqueueOutbox(
   storage: DurableObjectStorage,
@@ -39,16 +40,12 @@ export function enqueueOutbox(
   now: number,
   options: { fresh?: boolean } = {},
 ): number {
-  const payload = JSON.stringify(item.payload);
-  // A record created in this transaction cannot be waiting yet.
+  // A record created in this transaction cannot be waiting yet; one that is waiting costs a read, not a write.
   const waiting = options.fresh
     ? undefined
     : storage.sql
         .exec<{ seq: number }>(
-          "UPDATE outbox SET version = ?, payload_json = ?, next_attempt_at = ? WHERE kind = ? AND ref_id = ? RETURNING seq",
-          item.version,
-          payload,
-          now,
+          "SELECT seq FROM outbox WHERE kind = ? AND ref_id = ? LIMIT 1",
           item.kind,
           item.refId,
         )
@@ -60,10 +57,20 @@ export function enqueueOutbox(
       item.kind,
       item.refId,
       item.version,
-      payload,
+      JSON.stringify(item.payload),
       now,
     )
     .one().seq;
+}
+
+/** A queued record's revision as the thread holds it now; null when it is gone (or has no revision of its own). */
+export function currentRevision(storage: DurableObjectStorage, kind: string, refId: string): number | null {
+  const table =
+    kind === "run" ? "runs" : kind === "tool_call" ? "tool_calls" : kind === "feedback" ? "feedback" : null;
+  if (table === null) return null;
+  const key = kind === "feedback" ? "entry_id" : "id";
+  const row = storage.sql.exec(`SELECT revision FROM ${table} WHERE ${key} = ?`, refId).toArray()[0];
+  return row === undefined ? null : Number(row.revision);
 }
 
 /** The entry watermark; every object has it from schema version 4 on. */

@@ -17,7 +17,7 @@ import {
 } from "./d1/projection-writer";
 import { EntryStore } from "./entry-store";
 import { FeedbackStore } from "./feedback-store";
-import { projectedEntrySeq, setProjectedEntrySeq } from "./outbox";
+import { currentRevision, projectedEntrySeq, setProjectedEntrySeq } from "./outbox";
 import { logProjection, type ProjectionInput, serialized, withinTimeout } from "./projection-lane";
 import {
   feedbackRow,
@@ -56,6 +56,32 @@ const DEFAULT_DRAIN_BATCH = 100;
 const BACKOFF_BASE_MS = 1_000;
 export const BACKOFF_CAP_MS = 5 * 60_000;
 const VERSION_KEY = "projection_version";
+/** Session versions reserved per `meta` write: a drain takes the next one from memory, not from a row it rewrites. */
+const VERSION_BLOCK = 1_000;
+
+/** Per object: the next session version to use and the highest one reserved in `meta`. */
+const versions = new WeakMap<DurableObjectStorage, { next: number; reserved: number }>();
+
+/**
+ * The session row's version for this drain: one more than the last drain's. Versions are reserved in `meta` a block
+ * at a time (the stored value is the highest reserved; older builds stored the last one used), so an object started
+ * again continues above every version it may have sent, and a drain rewrites no `meta` row for it.
+ */
+function nextSessionVersion(storage: DurableObjectStorage): number {
+  let state = versions.get(storage);
+  if (state === undefined) {
+    const stored = readMetaInteger(storage, VERSION_KEY) ?? 0;
+    state = { next: stored + 1, reserved: stored };
+    versions.set(storage, state);
+  }
+  const version = state.next;
+  state.next += 1;
+  if (version > state.reserved) {
+    state.reserved = version + VERSION_BLOCK - 1;
+    writeMeta(storage, VERSION_KEY, String(state.reserved));
+  }
+  return version;
+}
 const FAILURES_KEY = "projection_failures";
 
 /** Exponential backoff with jitter: attempt n waits between half and all of min(cap, base·2^(n-1)). */
@@ -132,7 +158,12 @@ function readSessionFacts(storage: DurableObjectStorage) {
   );
 }
 
-/** The statements projecting the due rows: the newest version of each record, read from the thread as it is now. */
+const recordKey = (row: Pick<OutboxRow, "kind" | "ref_id">) => `${row.kind}\u0000${row.ref_id}`;
+
+/**
+ * The statements projecting the due rows: the newest version of each record, read from the thread as it is now.
+ * `sent` gets the revision each record was sent at (null: gone), for the settle step to compare with.
+ */
 function recordStatements(
   input: DrainInput,
   scope: ThreadScope,
@@ -141,11 +172,12 @@ function recordStatements(
   runs: RunStore,
   toolCalls: ToolCallStore,
   usage: UsageStore,
+  sent: Map<string, number | null>,
 ): D1PreparedStatement[] {
   const { db, binding } = input;
   const newest = new Map<string, OutboxRow>();
   for (const row of rows) {
-    const key = `${row.kind}\u0000${row.ref_id}`;
+    const key = recordKey(row);
     const seen = newest.get(key);
     if (seen === undefined || row.version >= seen.version) newest.set(key, row);
   }
@@ -162,6 +194,7 @@ function recordStatements(
       }
       case "run": {
         const run = runs.get(row.ref_id);
+        sent.set(recordKey(row), run?.revision ?? null);
         if (run === null) break;
         const digest = readRunAudit(input.storage, run.id)?.inputDigest ?? null;
         statements.push(upsertRun(db, scope, runRow(run, binding.agentId, digest)));
@@ -173,11 +206,13 @@ function recordStatements(
       }
       case "tool_call": {
         const call = toolCalls.get(row.ref_id);
+        sent.set(recordKey(row), call?.revision ?? null);
         if (call !== null) statements.push(upsertToolCall(db, scope, toolCallRow(call, zero)));
         break;
       }
       case "feedback": {
         const feedback = new FeedbackStore(input.storage, { now: input.now }).get(row.ref_id);
+        sent.set(recordKey(row), feedback?.revision ?? null);
         if (feedback !== null) statements.push(upsertFeedback(db, scope, feedbackRow(feedback, zero)));
         break;
       }
@@ -214,6 +249,47 @@ function mirrorStatements(input: DrainInput, scope: ThreadScope, mark: Retention
   return mirrorRetention(input.db, scope, retentionPass(mark, held));
 }
 
+/**
+ * After a committed batch: a record's row goes once the record is still at the revision the batch carried (or gone);
+ * one that changed while D1 was answering keeps its row, renamed to the newer revision, for the next drain. Rows of
+ * older builds (`entry`, `usage`) carry their own version and go when it is still the one sent. Guarded by content
+ * as well as seq: a seq freed by an earlier delete may already name a newer row.
+ */
+function settleRow(
+  storage: DurableObjectStorage,
+  row: OutboxRow,
+  sent: ReadonlyMap<string, number | null>,
+): void {
+  const key = recordKey(row);
+  if (!sent.has(key)) {
+    storage.sql.exec(
+      "DELETE FROM outbox WHERE seq = ? AND kind = ? AND ref_id = ? AND version = ?",
+      row.seq,
+      row.kind,
+      row.ref_id,
+      row.version,
+    );
+    return;
+  }
+  const revision = currentRevision(storage, row.kind, row.ref_id);
+  if (revision === null || revision === sent.get(key)) {
+    storage.sql.exec(
+      "DELETE FROM outbox WHERE seq = ? AND kind = ? AND ref_id = ?",
+      row.seq,
+      row.kind,
+      row.ref_id,
+    );
+    return;
+  }
+  storage.sql.exec(
+    "UPDATE outbox SET version = ? WHERE seq = ? AND kind = ? AND ref_id = ?",
+    revision,
+    row.seq,
+    row.kind,
+    row.ref_id,
+  );
+}
+
 async function drainOnce(input: DrainInput): Promise<DrainOutcome> {
   const { storage, binding } = input;
   const now = input.now();
@@ -242,9 +318,9 @@ async function drainOnce(input: DrainInput): Promise<DrainOutcome> {
   const runs = new RunStore(storage, { now: input.now });
   const toolCalls = new ToolCallStore(storage, { now: input.now });
   const usage = new UsageStore(storage, { now: input.now });
-  const version = (readMetaInteger(storage, VERSION_KEY) ?? 0) + 1;
-  writeMeta(storage, VERSION_KEY, String(version));
+  const version = nextSessionVersion(storage);
   const batchSeqs = rows.map((r) => r.seq);
+  const sent = new Map<string, number | null>();
   const session = sessionSnapshot(
     binding,
     readSessionFacts(storage),
@@ -260,7 +336,7 @@ async function drainOnce(input: DrainInput): Promise<DrainOutcome> {
         messageRow(entry, binding.version, zeroRetentionIdleMinutes(binding.artifact) !== null),
       ),
     ),
-    ...recordStatements(input, scope, rows, entries, runs, toolCalls, usage),
+    ...recordStatements(input, scope, rows, entries, runs, toolCalls, usage, sent),
     ...(mark === null ? [] : mirrorStatements(input, scope, mark)),
     upsertSession(input.db, scope, session),
   ];
@@ -297,16 +373,7 @@ async function drainOnce(input: DrainInput): Promise<DrainOutcome> {
   }
 
   const watermark = storage.transactionSync(() => {
-    for (const row of rows) {
-      // Guarded by content as well as seq: a seq freed by an earlier delete may already name a newer row.
-      storage.sql.exec(
-        "DELETE FROM outbox WHERE seq = ? AND kind = ? AND ref_id = ? AND version = ?",
-        row.seq,
-        row.kind,
-        row.ref_id,
-        row.version,
-      );
-    }
+    for (const row of rows) settleRow(storage, row, sent);
     // Retention may have lowered the watermark while D1 was answering (it deleted the newest entries, freeing
     // their seqs); then it stays lowered and the next drain sends what survives above it again.
     const current = projectedEntrySeq(storage);

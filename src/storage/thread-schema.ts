@@ -301,6 +301,24 @@ export const THREAD_MIGRATIONS: readonly ThreadMigration[] = [
       `ALTER TABLE runs ADD COLUMN first_delta_ms INTEGER`,
     ],
   },
+  {
+    version: 13,
+    up: [
+      // Event ids are random and never looked up here (the tenant's events object deduplicates them): the UNIQUE
+      // index on them cost a DO row per run and another per forwarded event deleted (measured by B4).
+      `CREATE TABLE thread_events_by_seq (
+        seq INTEGER PRIMARY KEY,
+        id TEXT NOT NULL,
+        type TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        data_json TEXT NOT NULL
+      )`,
+      `INSERT INTO thread_events_by_seq (seq, id, type, created_at, data_json)
+       SELECT seq, id, type, created_at, data_json FROM thread_events`,
+      `DROP TABLE thread_events`,
+      `ALTER TABLE thread_events_by_seq RENAME TO thread_events`,
+    ],
+  },
 ];
 
 export const THREAD_SCHEMA_VERSION: number = THREAD_MIGRATIONS[THREAD_MIGRATIONS.length - 1]?.version ?? 0;

@@ -24,6 +24,7 @@ import { shorterAge, threadRetentionOverrides } from "../storage/d1/session-rete
 import { projectionBacklog } from "../storage/outbox";
 import type { ThreadBinding } from "../storage/pin-store";
 import { backoffMs, drainOutbox } from "../storage/projection-drain";
+import { ProjectionWindow, projectionWindowMs } from "../storage/projection-lane";
 import { reconcileProjection } from "../storage/projection-reconcile";
 import {
   forwardedEventSeq,
@@ -93,6 +94,7 @@ export class ThreadAgent extends Agent<Env> {
   readonly #sockets: ThreadSockets;
   readonly #gate: ThreadGate;
   readonly #watch: TenantWatch;
+  readonly #projection: ProjectionWindow;
 
   /** The runtime constructs with `(ctx, env)`; only a test-only subclass passes other settings. */
   constructor(ctx: DurableObjectState, env: Env, settings: Readonly<ThreadSettings> = THREAD_SETTINGS) {
@@ -112,6 +114,16 @@ export class ThreadAgent extends Agent<Env> {
       db: env.DB,
       now: settings.now,
       closeAll: (code, reason) => this.#sockets.closeAll(code, reason),
+    });
+    this.#projection = new ProjectionWindow({
+      windowMs: () => settings.projectionWindowMs ?? projectionWindowMs(env.PROJECTION_WINDOW_MS),
+      now: settings.now,
+      after: settings.after,
+      drain: () => this.drainOutbox(),
+      // Whole seconds (the scheduler's unit), a second past the window: only an evicted object needs it.
+      arm: async (ms) => {
+        await this.schedule(Math.ceil(ms / 1000) + 1, "projectionDue", undefined, { idempotent: true });
+      },
     });
     // Synchronous and idempotent: every entry point below may read the thread's tables.
     migrateThreadSchema(ctx.storage);
@@ -351,7 +363,7 @@ export class ThreadAgent extends Agent<Env> {
     return runtime.ok ? ok(await this.#retain(runtime.value)) : runtime;
   }
 
-  /** Scheduled (and run after every turn): projects the outbox into D1; on failure retries with backoff. */
+  /** Scheduled, and run by the projection window after turns: projects the outbox into D1; on failure retries with backoff. */
   async drainOutbox(): Promise<void> {
     const runtime = await this.#gate.stored();
     if (runtime === null) return;
@@ -375,6 +387,14 @@ export class ThreadAgent extends Agent<Env> {
         idempotent: true,
       });
     }
+  }
+
+  /**
+   * Scheduled when a drain is put off to the end of the projection window: after an eviction inside the window, the
+   * alarm wakes the object (its start drains) and this drains whatever is still waiting.
+   */
+  async projectionDue(): Promise<void> {
+    await this.drainOutbox();
   }
 
   /** Scheduled (and run with every drain): hands the thread's events to its tenant's events object. */
@@ -582,7 +602,8 @@ export class ThreadAgent extends Agent<Env> {
       now: this.#settings.now,
       peers: () => this.#sockets.readyPeers(),
       keepAliveWhile: keepAliveIfLong(() => this.keepAlive(), this.#settings),
-      afterTurn: () => this.drainOutbox(),
+      // At most one drain per projection window, every turn since the last one in its batch.
+      afterTurn: () => this.#projection.request(),
       quota: tenantRunQuota(this.env, binding),
       store: () => new D1DeploymentStore(this.env.DB),
       onQueued: () =>

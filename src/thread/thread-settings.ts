@@ -15,6 +15,8 @@ export interface ThreadSettings {
   idleSweepSeconds: number;
   /** How often a thread with turns queued behind a run checks that they still get their turn (after its death too). */
   queueCheckSeconds: number;
+  /** The projection window in ms; null reads `PROJECTION_WINDOW_MS` (src/storage/projection-lane.ts). */
+  projectionWindowMs: number | null;
 }
 
 export const THREAD_SETTINGS: Readonly<ThreadSettings> = {
@@ -26,4 +28,5 @@ export const THREAD_SETTINGS: Readonly<ThreadSettings> = {
   keepAliveAfterMs: 10_000,
   idleSweepSeconds: 30,
   queueCheckSeconds: 30,
+  projectionWindowMs: null,
 };

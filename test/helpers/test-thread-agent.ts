@@ -20,11 +20,13 @@ export class TestClock {
 /** Real timers that a test may also fire at once, so "after a while" needs no sleep. */
 export class TestTimers {
   readonly #pending = new Map<number, () => void>();
+  readonly #timeouts = new Map<number, () => void>();
   #next = 0;
 
   after(ms: number, fn: () => void): () => void {
     const id = this.#next++;
     const timer = setTimeout(() => this.#fire(id), ms);
+    this.#timeouts.set(id, () => clearTimeout(timer));
     this.#pending.set(id, () => {
       clearTimeout(timer);
       fn();
@@ -32,6 +34,7 @@ export class TestTimers {
     return () => {
       clearTimeout(timer);
       this.#pending.delete(id);
+      this.#timeouts.delete(id);
     };
   }
 
@@ -42,9 +45,19 @@ export class TestTimers {
     return ids.length;
   }
 
+  /** Cancels every pending timer without firing it, as an instance that dies takes its timers with it. */
+  dropAll(): number {
+    const ids = [...this.#pending.keys()];
+    for (const id of ids) this.#timeouts.get(id)?.();
+    this.#pending.clear();
+    this.#timeouts.clear();
+    return ids.length;
+  }
+
   #fire(id: number): void {
     const fire = this.#pending.get(id);
     this.#pending.delete(id);
+    this.#timeouts.delete(id);
     fire?.();
   }
 }
@@ -52,17 +65,28 @@ export class TestTimers {
 export class TestThreadAgent extends ThreadAgent {
   readonly clock: TestClock;
   readonly timers: TestTimers;
+  readonly #window: { ms: number | null };
 
   constructor(ctx: DurableObjectState, env: Env) {
     const clock = new TestClock();
     const timers = new TestTimers();
+    const window: { ms: number | null } = { ms: null };
     super(ctx, env, {
       ...THREAD_SETTINGS,
       now: () => clock.now(),
       after: (ms, fn) => timers.after(ms, fn),
+      get projectionWindowMs() {
+        return window.ms;
+      },
     });
     this.clock = clock;
     this.timers = timers;
+    this.#window = window;
+  }
+
+  /** This instance's projection window (tests run with `PROJECTION_WINDOW_MS` 0); gone with an eviction. */
+  setProjectionWindow(ms: number): void {
+    this.#window.ms = ms;
   }
 
   /** A test marks an object with `failErasure` to stand for the Worker being cut off while erasing it. */

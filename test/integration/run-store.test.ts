@@ -106,8 +106,9 @@ describe("RunStore runs", () => {
         error: { code: "upstream_unavailable", message: "provider said: bad key [REDACTED]" },
       },
     });
-    // One waiting row per run, at its newest accepted version: refused transitions changed nothing.
-    expect(result.outbox).toEqual(["run:ok-run:3", "run:cancel-run:2", "run:fail-run:3"]);
+    // One waiting row per run, as it was queued: later changes (and refused transitions) write nothing to the outbox,
+    // since the drain reads each run as it is when it drains (projection.test.ts).
+    expect(result.outbox).toEqual(["run:ok-run:1", "run:cancel-run:1", "run:fail-run:1"]);
     expect(result.active).toEqual([]);
   });
 
@@ -300,7 +301,8 @@ describe("ToolCallStore and UsageStore", () => {
     });
     expect(result.codes).toEqual(["conflict", "conflict", "not_found", "not_found"]);
     expect(result.list.map((c) => [c.id, c.status])).toEqual([["call-1", "finished"]]);
-    expect(result.outbox).toEqual(["run:tools:1", "tool_call:call-1:2"]);
+    // The call's one row, as queued when it started: its end wrote nothing more to the outbox.
+    expect(result.outbox).toEqual(["run:tools:1", "tool_call:call-1:1"]);
   });
 
   it("records usage per provider turn once and totals it per run", async () => {

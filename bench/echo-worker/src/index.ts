@@ -20,7 +20,11 @@ function json(value: unknown): Response {
 const count = z.number().int().min(0).max(100_000);
 const treeShape = z.strictObject({ trunk: count, forks: count, forkLength: count, seed: z.number().int() });
 const readOptions = z.strictObject({ iterations: count, walkEvery: count.min(1), reps: count.min(1) });
-const turnOptions = z.strictObject({ turns: count, chunks: count.min(1) });
+const turnOptions = z.strictObject({
+  turns: count,
+  chunks: count.min(1),
+  windowMs: z.number().int().min(0).max(60_000).optional(),
+});
 const seedOptions = z.strictObject({
   tenant: z.enum(["main", "noise"]),
   fromThread: z.number().int().min(0),

@@ -7,6 +7,7 @@ import type { Artifact } from "../../../src/control/artifact";
 import { insertThread } from "../../../src/storage/d1/thread-registry";
 import type { ThreadBinding } from "../../../src/storage/pin-store";
 import { drainOutbox } from "../../../src/storage/projection-drain";
+import { ProjectionWindow } from "../../../src/storage/projection-lane";
 import { migrateThreadSchema } from "../../../src/storage/thread-schema";
 import { ThreadRuntime } from "../../../src/thread/thread-runtime";
 import type { BenchEnv } from "./bench-env";
@@ -30,6 +31,18 @@ export interface TurnCostSample {
 export interface TurnCostResult {
   turns: TurnCostSample[];
   deltasPerTurn: number;
+  /** Present when the run drained through a projection window instead of after every turn. */
+  coalesced?: CoalescedCost;
+}
+
+/** A run of turns back to back with the drains coalesced by the product's projection window. */
+export interface CoalescedCost {
+  windowMs: number;
+  turns: number;
+  drains: number;
+  /** Every DO row the turns and their drains wrote (stream-chunk rows apart), and the D1 round trips. */
+  turn: StorageTally;
+  d1: D1Tally;
 }
 
 /** Stream-chunk rows (resume log) are reported apart from the rows a turn keeps. */
@@ -41,7 +54,7 @@ export class TurnCost extends DurableObject<BenchEnv> {
     migrateThreadSchema(ctx.storage);
   }
 
-  async run(options: { turns: number; chunks: number }): Promise<TurnCostResult> {
+  async run(options: { turns: number; chunks: number; windowMs?: number }): Promise<TurnCostResult> {
     const meter = new StorageMeter();
     const d1 = new D1Meter();
     d1.countSingles(this.env.DB);
@@ -76,6 +89,23 @@ export class TurnCost extends DurableObject<BenchEnv> {
       createdAt: new Date().toISOString(),
     });
     const turns: TurnCostSample[] = [];
+    const windowMs = options.windowMs;
+    let drains = 0;
+    // As the thread object coalesces: the first drain at once, the rest at most once per window.
+    const projection = new ProjectionWindow({
+      windowMs: () => windowMs ?? 0,
+      now: Date.now,
+      after: (ms, fn) => {
+        const timer = setTimeout(fn, ms);
+        return () => clearTimeout(timer);
+      },
+      drain: async () => {
+        const drained = await drainOutbox({ storage, db, binding, now: Date.now });
+        if (drained.drained > 0) drains += 1;
+        if (drained.failed) drainFailures += 1;
+      },
+      arm: async () => {},
+    });
     let afterTurnDone: (() => void) | null = null;
     let drainFailures = 0;
     let turnStart = 0;
@@ -98,8 +128,13 @@ export class TurnCost extends DurableObject<BenchEnv> {
       keepAliveWhile: (fn) => fn(),
       // No tenant quota in the bench: every run gets a slot that counts nothing.
       quota: { acquire: async () => ({ ok: true, value: { release: async () => {} } }) },
-      // As the thread object does after every sealed turn: project the outbox into D1.
+      // After every sealed turn: project the outbox into D1 (coalesced when a window is given).
       afterTurn: async () => {
+        if (windowMs !== undefined) {
+          afterTurnDone?.();
+          await projection.request();
+          return;
+        }
         try {
           const turn = meter.take();
           d1.take();
@@ -140,6 +175,16 @@ export class TurnCost extends DurableObject<BenchEnv> {
         throw new Error(`turn ${i} ended ${run?.status ?? "unknown"}: ${JSON.stringify(run?.error ?? null)}`);
       }
       await projected;
+    }
+    if (windowMs !== undefined) {
+      // Every turn's drain has started by now; one more request waits for the last window to close.
+      await projection.request();
+      if (drainFailures > 0) throw new Error(`${drainFailures} projection batches failed`);
+      return {
+        turns: [],
+        deltasPerTurn: options.chunks,
+        coalesced: { windowMs, turns: options.turns, drains, turn: meter.take(), d1: d1.take() },
+      };
     }
     if (drainFailures > 0) throw new Error(`${drainFailures} projection batches failed`);
     if (turns.length !== options.turns)
