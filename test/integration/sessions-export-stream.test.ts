@@ -80,7 +80,7 @@ function wholeDocument(
       boundAt: iso(binding.boundAt),
       activeLeafId: entries.latestLeaf()?.id ?? null,
       entries: allEntries,
-      runs: strip(allRuns as Record<string, unknown>[], ["idempotencyKey", "revision"]),
+      runs: strip(allRuns as Record<string, unknown>[], ["idempotencyKey", "revision", "firstDeltaMs"]),
       toolCalls: strip(toolCalls as Record<string, unknown>[], ["revision"]),
       usage: { turns, byRun: [...byRun.values()], totals },
       feedback: storage.sql

@@ -419,9 +419,10 @@ describe("DELETE /v1/me/threads", () => {
       scope: { kind: "me", agentId: agent.agentId },
     });
 
-    // The visitor token no longer launches nor resumes; the old launch tokens are refused.
+    // The visitor token no longer launches, and its erased threads no longer resume (the thread object's tombstone
+    // answers, without asking D1); the old launch tokens are refused.
     await expectError(await visitorLaunch(agent, visitorToken), 401, "unauthenticated");
-    await expectError(await visitorLaunch(agent, visitorToken, first.threadId), 401, "unauthenticated");
+    await expectError(await visitorLaunch(agent, visitorToken, first.threadId), 404, "not_found");
     await expectError(await deleteMine(first.token), 401, "unauthenticated");
     // A fresh visitor starts afresh.
     expect((await launch(agent.publicKey)).visitorToken).toBeDefined();
