@@ -5,8 +5,8 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { runRetentionJob } from "../../src/jobs/retention";
 import { listResponse } from "../../src/shared/api";
-import { tenantToken } from "../../src/storage/d1/search-terms";
 import { sessionListItem } from "../../src/shared/sessions-api";
+import { tenantToken } from "../../src/storage/d1/search-terms";
 import { converse, drainThread, launchFor, secondAgent, threadStub } from "../helpers/projection";
 import { api, createApiKey, expectError, fieldPaths, json } from "../helpers/tenants";
 import { type LiveAgent, liveAgent } from "../helpers/threads";
@@ -167,7 +167,10 @@ describe("GET /v1/sessions?q=", () => {
     const thread = await conversation(agent, "user-1", ["Herr Mu\u0308ller: Привет, καλημέρα! 東京"]);
     const theirs = await conversation(other, "user-1", ["Привет"]);
     for (const text of ["müller", "MULLER", "Mu\u0308ller", "привет", "ПРИВЕТ", "καλημέρα", "東京"]) {
-      expect((await search(agent, q(text))).items.map((i) => i.threadId), text).toEqual([thread]);
+      expect(
+        (await search(agent, q(text))).items.map((i) => i.threadId),
+        text,
+      ).toEqual([thread]);
     }
     expect((await search(other, q("привет"))).items.map((i) => i.threadId)).toEqual([theirs]);
     // The index's text is terms that carry the tenant's key, never a bare word another tenant could match.

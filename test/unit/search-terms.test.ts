@@ -12,7 +12,9 @@ describe("search index terms", () => {
   it("prefixes every word of the text with the tenant's key, and nothing else", () => {
     const key = tenantToken("ten_a");
     expect(indexTerms("ten_a", "Where's my refund? Order #1234, café")).toBe(
-      [`${key}Where`, `${key}s`, `${key}my`, `${key}refund`, `${key}Order`, `${key}1234`, `${key}café`].join(" "),
+      [`${key}Where`, `${key}s`, `${key}my`, `${key}refund`, `${key}Order`, `${key}1234`, `${key}café`].join(
+        " ",
+      ),
     );
     expect(indexTerms("ten_a", "Привет, 東京!")).toBe(`${key}Привет ${key}東京`);
     expect(indexTerms("ten_a", " ?! ")).toBe("");
