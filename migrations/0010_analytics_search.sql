@@ -5,8 +5,8 @@
 -- triggers fire only when a version-guarded upsert really changes a row, and an update moves the old row's
 -- contribution to the new one, so a retried or reordered projection never counts twice. Nothing deletes from the
 -- rollup: erasure and retention remove content, the counts stay (they hold no subject and no text).
--- Search: an FTS5 index of message text whose first column is a per-tenant token, so a MATCH only ever walks the
--- caller's tenant's postings. Rows follow agent_messages by rowid: erased and expired text leaves the index with
+-- Search: an FTS5 index of message text as per-tenant terms (each word carries its tenant's key), so a MATCH only
+-- ever reads the caller's tenant's postings. Rows follow agent_messages by rowid: erased and expired text leaves the index with
 -- its row.
 
 -- Preview threads (a draft playground's, SPEC §10) are left out of analytics. Set at launch; 0 for every other thread.
@@ -154,12 +154,19 @@ BEGIN
       feedback_up = feedback_up + excluded.feedback_up, feedback_down = feedback_down + excluded.feedback_down;
 END;
 
--- Message text for search. `tenant` holds one token per tenant ('t' || hex(tenant_id) || 'x': letters and digits
--- only, so the tokenizer keeps it whole); queries always MATCH it and also check `tenant_id`. The other columns are
--- not indexed. rowid is minus agent_messages' rowid, so FTS5's natural (ascending) order is newest first: walking
--- doclists forwards lets it skip through the tenant token's long list, where descending order would load it whole.
+-- Message text for search, as per-tenant terms: the projection writes each searchable message's words into
+-- `search_terms` as '<tenant key><word>' (tenant key: 't' || hex(tenant_id) || 'x', letters and digits only, so the
+-- tokenizer keeps key and word one token; src/storage/d1/session-search.ts computes it). A query's words carry the
+-- caller's key too, so FTS5 reads only that tenant's doclist for each word: another tenant's rows are never in it,
+-- and a tenant's size does not weigh on a query (a common per-tenant token AND the word read the tenant's whole
+-- posting list on every query). NULL for rows that are not searchable (tool results, events, empty text).
+ALTER TABLE agent_messages ADD COLUMN search_terms TEXT;
+
+-- Queries also check `tenant_id`. The other columns are not indexed. rowid is minus agent_messages' rowid, so FTS5's
+-- natural (ascending) order is newest first: walking a doclist forwards stops at the page's last match, where
+-- descending order would load it whole.
 CREATE VIRTUAL TABLE agent_messages_fts USING fts5(
-  tenant, body, tenant_id UNINDEXED, session_id UNINDEXED, entry_id UNINDEXED,
+  body, tenant_id UNINDEXED, session_id UNINDEXED, entry_id UNINDEXED,
   tokenize = 'unicode61 remove_diacritics 2'
 );
 -- Erased text leaves no term behind: with secure-delete a deleted row's terms are removed from the index pages at
@@ -168,10 +175,10 @@ INSERT INTO agent_messages_fts (agent_messages_fts, rank) VALUES ('secure-delete
 
 -- Only conversation text is searchable: user, assistant and human agent messages, never tool results or events.
 CREATE TRIGGER agent_messages_fts_insert AFTER INSERT ON agent_messages
-WHEN NEW.kind = 'message' AND NEW.role IN ('user', 'assistant', 'human_agent') AND NEW.content <> ''
+WHEN NEW.kind = 'message' AND NEW.role IN ('user', 'assistant', 'human_agent') AND NEW.search_terms <> ''
 BEGIN
-  INSERT INTO agent_messages_fts (rowid, tenant, body, tenant_id, session_id, entry_id)
-    VALUES (-NEW.rowid, 't' || hex(NEW.tenant_id) || 'x', NEW.content, NEW.tenant_id, NEW.session_id, NEW.id);
+  INSERT INTO agent_messages_fts (rowid, body, tenant_id, session_id, entry_id)
+    VALUES (-NEW.rowid, NEW.search_terms, NEW.tenant_id, NEW.session_id, NEW.id);
 END;
 
 CREATE TRIGGER agent_messages_fts_delete AFTER DELETE ON agent_messages
@@ -179,10 +186,10 @@ BEGIN
   DELETE FROM agent_messages_fts WHERE rowid = -OLD.rowid;
 END;
 
-CREATE TRIGGER agent_messages_fts_update AFTER UPDATE OF content, kind, role ON agent_messages
+CREATE TRIGGER agent_messages_fts_update AFTER UPDATE OF search_terms, kind, role ON agent_messages
 BEGIN
   DELETE FROM agent_messages_fts WHERE rowid = -OLD.rowid;
-  INSERT INTO agent_messages_fts (rowid, tenant, body, tenant_id, session_id, entry_id)
-    SELECT -NEW.rowid, 't' || hex(NEW.tenant_id) || 'x', NEW.content, NEW.tenant_id, NEW.session_id, NEW.id
-    WHERE NEW.kind = 'message' AND NEW.role IN ('user', 'assistant', 'human_agent') AND NEW.content <> '';
+  INSERT INTO agent_messages_fts (rowid, body, tenant_id, session_id, entry_id)
+    SELECT -NEW.rowid, NEW.search_terms, NEW.tenant_id, NEW.session_id, NEW.id
+    WHERE NEW.kind = 'message' AND NEW.role IN ('user', 'assistant', 'human_agent') AND NEW.search_terms <> '';
 END;

@@ -423,6 +423,7 @@ function b8Rows(b8) {
     ["search-page-2", "search one word, second page", false],
     ["search-two-words", "search two words", false],
     ["search-common", `search a common word (${b8.matchingMessages.order} msgs match)`, false],
+    ["search-small-tenant", "search one word in the 100k-message tenant", false],
   ];
   const measured = [
     ...figures.map(([kind, figure, judged]) => [b8.queries[kind], figure, judged]),

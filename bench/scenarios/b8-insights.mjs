@@ -12,6 +12,7 @@ const KINDS = [
   "search-page-2",
   "search-two-words",
   "search-common",
+  "search-small-tenant",
 ];
 
 async function post(echo, path, payload) {

@@ -6,6 +6,7 @@ import { z } from "zod";
 import { runRetentionJob } from "../../src/jobs/retention";
 import { listResponse } from "../../src/shared/api";
 import { sessionListItem } from "../../src/shared/sessions-api";
+import { tenantToken } from "../../src/storage/d1/search-terms";
 import { converse, drainThread, launchFor, secondAgent, threadStub } from "../helpers/projection";
 import { api, createApiKey, expectError, fieldPaths, json } from "../helpers/tenants";
 import { type LiveAgent, liveAgent } from "../helpers/threads";
@@ -157,6 +158,28 @@ describe("GET /v1/sessions?q=", () => {
     );
     expect(fieldPaths(error)).toContain("q");
     expect((await api(`/v1/sessions?${q("a".repeat(200))}`, { key: agent.apiKey })).status).toBe(200);
+  });
+
+  it("finds words in any script and either accent encoding, indexed only under the tenant's own terms", async () => {
+    const agent = await liveAgent({ agent: { visibility: "private" } });
+    const other = await liveAgent({ agent: { visibility: "private" } });
+    // "Müller" with a combining diaeresis (NFD), Cyrillic and Greek words, a CJK run.
+    const thread = await conversation(agent, "user-1", ["Herr Mu\u0308ller: Привет, καλημέρα! 東京"]);
+    const theirs = await conversation(other, "user-1", ["Привет"]);
+    for (const text of ["müller", "MULLER", "Mu\u0308ller", "привет", "ПРИВЕТ", "καλημέρα", "東京"]) {
+      expect(
+        (await search(agent, q(text))).items.map((i) => i.threadId),
+        text,
+      ).toEqual([thread]);
+    }
+    expect((await search(other, q("привет"))).items.map((i) => i.threadId)).toEqual([theirs]);
+    // The index's text is terms that carry the tenant's key, never a bare word another tenant could match.
+    const { results } = await env.DB.prepare("SELECT body FROM agent_messages_fts WHERE session_id = ?")
+      .bind(thread)
+      .all<{ body: string }>();
+    const words = results.flatMap((r) => r.body.split(" "));
+    expect(words.length).toBeGreaterThan(0);
+    for (const word of words) expect(word.startsWith(tenantToken(agent.tenantId))).toBe(true);
   });
 
   it("forgets erased and retention-expired text", async () => {

@@ -37,6 +37,7 @@ const queryOptions = z.strictObject({
     "search",
     "search-page-2",
     "search-two-words",
+    "search-small-tenant",
     "search-common",
   ]),
 });

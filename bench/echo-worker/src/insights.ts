@@ -3,7 +3,8 @@
 // build the analytics rollup and the search index exactly as the projection would; then runs the product's own
 // analytics and search reads against it.
 import { analytics, firstDeltaBucket } from "../../../src/storage/d1/analytics";
-import { searchSessions, tenantToken } from "../../../src/storage/d1/session-search";
+import { matchExpression, tenantToken } from "../../../src/storage/d1/search-terms";
+import { searchSessions } from "../../../src/storage/d1/session-search";
 
 export const INSIGHTS_TENANT = "ten_bench_insights";
 export const INSIGHTS_NOISE_TENANT = "ten_bench_insights_other";
@@ -136,6 +137,9 @@ export async function seedChunk(
   const at = (k: string) => `${dayExpr(k)} || 'T12:00:00.000Z'`;
   const versionId = (k: string) => `'${tenantId}_v' || ((${k}) % 2 + 1)`;
   const runK = (k: string) => `${k} / ${TURNS_PER_THREAD}`;
+  // The vocabulary's words are lower-case letters joined by single spaces, so prefixing each space-separated word
+  // with the tenant's key gives exactly what the projection writes (indexTerms in src/storage/d1/search-terms.ts).
+  const key = tenantToken(tenantId);
   const statements = [
     `${range(String(fromThread), String(last))}
      INSERT INTO threads (tenant_id, id, agent_id, environment, subject, subject_kind, created_at)
@@ -160,12 +164,13 @@ export async function seedChunk(
        120 + k % 400, 30 + k % 90, 1, ${at(runK("k"))} FROM n`,
     `${range(String(fromThread * MESSAGES_PER_THREAD), String(toThread * MESSAGES_PER_THREAD - 1))}
      INSERT INTO agent_messages (tenant_id, session_id, id, seq, parent_id, run_id, kind, role, content, status,
-       user_id, version, created_at)
+       user_id, version, created_at, search_terms)
      SELECT '${tenantId}', ${thread(`k / ${MESSAGES_PER_THREAD}`)}, 'bent_' || k, k % ${MESSAGES_PER_THREAD} + 1,
        CASE WHEN k % ${MESSAGES_PER_THREAD} = 0 THEN NULL ELSE 'bent_' || (k - 1) END, 'brun_' || (k / 2), 'message',
-       CASE WHEN k % 2 = 0 THEN 'user' ELSE 'assistant' END, ${textExpr("k")},
+       CASE WHEN k % 2 = 0 THEN 'user' ELSE 'assistant' END, txt,
        CASE WHEN k % 2 = 1 THEN 'complete' END, 'user_' || ((k / ${MESSAGES_PER_THREAD}) % 5000), 1,
-       ${at(`k / ${MESSAGES_PER_THREAD}`)} FROM n`,
+       ${at(`k / ${MESSAGES_PER_THREAD}`)}, '${key}' || replace(txt, ' ', ' ${key}')
+     FROM (SELECT k, ${textExpr("k")} AS txt FROM n)`,
     `${range(String(fromThread * TURNS_PER_THREAD), String(toThread * TURNS_PER_THREAD - 1))}
      INSERT INTO agent_message_feedback (tenant_id, session_id, message_id, rating, user_id, version, created_at,
        updated_at)
@@ -185,7 +190,8 @@ export async function insightsQuery(
     | "search"
     | "search-page-2"
     | "search-two-words"
-    | "search-common",
+    | "search-common"
+    | "search-small-tenant",
 ): Promise<{ ms: number; items: number }> {
   const to = new Date().toISOString().slice(0, 10);
   const from = new Date(Date.now() - 29 * 86_400_000).toISOString().slice(0, 10);
@@ -203,7 +209,9 @@ export async function insightsQuery(
     const q =
       kind === "search-two-words" ? "refund damaged" : kind === "search-common" ? "order" : "warranty";
     const page = { limit: 50, ...(page2 !== undefined ? { after: page2 } : {}) };
-    items = (await searchSessions(db, INSIGHTS_TENANT, q, {}, page)).items.length;
+    // The small tenant shares the vocabulary: its search reads its own terms only, whatever the big tenant holds.
+    const tenant = kind === "search-small-tenant" ? INSIGHTS_NOISE_TENANT : INSIGHTS_TENANT;
+    items = (await searchSessions(db, tenant, q, {}, page)).items.length;
   }
   return { ms: Date.now() - t0, items };
 }
@@ -214,7 +222,7 @@ export async function matchingMessages(db: D1Database, word: string): Promise<nu
     .prepare(
       "SELECT COUNT(*) AS n FROM agent_messages_fts WHERE agent_messages_fts MATCH ? AND tenant_id = ?",
     )
-    .bind(`tenant : "${tenantToken(INSIGHTS_TENANT)}" AND body : "${word}"`, INSIGHTS_TENANT)
+    .bind(matchExpression(INSIGHTS_TENANT, [word]), INSIGHTS_TENANT)
     .first<{ n: number }>();
   return row?.n ?? 0;
 }

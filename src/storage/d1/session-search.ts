@@ -1,17 +1,16 @@
 // Full-text search over one tenant's message text (SPEC §11): the sessions whose messages contain every word of a
 // query, newest match first, each with the matching message and a snippet of it.
 //
-// The FTS5 index (migrations/0010) starts every row with its tenant's token, and every MATCH here requires that
-// token, so FTS5 only walks the caller's postings; `tenant_id = ?` is checked on each hit as well. The user's text
-// never reaches FTS5 syntax: it is cut into words (letters, digits and marks, as the tokenizer sees them) and each
-// word is quoted, so `"`, `*`, `OR`, `NEAR(`, `:` and `^` are plain text.
+// The FTS5 index (migrations/0010) holds every word as a term that starts with its tenant's key, and every MATCH
+// here asks for the caller's terms (./search-terms), so FTS5 only reads the caller's postings for the query's words;
+// `tenant_id = ?` is checked on each hit as well. The user's text never reaches FTS5 syntax: it is cut into words
+// (letters, digits and marks, as the tokenizer sees them) and each term is quoted.
 import { z } from "zod";
+import { matchExpression, searchWords } from "./search-terms";
 import { SESSION_COLUMNS, type SessionFilter, type SessionRecord, sessionRow } from "./sessions-repository";
 
 /** A query's text is at most this many characters (longer is a 400). */
 export const SEARCH_MAX_CHARS = 200;
-/** Words beyond this many are ignored: each is one more posting list to intersect. */
-const SEARCH_MAX_WORDS = 16;
 /**
  * A page looks at most at this many matching messages below the previous page (newest first), so a filter that
  * rejects most sessions cannot make one request walk a whole tenant.
@@ -22,6 +21,8 @@ const SCAN_FACTOR = 4;
 /** Tokens of context around the match in a snippet. */
 const SNIPPET_TOKENS = 12;
 
+export { matchExpression, searchWords, tenantToken } from "./search-terms";
+
 export interface SearchMatch {
   entryId: string;
   /** Plain text around the match (no markup; `…` where it was cut). The caller escapes it for its medium. */
@@ -31,25 +32,6 @@ export interface SearchMatch {
 /** Where a page of search results ended: the newest matching message of its last session. */
 export interface SearchPosition {
   hit: number;
-}
-
-const encoder = new TextEncoder();
-
-/** The tenant's token as the index stores it: `'t' || hex(tenant_id) || 'x'` (hex of the UTF-8 bytes). */
-export function tenantToken(tenantId: string): string {
-  let hex = "";
-  for (const byte of encoder.encode(tenantId)) hex += byte.toString(16).toUpperCase().padStart(2, "0");
-  return `t${hex}x`;
-}
-
-/** The words of a user's query, or none (then nothing can match). */
-export function searchWords(q: string): string[] {
-  return (q.normalize("NFKC").match(/[\p{L}\p{N}\p{M}]+/gu) ?? []).slice(0, SEARCH_MAX_WORDS);
-}
-
-/** The FTS5 expression for a tenant and a user's words: the tenant's token AND every word, each quoted. */
-export function matchExpression(tenantId: string, words: readonly string[]): string {
-  return [`tenant : "${tenantToken(tenantId)}"`, ...words.map((w) => `body : "${w}"`)].join(" AND ");
 }
 
 /** The session list's own columns, on the `s` alias: a search hit reads exactly what a listed session does. */
@@ -79,10 +61,13 @@ export function searchSql(shape: SearchShape): string {
   if (shape.mode === "agent") where += " AND s.mode = 'agent'";
   if (shape.updatedAfter) where += " AND s.updated_at > ?";
   // FTS rowids are minus the message's rowid: ascending is newest first, and older than the cursor is greater.
-  const below = shape.cursor ? " AND rowid > ?" : "";
+  // The cursor is CAST because D1 binds a JS number as REAL, and FTS5 only uses an INTEGER rowid bound: with a REAL
+  // one it walks every match of the query (SQLite then drops the rows out of range), which cost a second page
+  // ~35 ms on a 1M-message tenant against ~1 ms.
+  const below = shape.cursor ? " AND rowid > CAST(? AS INTEGER)" : "";
   const unseen = shape.cursor
     ? ` WHERE w.session_id NOT IN (SELECT session_id FROM agent_messages_fts
-        WHERE agent_messages_fts MATCH ? AND tenant_id = ? AND rowid <= ?)`
+        WHERE agent_messages_fts MATCH ? AND tenant_id = ? AND rowid <= CAST(? AS INTEGER))`
     : "";
   return `WITH recent AS (
       SELECT rowid, session_id FROM agent_messages_fts WHERE agent_messages_fts MATCH ? AND tenant_id = ?${below}
@@ -95,12 +80,14 @@ export function searchSql(shape: SearchShape): string {
 
 export const SEARCH_SQL = {
   /**
-   * The page's matching messages by rowid (FTS rowids are minus agent_messages' rowids). One primary-key seek each;
+   * The page's matching messages by rowid (FTS rowids are minus agent_messages' rowids). One rowid seek each (CROSS
+   * JOIN: with `rowid IN (…)` SQLite chose the `(tenant_id, …)` index and walked every message of the tenant);
    * FTS5's own snippet() would need a MATCH per row, and a `rowid IN (…)` list beside a MATCH is not pushed into FTS5,
    * which then walks every match of the query.
    */
-  messages: `SELECT -m.rowid AS hit, m.id AS entry_id, m.content AS content FROM agent_messages m
-    WHERE m.tenant_id = ? AND m.rowid IN (SELECT -value FROM json_each(?))`,
+  messages: `SELECT -m.rowid AS hit, m.id AS entry_id, m.content AS content FROM json_each(?) j
+      CROSS JOIN agent_messages m ON m.rowid = -j.value
+    WHERE m.tenant_id = ?`,
 } as const;
 
 /** A word as the index's tokenizer compares it: compatibility-decomposed, marks removed, lower case. */
@@ -208,7 +195,7 @@ export async function searchSessions(
   if (rows.length === 0) return { items: [] };
   const { results: messages } = await db
     .prepare(SEARCH_SQL.messages)
-    .bind(tenantId, JSON.stringify(rows.map((r) => r.hit)))
+    .bind(JSON.stringify(rows.map((r) => r.hit)), tenantId)
     .all();
   const byHit = new Map(messages.map((r) => messageRow.parse(r)).map((r) => [r.hit, r]));
   const items = rows.flatMap(({ session, hit }) => {
