@@ -1,5 +1,6 @@
-// The peer baseline's client side, as the SDK's chat client speaks it: each turn sends the whole conversation in a
-// `cf_agent_use_chat_request` and reads `cf_agent_use_chat_response` frames (AI SDK UI message chunks) to `done`.
+// The peer baseline's client side, as the SDK's chat client (`agents/chat`'s WebSocketChatTransport) speaks to
+// `AIChatAgent`: each turn sends the whole conversation in a `cf_agent_use_chat_request` and reads
+// `cf_agent_use_chat_response` frames (AI SDK UI message chunks) to `done`; `error: true` carries the error text.
 
 let counter = 0;
 const nextId = (prefix) => {
@@ -69,32 +70,40 @@ export class PeerSocket {
       const t0 = performance.now();
       this.#listener = (frame, at) => {
         if (frame.type !== "cf_agent_use_chat_response" || frame.id !== requestId) return;
-        if (frame.done) {
+        if (frame.error) {
           clearTimeout(timer);
           this.#listener = null;
-          this.#messages.push({ id: messageId, role: "assistant", parts: [{ type: "text", text: reply }] });
-          resolve({
-            status: deltas > 0 ? "succeeded" : "failed",
-            firstDeltaMs,
-            endMs: at - t0,
-            endAt: at,
-            lost: Math.max(0, expectedDeltas - deltas),
-            duplicated: Math.max(0, deltas - expectedDeltas),
-          });
+          reject(new Error(`peer error: ${frame.body || "stream error"}`));
           return;
         }
-        const chunk = JSON.parse(frame.body);
-        if (chunk.type === "start" && typeof chunk.messageId === "string") messageId = chunk.messageId;
-        if (chunk.type === "text-delta") {
-          firstDeltaMs ??= at - t0;
-          deltas += 1;
-          reply += chunk.delta;
+        // A frame may carry a chunk and `done` together: the chunk counts before the turn ends.
+        if (frame.body?.trim()) {
+          const chunk = JSON.parse(frame.body);
+          if (chunk.type === "start" && typeof chunk.messageId === "string") messageId = chunk.messageId;
+          if (chunk.type === "text-delta") {
+            firstDeltaMs ??= at - t0;
+            deltas += 1;
+            reply += chunk.delta;
+          }
+          if (chunk.type === "error") {
+            clearTimeout(timer);
+            this.#listener = null;
+            reject(new Error(`peer error chunk: ${chunk.errorText}`));
+            return;
+          }
         }
-        if (chunk.type === "error") {
-          clearTimeout(timer);
-          this.#listener = null;
-          reject(new Error(`peer error chunk: ${chunk.errorText}`));
-        }
+        if (!frame.done) return;
+        clearTimeout(timer);
+        this.#listener = null;
+        this.#messages.push({ id: messageId, role: "assistant", parts: [{ type: "text", text: reply }] });
+        resolve({
+          status: deltas > 0 ? "succeeded" : "failed",
+          firstDeltaMs,
+          endMs: at - t0,
+          endAt: at,
+          lost: Math.max(0, expectedDeltas - deltas),
+          duplicated: Math.max(0, deltas - expectedDeltas),
+        });
       };
       this.#ws.send(
         JSON.stringify({

@@ -1,6 +1,6 @@
 // B2: 50 concurrent threads × 20 turns on the `local` model against a bare hibernating echo Agent (same runtime, 20
-// delta frames per message) and against the peer (bench/peer-worker: the same turn on the `agents` SDK's chat
-// protocol with AI SDK `streamText`), in alternating rounds. Also samples the D1 projection lag (B4) meanwhile.
+// delta frames per message) and against the peer (bench/peer-worker: the same turn on `AIChatAgent` from
+// `@cloudflare/ai-chat` with AI SDK `streamText`), in alternating rounds. Also samples the D1 projection lag (B4) meanwhile.
 import { FrameSocket } from "../lib/frame-socket.mjs";
 import { PeerSocket } from "../lib/peer-client.mjs";
 import { connect, launch, mapLimit, sendFrame } from "../lib/product-client.mjs";
@@ -63,7 +63,7 @@ function report({ runs, errors, firstError }, seconds) {
 }
 
 const echoUrl = (echo) => `${echo.baseUrl.replace(/^http/, "ws")}/echo`;
-const peerUrl = (peer) => `${peer.baseUrl.replace(/^http/, "ws")}/agents/peer-chat-agent`;
+const peerUrl = (peer) => `${peer.baseUrl.replace(/^http/, "ws")}/agents/peer-chat`;
 
 async function echoRound({ echo, threads, turns, round }) {
   const sockets = await mapLimit(

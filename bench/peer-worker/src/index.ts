@@ -1,8 +1,8 @@
-// Bench-only Worker entry (never deployed): the SDK's own router sends `/agents/peer-chat-agent/<name>` to the peer.
+// Bench-only Worker entry (never deployed): the SDK's own router sends `/agents/peer-chat/<name>` to the peer.
 import { routeAgentRequest } from "agents";
-import type { PeerEnv } from "./peer-chat-agent";
+import type { PeerEnv } from "./peer-chat";
 
-export { PeerChatAgent } from "./peer-chat-agent";
+export { PeerChat } from "./peer-chat";
 
 export default {
   async fetch(request, env) {
