@@ -32,7 +32,11 @@ const LAYERS = [
 const WIDGET = "src/widget/";
 /** The typed client (`agent-threads/client`) likewise: it runs in the tenant's code, beside the wire formats only. */
 const CLIENT = "src/client/";
-const PROGRAMS = [WIDGET, CLIENT];
+/** The console (/console/) too: a browser program that speaks to the API through the typed client and nothing else. */
+const CONSOLE = "src/console/";
+const PROGRAMS = [WIDGET, CLIENT, CONSOLE];
+/** What each program may import besides itself and src/shared/. */
+const PROGRAM_IMPORTS = { [CONSOLE]: [CLIENT] };
 const SHARED = "src/shared/";
 const ROUTES = "src/routes/";
 
@@ -62,7 +66,7 @@ function sourceFiles(dir) {
   for (const name of readdirSync(dir)) {
     const path = join(dir, name);
     if (statSync(path).isDirectory()) out.push(...sourceFiles(path));
-    else if (name.endsWith(".ts") && !name.endsWith(".d.ts")) out.push(path);
+    else if (/\.tsx?$/.test(name) && !name.endsWith(".d.ts")) out.push(path);
   }
   return out;
 }
@@ -102,9 +106,11 @@ function ruleBroken(file, target) {
   if (to === null) return `${target} is in no layer`;
   const program = PROGRAMS.find((p) => from.unit === p || to.unit === p);
   if (program !== undefined) {
-    if (from.unit === program && (to.unit === program || to.unit === SHARED)) return null;
+    const allowed = [program, SHARED, ...(PROGRAM_IMPORTS[program] ?? [])];
+    if (from.unit === program && allowed.includes(to.unit)) return null;
+    if (from.unit !== program && PROGRAM_IMPORTS[from.unit]?.includes(to.unit)) return null;
     return from.unit === program
-      ? `${program} is a separate program: it imports only src/shared/ and itself, not ${to.unit}`
+      ? `${program} is a separate program: it imports only ${allowed.slice(1).join(", ")} and itself, not ${to.unit}`
       : `nothing imports ${to.unit}: it is a separate program`;
   }
   if (from.unit === SHARED && to.unit !== SHARED) {
@@ -130,6 +136,7 @@ function picture() {
     "",
     `apart: ${WIDGET} (the browser widget) imports only ${SHARED} and itself; nothing imports it`,
     `apart: ${CLIENT} (agent-threads/client) imports only ${SHARED} and itself; nothing imports it`,
+    `apart: ${CONSOLE} (the console) imports only ${CLIENT}, ${SHARED} and itself; nothing imports it`,
     `and: ${SHARED} imports only itself; a file in ${ROUTES} never imports another file in ${ROUTES}`,
   ].join("\n");
 }

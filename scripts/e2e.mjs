@@ -6,6 +6,7 @@ import { run } from "node:test";
 import { spec } from "node:test/reporters";
 import { parseArgs } from "node:util";
 import { buildClient } from "./build-client.mjs";
+import { buildConsole } from "./build-console.mjs";
 import { buildWidget } from "./build-widget.mjs";
 import { CliError, runMain } from "./lib/cli.mjs";
 import { root } from "./lib/paths.mjs";
@@ -35,6 +36,9 @@ async function main() {
   console.log(
     `built widget v${manifest.version} (loader ${manifest.loader.gzipBytes} B, widget ${manifest.widget.gzipBytes} B gzip)`,
   );
+
+  const built = await buildConsole();
+  console.log(`built console (first screen ${built.firstScreen.gzipBytes} B gzip)`);
 
   // The server's seeding and the tests use agent-threads/client: built first, so it is imported only once it exists.
   await buildClient({ types: false });

@@ -262,14 +262,14 @@ export class AdminClient {
   readonly subjects: Subjects;
   readonly apiKeys: ApiKeys;
   readonly secrets: Secrets;
-  readonly #options: ClientOptions;
-  readonly #apiKey: string;
   readonly #t: Transport;
 
-  constructor(options: ClientOptions & { apiKey: string }) {
+  /**
+   * `apiKey` is the tenant's `sk_…`. The console leaves it out: its browser sends the session cookie, and `headers`
+   * carries the session's `X-Console-CSRF` (SPEC §10).
+   */
+  constructor(options: ClientOptions & { apiKey?: string }) {
     const { apiKey, ...rest } = options;
-    this.#options = rest;
-    this.#apiKey = apiKey;
     this.#t = new Transport(rest, apiKey);
     this.agents = new Agents(this.#t);
     this.drafts = new Drafts(this.#t);
@@ -288,7 +288,7 @@ export class AdminClient {
 
   /** A launch for one of the tenant's signed-in users (`subject`), with optional context variables. */
   launch(body: PrivateLaunchRequest): Promise<LaunchResponse> {
-    return launchPrivate({ ...this.#options, apiKey: this.#apiKey, ...body });
+    return launchPrivate(this.#t, body);
   }
 }
 

@@ -54,13 +54,30 @@ export function launchPublic(options: PublicLaunchOptions): Promise<LaunchRespon
 }
 
 /** `POST /v1/agent-sessions` from the tenant's backend (`sk_…`) for one of its users. */
-export function launchPrivate(options: PrivateLaunchOptions): Promise<LaunchResponse> {
-  const { apiKey, agentId, agentKey, subject, threadId, context, ...client } = options;
+export function launchPrivate(options: PrivateLaunchOptions): Promise<LaunchResponse>;
+/** The same through a transport that already carries the credential (the admin client's). */
+export function launchPrivate(transport: Transport, request: PrivateLaunchRequest): Promise<LaunchResponse>;
+export function launchPrivate(
+  first: PrivateLaunchOptions | Transport,
+  request?: PrivateLaunchRequest,
+): Promise<LaunchResponse> {
+  let transport: Transport;
+  let launch: PrivateLaunchRequest;
+  if (first instanceof Transport) {
+    transport = first;
+    launch = request!;
+  } else {
+    const { apiKey, ...rest } = first;
+    const { agentId, agentKey, subject, threadId, context, ...client } = rest;
+    transport = new Transport(client, apiKey);
+    launch = { agentId, agentKey, subject, threadId, context } as PrivateLaunchRequest;
+  }
+  const { agentId, agentKey, subject, threadId, context } = launch;
   const body = {
     ...(agentId !== undefined ? { agentId } : { agentKey }),
     subject,
     ...(threadId !== undefined ? { threadId } : {}),
     ...(context !== undefined ? { context } : {}),
   };
-  return new Transport(client, apiKey).json("POST", "/v1/agent-sessions", { body });
+  return transport.json("POST", "/v1/agent-sessions", { body });
 }

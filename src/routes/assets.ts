@@ -10,6 +10,7 @@ const PAGE = "no-cache";
 /** Cache policy per path: content-hashed exact-version files forever, channels briefly, pages revalidated. */
 export function cacheControlFor(pathname: string): string {
   if (/^\/widget\/v\d+\.\d+\.\d+\//.test(pathname)) return IMMUTABLE;
+  if (pathname.startsWith("/console/assets/")) return IMMUTABLE;
   if (pathname === "/embed.js" || pathname.startsWith("/widget/")) return SHORT;
   return PAGE;
 }
@@ -33,6 +34,17 @@ export function strictCsp(requestUrl: string): string {
     "require-trusted-types-for 'script'",
     "trusted-types 'none'",
   ].join("; ");
+}
+
+/**
+ * The console's policy: the strict page's, plus same-origin frames (the playground's widgets run in frames of the
+ * console's own pages) and same-origin form posts. Framing by any other origin is refused.
+ */
+export function consoleCsp(requestUrl: string): string {
+  return strictCsp(requestUrl)
+    .replace("form-action 'none'", "form-action 'self'")
+    .replace("frame-ancestors 'none'", "frame-ancestors 'self'")
+    .concat("; frame-src 'self'");
 }
 
 /** Headers a page needs beyond caching: the CSP page's policy, the COEP page's isolation. */
@@ -60,7 +72,29 @@ async function serve(c: AppContext): Promise<Response> {
   return out;
 }
 
+/**
+ * Every console path that is not one of its built files answers the console's page (the app routes in the
+ * browser), with its strict policy; the built files are content-hashed and immutable.
+ */
+async function servePage(c: AppContext): Promise<Response> {
+  const { pathname } = new URL(c.req.url);
+  if (pathname.startsWith("/console/assets/")) return serve(c);
+  const page = new URL("/console/index.html", c.req.url);
+  const res = await c.env.ASSETS.fetch(new Request(page, { headers: c.req.raw.headers }));
+  if (res.status === 404) return c.notFound();
+  const out = new Response(res.body, res);
+  out.headers.set("Cache-Control", PAGE);
+  out.headers.set("X-Content-Type-Options", "nosniff");
+  out.headers.set("Content-Security-Policy", consoleCsp(c.req.url));
+  out.headers.set("X-Frame-Options", "SAMEORIGIN");
+  out.headers.set("Referrer-Policy", "same-origin");
+  out.headers.set("Cross-Origin-Opener-Policy", "same-origin");
+  return out;
+}
+
 export const assets = new Hono<AppEnv>()
+  .get("/console", servePage)
+  .get("/console/*", servePage)
   .get("/embed.js", serve)
   .get("/widget/*", serve)
   .get("/demo.html", serve)

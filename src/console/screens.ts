@@ -1,0 +1,20 @@
+// Every screen but sign-in loads on demand: the first screen carries only the shell (SPEC budget: ≤ 80 KB gzip).
+import type { ComponentType } from "preact";
+
+export type ScreenProps = { params: Record<string, string> };
+type Loader = () => Promise<{ default: ComponentType<ScreenProps> }>;
+
+export const SCREENS: Record<string, Loader> = {
+  agents: () => import("./screens/agents"),
+  agent: () => import("./screens/agent"),
+  draft: () => import("./screens/draft"),
+  playground: () => import("./screens/playground"),
+  versions: () => import("./screens/versions"),
+  releases: () => import("./screens/releases"),
+  sessions: () => import("./screens/sessions"),
+  session: () => import("./screens/session"),
+  analytics: () => import("./screens/analytics"),
+  keys: () => import("./screens/keys"),
+  secrets: () => import("./screens/secrets"),
+  webhooks: () => import("./screens/webhooks"),
+};
