@@ -10,8 +10,8 @@ export interface ConsoleSession {
   tenantId: string;
   tenantName: string;
   keyId: string;
-  /** `read`: the console shows everything and changes nothing. */
-  role: "admin" | "read";
+  /** The key's scope; `read`: the console shows everything and changes nothing. */
+  scope: "admin" | "read";
   csrfToken: string;
   expiresAt: string;
 }
@@ -34,7 +34,7 @@ export function api(): AdminClient {
 }
 
 /** True when the signed-in key may change things. */
-export const canWrite = (): boolean => session.value?.role === "admin";
+export const canWrite = (): boolean => session.value?.scope === "admin";
 
 /** A 401 from any call means the session ended (expired, signed out elsewhere, key revoked): show the sign-in. */
 async function signedOutOn401(input: string | URL | Request, init?: RequestInit): Promise<Response> {
