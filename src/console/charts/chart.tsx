@@ -3,6 +3,7 @@
 // also a table, so nothing is only visual.
 import { useId } from "preact/hooks";
 import { formatCount } from "../kit/format";
+import { Table } from "../ui/table";
 import { maxOf, niceTicks } from "./scale";
 
 export interface Series {
@@ -154,31 +155,17 @@ export function Chart(props: ChartProps) {
         <summary>
           Data table<span class="sr-only">: {props.title}</span>
         </summary>
-        <div class="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">{props.labelHeading}</th>
-                {series.map((s) => (
-                  <th scope="col" key={s.name}>
-                    {s.name}
-                  </th>
-                ))}
-              </tr>
-            </thead>
-            <tbody>
-              {labels.map((label, i) => (
-                <tr key={label}>
-                  <th scope="row">{label}</th>
-                  {series.map((s) => {
-                    const v = s.values[i] ?? null;
-                    return <td key={s.name}>{v === null ? "—" : format(v)}</td>;
-                  })}
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table label={`${props.title}: data`} head={[props.labelHeading, ...series.map((s) => s.name)]}>
+          {labels.map((label, i) => (
+            <tr key={label}>
+              <th scope="row">{label}</th>
+              {series.map((s) => {
+                const v = s.values[i] ?? null;
+                return <td key={s.name}>{v === null ? "—" : format(v)}</td>;
+              })}
+            </tr>
+          ))}
+        </Table>
       </details>
     </figure>
   );

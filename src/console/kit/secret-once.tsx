@@ -1,6 +1,7 @@
 // A credential the API shows exactly once (a new API key, a webhook secret): shown with a copy button and the
 // warning that it will not be shown again; the screen drops it from memory when the user dismisses it.
-import { useEffect, useId, useRef, useState } from "preact/hooks";
+import { useEffect, useId, useRef } from "preact/hooks";
+import { CopyButton } from "../ui/copy";
 
 export function SecretOnce(props: {
   /** The heading: "New API key created". */
@@ -13,26 +14,17 @@ export function SecretOnce(props: {
   children?: string;
 }) {
   const id = useId();
-  const [copied, setCopied] = useState<"yes" | "failed" | undefined>(undefined);
   const ref = useRef<HTMLElement>(null);
   useEffect(() => {
-    // Move focus here so a keyboard or screen-reader user meets the secret and its warning first.
+    // Focus moves here, so a keyboard or screen-reader user meets the secret and its warning first.
     ref.current?.focus();
   }, [props.value]);
-  const copy = async () => {
-    try {
-      await navigator.clipboard.writeText(props.value);
-      setCopied("yes");
-    } catch {
-      setCopied("failed");
-    }
-  };
   return (
     <section class="card secret-once" ref={ref} tabIndex={-1} aria-labelledby={`${id}-title`}>
       <h2 id={`${id}-title`}>{props.title}</h2>
-      <p class="warning">
+      <p class="warning" id={`${id}-warning`}>
         <strong>Copy it now: it is shown only this once.</strong>{" "}
-        {props.children ?? "It is stored only as a digest; if you lose it, create a new one."}
+        {props.children ?? "Only a digest is stored; if it is lost, create a new one."}
       </p>
       <label for={`${id}-value`}>{props.label}</label>
       <div class="copy-row">
@@ -43,19 +35,16 @@ export function SecretOnce(props: {
           value={props.value}
           spellcheck={false}
           autoComplete="off"
+          aria-describedby={`${id}-warning`}
           onFocus={(event) => event.currentTarget.select()}
         />
-        <button type="button" onClick={() => void copy()}>
-          Copy
+        <CopyButton text={props.value} label={`Copy ${props.label.toLowerCase()}`} />
+      </div>
+      <div class="form-actions">
+        <button type="button" onClick={props.onDone}>
+          I have saved it
         </button>
       </div>
-      <p role="status" class="note ok">
-        {copied === "yes" ? "Copied to the clipboard." : ""}
-        {copied === "failed" ? "Could not copy: select the text and copy it by hand." : ""}
-      </p>
-      <button type="button" onClick={props.onDone}>
-        I have saved it
-      </button>
     </section>
   );
 }

@@ -10,6 +10,7 @@ import { formatCount, formatMs, utcDay } from "../kit/format";
 import type { ScreenProps } from "../screens";
 import { useLoad } from "../ui/hooks";
 import { ErrorNote, Loading, Page } from "../ui/page";
+import { Table } from "../ui/table";
 
 interface Range {
   agentId: string;
@@ -203,50 +204,45 @@ function VersionComparison(props: { versions: AnalyticsItem[]; releases: Release
         <p class="muted">No activity for this agent in the range.</p>
       ) : (
         <>
-          <div class="table-wrap">
-            <table>
-              <caption class="sr-only">Versions compared</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Version</th>
-                  {release ? <th scope="col">Weight</th> : null}
-                  <th scope="col">Conversations</th>
-                  <th scope="col">Turns</th>
-                  <th scope="col">Failed</th>
-                  <th scope="col">First delta p50</th>
-                  <th scope="col">p95</th>
-                  <th scope="col">Tokens per turn (in / out)</th>
-                  <th scope="col">Helpful</th>
-                </tr>
-              </thead>
-              <tbody>
-                {all.map((v, i) => (
-                  <tr key={v.key}>
-                    <th scope="row">{labels[i]}</th>
-                    {release ? <td>{((weights.get(v.key) ?? 0) / 100).toFixed(2)}%</td> : null}
-                    <td>{formatCount(v.threads)}</td>
-                    <td>{formatCount(v.turns)}</td>
-                    <td>
-                      {formatCount(v.failedTurns)} ({percent(v.failedTurns, v.turns)})
-                    </td>
-                    <td>{formatMs(v.firstDeltaMsP50)}</td>
-                    <td>{formatMs(v.firstDeltaMsP95)}</td>
-                    <td>
-                      {v.turns === 0
-                        ? "—"
-                        : `${formatCount(Math.round(v.inputTokens / v.turns))} / ${formatCount(Math.round(v.outputTokens / v.turns))}`}
-                    </td>
-                    <td>
-                      {percent(v.feedbackUp, v.feedbackUp + v.feedbackDown)}{" "}
-                      <span class="muted">
-                        ({v.feedbackUp}↑ {v.feedbackDown}↓)
-                      </span>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Table
+            label="Versions compared"
+            head={[
+              "Version",
+              ...(release ? ["Weight"] : []),
+              "Conversations",
+              "Turns",
+              "Failed",
+              "First delta p50",
+              "p95",
+              "Tokens per turn (in / out)",
+              "Helpful",
+            ]}
+          >
+            {all.map((v, i) => (
+              <tr key={v.key}>
+                <th scope="row">{labels[i]}</th>
+                {release ? <td>{((weights.get(v.key) ?? 0) / 100).toFixed(2)}%</td> : null}
+                <td>{formatCount(v.threads)}</td>
+                <td>{formatCount(v.turns)}</td>
+                <td>
+                  {formatCount(v.failedTurns)} ({percent(v.failedTurns, v.turns)})
+                </td>
+                <td>{formatMs(v.firstDeltaMsP50)}</td>
+                <td>{formatMs(v.firstDeltaMsP95)}</td>
+                <td>
+                  {v.turns === 0
+                    ? "—"
+                    : `${formatCount(Math.round(v.inputTokens / v.turns))} / ${formatCount(Math.round(v.outputTokens / v.turns))}`}
+                </td>
+                <td>
+                  {percent(v.feedbackUp, v.feedbackUp + v.feedbackDown)}{" "}
+                  <span class="muted">
+                    ({v.feedbackUp} up, {v.feedbackDown} down)
+                  </span>
+                </td>
+              </tr>
+            ))}
+          </Table>
           <div class="charts">
             <Chart
               title="Turns by version"

@@ -2,58 +2,92 @@
 import { useState } from "preact/hooks";
 import type { ApiKeyResponse, CreatedApiKeyResponse } from "../../client/admin";
 import { api, canWrite, describeError, session } from "../api";
-import { ConfirmDialog } from "../kit/confirm-dialog";
-import { MoreButton } from "../kit/more-button";
-import { usePaged } from "../kit/paged";
 import { SecretOnce } from "../kit/secret-once";
-import { Time } from "../kit/time";
 import type { ScreenProps } from "../screens";
-import { useAction } from "../ui/hooks";
-import { ErrorNote, Loading, Page, ReadOnlyNote, StatusNote } from "../ui/page";
+import { ConfirmDialog } from "../ui/confirm";
+import { Field } from "../ui/field";
+import { useAction, usePaged } from "../ui/hooks";
+import { ErrorNote, Loading, Page, StatusNote } from "../ui/page";
+import { Pager } from "../ui/pager";
+import { Table } from "../ui/table";
+import { RelativeTime } from "../ui/time";
+import { WriteButton } from "../ui/write";
+
+const PAGE_SIZE = 50;
 
 function CreateKey(props: { onCreated: (key: CreatedApiKeyResponse) => void }) {
-  const create = useAction(async (name: string, scope: "admin" | "read") =>
-    props.onCreated(await api().apiKeys.create({ name, scope })),
-  );
+  const [name, setName] = useState("");
+  const [scope, setScope] = useState<"admin" | "read">("admin");
+  const create = useAction(async () => {
+    props.onCreated(await api().apiKeys.create({ name: name.trim(), scope }));
+    setName("");
+  });
   return (
     <form
-      class="card form-grid"
+      class="card form"
       aria-labelledby="create-key-title"
-      onSubmit={async (event) => {
+      onSubmit={(event) => {
         event.preventDefault();
-        const form = event.currentTarget as HTMLFormElement;
-        const data = new FormData(form);
-        const scope = data.get("scope") === "read" ? "read" : "admin";
-        if (await create.run(String(data.get("name") ?? "").trim(), scope)) form.reset();
+        void create.run();
       }}
     >
       <h2 id="create-key-title">Create a key</h2>
-      <div class="field">
-        <label for="key-name">Name</label>
-        <input id="key-name" name="name" required maxLength={100} placeholder="Backend (production)" />
-      </div>
-      <fieldset class="field">
-        <legend>Scope</legend>
-        <label class="inline">
-          <input type="radio" name="scope" value="admin" defaultChecked /> Admin — reads and changes
-          everything
-        </label>
-        <label class="inline">
-          <input type="radio" name="scope" value="read" /> Read — reads only (sessions, analytics, exports)
-        </label>
+      <fieldset class="plain" disabled={!canWrite() || create.pending}>
+        <Field id="key-name" label="Name" hint="What uses it, e.g. “Backend (production)”.">
+          {(control) => (
+            <input
+              {...control}
+              required
+              maxLength={100}
+              autoComplete="off"
+              value={name}
+              onInput={(e) => setName(e.currentTarget.value)}
+            />
+          )}
+        </Field>
+        <fieldset class="field choices">
+          <legend>Scope</legend>
+          <label class="choice">
+            <input
+              type="radio"
+              name="scope"
+              value="admin"
+              checked={scope === "admin"}
+              onChange={() => setScope("admin")}
+            />
+            <span>
+              <strong>Admin</strong> — reads and changes everything
+            </span>
+          </label>
+          <label class="choice">
+            <input
+              type="radio"
+              name="scope"
+              value="read"
+              checked={scope === "read"}
+              onChange={() => setScope("read")}
+            />
+            <span>
+              <strong>Read</strong> — reads only: sessions, exports, analytics
+            </span>
+          </label>
+        </fieldset>
       </fieldset>
-      {create.error ? <ErrorNote>{create.error}</ErrorNote> : null}
-      <div>
-        <button class="primary" type="submit" disabled={create.pending}>
+      {create.error ? <ErrorNote>Could not create the key: {create.error}</ErrorNote> : null}
+      <div class="form-actions">
+        <WriteButton type="submit" class="primary" disabled={create.pending}>
           {create.pending ? "Creating…" : "Create key"}
-        </button>
+        </WriteButton>
       </div>
     </form>
   );
 }
 
 export default function KeysScreen(_props: ScreenProps) {
-  const keys = usePaged((cursor) => api().apiKeys.list({ limit: 100, ...(cursor ? { cursor } : {}) }));
+  const keys = usePaged(
+    (cursor) => api().apiKeys.list({ limit: PAGE_SIZE, ...(cursor ? { cursor } : {}) }),
+    [],
+  );
   const [created, setCreated] = useState<CreatedApiKeyResponse | undefined>(undefined);
   const [revoking, setRevoking] = useState<ApiKeyResponse | undefined>(undefined);
   const [revoke, setRevoke] = useState<{ pending?: boolean; error?: string }>({});
@@ -82,100 +116,80 @@ export default function KeysScreen(_props: ScreenProps) {
       </p>
       {created ? (
         <SecretOnce
-          title={`New key “${created.name}” (${created.scope})`}
+          title={`New ${created.scope} key “${created.name}”`}
           label="API key"
           value={created.apiKey}
           onDone={() => setCreated(undefined)}
         />
       ) : null}
-      {canWrite() ? (
-        <CreateKey
-          onCreated={(key) => {
-            setDone(undefined);
-            setCreated(key);
-            keys.reload();
-          }}
-        />
-      ) : (
-        <ReadOnlyNote />
-      )}
-      <h2 id="keys-title">Keys</h2>
+      <CreateKey
+        onCreated={(key) => {
+          setDone(undefined);
+          setCreated(key);
+          keys.reload();
+        }}
+      />
+      <h2>Keys</h2>
       {done ? <StatusNote>{done}</StatusNote> : null}
-      {keys.error ? <ErrorNote>{keys.error}</ErrorNote> : null}
-      {keys.loading && keys.items.length === 0 ? <Loading /> : null}
-      <div class="table-wrap">
-        <table aria-labelledby="keys-title">
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Scope</th>
-              <th scope="col">Key</th>
-              <th scope="col">Created</th>
-              <th scope="col">Status</th>
-              <th scope="col">
-                <span class="sr-only">Actions</span>
-              </th>
+      {keys.error ? <ErrorNote>Could not list the keys: {keys.error}</ErrorNote> : null}
+      {keys.loading && !keys.data ? <Loading label="Loading the keys…" /> : null}
+      {keys.items.length > 0 ? (
+        <Table label="API keys" head={["Name", "Scope", "Key", "Created", "Status", "Actions"]}>
+          {keys.items.map((key) => (
+            <tr key={key.id}>
+              <td>
+                {key.name} {key.id === ownKeyId ? <span class="badge">this session</span> : null}
+              </td>
+              <td>{key.scope}</td>
+              <td>
+                <code>
+                  {key.prefix}…{key.last4}
+                </code>
+              </td>
+              <td>
+                <RelativeTime iso={key.createdAt} />
+              </td>
+              <td>
+                {key.revokedAt ? (
+                  <>
+                    revoked <RelativeTime iso={key.revokedAt} />
+                  </>
+                ) : (
+                  "active"
+                )}
+              </td>
+              <td>
+                {key.revokedAt ? null : (
+                  <WriteButton
+                    class="danger small"
+                    aria-label={`Revoke ${key.name}`}
+                    onClick={() => {
+                      setRevoke({});
+                      setRevoking(key);
+                    }}
+                  >
+                    Revoke…
+                  </WriteButton>
+                )}
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {keys.items.map((key) => (
-              <tr key={key.id}>
-                <td>
-                  {key.name}
-                  {key.id === ownKeyId ? <span class="badge">this session</span> : null}
-                </td>
-                <td>{key.scope}</td>
-                <td>
-                  <code>
-                    {key.prefix}…{key.last4}
-                  </code>
-                </td>
-                <td>
-                  <Time iso={key.createdAt} />
-                </td>
-                <td>
-                  {key.revokedAt ? (
-                    <>
-                      revoked <Time iso={key.revokedAt} />
-                    </>
-                  ) : (
-                    "active"
-                  )}
-                </td>
-                <td>
-                  {canWrite() && !key.revokedAt ? (
-                    <button
-                      type="button"
-                      class="danger small"
-                      aria-label={`Revoke ${key.name}`}
-                      onClick={() => {
-                        setRevoke({});
-                        setRevoking(key);
-                      }}
-                    >
-                      Revoke…
-                    </button>
-                  ) : null}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
-      <MoreButton list={keys} what="keys" />
+          ))}
+        </Table>
+      ) : null}
+      <Pager paged={keys} label="Key pages" />
       <ConfirmDialog
         open={revoking !== undefined}
         title={`Revoke “${revoking?.name ?? ""}”?`}
         confirmLabel="Revoke key"
-        pendingLabel="Revoking…"
+        danger
         pending={revoke.pending ?? false}
         error={revoke.error}
         onConfirm={() => void doRevoke()}
-        onCancel={() => setRevoking(undefined)}
+        onClose={() => setRevoking(undefined)}
       >
         <p>
           Every request with this key fails from now on
-          {revoking?.id === ownKeyId ? ", including this console session: you will be signed out" : ""}. This
+          {revoking?.id === ownKeyId ? ", this console session's included: you will be signed out" : ""}. This
           cannot be undone.
         </p>
       </ConfirmDialog>

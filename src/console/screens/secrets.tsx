@@ -1,23 +1,27 @@
 // Tenant secrets (/console/secrets): model-provider keys and signing secrets that artifacts name by alias. Values
 // are write-only: set or replace one, delete one; the console never receives a value back.
-import { useState } from "preact/hooks";
+import { useRef, useState } from "preact/hooks";
 import type { SecretResponse } from "../../client/admin";
 import { api, canWrite, describeError } from "../api";
-import { ConfirmDialog } from "../kit/confirm-dialog";
-import { MoreButton } from "../kit/more-button";
-import { usePaged } from "../kit/paged";
-import { Time } from "../kit/time";
 import type { ScreenProps } from "../screens";
-import { useAction } from "../ui/hooks";
-import { ErrorNote, Loading, Page, ReadOnlyNote, StatusNote } from "../ui/page";
+import { ConfirmDialog } from "../ui/confirm";
+import { Field } from "../ui/field";
+import { useAction, usePaged } from "../ui/hooks";
+import { EmptyNote, ErrorNote, Loading, Page, StatusNote } from "../ui/page";
+import { Pager } from "../ui/pager";
+import { Table } from "../ui/table";
+import { RelativeTime } from "../ui/time";
+import { WriteButton } from "../ui/write";
 
 /** The API's alias rule (SECRET_ALIAS in src/shared/api.ts), for the browser's own check. */
 const ALIAS_PATTERN = "[a-z0-9][a-z0-9_\\-]{0,63}";
+const PAGE_SIZE = 50;
 
 function SetSecret(props: {
   alias: string;
   onAlias: (alias: string) => void;
   onSaved: (alias: string) => void;
+  valueRef: { current: HTMLInputElement | null };
 }) {
   const save = useAction(async (alias: string, value: string) => {
     await api().secrets.put(alias, value);
@@ -25,63 +29,75 @@ function SetSecret(props: {
   });
   return (
     <form
-      class="card form-grid"
+      class="card form"
       aria-labelledby="set-secret-title"
       autoComplete="off"
       onSubmit={async (event) => {
         event.preventDefault();
-        const form = event.currentTarget as HTMLFormElement;
-        const value = form.elements.namedItem("value") as HTMLInputElement;
+        const value = props.valueRef.current;
+        if (!value) return;
         // The value leaves the field as soon as it is stored: nothing keeps it on this page.
         if (await save.run(props.alias.trim(), value.value)) value.value = "";
       }}
     >
       <h2 id="set-secret-title">Set a secret</h2>
-      <div class="field">
-        <label for="secret-alias">Alias</label>
-        <input
+      <fieldset class="plain" disabled={!canWrite() || save.pending}>
+        <Field
           id="secret-alias"
-          name="alias"
-          required
-          pattern={ALIAS_PATTERN}
-          value={props.alias}
-          onInput={(event) => props.onAlias(event.currentTarget.value)}
-          spellcheck={false}
-          aria-describedby="secret-alias-help"
-        />
-        <span id="secret-alias-help" class="muted">
-          Lowercase letters, digits, “-” and “_”, up to 64; what an artifact's <code>apiKeySecret</code> or a
-          tool's <code>signingSecret</code> names. An existing alias is replaced.
-        </span>
-      </div>
-      <div class="field">
-        <label for="secret-value">Value</label>
-        <input
+          label="Alias"
+          hint={
+            <>
+              Lowercase letters, digits, “-” and “_”, up to 64: what an artifact's <code>apiKeySecret</code>{" "}
+              or a tool's <code>signingSecret</code> names. An existing alias is replaced.
+            </>
+          }
+        >
+          {(control) => (
+            <input
+              {...control}
+              required
+              pattern={ALIAS_PATTERN}
+              maxLength={64}
+              spellcheck={false}
+              value={props.alias}
+              onInput={(event) => props.onAlias(event.currentTarget.value)}
+            />
+          )}
+        </Field>
+        <Field
           id="secret-value"
-          name="value"
-          type="password"
-          required
-          autoComplete="new-password"
-          spellcheck={false}
-          aria-describedby="secret-value-help"
-        />
-        <span id="secret-value-help" class="muted">
-          Encrypted at rest and never shown again, here or by the API.
-        </span>
-      </div>
-      {save.error ? <ErrorNote>{save.error}</ErrorNote> : null}
-      <div>
-        <button class="primary" type="submit" disabled={save.pending}>
+          label="Value"
+          hint="Encrypted at rest and never shown again, here or by the API."
+        >
+          {(control) => (
+            <input
+              {...control}
+              ref={props.valueRef}
+              type="password"
+              required
+              autoComplete="new-password"
+              spellcheck={false}
+            />
+          )}
+        </Field>
+      </fieldset>
+      {save.error ? <ErrorNote>Could not save the secret: {save.error}</ErrorNote> : null}
+      <div class="form-actions">
+        <WriteButton type="submit" class="primary" disabled={save.pending}>
           {save.pending ? "Saving…" : "Save secret"}
-        </button>
+        </WriteButton>
       </div>
     </form>
   );
 }
 
 export default function SecretsScreen(_props: ScreenProps) {
-  const secrets = usePaged((cursor) => api().secrets.list({ limit: 100, ...(cursor ? { cursor } : {}) }));
+  const secrets = usePaged(
+    (cursor) => api().secrets.list({ limit: PAGE_SIZE, ...(cursor ? { cursor } : {}) }),
+    [],
+  );
   const [alias, setAlias] = useState("");
+  const valueRef = useRef<HTMLInputElement>(null);
   const [done, setDone] = useState<string | undefined>(undefined);
   const [deleting, setDeleting] = useState<SecretResponse | undefined>(undefined);
   const [del, setDel] = useState<{ pending?: boolean; error?: string }>({});
@@ -102,97 +118,75 @@ export default function SecretsScreen(_props: ScreenProps) {
 
   return (
     <Page title="Secrets">
-      {canWrite() ? (
-        <SetSecret
-          alias={alias}
-          onAlias={setAlias}
-          onSaved={(saved) => {
-            setDone(`Saved “${saved}”. Its value is not shown again.`);
-            setAlias("");
-            secrets.reload();
-          }}
-        />
-      ) : (
-        <ReadOnlyNote />
-      )}
-      <h2 id="secrets-title">Aliases</h2>
+      <SetSecret
+        alias={alias}
+        onAlias={setAlias}
+        valueRef={valueRef}
+        onSaved={(saved) => {
+          setDone(`Saved “${saved}”. Its value is not shown again.`);
+          setAlias("");
+          secrets.reload();
+        }}
+      />
+      <h2>Aliases</h2>
       {done ? <StatusNote>{done}</StatusNote> : null}
-      {secrets.error ? <ErrorNote>{secrets.error}</ErrorNote> : null}
-      {secrets.loading && secrets.items.length === 0 ? <Loading /> : null}
-      {!secrets.loading && secrets.items.length === 0 && !secrets.error ? (
-        <p class="muted">No secrets yet.</p>
+      {secrets.error ? <ErrorNote>Could not list the secrets: {secrets.error}</ErrorNote> : null}
+      {secrets.loading && !secrets.data ? <Loading label="Loading the secrets…" /> : null}
+      {secrets.data && secrets.items.length === 0 && secrets.page === 1 ? (
+        <EmptyNote>No secrets yet.</EmptyNote>
       ) : null}
       {secrets.items.length > 0 ? (
-        <div class="table-wrap">
-          <table aria-labelledby="secrets-title">
-            <thead>
-              <tr>
-                <th scope="col">Alias</th>
-                <th scope="col">Value</th>
-                <th scope="col">Created</th>
-                <th scope="col">Updated</th>
-                <th scope="col">
-                  <span class="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {secrets.items.map((s) => (
-                <tr key={s.alias}>
-                  <td>
-                    <code>{s.alias}</code>
-                  </td>
-                  <td class="muted">hidden (write-only)</td>
-                  <td>
-                    <Time iso={s.createdAt} />
-                  </td>
-                  <td>
-                    <Time iso={s.updatedAt} />
-                  </td>
-                  <td class="row-actions">
-                    {canWrite() ? (
-                      <>
-                        <button
-                          type="button"
-                          class="small"
-                          aria-label={`Replace the value of ${s.alias}`}
-                          onClick={() => {
-                            setAlias(s.alias);
-                            document.getElementById("secret-value")?.focus();
-                          }}
-                        >
-                          Replace…
-                        </button>
-                        <button
-                          type="button"
-                          class="danger small"
-                          aria-label={`Delete ${s.alias}`}
-                          onClick={() => {
-                            setDel({});
-                            setDeleting(s);
-                          }}
-                        >
-                          Delete…
-                        </button>
-                      </>
-                    ) : null}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table label="Secrets" head={["Alias", "Value", "Created", "Updated", "Actions"]}>
+          {secrets.items.map((s) => (
+            <tr key={s.alias}>
+              <td>
+                <code>{s.alias}</code>
+              </td>
+              <td class="muted">hidden (write-only)</td>
+              <td>
+                <RelativeTime iso={s.createdAt} />
+              </td>
+              <td>
+                <RelativeTime iso={s.updatedAt} />
+              </td>
+              <td>
+                <div class="row-actions">
+                  <WriteButton
+                    class="small"
+                    aria-label={`Replace the value of ${s.alias}`}
+                    onClick={() => {
+                      setAlias(s.alias);
+                      valueRef.current?.focus();
+                    }}
+                  >
+                    Replace…
+                  </WriteButton>
+                  <WriteButton
+                    class="danger small"
+                    aria-label={`Delete ${s.alias}`}
+                    onClick={() => {
+                      setDel({});
+                      setDeleting(s);
+                    }}
+                  >
+                    Delete…
+                  </WriteButton>
+                </div>
+              </td>
+            </tr>
+          ))}
+        </Table>
       ) : null}
-      <MoreButton list={secrets} what="secrets" />
+      <Pager paged={secrets} label="Secret pages" />
       <ConfirmDialog
         open={deleting !== undefined}
         title={`Delete the secret “${deleting?.alias ?? ""}”?`}
         confirmLabel="Delete secret"
-        pendingLabel="Deleting…"
+        danger
         pending={del.pending ?? false}
         error={del.error}
         onConfirm={() => void doDelete()}
-        onCancel={() => setDeleting(undefined)}
+        onClose={() => setDeleting(undefined)}
       >
         <p>
           Agents and tools that name this alias fail (model calls, tool signatures) until it is set again. The

@@ -3,10 +3,8 @@
 import { useEffect, useMemo, useState } from "preact/hooks";
 import type { MessageResponse, SessionResponse } from "../../client/admin";
 import { AgentThreadsError } from "../../client/http";
-import { api, canWrite, describeError } from "../api";
-import { ConfirmDialog } from "../kit/confirm-dialog";
+import { api, describeError } from "../api";
 import { plural } from "../kit/format";
-import { Time } from "../kit/time";
 import { href } from "../router";
 import type { ScreenProps } from "../screens";
 import { BranchOutline } from "../sessions/branch-outline";
@@ -19,7 +17,10 @@ import {
   pathTo,
   type TreeNode,
 } from "../sessions/tree";
+import { ConfirmDialog } from "../ui/confirm";
 import { ErrorNote, Loading, Page, StatusNote } from "../ui/page";
+import { RelativeTime } from "../ui/time";
+import { WriteButton } from "../ui/write";
 
 /** Pages of 200: a conversation longer than this is shown up to here, with a note. */
 const MAX_PAGES = 50;
@@ -81,11 +82,11 @@ function Facts(props: { session: SessionResponse }) {
       <dd>{s.hold ? `${s.hold.reason} (${s.hold.scope}, since ${s.hold.since.slice(0, 10)})` : "none"}</dd>
       <dt>Started</dt>
       <dd>
-        <Time iso={s.createdAt} />
+        <RelativeTime iso={s.createdAt} />
       </dd>
       <dt>Updated</dt>
       <dd>
-        <Time iso={s.updatedAt} />
+        <RelativeTime iso={s.updatedAt} />
       </dd>
       <dt>Thread id</dt>
       <dd>
@@ -229,11 +230,9 @@ export default function SessionScreen(props: ScreenProps) {
           <button type="button" onClick={() => void doExport()}>
             Export JSON
           </button>
-          {canWrite() ? (
-            <button type="button" class="danger" onClick={() => setErase({ open: true })}>
-              Erase…
-            </button>
-          ) : null}
+          <WriteButton class="danger" onClick={() => setErase({ open: true })}>
+            Erase…
+          </WriteButton>
         </>
       }
     >
@@ -278,11 +277,11 @@ export default function SessionScreen(props: ScreenProps) {
         open={erase.open}
         title="Erase this conversation?"
         confirmLabel="Erase conversation"
-        pendingLabel="Erasing…"
+        danger
         pending={erase.pending ?? false}
         error={erase.error}
         onConfirm={() => void doErase()}
-        onCancel={() => setErase({ open: false })}
+        onClose={() => setErase({ open: false })}
       >
         <p>
           Every message, branch, run, tool call and search entry of this conversation is deleted everywhere,

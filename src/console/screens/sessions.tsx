@@ -1,14 +1,15 @@
 // The tenant's conversations (/console/sessions): filters (agent, subject, mode, updated since), full-text search of
 // message text (`q`), and paging. The filters live in the address, so a search can be shared, reloaded and gone back to.
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import type { AgentResponse, SessionResponse } from "../../client/admin";
-import { api, describeError } from "../api";
+import { api } from "../api";
 import { plural } from "../kit/format";
-import { Time } from "../kit/time";
 import { href } from "../router";
 import type { ScreenProps } from "../screens";
-import { useLoad } from "../ui/hooks";
+import { useLoad, usePaged } from "../ui/hooks";
 import { ErrorNote, Loading, Page } from "../ui/page";
+import { Pager } from "../ui/pager";
+import { RelativeTime } from "../ui/time";
 
 type Item = SessionResponse & { match?: { entryId: string; snippet: string } };
 
@@ -93,7 +94,7 @@ function Row(props: { item: Item; q: string }) {
           subject <code class="wrap">{s.subject}</code>
         </span>
         <span>
-          updated <Time iso={s.updatedAt} />
+          updated <RelativeTime iso={s.updatedAt} />
         </span>
         {s.lastRun && s.lastRun.status !== "succeeded" ? (
           <span class="badge error">last run {s.lastRun.status}</span>
@@ -172,64 +173,39 @@ function FilterForm(props: { agents: AgentResponse[]; value: Filters; onApply: (
 
 export default function SessionsScreen(_props: ScreenProps) {
   const [filters, setFilters] = useState<Filters>(filtersFromUrl);
-  const [items, setItems] = useState<Item[]>([]);
-  const [next, setNext] = useState<string | undefined>(undefined);
-  const [state, setState] = useState<{ loading: boolean; error?: string }>({ loading: true });
   const agents = useLoad(async () => (await api().agents.list({ limit: 200 })).items, []);
-
-  // Answers of an earlier filter that arrive late are dropped.
-  const generation = useRef(0);
-  const load = async (f: Filters, cursor?: string) => {
-    const mine = cursor ? generation.current : ++generation.current;
-    setState({ loading: true });
-    try {
-      const page = await api().sessions.list(listQuery(f, cursor));
-      if (mine !== generation.current) return;
-      setItems((before) => (cursor ? [...before, ...page.items] : page.items));
-      setNext(page.nextCursor);
-      setState({ loading: false });
-    } catch (error) {
-      if (mine === generation.current) setState({ loading: false, error: describeError(error) });
-    }
-  };
-
-  useEffect(() => {
-    writeUrl(filters);
-    setItems([]);
-    setNext(undefined);
-    void load(filters);
-  }, [filters]);
+  const paged = usePaged<Item>((cursor) => api().sessions.list(listQuery(filters, cursor)), [filters]);
+  useEffect(() => writeUrl(filters), [filters]);
 
   const searching = filters.q !== "";
   const anyFilter = FIELDS.some((f) => filters[f] !== "");
+  const { items } = paged;
   return (
     <Page title="Sessions">
       <FilterForm agents={agents.data ?? []} value={filters} onApply={setFilters} />
       {agents.error ? <ErrorNote>Could not list the agents: {agents.error}</ErrorNote> : null}
       <h2 id="results-title">{searching ? `Conversations matching “${filters.q}”` : "Conversations"}</h2>
-      {state.error ? <ErrorNote>{state.error}</ErrorNote> : null}
+      {paged.error ? <ErrorNote>Could not list the conversations: {paged.error}</ErrorNote> : null}
       <p role="status" class="muted">
-        {state.loading && items.length === 0
+        {paged.loading
           ? ""
           : items.length === 0
-            ? anyFilter
-              ? "No conversation matches."
-              : "No conversations yet."
-            : `Showing ${plural(items.length, "conversation")}${next ? " (more below)" : ""}.`}
+            ? paged.page > 1
+              ? "No more conversations."
+              : anyFilter
+                ? "No conversation matches."
+                : "No conversations yet."
+            : `Page ${paged.page}: ${plural(items.length, "conversation")}${paged.hasNext ? ", more on the next page" : ""}.`}
       </p>
-      {state.loading && items.length === 0 ? <Loading /> : null}
+      {paged.loading && !paged.data ? <Loading label="Loading the conversations…" /> : null}
       {items.length > 0 ? (
-        <ul class="session-list" aria-labelledby="results-title">
+        <ul class="session-list" aria-labelledby="results-title" aria-busy={paged.loading}>
           {items.map((item) => (
             <Row key={item.threadId} item={item} q={filters.q} />
           ))}
         </ul>
       ) : null}
-      {next ? (
-        <button type="button" onClick={() => void load(filters, next)} disabled={state.loading}>
-          {state.loading ? "Loading…" : "Load more"}
-        </button>
-      ) : null}
+      <Pager paged={paged} label="Conversation pages" />
     </Page>
   );
 }

@@ -1,17 +1,18 @@
 // Event webhooks (/console/webhooks): endpoints (create with the secret shown once, edit, rotate the secret, delete),
 // each endpoint's delivery log, and redelivery of one event (docs/webhooks.md).
 import { useState } from "preact/hooks";
-import type { Page as ListPage } from "../../client/http";
 import type { DeliveryView, EventType, WebhookResponse, WebhookWithSecret } from "../../client/webhooks";
 import { api, canWrite, describeError } from "../api";
-import { ConfirmDialog } from "../kit/confirm-dialog";
-import { MoreButton } from "../kit/more-button";
-import { usePaged } from "../kit/paged";
 import { SecretOnce } from "../kit/secret-once";
-import { Time } from "../kit/time";
 import type { ScreenProps } from "../screens";
-import { useAction } from "../ui/hooks";
-import { ErrorNote, Loading, Page, ReadOnlyNote, StatusNote } from "../ui/page";
+import { ConfirmDialog } from "../ui/confirm";
+import { Field, fieldErrors } from "../ui/field";
+import { useAction, usePaged } from "../ui/hooks";
+import { EmptyNote, ErrorNote, Loading, Page, StatusNote } from "../ui/page";
+import { Pager } from "../ui/pager";
+import { Table } from "../ui/table";
+import { RelativeTime } from "../ui/time";
+import { WriteButton } from "../ui/write";
 
 /** Every event type (the Record's keys must be exactly the API's), with what it means. */
 const EVENT_HELP: Record<EventType, string> = {
@@ -51,9 +52,15 @@ function EndpointForm(props: {
   const action = useAction(props.onSubmit);
   const [noEvents, setNoEvents] = useState(false);
   const p = props.idPrefix;
+  const { byField, rest } = fieldErrors((action.failure as { details?: unknown } | undefined)?.details, [
+    "url",
+    "events",
+    "description",
+  ]);
+  const eventsError = noEvents ? "Choose at least one event." : byField.events;
   return (
     <form
-      class="card form-grid"
+      class="card form"
       aria-labelledby={`${p}-title`}
       onSubmit={async (event) => {
         event.preventDefault();
@@ -65,56 +72,69 @@ function EndpointForm(props: {
       }}
     >
       <h3 id={`${p}-title`}>{props.title}</h3>
-      <div class="field">
-        <label for={`${p}-url`}>URL</label>
-        <input
+      <fieldset class="plain" disabled={!canWrite() || action.pending}>
+        <Field
           id={`${p}-url`}
-          name="url"
-          type="url"
-          required
-          maxLength={2048}
-          defaultValue={props.initial?.url ?? ""}
-          placeholder="https://crm.example.com/hooks/agent"
-          spellcheck={false}
-          aria-describedby={`${p}-url-help`}
-        />
-        <span id={`${p}-url-help`} class="muted">
-          Public https on the default port (in development also http://127.0.0.1:port).
-        </span>
-      </div>
-      <fieldset class="field" aria-describedby={noEvents ? `${p}-events-error` : undefined}>
-        <legend>Events</legend>
-        {EVENT_TYPES.map((type) => (
-          <label class="inline" key={type}>
+          label="URL"
+          hint="Public https on the default port; under npm run dev also http://127.0.0.1:<port>."
+          error={byField.url}
+        >
+          {(control) => (
             <input
-              type="checkbox"
-              name="events"
-              value={type}
-              defaultChecked={props.initial ? props.initial.events.includes(type) : true}
-            />{" "}
-            <code>{type}</code> <span class="muted">— {EVENT_HELP[type]}</span>
-          </label>
-        ))}
-        {noEvents ? (
-          <span id={`${p}-events-error`} class="field-error" role="alert">
-            Choose at least one event.
-          </span>
-        ) : null}
+              {...control}
+              name="url"
+              type="url"
+              required
+              maxLength={2048}
+              defaultValue={props.initial?.url ?? ""}
+              placeholder="https://crm.example.com/hooks/agent"
+              spellcheck={false}
+            />
+          )}
+        </Field>
+        <fieldset
+          class="field choices"
+          aria-describedby={eventsError ? `${p}-events-error` : undefined}
+          aria-invalid={eventsError ? true : undefined}
+        >
+          <legend>Events</legend>
+          {EVENT_TYPES.map((type) => (
+            <label class="choice" key={type}>
+              <input
+                type="checkbox"
+                name="events"
+                value={type}
+                defaultChecked={props.initial ? props.initial.events.includes(type) : true}
+              />
+              <span>
+                <code>{type}</code> <span class="muted">— {EVENT_HELP[type]}</span>
+              </span>
+            </label>
+          ))}
+          {eventsError ? (
+            <p id={`${p}-events-error`} class="field-error">
+              {eventsError}
+            </p>
+          ) : null}
+        </fieldset>
+        <Field id={`${p}-description`} label="Description (optional)" error={byField.description}>
+          {(control) => (
+            <input
+              {...control}
+              name="description"
+              maxLength={500}
+              defaultValue={props.initial?.description ?? ""}
+            />
+          )}
+        </Field>
       </fieldset>
-      <div class="field">
-        <label for={`${p}-description`}>Description (optional)</label>
-        <input
-          id={`${p}-description`}
-          name="description"
-          maxLength={500}
-          defaultValue={props.initial?.description ?? ""}
-        />
-      </div>
-      {action.error ? <ErrorNote>{action.error}</ErrorNote> : null}
-      <div class="row-actions">
-        <button class="primary" type="submit" disabled={action.pending}>
+      {action.error ? (
+        <ErrorNote>Could not save the endpoint: {rest.length > 0 ? rest.join("; ") : action.error}</ErrorNote>
+      ) : null}
+      <div class="form-actions">
+        <WriteButton type="submit" class="primary" disabled={action.pending}>
           {action.pending ? "Saving…" : props.submitLabel}
-        </button>
+        </WriteButton>
         {props.onCancel ? (
           <button type="button" onClick={props.onCancel}>
             Cancel
@@ -128,8 +148,7 @@ function EndpointForm(props: {
 function DeliveryLog(props: { endpoint: WebhookResponse }) {
   const id = props.endpoint.id;
   const log = usePaged(
-    (cursor): Promise<ListPage<DeliveryView>> =>
-      api().webhooks.deliveries(id, { limit: 50, ...(cursor ? { cursor } : {}) }),
+    (cursor) => api().webhooks.deliveries(id, { limit: 25, ...(cursor ? { cursor } : {}) }),
     [id],
   );
   const [note, setNote] = useState<{ ok?: string; error?: string }>({});
@@ -140,89 +159,71 @@ function DeliveryLog(props: { endpoint: WebhookResponse }) {
       setNote({ ok: `Queued a new delivery of ${delivery.eventType} (${delivery.eventId}).` });
       log.reload();
     } catch (error) {
-      setNote({ error: describeError(error) });
+      setNote({ error: `Could not redeliver: ${describeError(error)}` });
     }
   };
   const titleId = `log-${id}`;
   return (
     <section class="delivery-log" aria-labelledby={titleId}>
       <div class="page-head">
-        <h3 id={titleId}>Delivery log</h3>
+        <h4 id={titleId}>Delivery log</h4>
         <button type="button" class="small" onClick={log.reload} disabled={log.loading}>
           Refresh
         </button>
       </div>
       {note.ok ? <StatusNote>{note.ok}</StatusNote> : null}
       {note.error ? <ErrorNote>{note.error}</ErrorNote> : null}
-      {log.error ? <ErrorNote>{log.error}</ErrorNote> : null}
-      {log.loading && log.items.length === 0 ? <Loading /> : null}
-      {!log.loading && log.items.length === 0 && !log.error ? (
-        <p class="muted">No deliveries yet: events appear here as they happen.</p>
+      {log.error ? <ErrorNote>Could not read the log: {log.error}</ErrorNote> : null}
+      {log.loading && !log.data ? <Loading label="Loading the deliveries…" /> : null}
+      {log.data && log.items.length === 0 && log.page === 1 ? (
+        <EmptyNote>No deliveries yet: events appear here as they happen.</EmptyNote>
       ) : null}
       {log.items.length > 0 ? (
-        <div class="table-wrap">
-          <table aria-labelledby={titleId}>
-            <thead>
-              <tr>
-                <th scope="col">Event</th>
-                <th scope="col">Status</th>
-                <th scope="col">Attempts</th>
-                <th scope="col">Last answer</th>
-                <th scope="col">Created</th>
-                <th scope="col">
-                  <span class="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {log.items.map((d) => (
-                <tr key={d.id}>
-                  <td>
-                    <code>{d.eventType}</code>
+        <Table
+          label={`Deliveries to ${props.endpoint.url}`}
+          head={["Event", "Status", "Attempts", "Last answer", "Created", "Actions"]}
+        >
+          {log.items.map((d) => (
+            <tr key={d.id}>
+              <td>
+                <code>{d.eventType}</code>
+                <br />
+                <code class="muted wrap">{d.eventId}</code>
+              </td>
+              <td>
+                <span
+                  class={`badge ${d.status === "failed" ? "error" : d.status === "succeeded" ? "ok" : ""}`}
+                >
+                  {d.status}
+                </span>
+                {d.nextAttemptAt ? (
+                  <>
                     <br />
                     <span class="muted">
-                      <code>{d.eventId}</code>
+                      next <RelativeTime iso={d.nextAttemptAt} />
                     </span>
-                  </td>
-                  <td>
-                    <span
-                      class={`badge ${d.status === "failed" ? "error" : d.status === "succeeded" ? "ok" : ""}`}
-                    >
-                      {d.status}
-                    </span>
-                    {d.nextAttemptAt ? (
-                      <>
-                        <br />
-                        <span class="muted">
-                          next <Time iso={d.nextAttemptAt} />
-                        </span>
-                      </>
-                    ) : null}
-                  </td>
-                  <td>{d.attempts}</td>
-                  <td>{d.lastStatusCode !== undefined ? `HTTP ${d.lastStatusCode}` : "—"}</td>
-                  <td>
-                    <Time iso={d.createdAt} />
-                  </td>
-                  <td>
-                    {canWrite() ? (
-                      <button
-                        type="button"
-                        class="small"
-                        aria-label={`Redeliver ${d.eventType} ${d.eventId}`}
-                        onClick={() => void redeliver(d)}
-                      >
-                        Redeliver
-                      </button>
-                    ) : null}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+                  </>
+                ) : null}
+              </td>
+              <td>{d.attempts}</td>
+              <td>{d.lastStatusCode !== undefined ? `HTTP ${d.lastStatusCode}` : "—"}</td>
+              <td>
+                <RelativeTime iso={d.createdAt} />
+              </td>
+              <td>
+                <WriteButton
+                  class="small"
+                  aria-label={`Redeliver ${d.eventType} ${d.eventId}`}
+                  onClick={() => void redeliver(d)}
+                >
+                  Redeliver
+                </WriteButton>
+              </td>
+            </tr>
+          ))}
+        </Table>
       ) : null}
-      <MoreButton list={log} what="deliveries" />
+      <Pager paged={log} label="Delivery pages" />
     </section>
   );
 }
@@ -239,30 +240,24 @@ function Endpoint(props: {
   const [editing, setEditing] = useState(false);
   return (
     <li class="card endpoint">
-      <h3 class="endpoint-url">
+      <h3>
         <code class="wrap">{e.url}</code>
       </h3>
       {e.description ? <p>{e.description}</p> : null}
       <p class="muted">
-        {e.events.join(", ")} · created <Time iso={e.createdAt} />
+        {e.events.join(", ")} · created <RelativeTime iso={e.createdAt} />
       </p>
       <div class="row-actions">
         <button type="button" aria-expanded={props.logOpen} onClick={props.onToggleLog}>
           {props.logOpen ? "Hide delivery log" : "Delivery log"}
         </button>
-        {canWrite() ? (
-          <>
-            <button type="button" onClick={() => setEditing(!editing)} aria-expanded={editing}>
-              Edit
-            </button>
-            <button type="button" onClick={props.onRotate}>
-              Rotate secret…
-            </button>
-            <button type="button" class="danger" onClick={props.onDelete}>
-              Delete…
-            </button>
-          </>
-        ) : null}
+        <WriteButton onClick={() => setEditing(!editing)} aria-expanded={editing}>
+          Edit
+        </WriteButton>
+        <WriteButton onClick={props.onRotate}>Rotate secret…</WriteButton>
+        <WriteButton class="danger" onClick={props.onDelete}>
+          Delete…
+        </WriteButton>
       </div>
       {editing ? (
         <EndpointForm
@@ -290,7 +285,10 @@ function Endpoint(props: {
 type Confirm = { kind: "delete" | "rotate"; endpoint: WebhookResponse; pending?: boolean; error?: string };
 
 export default function WebhooksScreen(_props: ScreenProps) {
-  const endpoints = usePaged((cursor) => api().webhooks.list({ limit: 50, ...(cursor ? { cursor } : {}) }));
+  const endpoints = usePaged(
+    (cursor) => api().webhooks.list({ limit: 20, ...(cursor ? { cursor } : {}) }),
+    [],
+  );
   const [secret, setSecret] = useState<WebhookWithSecret | undefined>(undefined);
   const [done, setDone] = useState<string | undefined>(undefined);
   const [openLog, setOpenLog] = useState<string | undefined>(undefined);
@@ -335,29 +333,25 @@ export default function WebhooksScreen(_props: ScreenProps) {
           Your receiver verifies every delivery with it. If it is lost, rotate the secret.
         </SecretOnce>
       ) : null}
-      {canWrite() ? (
-        <EndpointForm
-          idPrefix="new-endpoint"
-          title="Add an endpoint"
-          submitLabel="Add endpoint"
-          onSubmit={async (fields) => {
-            const created = await api().webhooks.create({
-              url: fields.url,
-              events: fields.events,
-              ...(fields.description ? { description: fields.description } : {}),
-            });
-            changed(`Added ${created.url}.`, created);
-          }}
-        />
-      ) : (
-        <ReadOnlyNote />
-      )}
+      <EndpointForm
+        idPrefix="new-endpoint"
+        title="Add an endpoint"
+        submitLabel="Add endpoint"
+        onSubmit={async (fields) => {
+          const created = await api().webhooks.create({
+            url: fields.url,
+            events: fields.events,
+            ...(fields.description ? { description: fields.description } : {}),
+          });
+          changed(`Added ${created.url}.`, created);
+        }}
+      />
       <h2 id="endpoints-title">Endpoints</h2>
       {done ? <StatusNote>{done}</StatusNote> : null}
       {endpoints.error ? <ErrorNote>{endpoints.error}</ErrorNote> : null}
-      {endpoints.loading && endpoints.items.length === 0 ? <Loading /> : null}
-      {!endpoints.loading && endpoints.items.length === 0 && !endpoints.error ? (
-        <p class="muted">No endpoints yet.</p>
+      {endpoints.loading && !endpoints.data ? <Loading label="Loading the endpoints…" /> : null}
+      {endpoints.data && endpoints.items.length === 0 && endpoints.page === 1 ? (
+        <EmptyNote>No endpoints yet.</EmptyNote>
       ) : null}
       <ul class="endpoints" aria-labelledby="endpoints-title">
         {endpoints.items.map((e) => (
@@ -372,7 +366,7 @@ export default function WebhooksScreen(_props: ScreenProps) {
           />
         ))}
       </ul>
-      <MoreButton list={endpoints} what="endpoints" />
+      <Pager paged={endpoints} label="Endpoint pages" />
       <ConfirmDialog
         open={confirm !== undefined}
         title={
@@ -381,10 +375,11 @@ export default function WebhooksScreen(_props: ScreenProps) {
             : `Delete ${confirm?.endpoint.url ?? ""}?`
         }
         confirmLabel={confirm?.kind === "rotate" ? "Rotate secret" : "Delete endpoint"}
+        danger={confirm?.kind === "delete"}
         pending={confirm?.pending ?? false}
         error={confirm?.error}
         onConfirm={() => void doConfirm()}
-        onCancel={() => setConfirm(undefined)}
+        onClose={() => setConfirm(undefined)}
       >
         <p>
           {confirm?.kind === "rotate"

@@ -1,7 +1,7 @@
 // One branch of a conversation, root → leaf, with a switcher at every fork ("2 of 3") that moves to another branch
 // without losing the place, tool calls and their results, feedback and each run's model input.
 import type { MessageResponse } from "../../client/admin";
-import { Time } from "../kit/time";
+import { RelativeTime } from "../ui/time";
 import {
   forkLabel,
   jsonText,
@@ -75,7 +75,7 @@ function Feedback(props: { feedback: NonNullable<MessageResponse["feedback"]> })
   return (
     <p class="feedback">
       Feedback: <strong>{rating === "up" ? "helpful 👍" : "not helpful 👎"}</strong>
-      {comment ? <> — “{comment}”</> : null} <Time iso={at} />
+      {comment ? <> — “{comment}”</> : null} <RelativeTime iso={at} />
     </p>
   );
 }
@@ -97,7 +97,7 @@ function Message(props: {
         <Switcher tree={props.tree} node={props.node} onPick={props.onPick} />
         <p>
           Version changed from v{change.fromVersion} to v{change.toVersion} (by {change.by}),{" "}
-          <Time iso={m.createdAt} />
+          <RelativeTime iso={m.createdAt} />
         </p>
       </li>
     );
@@ -116,7 +116,7 @@ function Message(props: {
           <strong>{roleLabel(m)}</strong>
           {m.version !== null ? <span class="badge">v{m.version}</span> : null}
           {m.status && m.status !== "complete" ? <span class="badge error">{m.status}</span> : null}
-          <Time iso={m.createdAt} />
+          <RelativeTime iso={m.createdAt} />
         </header>
         {calls.length > 0 ? <ToolCalls calls={calls} /> : null}
         {text ? <p class="text">{text}</p> : <p class="muted">(no text kept)</p>}
