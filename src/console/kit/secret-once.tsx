@@ -38,7 +38,7 @@ export function SecretOnce(props: {
           aria-describedby={`${id}-warning`}
           onFocus={(event) => event.currentTarget.select()}
         />
-        <CopyButton text={props.value} label={`Copy ${props.label.toLowerCase()}`} />
+        <CopyButton text={props.value} label={`Copy ${props.label}`} />
       </div>
       <div class="form-actions">
         <button type="button" onClick={props.onDone}>
