@@ -9,8 +9,16 @@ import { createServer } from "node:http";
 import { after, before, describe, test } from "node:test";
 import { AdminClient } from "agent-threads/client";
 import { request } from "../../scripts/lib/http-client.mjs";
-import { axeViolations, consolePage, screenshot, signIn } from "./console-helpers.mjs";
-import { API_KEY, BASE_URL, useBrowser, waitForText } from "./helpers.mjs";
+import {
+  CONSOLE_KEYS,
+  checkScreen,
+  cspViolations,
+  PHONE,
+  signIn,
+  useConsoleBrowser,
+  waitForHeading,
+} from "./console-helpers.mjs";
+import { API_KEY, BASE_URL, waitForText } from "./helpers.mjs";
 
 const admin = new AdminClient({ baseUrl: BASE_URL, apiKey: API_KEY });
 
@@ -80,7 +88,11 @@ async function seedToolAgent(toolUrl) {
 async function turn(launch, text, parentId) {
   const res = await request(BASE_URL, "POST", `/v1/threads/${launch.threadId}/messages`, {
     token: launch.token,
-    body: { clientMessageId: `cm_${randomBytes(8).toString("hex")}`, text, ...(parentId ? { parentId } : {}) },
+    body: {
+      clientMessageId: `cm_${randomBytes(8).toString("hex")}`,
+      text,
+      ...(parentId ? { parentId } : {}),
+    },
     timeoutMs: 30_000,
   });
   assert.equal(res.status, 201, JSON.stringify(res.body));
@@ -108,12 +120,21 @@ async function seedConversation(agentId, word) {
   const [u1, a1] = await turn(launch, `Where is order ${word}?`);
   await turn(launch, "Thanks for checking");
   const [forked] = await turn(launch, `And order 43, ${word}?`, a1.id);
-  await until(async () => (await admin.sessions.messages(launch.threadId)).items.length >= 6, "the projection");
+  await until(
+    async () => (await admin.sessions.messages(launch.threadId)).items.length >= 6,
+    "the projection",
+  );
   return { threadId: launch.threadId, subject, u1, a1, forked };
 }
 
 describe("console: sessions, analytics, keys, secrets, webhooks", () => {
-  const browser = useBrowser();
+  const browser = useConsoleBrowser();
+  /** A page at `path`, signed in with the tests' admin key; the screen of `path` shows once signed in. */
+  const open = async (path, options = {}) => {
+    const { page, log } = await browser.open({ path, ...options });
+    await signIn(page, CONSOLE_KEYS.admin);
+    return { page, log };
+  };
   let tools;
   let agent;
   let seeded;
@@ -130,10 +151,8 @@ describe("console: sessions, analytics, keys, secrets, webhooks", () => {
   });
 
   test("the session view shows the tree: both branches, the tool call, and the run's verified model input", async () => {
-    const page = await consolePage(browser);
-    await signIn(page);
-    await page.goto(`${BASE_URL}/console/sessions/${seeded.threadId}`);
-    await page.getByRole("heading", { level: 1, name: `Where is order ${word}?` }).waitFor();
+    const { page, log } = await open(`/console/sessions/${seeded.threadId}`);
+    await waitForHeading(page, `Where is order ${word}?`);
 
     const outline = page.getByRole("navigation", { name: "2 branches" });
     await outline.waitFor();
@@ -150,7 +169,10 @@ describe("console: sessions, analytics, keys, secrets, webhooks", () => {
     const first = page.getByRole("list", { name: /^Messages of branch 1/ });
     await waitForText(first, "Thanks for checking");
     assert.doesNotMatch(await first.textContent(), /And order 43/);
-    await waitForText(page.getByRole("status").filter({ hasText: "Showing branch" }), "Showing branch 1 of 2.");
+    await waitForText(
+      page.getByRole("status").filter({ hasText: "Showing branch" }),
+      "Showing branch 1 of 2.",
+    );
     await outline.getByRole("button", { name: /Branch 2 \(current\)/ }).click();
     await waitForText(page.getByRole("list", { name: /^Messages of branch 2/ }), "And order 43");
 
@@ -172,14 +194,13 @@ describe("console: sessions, analytics, keys, secrets, webhooks", () => {
     await waitForText(audit, reply.inputDigest);
     await waitForText(audit, `Where is order ${word}?`);
 
-    assert.deepEqual(await axeViolations(page), []);
-    await screenshot(page, "console-session-tree");
+    await checkScreen(page, "console-session-tree");
+    assert.deepEqual(await cspViolations(page), []);
+    assert.deepEqual(log.errors, []);
   });
 
   test("search finds the conversation by a word of its text and opens its branch at the match", async () => {
-    const page = await consolePage(browser);
-    await signIn(page);
-    await page.goto(`${BASE_URL}/console/sessions`);
+    const { page } = await open("/console/sessions");
     await page.getByRole("searchbox", { name: "Search messages" }).fill(word);
     await page.getByRole("button", { name: "Search" }).click();
     const results = page.getByRole("list", { name: `Conversations matching “${word}”` });
@@ -187,33 +208,31 @@ describe("console: sessions, analytics, keys, secrets, webhooks", () => {
     assert.equal(await results.getByRole("listitem").count(), 1);
     assert.equal(await results.locator("mark").first().textContent(), word);
     assert.match(page.url(), new RegExp(`[?&]q=${word}`));
-    assert.deepEqual(await axeViolations(page), []);
-    await screenshot(page, "console-sessions-search");
+    await checkScreen(page, "console-sessions-search");
 
     await results.getByRole("link").click();
-    await page.getByRole("heading", { level: 1, name: `Where is order ${word}?` }).waitFor();
+    await waitForHeading(page, `Where is order ${word}?`);
     // The newest matching message is the fork's; it is marked where the branch shows it.
     await page.locator('.msg[aria-current="true"]', { hasText: `And order 43, ${word}?` }).waitFor();
   });
 
   test("sessions list and session view fit a phone screen", async () => {
-    const page = await consolePage(browser, { viewport: { width: 390, height: 844 } });
-    await signIn(page);
-    for (const path of [`/console/sessions?subject=${seeded.subject}`, `/console/sessions/${seeded.threadId}`]) {
+    const { page } = await open(`/console/sessions?subject=${seeded.subject}`, { viewport: PHONE });
+    const screens = [
+      ["console-sessions-phone", `/console/sessions?subject=${seeded.subject}`, ".session-row"],
+      ["console-session-phone", `/console/sessions/${seeded.threadId}`, ".conversation"],
+    ];
+    for (const [name, path, content] of screens) {
       await page.goto(`${BASE_URL}${path}`);
-      await page.getByRole("heading", { level: 1 }).waitFor();
-      await page.locator(".session-row, .conversation").first().waitFor();
+      await page.locator(content).first().waitFor();
       const width = await page.evaluate(() => document.documentElement.scrollWidth);
-      assert.ok(width <= 390, `${path} is ${width}px wide on a 390px screen`);
-      assert.deepEqual(await axeViolations(page), []);
+      assert.ok(width <= PHONE.width, `${path} is ${width}px wide on a ${PHONE.width}px screen`);
+      await checkScreen(page, name);
     }
-    await screenshot(page, "console-session-phone");
   });
 
   test("the analytics charts count the seeded turns, by day and by version", async () => {
-    const page = await consolePage(browser);
-    await signIn(page);
-    await page.goto(`${BASE_URL}/console/analytics`);
+    const { page, log } = await open("/console/analytics");
     await page.getByLabel("Agent").selectOption(agent.id);
     await page.getByRole("button", { name: "Show" }).click();
     const turns = page.getByRole("figure", { name: "Turns and failures per day" });
@@ -231,15 +250,14 @@ describe("console: sessions, analytics, keys, secrets, webhooks", () => {
     const v1 = versions.getByRole("row", { name: /^v1/ });
     await waitForText(v1, "100.00%");
     assert.equal((await v1.getByRole("cell").allTextContents())[2], "3");
-    assert.deepEqual(await axeViolations(page), []);
-    await screenshot(page, "console-analytics");
+    await checkScreen(page, "console-analytics");
+    assert.deepEqual(await cspViolations(page), []);
+    assert.deepEqual(log.errors, []);
   });
 
   test("export downloads the conversation's JSON; erasure asks first, then it is gone from the list and its URL", async () => {
-    const page = await consolePage(browser);
-    await signIn(page);
-    await page.goto(`${BASE_URL}/console/sessions/${seeded.threadId}`);
-    await page.getByRole("heading", { level: 1, name: `Where is order ${word}?` }).waitFor();
+    const { page } = await open(`/console/sessions/${seeded.threadId}`);
+    await waitForHeading(page, `Where is order ${word}?`);
 
     const [download] = await Promise.all([
       page.waitForEvent("download"),
@@ -256,29 +274,29 @@ describe("console: sessions, analytics, keys, secrets, webhooks", () => {
     await page.getByRole("button", { name: "Erase…" }).click();
     const dialog = page.getByRole("dialog", { name: "Erase this conversation?" });
     await dialog.waitFor();
-    assert.deepEqual(await axeViolations(page), []);
-    await screenshot(page, "console-session-erase");
+    await checkScreen(page, "console-session-erase");
     await dialog.getByRole("button", { name: "Cancel" }).click();
     await dialog.waitFor({ state: "hidden" });
     assert.equal((await admin.sessions.get(seeded.threadId)).threadId, seeded.threadId);
 
     await page.getByRole("button", { name: "Erase…" }).click();
     await dialog.getByRole("button", { name: "Erase conversation" }).click();
-    await page.getByRole("heading", { level: 1, name: "Conversation erased" }).waitFor();
+    await waitForHeading(page, "Conversation erased");
     await page.getByRole("link", { name: "Back to the sessions" }).click();
 
     await page.goto(`${BASE_URL}/console/sessions?subject=${seeded.subject}`);
-    await waitForText(page.getByRole("status").filter({ hasText: "No conversation" }), "No conversation matches.");
+    await waitForText(
+      page.getByRole("status").filter({ hasText: "No conversation" }),
+      "No conversation matches.",
+    );
     await page.goto(`${BASE_URL}/console/sessions/${seeded.threadId}`);
-    await page.getByRole("heading", { level: 1, name: "Conversation not found" }).waitFor();
+    await waitForHeading(page, "Conversation not found");
     const res = await request(BASE_URL, "GET", `/v1/sessions/${seeded.threadId}`, { token: API_KEY });
     assert.equal(res.status, 404);
   });
 
   test("an API key is shown once with a copy button, listed by its last four, and revoked after confirming", async () => {
-    const page = await consolePage(browser);
-    await signIn(page);
-    await page.goto(`${BASE_URL}/console/keys`);
+    const { page } = await open("/console/keys");
     const name = `Reporting ${randomBytes(3).toString("hex")}`;
     await page.getByLabel("Name").fill(name);
     await page.getByLabel(/^Read/).check();
@@ -290,8 +308,7 @@ describe("console: sessions, analytics, keys, secrets, webhooks", () => {
     await shown.getByRole("button", { name: "Copy API key" }).waitFor();
     const works = await request(BASE_URL, "GET", "/v1/agents", { token: key });
     assert.equal(works.status, 200);
-    assert.deepEqual(await axeViolations(page), []);
-    await screenshot(page, "console-keys-created");
+    await checkScreen(page, "console-keys-created");
     await shown.getByRole("button", { name: "I have saved it" }).click();
     await shown.waitFor({ state: "detached" });
     // Gone from the page: the key is never shown again.
@@ -308,9 +325,7 @@ describe("console: sessions, analytics, keys, secrets, webhooks", () => {
   });
 
   test("a secret is set write-only: listed by alias, its value never shown", async () => {
-    const page = await consolePage(browser);
-    await signIn(page);
-    await page.goto(`${BASE_URL}/console/secrets`);
+    const { page } = await open("/console/secrets");
     const alias = `provider-${randomBytes(3).toString("hex")}`;
     const value = `sk-live-${randomBytes(12).toString("hex")}`;
     await page.getByLabel("Alias").fill(alias);
@@ -324,16 +339,13 @@ describe("console: sessions, analytics, keys, secrets, webhooks", () => {
     const listed = await admin.secrets.list({ limit: 200 });
     assert.ok(listed.items.some((s) => s.alias === alias));
     assert.equal(JSON.stringify(listed).includes(value), false);
-    assert.deepEqual(await axeViolations(page), []);
-    await screenshot(page, "console-secrets");
+    await checkScreen(page, "console-secrets");
   });
 
   test("a webhook endpoint: the secret shown once, its deliveries in the log, and a redelivery", async () => {
     const receiver = await startServer(() => ({ ok: true }));
-    const page = await consolePage(browser);
     try {
-      await signIn(page);
-      await page.goto(`${BASE_URL}/console/webhooks`);
+      const { page } = await open("/console/webhooks");
       const form = page.getByRole("form", { name: "Add an endpoint" });
       await form.getByLabel("URL").fill(`${receiver.url}/hooks`);
       for (const type of ["message.feedback", "handoff.requested", "session.erased", "run.failed"]) {
@@ -347,7 +359,10 @@ describe("console: sessions, analytics, keys, secrets, webhooks", () => {
       await secret.getByRole("button", { name: "I have saved it" }).click();
 
       // A conversation happens: thread.created, then run.succeeded.
-      const launch = await admin.launch({ agentId: agent.id, subject: `hook-${randomBytes(4).toString("hex")}` });
+      const launch = await admin.launch({
+        agentId: agent.id,
+        subject: `hook-${randomBytes(4).toString("hex")}`,
+      });
       await turn(launch, "Hello hooks");
       await until(() => receiver.received.length >= 2, "two deliveries");
 
@@ -362,15 +377,18 @@ describe("console: sessions, analytics, keys, secrets, webhooks", () => {
       const created = log.getByRole("row", { name: /thread\.created/ });
       await waitForText(created, "succeeded");
       await waitForText(created, "HTTP 200");
-      assert.deepEqual(await axeViolations(page), []);
-      await screenshot(page, "console-webhooks");
+      await checkScreen(page, "console-webhooks");
 
       const before = receiver.received.length;
       await created.getByRole("button", { name: /^Redeliver thread\.created/ }).click();
       await waitForText(endpoint.getByRole("status"), "Queued a new delivery of thread.created");
       await until(() => receiver.received.length > before, "the redelivery");
-      const ids = receiver.received.map((r) => r.headers["webhook-id"]);
-      assert.equal(ids.at(-1), ids.find((id, i) => JSON.parse(receiver.received[i].body).type === "thread.created"));
+      // The same event again: the redelivery carries the first delivery's webhook-id.
+      const createdId = receiver.received.find((r) => JSON.parse(r.body).type === "thread.created")?.headers[
+        "webhook-id"
+      ];
+      assert.ok(createdId);
+      assert.equal(receiver.received.at(-1).headers["webhook-id"], createdId);
     } finally {
       await receiver.close();
     }
