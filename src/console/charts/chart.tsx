@@ -31,6 +31,7 @@ const PAD = { top: 12, right: 12, bottom: 34, left: 56 };
 const PLOT_W = W - PAD.left - PAD.right;
 const PLOT_H = H - PAD.top - PAD.bottom;
 
+const MAX_BAR_W = 36;
 /** At most this many labels are written under the axis; the rest are in tooltips and the table. */
 const MAX_AXIS_LABELS = 8;
 
@@ -81,15 +82,17 @@ export function Chart(props: ChartProps) {
           );
         })
       : labels.map((label, i) => {
-          const inner = band * 0.8;
-          const barW = props.kind === "stacked" ? inner : inner / Math.max(1, series.length);
+          // Bars stay slim when there are few labels (versions): at most MAX_BAR_W each, centred in their band.
+          const groups = props.kind === "stacked" ? 1 : Math.max(1, series.length);
+          const inner = Math.min(band * 0.8, groups * MAX_BAR_W);
+          const barW = inner / groups;
           let base = 0;
           return (
             <g key={label}>
               {series.map((s, si) => {
                 const v = s.values[i] ?? null;
                 if (v === null || v <= 0) return null;
-                const left = x(i) + band * 0.1 + (props.kind === "stacked" ? 0 : si * barW);
+                const left = x(i) + (band - inner) / 2 + (props.kind === "stacked" ? 0 : si * barW);
                 const bottom = props.kind === "stacked" ? base : 0;
                 if (props.kind === "stacked") base += v;
                 return (

@@ -1,5 +1,6 @@
 // One conversation (/console/sessions/:threadId): its facts, every branch as a tree (switchers at forks and an
 // outline of all branches), tool calls, feedback, each run's model input, export as JSON, and erasure.
+import type { ComponentChildren } from "preact";
 import { useEffect, useMemo, useState } from "preact/hooks";
 import type { MessageResponse, SessionResponse } from "../../client/admin";
 import { AgentThreadsError } from "../../client/http";
@@ -57,41 +58,37 @@ const requestedEntry = (): string | undefined =>
 
 function Facts(props: { session: SessionResponse }) {
   const s = props.session;
-  return (
-    <dl class="facts">
-      <dt>Agent</dt>
-      <dd>
+  const facts: [string, ComponentChildren][] = [
+    [
+      "Agent",
+      <>
         <a href={href(`/agents/${encodeURIComponent(s.agentId)}`)}>{s.agentName}</a> ({s.environment})
-      </dd>
-      <dt>Version</dt>
-      <dd>
-        v{s.version}
-        {s.version !== s.agentVersion ? ` (pinned to v${s.agentVersion}, upgraded)` : " (pinned)"}
-      </dd>
-      <dt>Subject</dt>
-      <dd>
-        <code class="wrap">{s.subject}</code>
-      </dd>
-      <dt>Messages</dt>
-      <dd>{s.messageCount}</dd>
-      <dt>Last run</dt>
-      <dd>{s.lastRun ? s.lastRun.status : "none"}</dd>
-      <dt>Mode</dt>
-      <dd>{s.mode === "handoff" ? "handed off to a person" : "agent"}</dd>
-      <dt>Legal hold</dt>
-      <dd>{s.hold ? `${s.hold.reason} (${s.hold.scope}, since ${s.hold.since.slice(0, 10)})` : "none"}</dd>
-      <dt>Started</dt>
-      <dd>
-        <RelativeTime iso={s.createdAt} />
-      </dd>
-      <dt>Updated</dt>
-      <dd>
-        <RelativeTime iso={s.updatedAt} />
-      </dd>
-      <dt>Thread id</dt>
-      <dd>
-        <code class="wrap">{s.threadId}</code>
-      </dd>
+      </>,
+    ],
+    [
+      "Version",
+      `v${s.version}${s.version !== s.agentVersion ? ` (pinned v${s.agentVersion}, upgraded)` : ""}`,
+    ],
+    ["Subject", <code class="wrap">{s.subject}</code>],
+    ["Messages", String(s.messageCount)],
+    ["Last run", s.lastRun ? s.lastRun.status : "none"],
+    ["Mode", s.mode === "handoff" ? "handed off to a person" : "agent"],
+    [
+      "Legal hold",
+      s.hold ? `${s.hold.reason} (${s.hold.scope}, since ${s.hold.since.slice(0, 10)})` : "none",
+    ],
+    ["Started", <RelativeTime iso={s.createdAt} />],
+    ["Updated", <RelativeTime iso={s.updatedAt} />],
+    ["Thread id", <code class="wrap">{s.threadId}</code>],
+  ];
+  return (
+    <dl class="fact-grid">
+      {facts.map(([name, value]) => (
+        <div key={name}>
+          <dt>{name}</dt>
+          <dd>{value}</dd>
+        </div>
+      ))}
     </dl>
   );
 }
@@ -241,10 +238,9 @@ export default function SessionScreen(props: ScreenProps) {
       </p>
       {exported.ok ? <StatusNote>{exported.ok}</StatusNote> : null}
       {exported.error ? <ErrorNote>{exported.error}</ErrorNote> : null}
-      <details class="card session-facts" open>
-        <summary>Details</summary>
+      <section class="card session-facts" aria-label="Details">
         <Facts session={session} />
-      </details>
+      </section>
       {truncated ? (
         <p class="note">
           This conversation is long: only its first {MAX_PAGES * 200} entries are shown. Export it for all.

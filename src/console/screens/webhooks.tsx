@@ -71,7 +71,7 @@ function EndpointForm(props: {
         if ((await action.run(fields)) && !props.initial) form.reset();
       }}
     >
-      <h3 id={`${p}-title`}>{props.title}</h3>
+      {props.initial ? <h4 id={`${p}-title`}>{props.title}</h4> : <h2 id={`${p}-title`}>{props.title}</h2>}
       <fieldset class="plain" disabled={!canWrite() || action.pending}>
         <Field
           id={`${p}-url`}

@@ -74,7 +74,7 @@ function Feedback(props: { feedback: NonNullable<MessageResponse["feedback"]> })
   const { rating, comment, at } = props.feedback;
   return (
     <p class="feedback">
-      Feedback: <strong>{rating === "up" ? "helpful 👍" : "not helpful 👎"}</strong>
+      Feedback: <strong>{rating === "up" ? "helpful" : "not helpful"}</strong>
       {comment ? <> — “{comment}”</> : null} <RelativeTime iso={at} />
     </p>
   );
