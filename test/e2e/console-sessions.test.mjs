@@ -131,8 +131,13 @@ describe("console: sessions, analytics, keys, secrets, webhooks", () => {
   const browser = useConsoleBrowser();
   /** A page at `path`, signed in with the tests' admin key; the screen of `path` shows once signed in. */
   const open = async (path, options = {}) => {
-    const { page, log } = await browser.open({ path, ...options });
+    const { viewport, ...rest } = options;
+    const { page, log } = await browser.open({ path, ...rest });
     await signIn(page, CONSOLE_KEYS.admin);
+    // Signed out, the page's session check answers 401 (logged by the browser); only what follows sign-in counts.
+    log.errors.length = 0;
+    // The shell folds its navigation on a phone, where signIn could not see it: sign in wide, then narrow.
+    if (viewport) await page.setViewportSize(viewport);
     return { page, log };
   };
   let tools;
@@ -157,6 +162,7 @@ describe("console: sessions, analytics, keys, secrets, webhooks", () => {
     const outline = page.getByRole("navigation", { name: "2 branches" });
     await outline.waitFor();
     assert.equal(await outline.getByRole("button").count(), 2);
+    await outline.getByRole("button", { name: /^Branch 1 .*Thanks for checking/ }).waitFor();
     // It opens on the thread's own leaf: the fork.
     const conversation = page.getByRole("list", { name: /^Messages of branch 2/ });
     await waitForText(conversation, "The lookup_order tool returned");
@@ -298,7 +304,7 @@ describe("console: sessions, analytics, keys, secrets, webhooks", () => {
   test("an API key is shown once with a copy button, listed by its last four, and revoked after confirming", async () => {
     const { page } = await open("/console/keys");
     const name = `Reporting ${randomBytes(3).toString("hex")}`;
-    await page.getByLabel("Name").fill(name);
+    await page.getByLabel("Name", { exact: true }).fill(name);
     await page.getByLabel(/^Read/).check();
     await page.getByRole("button", { name: "Create key" }).click();
     const shown = page.getByRole("region", { name: `New read key “${name}”` });
@@ -328,13 +334,13 @@ describe("console: sessions, analytics, keys, secrets, webhooks", () => {
     const { page } = await open("/console/secrets");
     const alias = `provider-${randomBytes(3).toString("hex")}`;
     const value = `sk-live-${randomBytes(12).toString("hex")}`;
-    await page.getByLabel("Alias").fill(alias);
-    await page.getByLabel("Value").fill(value);
+    await page.getByLabel("Alias", { exact: true }).fill(alias);
+    await page.getByLabel("Value", { exact: true }).fill(value);
     await page.getByRole("button", { name: "Save secret" }).click();
     await waitForText(page.getByRole("status"), `Saved “${alias}”`);
     const row = page.getByRole("row", { name: new RegExp(alias) });
     await waitForText(row, "hidden (write-only)");
-    assert.equal(await page.getByLabel("Value").inputValue(), "");
+    assert.equal(await page.getByLabel("Value", { exact: true }).inputValue(), "");
     assert.equal((await page.content()).includes(value), false);
     const listed = await admin.secrets.list({ limit: 200 });
     assert.ok(listed.items.some((s) => s.alias === alias));

@@ -8,16 +8,16 @@ type Node = TreeNode<MessageResponse>;
 
 const SNIPPET_CHARS = 60;
 
-/** The branch's last words: its newest message with text. */
+/**
+ * What tells the branch apart: its newest user message (branches differ where a message was edited or resent),
+ * else its newest message with text.
+ */
 function snippetOf(path: Node[]): string {
-  for (let i = path.length - 1; i >= 0; i--) {
-    const m = path[i]!.item;
-    if (m.kind === "message" && m.content) {
-      const line = m.content.replace(/\s+/g, " ").trim();
-      return line.length > SNIPPET_CHARS ? `${line.slice(0, SNIPPET_CHARS - 1)}…` : line;
-    }
-  }
-  return "(no text)";
+  const texts = path.map((n) => n.item).filter((m) => m.kind === "message" && m.content);
+  const pick = texts.filter((m) => m.role === "user").at(-1) ?? texts.at(-1);
+  if (!pick) return "(no text)";
+  const line = pick.content.replace(/\s+/g, " ").trim();
+  return line.length > SNIPPET_CHARS ? `${line.slice(0, SNIPPET_CHARS - 1)}…` : line;
 }
 
 export function BranchOutline(props: {
