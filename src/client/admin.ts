@@ -34,8 +34,10 @@ import type {
   UsageResponse,
   usageQuery,
 } from "../shared/sessions-api";
+import { type AnalyticsQuery, readAnalytics } from "./analytics";
 import { type ClientOptions, eachItem, type Page, type PageQuery, seg, Transport } from "./http";
 import { launchPrivate, type PrivateLaunchRequest } from "./launch";
+import { Webhooks } from "./webhooks";
 
 export type {
   AgentResponse,
@@ -284,6 +286,7 @@ export class AdminClient {
   readonly subjects: Subjects;
   readonly apiKeys: ApiKeys;
   readonly secrets: Secrets;
+  readonly webhooks: Webhooks;
   readonly console: ConsoleSessions;
   readonly #t: Transport;
 
@@ -302,12 +305,18 @@ export class AdminClient {
     this.subjects = new Subjects(this.#t);
     this.apiKeys = new ApiKeys(this.#t);
     this.secrets = new Secrets(this.#t);
+    this.webhooks = new Webhooks(this.#t);
     this.console = new ConsoleSessions(this.#t);
   }
 
   /** Tokens in/out and runs per day (default: the last 30 days). */
   usage(query: UsageQuery = {}): Promise<UsageResponse> {
     return this.#t.json("GET", "/v1/usage", { query: { ...query } });
+  }
+
+  /** Turns, failures, tokens, latency and feedback by version or by day (SPEC §11). */
+  analytics(query: AnalyticsQuery = {}) {
+    return readAnalytics(this.#t, query);
   }
 
   /** A launch for one of the tenant's signed-in users (`subject`), with optional context variables. */

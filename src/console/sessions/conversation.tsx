@@ -1,0 +1,158 @@
+// One branch of a conversation, root → leaf, with a switcher at every fork ("2 of 3") that moves to another branch
+// without losing the place, tool calls and their results, feedback and each run's model input.
+import type { MessageResponse } from "../../client/admin";
+import { RelativeTime } from "../ui/time";
+import {
+  forkLabel,
+  jsonText,
+  roleLabel,
+  type ToolCallView,
+  toolCallsOf,
+  versionChangeOf,
+} from "./message-parts";
+import { RunInput } from "./run-input";
+import { siblingsOf, type Tree, type TreeNode } from "./tree";
+
+type Node = TreeNode<MessageResponse>;
+
+function ToolCalls(props: { calls: ToolCallView[] }) {
+  return (
+    <ul class="tool-calls" aria-label="Tool calls">
+      {props.calls.map((call, i) => (
+        <li key={call.toolCallId || i}>
+          <details>
+            <summary>
+              Tool call <code>{call.toolName}</code>
+              {call.isError ? <span class="badge error">error</span> : null}
+            </summary>
+            <h4>Input</h4>
+            <pre>{jsonText(call.input)}</pre>
+            <h4>Result</h4>
+            <pre>{jsonText(call.output)}</pre>
+          </details>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+function Switcher(props: { tree: Tree<MessageResponse>; node: Node; onPick: (sibling: Node) => void }) {
+  const { siblings, index } = siblingsOf(props.tree, props.node);
+  if (siblings.length < 2) return null;
+  const what = forkLabel(siblings.map((s) => s.item));
+  const label = `Alternative ${index + 1} of ${siblings.length}: ${what}`;
+  return (
+    <fieldset class="switcher">
+      <legend class="sr-only">{label}</legend>
+      <button
+        type="button"
+        class="small"
+        aria-label={`Previous alternative (${what})`}
+        disabled={index === 0}
+        onClick={() => props.onPick(siblings[index - 1]!)}
+      >
+        ‹
+      </button>
+      <span aria-hidden="true">
+        {index + 1} of {siblings.length}
+      </span>
+      <button
+        type="button"
+        class="small"
+        aria-label={`Next alternative (${what})`}
+        disabled={index === siblings.length - 1}
+        onClick={() => props.onPick(siblings[index + 1]!)}
+      >
+        ›
+      </button>
+      <span class="muted">{what}</span>
+    </fieldset>
+  );
+}
+
+function Feedback(props: { feedback: NonNullable<MessageResponse["feedback"]> }) {
+  const { rating, comment, at } = props.feedback;
+  return (
+    <p class="feedback">
+      Feedback: <strong>{rating === "up" ? "helpful" : "not helpful"}</strong>
+      {comment ? <> — “{comment}”</> : null} <RelativeTime iso={at} />
+    </p>
+  );
+}
+
+function Message(props: {
+  threadId: string;
+  tree: Tree<MessageResponse>;
+  node: Node;
+  highlight: boolean;
+  /** Show the model-input toggle: the reply of its run (or the user message of a run that wrote none). */
+  audit: boolean;
+  onPick: (sibling: Node) => void;
+}) {
+  const m = props.node.item;
+  const change = versionChangeOf(m);
+  if (change) {
+    return (
+      <li class="divider" id={`entry-${m.id}`}>
+        <Switcher tree={props.tree} node={props.node} onPick={props.onPick} />
+        <p>
+          Version changed from v{change.fromVersion} to v{change.toVersion} (by {change.by}),{" "}
+          <RelativeTime iso={m.createdAt} />
+        </p>
+      </li>
+    );
+  }
+  const calls = toolCallsOf(m);
+  const text = m.kind === "message" ? m.content : jsonText(m.content);
+  return (
+    <li
+      class={`msg ${m.role ?? m.kind}${props.highlight ? " match" : ""}`}
+      id={`entry-${m.id}`}
+      aria-current={props.highlight ? "true" : undefined}
+    >
+      <Switcher tree={props.tree} node={props.node} onPick={props.onPick} />
+      <article aria-label={`${roleLabel(m)} message`}>
+        <header class="msg-head">
+          <strong>{roleLabel(m)}</strong>
+          {m.version !== null ? <span class="badge">v{m.version}</span> : null}
+          {m.status && m.status !== "complete" ? <span class="badge error">{m.status}</span> : null}
+          <RelativeTime iso={m.createdAt} />
+        </header>
+        {calls.length > 0 ? <ToolCalls calls={calls} /> : null}
+        {text ? <p class="text">{text}</p> : <p class="muted">(no text kept)</p>}
+        {m.feedback ? <Feedback feedback={m.feedback} /> : null}
+        {props.audit && m.runId ? <RunInput threadId={props.threadId} runId={m.runId} /> : null}
+      </article>
+    </li>
+  );
+}
+
+export function Conversation(props: {
+  threadId: string;
+  tree: Tree<MessageResponse>;
+  path: Node[];
+  highlightId: string | undefined;
+  label: string;
+  onPick: (sibling: Node) => void;
+}) {
+  return (
+    <ol class="conversation" aria-label={props.label}>
+      {props.path.map((node) => {
+        const m = node.item;
+        const replyOfRun = node.children.some((c) => c.item.runId === m.runId);
+        const audit = m.runId !== null && (m.role === "assistant" || (m.role === "user" && !replyOfRun));
+        return (
+          <Message
+            key={m.id}
+            threadId={props.threadId}
+            tree={props.tree}
+            node={node}
+            highlight={m.id === props.highlightId}
+            audit={audit}
+            onPick={props.onPick}
+          />
+        );
+      })}
+    </ol>
+  );
+}
