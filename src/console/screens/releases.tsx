@@ -1,7 +1,383 @@
-// Placeholder until this screen is built.
+// Releases: per environment, which versions new threads get and by what weight. The weights form can only hold
+// what the API accepts (positive integers summing to 10,000: moving one slider rebalances the others in
+// proportion), a release is created inactive, and activating it is confirmed first since it changes what every new
+// conversation in that environment talks to.
+import { useEffect, useState } from "preact/hooks";
+import type { ReleaseResponse, VersionSummaryResponse } from "../../client/admin";
+import { api, call, canWrite, describeError } from "../api";
+import { AgentTabs, ConfirmDialog, useAgentName } from "../draft/parts";
+import { adoptCss } from "../draft/styles";
+import { evenSplit, percent, rebalance, TOTAL } from "../draft/weights";
 import type { ScreenProps } from "../screens";
-import { Page } from "../ui/page";
+import { useLoad } from "../ui/hooks";
+import { ErrorNote, Loading, Page, ReadOnlyNote, StatusNote } from "../ui/page";
 
-export default function Screen(_props: ScreenProps) {
-  return <Page title="releases">Not built yet.</Page>;
+const ENVIRONMENTS = ["development", "staging", "production"] as const;
+type Environment = (typeof ENVIRONMENTS)[number];
+
+const CSS = `
+.alloc{display:grid;grid-template-columns:minmax(120px,auto) 1fr minmax(90px,auto) auto;gap:8px 12px;align-items:center;margin-bottom:8px}
+.alloc input[type=range]{width:100%;min-width:120px;accent-color:var(--accent)}
+.alloc .pct{font-variant-numeric:tabular-nums;font-weight:600;min-width:5em;text-align:right}
+.alloc input[type=number]{width:7em}
+@media (max-width:640px){.alloc{grid-template-columns:1fr 1fr}.alloc input[type=range]{grid-column:1/-1}}
+`;
+
+interface Row {
+  version: number;
+  weight: number;
+}
+
+const describeAllocations = (allocations: { version: number; weight: number }[]) =>
+  allocations.map((a) => `version ${a.version} ${percent(a.weight)}`).join(", ");
+
+/** What a key press on a weight slider moves it by: 1 % per arrow, 10 % per page, or to an end. */
+function step(key: string, weight: number, max: number): number | null {
+  switch (key) {
+    case "ArrowUp":
+    case "ArrowRight":
+      return weight + 100;
+    case "ArrowDown":
+    case "ArrowLeft":
+      return weight - 100;
+    case "PageUp":
+      return weight + 1000;
+    case "PageDown":
+      return weight - 1000;
+    case "Home":
+      return 1;
+    case "End":
+      return max;
+    default:
+      return null;
+  }
+}
+
+function WeightsForm(props: {
+  environment: Environment;
+  versions: VersionSummaryResponse[];
+  initial: Row[];
+  onCreated: (release: ReleaseResponse) => void;
+  agentId: string;
+}) {
+  const [rows, setRows] = useState<Row[]>(props.initial);
+  const [pending, setPending] = useState(false);
+  const [error, setError] = useState<string>();
+  useEffect(() => setRows(props.initial), [props.initial]);
+
+  const used = new Set(rows.map((r) => r.version));
+  const free = props.versions.filter((v) => !used.has(v.version));
+  const weights = rows.map((r) => r.weight);
+  const max = TOTAL - (rows.length - 1);
+  const setWeight = (index: number, value: number) => {
+    const next = rebalance(weights, index, value);
+    setRows(rows.map((r, i) => ({ ...r, weight: next[i] ?? r.weight })));
+  };
+  const withEven = (list: { version: number }[]) => {
+    const split = evenSplit(list.length);
+    return list.map((r, i) => ({ version: r.version, weight: split[i] ?? 0 }));
+  };
+  const add = () => {
+    const next = free[0];
+    if (next) setRows(withEven([...rows, { version: next.version, weight: 0 }]));
+  };
+  const remove = (index: number) => setRows(withEven(rows.filter((_, i) => i !== index)));
+
+  const submit = async (event: SubmitEvent) => {
+    event.preventDefault();
+    setPending(true);
+    setError(undefined);
+    try {
+      const release = await api().releases.create(props.agentId, {
+        environment: props.environment,
+        allocations: rows.map((r) => ({ version: r.version, weight: r.weight })),
+      });
+      props.onCreated(release);
+    } catch (e) {
+      setError(describeError(e));
+    } finally {
+      setPending(false);
+    }
+  };
+
+  return (
+    <form onSubmit={submit} aria-labelledby="new-release-title">
+      <fieldset>
+        <legend id="new-release-title">New release for {props.environment}</legend>
+        <p class="hint">
+          New threads are split by weight; a thread keeps the version it started on. Weights always add up to
+          10,000 (100 %): moving one slider shares the rest among the others in proportion. Arrow keys move 1
+          %, Page Up and Page Down 10 %.
+        </p>
+        {rows.map((row, i) => {
+          const choices = [row.version, ...free.map((v) => v.version)].sort((a, b) => b - a);
+          return (
+            <div class="alloc" key={row.version}>
+              <div>
+                <label for={`alloc-version-${i}`}>Allocation {i + 1}</label>
+                <select
+                  id={`alloc-version-${i}`}
+                  value={String(row.version)}
+                  onChange={(e) => {
+                    const version = Number(e.currentTarget.value);
+                    setRows(rows.map((r, j) => (j === i ? { ...r, version } : r)));
+                  }}
+                >
+                  {choices.map((v) => (
+                    <option key={v} value={String(v)}>
+                      Version {v}
+                    </option>
+                  ))}
+                </select>
+              </div>
+              <input
+                type="range"
+                min={1}
+                max={max}
+                step={1}
+                value={row.weight}
+                disabled={rows.length === 1}
+                aria-label={`Weight of version ${row.version}`}
+                aria-valuetext={`${percent(row.weight)} (${row.weight} of ${TOTAL})`}
+                onInput={(e) => setWeight(i, Number(e.currentTarget.value))}
+                onKeyDown={(e) => {
+                  const target = step(e.key, row.weight, max);
+                  if (target === null) return;
+                  e.preventDefault();
+                  setWeight(i, target);
+                }}
+              />
+              <div class="row">
+                <span class="pct" aria-hidden="true">
+                  {percent(row.weight)}
+                </span>
+                <label class="visually-hidden" for={`alloc-weight-${i}`}>
+                  Weight of version {row.version} out of {TOTAL}
+                </label>
+                <input
+                  id={`alloc-weight-${i}`}
+                  type="number"
+                  min={1}
+                  max={max}
+                  step={1}
+                  value={row.weight}
+                  disabled={rows.length === 1}
+                  onChange={(e) => {
+                    const n = Number(e.currentTarget.value);
+                    setWeight(i, Number.isFinite(n) ? n : row.weight);
+                  }}
+                />
+              </div>
+              <button type="button" disabled={rows.length === 1} onClick={() => remove(i)}>
+                Remove version {row.version}
+              </button>
+            </div>
+          );
+        })}
+        <p class="muted" aria-live="polite">
+          Total {weights.reduce((a, b) => a + b, 0).toLocaleString()} of {TOTAL.toLocaleString()}:{" "}
+          {describeAllocations(rows)}.
+        </p>
+        <div class="actions">
+          <button type="button" disabled={free.length === 0} onClick={add}>
+            Add a version
+          </button>
+          <button type="button" disabled={rows.length < 2} onClick={() => setRows(withEven(rows))}>
+            Split evenly
+          </button>
+          <button type="submit" class="primary" disabled={pending || rows.length === 0}>
+            {pending ? "Creating…" : `Create release for ${props.environment}`}
+          </button>
+        </div>
+        {error ? <ErrorNote>{error}</ErrorNote> : null}
+      </fieldset>
+    </form>
+  );
+}
+
+async function allReleases(agentId: string): Promise<ReleaseResponse[]> {
+  const out: ReleaseResponse[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await api().releases.list(agentId, { limit: 200, ...(cursor ? { cursor } : {}) });
+    out.push(...page.items);
+    cursor = page.nextCursor;
+  } while (cursor !== undefined && out.length < 1000);
+  return out;
+}
+
+export default function ReleasesScreen(props: ScreenProps) {
+  adoptCss("releases", CSS);
+  const agentId = props.params.agentId ?? "";
+  const agentName = useAgentName(agentId);
+  const health = useLoad(() => call<{ environment: Environment }>("GET", "/v1/health"), []);
+  const [picked, setPicked] = useState<Environment>();
+  const environment = picked ?? health.data?.environment ?? "development";
+  const versions = useLoad(async () => (await api().versions.list(agentId, { limit: 200 })).items, [agentId]);
+  const releases = useLoad(() => allReleases(agentId), [agentId]);
+  const [confirming, setConfirming] = useState<ReleaseResponse>();
+  const [pending, setPending] = useState(false);
+  const [error, setError] = useState<string>();
+  const [status, setStatus] = useState<string>();
+  const writable = canWrite();
+
+  const here = (releases.data ?? [])
+    .filter((r) => r.environment === environment)
+    .sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+  const active = here.find((r) => r.active);
+  const newest = versions.data?.[0];
+  const [initial, setInitial] = useState<Row[]>([]);
+  useEffect(() => {
+    setInitial(
+      active
+        ? active.allocations.map((a) => ({ version: a.version, weight: a.weight }))
+        : newest
+          ? [{ version: newest.version, weight: TOTAL }]
+          : [],
+    );
+  }, [active?.id, newest?.version, environment]);
+
+  const activate = async () => {
+    if (!confirming) return;
+    setPending(true);
+    setError(undefined);
+    try {
+      await api().releases.activate(agentId, confirming.id);
+      setStatus(`Activated in ${environment}: ${describeAllocations(confirming.allocations)}.`);
+      setConfirming(undefined);
+      releases.reload();
+    } catch (e) {
+      setError(describeError(e));
+      setConfirming(undefined);
+    } finally {
+      setPending(false);
+    }
+  };
+
+  return (
+    <Page title={`Releases · ${agentName}`}>
+      <AgentTabs agentId={agentId} current="/releases" />
+      <div class="work">
+        <div class="field">
+          <label for="release-env">Environment</label>
+          <select
+            id="release-env"
+            value={environment}
+            onChange={(e) => setPicked(e.currentTarget.value as Environment)}
+          >
+            {ENVIRONMENTS.map((env) => (
+              <option key={env} value={env}>
+                {env}
+                {env === health.data?.environment ? " (this deployment)" : ""}
+              </option>
+            ))}
+          </select>
+        </div>
+
+        <section aria-labelledby="active-title">
+          <h2 id="active-title">Active in {environment}</h2>
+          {releases.loading && !releases.data ? <Loading /> : null}
+          {releases.error ? <ErrorNote>Could not list the releases: {releases.error}</ErrorNote> : null}
+          {releases.data ? (
+            active ? (
+              <p>
+                {describeAllocations(active.allocations)}
+                {active.activatedAt ? `, since ${new Date(active.activatedAt).toLocaleString()}` : ""}.
+              </p>
+            ) : (
+              <p>No active release: launches in {environment} are refused until one is activated.</p>
+            )
+          ) : null}
+          {status ? <StatusNote>{status}</StatusNote> : null}
+          {error ? <ErrorNote>{error}</ErrorNote> : null}
+        </section>
+
+        {!writable ? (
+          <ReadOnlyNote />
+        ) : versions.error ? (
+          <ErrorNote>Could not list the versions: {versions.error}</ErrorNote>
+        ) : versions.data && versions.data.length === 0 ? (
+          <p>Publish a version first (Versions).</p>
+        ) : versions.data ? (
+          <WeightsForm
+            agentId={agentId}
+            environment={environment}
+            versions={versions.data}
+            initial={initial}
+            onCreated={(release) => {
+              setStatus(
+                `Created a release for ${environment}: ${describeAllocations(release.allocations)}. Activate it below.`,
+              );
+              releases.reload();
+            }}
+          />
+        ) : null}
+
+        <h2>History in {environment}</h2>
+        {releases.data && here.length === 0 ? <p>No releases in {environment} yet.</p> : null}
+        {here.length > 0 ? (
+          <div class="table-wrap">
+            <table>
+              <caption class="muted">Newest first.</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Created</th>
+                  <th scope="col">Versions and weights</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">
+                    <span class="muted">Action</span>
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {here.map((release) => (
+                  <tr key={release.id} data-release={release.id}>
+                    <th scope="row">{new Date(release.createdAt).toLocaleString()}</th>
+                    <td>{describeAllocations(release.allocations)}</td>
+                    <td>
+                      {release.active
+                        ? "Active"
+                        : release.activatedAt
+                          ? `Was active from ${new Date(release.activatedAt).toLocaleString()}`
+                          : "Never activated"}
+                    </td>
+                    <td>
+                      {release.active || !writable ? null : (
+                        <button type="button" onClick={() => setConfirming(release)}>
+                          Activate
+                          <span class="visually-hidden">
+                            {" "}
+                            the release of {new Date(release.createdAt).toLocaleString()}
+                          </span>
+                        </button>
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        ) : null}
+      </div>
+      <ConfirmDialog
+        open={confirming !== undefined}
+        title={`Activate this release in ${environment}?`}
+        confirmLabel="Activate"
+        pending={pending}
+        onConfirm={() => void activate()}
+        onCancel={() => setConfirming(undefined)}
+      >
+        <p>
+          New threads in {environment} will get{" "}
+          {confirming ? describeAllocations(confirming.allocations) : ""}.
+        </p>
+        <p>
+          {active
+            ? `It replaces the active release (${describeAllocations(active.allocations)}). `
+            : "There is no active release now. "}
+          Threads already started keep their version.
+        </p>
+      </ConfirmDialog>
+    </Page>
+  );
 }
