@@ -20,7 +20,7 @@ import { benchLaunch } from "./scenarios/b1-launch.mjs";
 import { benchTurns } from "./scenarios/b2-turns.mjs";
 import { benchEntryStore } from "./scenarios/b3-entry-store.mjs";
 import { benchTurnCost } from "./scenarios/b4-turn-cost.mjs";
-import { benchWidget, widgetSizes } from "./scenarios/b5-widget.mjs";
+import { benchWidget, consoleSizes, widgetSizes } from "./scenarios/b5-widget.mjs";
 import { benchColdStart, bundleSize } from "./scenarios/b6-bundle.mjs";
 import { B7_DELAY_MS, benchConnectPath } from "./scenarios/b7-connect.mjs";
 import { benchInsights } from "./scenarios/b8-insights.mjs";
@@ -37,7 +37,7 @@ bench/results/latest.json.
                   (the same turn on the agents SDK's chat protocol with AI SDK streamText), alternating rounds
   B3 entry store  append rate; newest-leaf branch of a 10,000-entry, 50-fork thread vs list-and-walk
   B4 turn cost    DO rows and D1 batches/statements per turn; projection lag under B2's load
-  B5 widget       loader/widget gzip sizes; Chromium: script → launcher visible, open → ready
+  B5 widget       loader/widget and console first-screen/on-demand gzip sizes; Chromium: script → launcher visible, open → ready
   B6 bundle       Worker bundle gzip size (wrangler deploy --dry-run); new thread's ready vs a warm thread's
   B7 connect path connect (upgrade → ready) and launch-resume with every D1 call delayed ${B7_DELAY_MS} ms vs none
   B8 insights     a synthetic tenant of 1M messages in local D1: 30-day analytics by version and search, p50 ≤ 50 ms
@@ -114,6 +114,7 @@ async function main() {
     // Builds first, while no server competes for the two cores.
     if (only.has("b6")) await step(results, "b6Bundle", log, bundleSize);
     if (only.has("b5")) await step(results, "b5Sizes", log, widgetSizes);
+    if (only.has("b5")) await step(results, "b5Console", log, consoleSizes);
 
     const needProduct = ["b1", "b2", "b5", "b6"].some((s) => only.has(s));
     const needEcho = ["b2", "b3", "b4", "b8"].some((s) => only.has(s));

@@ -291,7 +291,7 @@ function b4Rows(cost, lag) {
   return rows;
 }
 
-function b5Rows(sizes, browser) {
+function b5Rows(sizes, browser, consoleSizes) {
   const rows = [];
   if (!sizes || sizes.failed || sizes.pending) {
     rows.push(
@@ -313,6 +313,24 @@ function b5Rows(sizes, browser) {
         ratio: ratio(sizes.widget.gzipBytes, sizes.widget.budgetBytes),
         target: "≤ 20 KB",
         pass: sizes.widget.gzipBytes <= sizes.widget.budgetBytes,
+      }),
+    );
+  }
+  if (!consoleSizes || consoleSizes.failed || consoleSizes.pending) {
+    rows.push(unavailable("B5", "console first screen gzip", consoleSizes, "≤ 80 KB"));
+  } else {
+    const { firstScreen, lazy } = consoleSizes;
+    rows.push(
+      row("B5", "console first screen gzip", {
+        value: kb(firstScreen.gzipBytes),
+        baseline: `${firstScreen.files} files + page`,
+        ratio: ratio(firstScreen.gzipBytes, firstScreen.budgetBytes),
+        target: "≤ 80 KB",
+        pass: firstScreen.gzipBytes <= firstScreen.budgetBytes,
+      }),
+      row("B5", "console on demand gzip", {
+        value: kb(lazy.gzipBytes),
+        baseline: `${lazy.chunks} chunks, largest ${kb(lazy.largest?.gzipBytes)}`,
       }),
     );
   }
@@ -455,7 +473,9 @@ export function buildRows(results) {
     ...(has("b2") ? b2Rows(results.b2) : []),
     ...(has("b3") ? b3Rows(results.b3) : []),
     ...(has("b4Cost") || has("b4Lag") ? b4Rows(results.b4Cost, results.b4Lag) : []),
-    ...(has("b5Sizes") || has("b5Browser") ? b5Rows(results.b5Sizes, results.b5Browser) : []),
+    ...(has("b5Sizes") || has("b5Browser") || has("b5Console")
+      ? b5Rows(results.b5Sizes, results.b5Browser, results.b5Console)
+      : []),
     ...(has("b6Bundle") || has("b6ColdStart") ? b6Rows(results.b6Bundle, results.b6ColdStart) : []),
     ...(has("b7") ? b7Rows(results.b7) : []),
     ...(has("b8") ? b8Rows(results.b8) : []),

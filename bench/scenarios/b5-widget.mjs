@@ -1,4 +1,5 @@
-// B5: the embed loader's and the widget's gzip sizes (read from the built files), and in Debian's Chromium the time
+// B5: the embed loader's and the widget's gzip sizes (read from the built files), the console's first screen and
+// on-demand chunks (from its build manifest), and in Debian's Chromium the time
 // from the loader script arriving to the launcher being visible, and from opening the widget to its `ready` event.
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -29,6 +30,17 @@ export async function widgetSizes() {
     embedJs: { path: "/embed.js", ...size("/embed.js") },
     widget: { path: manifest.widget.path, ...size(manifest.widget.path), budgetBytes: WIDGET_BUDGET_BYTES },
   };
+}
+
+/** Builds the console; its first-screen and on-demand gzip sizes come from the manifest the build wrote. */
+export async function consoleSizes() {
+  const script = join(root, "scripts", "build-console.mjs");
+  if (!existsSync(script))
+    return { pending: "the console build (scripts/build-console.mjs) does not exist yet" };
+  const { buildConsole } = await import(script);
+  const manifest = await buildConsole();
+  const { consoleSizes: sizesOf } = await import(join(root, "scripts", "check-console-budget.mjs"));
+  return sizesOf(manifest);
 }
 
 // Runs in the page before any of its scripts: stamps when the launcher first paints and when `ready` fires.

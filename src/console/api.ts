@@ -19,6 +19,9 @@ export interface ConsoleSession {
 /** The signed-in session, `null` when signed out, `undefined` while the first check runs. */
 export const session = signal<ConsoleSession | null | undefined>(undefined);
 
+/** Why the sign-in shows again ("Signed out.", "Your session ended…"), for the sign-in screen to say. */
+export const signedOutReason = signal<string | undefined>(undefined);
+
 let client: AdminClient | undefined;
 
 /** The typed client for the signed-in tenant: the session cookie plus `X-Console-CSRF`, never a key. */
@@ -39,12 +42,15 @@ export const canWrite = (): boolean => session.value?.scope === "admin";
 /** A 401 from any call means the session ended (expired, signed out elsewhere, key revoked): show the sign-in. */
 async function signedOutOn401(input: string | URL | Request, init?: RequestInit): Promise<Response> {
   const res = await fetch(input, { ...init, credentials: "same-origin" });
-  if (res.status === 401) clearSession();
+  if (res.status === 401 && session.peek()) {
+    clearSession("Your session ended (it expired, or was signed out elsewhere). Sign in again.");
+  }
   return res;
 }
 
-function clearSession(): void {
+function clearSession(reason: string | undefined): void {
   client = undefined;
+  signedOutReason.value = reason;
   session.value = null;
 }
 
@@ -68,7 +74,7 @@ export async function restoreSession(): Promise<void> {
     client = undefined;
     session.value = (await res.json()) as ConsoleSession;
   } else {
-    session.value = null;
+    clearSession(undefined);
   }
 }
 
@@ -77,12 +83,18 @@ export async function signIn(apiKey: string): Promise<void> {
   const res = await sessionCall("POST", { apiKey });
   if (!res.ok) throw await errorFromResponse(res);
   client = undefined;
+  signedOutReason.value = undefined;
   session.value = (await res.json()) as ConsoleSession;
 }
 
+/** Ends the session on the server (the cookie stops working there too), then shows the sign-in. */
 export async function signOut(): Promise<void> {
-  await sessionCall("DELETE").catch(() => undefined);
-  clearSession();
+  const res = await sessionCall("DELETE").catch(() => undefined);
+  clearSession(
+    res === undefined || res.ok || res.status === 401
+      ? "Signed out."
+      : "Signed out in this tab; the server did not confirm it. Sign in and out again to be sure.",
+  );
 }
 
 /** A plain JSON call for routes the typed client does not cover yet (same cookie and CSRF header). */

@@ -1,10 +1,10 @@
 // The console's shell: sign-in, the signed-in frame (tenant, navigation, sign-out) and the lazy screen of the path.
 import { render } from "preact";
-import { useEffect, useState } from "preact/hooks";
-import { canWrite, describeError, restoreSession, session, signIn, signOut } from "./api";
-import { href, match, navigate, onLinkClick, path } from "./router";
+import { useEffect, useRef, useState } from "preact/hooks";
+import { canWrite, describeError, restoreSession, session, signedOutReason, signIn, signOut } from "./api";
+import { href, match, navigate, onLinkClick, path, requestFocus } from "./router";
 import { SCREENS, type ScreenProps } from "./screens";
-import { ErrorNote, Loading } from "./ui/page";
+import { ErrorNote, Loading, Page } from "./ui/page";
 
 const NAV: [string, string][] = [
   ["/agents", "Agents"],
@@ -18,37 +18,47 @@ const NAV: [string, string][] = [
 function SignIn() {
   const [error, setError] = useState<string | undefined>(undefined);
   const [pending, setPending] = useState(false);
+  const input = useRef<HTMLInputElement>(null);
   const submit = async (event: SubmitEvent) => {
     event.preventDefault();
-    const form = event.currentTarget as HTMLFormElement;
-    const input = form.elements.namedItem("apiKey") as HTMLInputElement;
+    const field = input.current!;
     setPending(true);
     setError(undefined);
     try {
-      await signIn(input.value.trim());
-      input.value = "";
+      await signIn(field.value.trim());
+      field.value = "";
       if (path.value === "/") navigate("/agents", { replace: true });
+      else requestFocus();
     } catch (e) {
       setError(describeError(e));
+      field.focus();
     } finally {
       setPending(false);
     }
   };
   useEffect(() => {
     document.title = "Sign in · agent-threads console";
+    input.current?.focus();
   }, []);
+  const reason = signedOutReason.value;
   return (
     <main class="signin" id="main">
       <form class="card" onSubmit={submit} aria-labelledby="signin-title">
         <h1 id="signin-title">Sign in to the console</h1>
+        {reason ? (
+          <p class="note" role="status">
+            {reason}
+          </p>
+        ) : null}
         <p class="muted">
           Paste a tenant API key (<code>sk_…</code>). It is exchanged for a session cookie and never stored in
-          this browser.
+          this browser. A read-only key opens a console that shows everything and changes nothing.
         </p>
         <label for="apiKey">API key</label>
         <input
           id="apiKey"
           name="apiKey"
+          ref={input}
           type="password"
           autoComplete="off"
           spellcheck={false}
@@ -94,6 +104,9 @@ function Shell() {
   const current = session.value!;
   const route = match(path.value);
   const section = `/${path.value.split("/")[1] || "agents"}`;
+  // On a phone the navigation folds behind a Menu button; any navigation folds it again.
+  const [menuOpen, setMenuOpen] = useState(false);
+  useEffect(() => setMenuOpen(false), [path.value]);
   return (
     // biome-ignore lint/a11y/noStaticElementInteractions: delegates clicks on the links inside to the router.
     // biome-ignore lint/a11y/useKeyWithClickEvents: links keep their own keyboard behaviour; this only intercepts.
@@ -105,7 +118,16 @@ function Shell() {
         <a class="brand" href={href("/agents")}>
           agent-threads <span class="muted">console</span>
         </a>
-        <nav aria-label="Console">
+        <button
+          type="button"
+          class="menu-toggle"
+          aria-expanded={menuOpen}
+          aria-controls="console-nav"
+          onClick={() => setMenuOpen(!menuOpen)}
+        >
+          Menu
+        </button>
+        <nav aria-label="Console" id="console-nav" class={menuOpen ? "open" : undefined}>
           <ul>
             {NAV.map(([to, label]) => (
               <li key={to}>
@@ -117,23 +139,33 @@ function Shell() {
           </ul>
         </nav>
         <div class="who">
-          <span title={current.tenantId}>{current.tenantName}</span>
-          {canWrite() ? null : <span class="badge">read-only</span>}
+          <span class="tenant" title={current.tenantId}>
+            {current.tenantName}
+          </span>
+          {canWrite() ? null : (
+            <span class="badge" title="This key can read but not change anything">
+              read-only
+            </span>
+          )}
           <button type="button" onClick={() => void signOut()}>
             Sign out
           </button>
         </div>
       </header>
       <main id="main" tabIndex={-1}>
-        {route ? (
-          <Screen name={route.name} params={route.params} />
-        ) : (
-          <ErrorNote>
-            No console page at this address. <a href={href("/agents")}>Go to the agents.</a>
-          </ErrorNote>
-        )}
+        {route ? <Screen name={route.name} params={route.params} /> : <NotFound />}
       </main>
     </div>
+  );
+}
+
+function NotFound() {
+  return (
+    <Page title="Page not found">
+      <p>
+        No console page at this address. <a href={href("/agents")}>Go to the agents.</a>
+      </p>
+    </Page>
   );
 }
 

@@ -11,8 +11,23 @@ function currentPath(): string {
   return rest === "" ? "/" : rest;
 }
 
+/**
+ * Counts navigations (links, history, sign-in): the page that renders after one moves focus to its h1, so a screen
+ * reader hears where it arrived and the keyboard starts from the top of the new page. 0 on the first load, which
+ * keeps the browser's own starting focus.
+ */
+export const navigation = signal(0);
+
+/** Asks the next page to take focus, as a navigation does (after sign-in, the form that had focus is gone). */
+export function requestFocus(): void {
+  navigation.value += 1;
+}
+
 addEventListener("popstate", () => {
-  path.value = currentPath();
+  const next = currentPath();
+  if (next === path.value) return;
+  path.value = next;
+  requestFocus();
 });
 
 /** Goes to a console path ("/agents/ag_1/draft"), keeping the query string given with it. */
@@ -21,6 +36,7 @@ export function navigate(to: string, options: { replace?: boolean } = {}): void 
   if (options.replace) history.replaceState(null, "", url);
   else history.pushState(null, "", url);
   path.value = currentPath();
+  requestFocus();
   scrollTo(0, 0);
 }
 
@@ -33,6 +49,8 @@ export function onLinkClick(event: MouseEvent): void {
     return;
   const anchor = (event.target as Element | null)?.closest?.("a");
   if (!anchor || anchor.target || anchor.origin !== location.origin) return;
+  // In-page anchors (the skip link) keep the browser's behaviour: scroll to and focus their target.
+  if (anchor.hash && anchor.pathname === location.pathname) return;
   if (!anchor.pathname.startsWith(`${BASE}/`) && anchor.pathname !== BASE) return;
   event.preventDefault();
   navigate(anchor.pathname.slice(BASE.length) + anchor.search);

@@ -1,5 +1,6 @@
 // Small shared hooks: load data for a screen, and run an action with its pending/error state.
 import { useCallback, useEffect, useState } from "preact/hooks";
+import type { Page } from "../../client/http";
 import { describeError } from "../api";
 
 export interface Loaded<T> {
@@ -32,25 +33,69 @@ export interface Action<A extends unknown[]> {
   run: (...args: A) => Promise<boolean>;
   pending: boolean;
   error: string | undefined;
+  /** The thrown error itself, for a form that shows a 400's `details` field by field. */
+  failure: unknown;
   clear: () => void;
 }
 
 /** Wraps a mutation: `run` answers true when it succeeded; its error is kept for the form to show. */
 export function useAction<A extends unknown[]>(act: (...args: A) => Promise<unknown>): Action<A> {
   const [pending, setPending] = useState(false);
-  const [error, setError] = useState<string | undefined>(undefined);
+  const [failure, setFailure] = useState<unknown>(undefined);
   const run = async (...args: A): Promise<boolean> => {
     setPending(true);
-    setError(undefined);
+    setFailure(undefined);
     try {
       await act(...args);
       return true;
     } catch (e) {
-      setError(describeError(e));
+      setFailure(e ?? new Error("failed"));
       return false;
     } finally {
       setPending(false);
     }
   };
-  return { run, pending, error, clear: () => setError(undefined) };
+  return {
+    run,
+    pending,
+    error: failure === undefined ? undefined : describeError(failure),
+    failure,
+    clear: () => setFailure(undefined),
+  };
+}
+
+export interface Paged<T> extends Loaded<Page<T>> {
+  items: T[];
+  /** 1-based. */
+  page: number;
+  hasNext: boolean;
+  hasPrevious: boolean;
+  next: () => void;
+  previous: () => void;
+}
+
+/**
+ * A cursor-paged list: the cursors of the pages before this one are kept, so "previous" asks for exactly the page
+ * it showed. `deps` changing (a filter) starts again from the first page.
+ */
+export function usePaged<T>(
+  load: (cursor: string | undefined) => Promise<Page<T>>,
+  deps: unknown[],
+): Paged<T> {
+  const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
+  useEffect(() => setCursors([undefined]), deps);
+  const cursor = cursors[cursors.length - 1];
+  const loaded = useLoad(() => load(cursor), [...deps, cursor]);
+  const nextCursor = loaded.data?.nextCursor;
+  return {
+    ...loaded,
+    items: loaded.data?.items ?? [],
+    page: cursors.length,
+    hasNext: nextCursor !== undefined,
+    hasPrevious: cursors.length > 1,
+    next: () => {
+      if (nextCursor !== undefined) setCursors((list) => [...list, nextCursor]);
+    },
+    previous: () => setCursors((list) => (list.length > 1 ? list.slice(0, -1) : list)),
+  };
 }
