@@ -1,21 +1,10 @@
-// Pieces the draft, playground, versions and releases screens share: the agent's sub-navigation, the list of
-// problems, a diff table and a confirmation dialog. Text only: no value from the API is ever markup.
-import type { ComponentChildren } from "preact";
-import { useEffect, useRef } from "preact/hooks";
+// Pieces the draft, playground, versions and releases screens share: the agent's name, the list of problems and
+// a diff table. Text only: no value from the API is ever markup.
 import { api } from "../api";
-import { href } from "../router";
 import { useLoad } from "../ui/hooks";
+import { Table } from "../ui/table";
 import { type Change, showValue } from "./diff";
 import type { Issue } from "./schema";
-import { adoptCss, SHARED_CSS } from "./styles";
-
-const TABS: [string, string][] = [
-  ["", "Overview"],
-  ["/draft", "Draft"],
-  ["/playground", "Playground"],
-  ["/versions", "Versions"],
-  ["/releases", "Releases"],
-];
 
 /** The agent's name for titles (its id until it loads, or if it cannot). */
 export function useAgentName(agentId: string): string {
@@ -23,29 +12,8 @@ export function useAgentName(agentId: string): string {
   return agent.data?.name ?? agentId;
 }
 
-export function AgentTabs(props: { agentId: string; current: string }) {
-  adoptCss("shared", SHARED_CSS);
-  const base = `/agents/${encodeURIComponent(props.agentId)}`;
-  return (
-    <nav class="agent-tabs" aria-label="Agent">
-      <ul>
-        {TABS.map(([to, label]) => (
-          <li key={to}>
-            <a href={href(base + to)} aria-current={props.current === to ? "page" : undefined}>
-              {label}
-            </a>
-          </li>
-        ))}
-      </ul>
-    </nav>
-  );
-}
-
-/**
- * Every problem of the draft, by path: a button per problem moves focus to its field when the form shows it
- * (`locate` answers false when no field has that path; then the path is the pointer into the JSON).
- */
-export function IssueList(props: { issues: Issue[]; locate?: (path: string) => boolean; title?: string }) {
+/** Every problem of the draft, by path; with `locate`, each path is a button that takes focus to where it is. */
+export function IssueList(props: { issues: Issue[]; locate?: (path: string) => void; title?: string }) {
   const { issues } = props;
   if (issues.length === 0) return null;
   return (
@@ -78,93 +46,31 @@ function Value(props: { value: unknown }) {
   return <code>{showValue(value)}</code>;
 }
 
-const KIND: Record<Change["kind"], string> = { added: "added", removed: "removed", changed: "changed" };
-
-/** Changes from `before` to `after` as a table (a caption names both sides). */
+/** Changes from `before` to `after` as a table (its label names both sides). */
 export function DiffTable(props: { changes: Change[]; before: string; after: string; caption: string }) {
-  if (props.changes.length === 0) return <p class="note">No differences: {props.caption}.</p>;
+  const count = props.changes.length;
+  if (count === 0) return <p class="note">No differences: {props.caption}.</p>;
   return (
-    <div class="table-wrap">
-      <table class="diff">
-        <caption class="muted">
-          {props.caption}: {props.changes.length} {props.changes.length === 1 ? "difference" : "differences"}
-        </caption>
-        <thead>
-          <tr>
-            <th scope="col">Field</th>
-            <th scope="col">Change</th>
-            <th scope="col">{props.before}</th>
-            <th scope="col">{props.after}</th>
+    <div class="diff">
+      <p class="muted">
+        {count} {count === 1 ? "difference" : "differences"}: {props.caption}.
+      </p>
+      <Table label={`Differences, ${props.caption}`} head={["Field", "Change", props.before, props.after]}>
+        {props.changes.map((change) => (
+          <tr key={change.path}>
+            <th scope="row">
+              <code>{change.path}</code>
+            </th>
+            <td class={change.kind}>{change.kind}</td>
+            <td>
+              <Value value={change.before} />
+            </td>
+            <td>
+              <Value value={change.after} />
+            </td>
           </tr>
-        </thead>
-        <tbody>
-          {props.changes.map((change) => (
-            <tr key={change.path}>
-              <th scope="row">
-                <code>{change.path}</code>
-              </th>
-              <td class={`kind ${change.kind}`}>{KIND[change.kind]}</td>
-              <td>
-                <Value value={change.before} />
-              </td>
-              <td>
-                <Value value={change.after} />
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+        ))}
+      </Table>
     </div>
-  );
-}
-
-/**
- * A modal confirmation (`<dialog>`: focus stays inside, Escape cancels). Focus starts on Cancel, the choice that
- * changes nothing, and returns to the control that opened it.
- */
-export function ConfirmDialog(props: {
-  open: boolean;
-  title: string;
-  confirmLabel: string;
-  pending?: boolean;
-  onConfirm: () => void;
-  onCancel: () => void;
-  children: ComponentChildren;
-}) {
-  const ref = useRef<HTMLDialogElement>(null);
-  const cancel = useRef<HTMLButtonElement>(null);
-  const opener = useRef<Element | null>(null);
-  useEffect(() => {
-    const dialog = ref.current;
-    if (!dialog) return;
-    if (props.open && !dialog.open) {
-      opener.current = document.activeElement;
-      dialog.showModal();
-      cancel.current?.focus();
-    } else if (!props.open && dialog.open) {
-      dialog.close();
-      if (opener.current instanceof HTMLElement) opener.current.focus();
-    }
-  }, [props.open]);
-  return (
-    <dialog
-      ref={ref}
-      aria-labelledby="confirm-title"
-      onCancel={(event) => {
-        event.preventDefault();
-        props.onCancel();
-      }}
-    >
-      <h2 id="confirm-title">{props.title}</h2>
-      {props.children}
-      <div class="actions">
-        <button type="button" ref={cancel} onClick={props.onCancel}>
-          Cancel
-        </button>
-        <button type="button" class="primary" disabled={props.pending} onClick={props.onConfirm}>
-          {props.confirmLabel}
-        </button>
-      </div>
-    </dialog>
   );
 }

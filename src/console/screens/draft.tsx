@@ -7,12 +7,16 @@ import { api, canWrite, describeError } from "../api";
 import { ArtifactForm, anchorOf, anchorsOf, fieldId } from "../draft/artifact-form";
 import { diffJson, sameJson } from "../draft/diff";
 import { formatJson, getAt, isRecord, type Path, parseJson, parseKey, setAt } from "../draft/json-path";
-import { AgentTabs, DiffTable, IssueList, useAgentName } from "../draft/parts";
+import { draftOrNull } from "../draft/lists";
+import { DiffTable, IssueList, useAgentName } from "../draft/parts";
 import { type ArtifactCheck, type Issue, loadArtifactCheck, serverIssues } from "../draft/schema";
 import { adoptCss } from "../draft/styles";
 import { href } from "../router";
 import type { ScreenProps } from "../screens";
-import { ErrorNote, Loading, Page, ReadOnlyNote, StatusNote } from "../ui/page";
+import { AgentNav } from "../ui/agent-nav";
+import { ErrorNote, Loading, Page, StatusNote } from "../ui/page";
+import { RelativeTime } from "../ui/time";
+import { WriteButton } from "../ui/write";
 
 const CSS = `
 .tabs{display:flex;gap:4px;margin:0 0 12px;border-bottom:1px solid var(--border)}
@@ -20,7 +24,6 @@ const CSS = `
 .tabs [role=tab][aria-selected=true]{background:var(--surface);font-weight:700;border-color:var(--muted)}
 textarea.json{width:100%;min-height:60vh;white-space:pre;tab-size:2}
 .field textarea,.field input[type=text]{width:100%}
-.work fieldset.plain{border:0;padding:0;margin:0}
 .conflict{border:2px solid var(--danger);border-radius:var(--radius);padding:12px 16px;margin:0 0 16px;background:var(--surface)}
 `;
 
@@ -47,16 +50,10 @@ function starter(name: string): Saved {
 }
 
 async function loadDraft(agentId: string): Promise<Saved> {
-  try {
-    const draft = await api().drafts.get(agentId);
+  const draft = await draftOrNull(agentId);
+  if (draft !== null)
     return { revision: draft.revision, definition: draft.definition, updatedAt: draft.updatedAt };
-  } catch (error) {
-    if (error instanceof AgentThreadsError && error.code === "not_found") {
-      const agent = await api().agents.get(agentId);
-      return starter(agent.name);
-    }
-    throw error;
-  }
+  return starter((await api().agents.get(agentId)).name);
 }
 
 /** Finds where a path's last key sits in the JSON text, to put the caret there (best effort). */
@@ -126,7 +123,7 @@ export default function DraftScreen(props: ScreenProps) {
   }, [dirty]);
 
   const issues = useMemo(() => {
-    if (syntax !== undefined) return [];
+    if (syntax !== undefined || value === undefined) return [];
     const own = check ? check(value) : [];
     const server = held.filter((h) => valueKey(value, h.issue.path) === h.was).map((h) => h.issue);
     return [...server, ...own];
@@ -157,7 +154,7 @@ export default function DraftScreen(props: ScreenProps) {
     }
   });
 
-  const locate = (path: string): boolean => {
+  const locate = (path: string) => {
     const anchor = anchorOf(path, anchors);
     if (anchor !== null && isRecord(value)) {
       focusNext.current = { id: fieldId(anchor) };
@@ -167,7 +164,6 @@ export default function DraftScreen(props: ScreenProps) {
       setView("json");
     }
     setStatus(undefined);
-    return true;
   };
 
   const edit = (path: Path, next: unknown) => {
@@ -268,19 +264,15 @@ export default function DraftScreen(props: ScreenProps) {
   };
 
   const title = `Draft · ${agentName}`;
-  if (loadError) {
-    return (
-      <Page title={title}>
-        <AgentTabs agentId={agentId} current="/draft" />
-        <ErrorNote>Could not load the draft: {loadError}</ErrorNote>
-      </Page>
-    );
-  }
+  const nav = <AgentNav agentId={agentId} current="draft" />;
   if (!saved) {
     return (
-      <Page title={title}>
-        <AgentTabs agentId={agentId} current="/draft" />
-        <Loading label="Loading the draft…" />
+      <Page title={title} nav={nav}>
+        {loadError ? (
+          <ErrorNote>Could not load the draft: {loadError}</ErrorNote>
+        ) : (
+          <Loading label="Loading the draft…" />
+        )}
       </Page>
     );
   }
@@ -300,8 +292,7 @@ export default function DraftScreen(props: ScreenProps) {
   };
 
   return (
-    <Page title={title}>
-      <AgentTabs agentId={agentId} current="/draft" />
+    <Page title={title} nav={nav}>
       {/* biome-ignore lint/a11y/noStaticElementInteractions: Ctrl/⌘+S anywhere in the editor saves; not a control. */}
       <div
         class="work"
@@ -313,12 +304,21 @@ export default function DraftScreen(props: ScreenProps) {
         }}
       >
         <p class="muted">
-          {saved.revision === 0
-            ? "No draft is saved yet: the first save creates revision 1."
-            : `Revision ${saved.revision}${saved.updatedAt ? `, saved ${new Date(saved.updatedAt).toLocaleString()}` : ""}.`}{" "}
+          {saved.revision === 0 ? (
+            "No draft is saved yet: the first save creates revision 1."
+          ) : (
+            <>
+              Revision {saved.revision}
+              {saved.updatedAt ? (
+                <>
+                  , saved <RelativeTime iso={saved.updatedAt} />
+                </>
+              ) : null}
+              .
+            </>
+          )}{" "}
           {dirty ? <strong>Unsaved changes.</strong> : null}
         </p>
-        {writable ? null : <ReadOnlyNote />}
         {checkError ? (
           <ErrorNote>
             The artifact schema could not be loaded ({checkError}): fields are checked when you publish.
@@ -340,18 +340,17 @@ export default function DraftScreen(props: ScreenProps) {
               after="Yours"
               caption="the stored draft against yours"
             />
-            <div class="actions">
+            <div class="form-actions">
               <button type="button" onClick={takeTheirs}>
                 Load revision {conflict.revision} (discard mine)
               </button>
-              <button
-                type="button"
+              <WriteButton
                 class="primary"
-                disabled={!writable || pending !== undefined}
+                disabled={pending !== undefined}
                 onClick={() => void put(conflict.revision)}
               >
                 Overwrite with mine
-              </button>
+              </WriteButton>
             </div>
           </section>
         ) : null}
@@ -428,21 +427,15 @@ export default function DraftScreen(props: ScreenProps) {
           {error ? <ErrorNote>{error}</ErrorNote> : null}
           {status ? <StatusNote>{status}</StatusNote> : null}
           <div class="row">
-            <button
-              type="button"
-              class="primary"
-              disabled={!writable || pending !== undefined}
-              onClick={save}
-            >
+            <WriteButton class="primary" disabled={pending !== undefined} onClick={save}>
               {pending === "save" ? "Saving…" : "Save draft"}
-            </button>
-            <button
-              type="button"
-              disabled={!writable || pending !== undefined || dirty || saved.revision === 0}
+            </WriteButton>
+            <WriteButton
+              disabled={pending !== undefined || dirty || saved.revision === 0}
               onClick={() => void publish()}
             >
               {pending === "publish" ? "Publishing…" : `Publish revision ${saved.revision || ""}`.trim()}
-            </button>
+            </WriteButton>
             <button type="button" disabled={!dirty} onClick={() => show(saved)}>
               Revert changes
             </button>

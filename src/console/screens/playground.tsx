@@ -3,14 +3,15 @@
 // counted in usage or analytics, gone after 24 h).
 import { useRef, useState } from "preact/hooks";
 import type { ReleaseResponse } from "../../client/admin";
-import { AgentThreadsError } from "../../client/http";
-import { api, call } from "../api";
-import { AgentTabs, useAgentName } from "../draft/parts";
+import { call } from "../api";
+import { allReleases, draftOrNull } from "../draft/lists";
+import { useAgentName } from "../draft/parts";
 import { adoptCss } from "../draft/styles";
 import { percent } from "../draft/weights";
 import { type FrameHandle, type LaunchBody, WidgetFrame } from "../draft/widget-frame";
 import { href } from "../router";
 import type { ScreenProps } from "../screens";
+import { AgentNav } from "../ui/agent-nav";
 import { useLoad } from "../ui/hooks";
 import { ErrorNote, Loading, Page } from "../ui/page";
 
@@ -31,15 +32,10 @@ interface Setup {
 async function setup(agentId: string): Promise<Setup> {
   const [health, draft, releases] = await Promise.all([
     call<{ environment: string }>("GET", "/v1/health"),
-    api()
-      .drafts.get(agentId)
-      .catch((error: unknown) => {
-        if (error instanceof AgentThreadsError && error.code === "not_found") return null;
-        throw error;
-      }),
-    api().releases.list(agentId, { limit: 200 }),
+    draftOrNull(agentId),
+    allReleases(agentId),
   ]);
-  const active = releases.items.find((r) => r.active && r.environment === health.environment) ?? null;
+  const active = releases.find((r) => r.active && r.environment === health.environment) ?? null;
   return { environment: health.environment, draftRevision: draft?.revision ?? null, active };
 }
 
@@ -75,8 +71,7 @@ export default function PlaygroundScreen(props: ScreenProps) {
 
   const base = `/agents/${encodeURIComponent(agentId)}`;
   return (
-    <Page title={`Playground · ${agentName}`}>
-      <AgentTabs agentId={agentId} current="/playground" />
+    <Page title={`Playground · ${agentName}`} nav={<AgentNav agentId={agentId} current="playground" />}>
       <div class="work">
         <p class="muted">
           Talk to the saved draft before publishing, beside what visitors get now. Unsaved edits are not here:{" "}

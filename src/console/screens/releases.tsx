@@ -5,12 +5,18 @@
 import { useEffect, useState } from "preact/hooks";
 import type { ReleaseResponse, VersionSummaryResponse } from "../../client/admin";
 import { api, call, canWrite, describeError } from "../api";
-import { AgentTabs, ConfirmDialog, useAgentName } from "../draft/parts";
+import { allReleases, allVersions } from "../draft/lists";
+import { useAgentName } from "../draft/parts";
 import { adoptCss } from "../draft/styles";
 import { evenSplit, percent, rebalance, TOTAL } from "../draft/weights";
 import type { ScreenProps } from "../screens";
+import { AgentNav } from "../ui/agent-nav";
+import { ConfirmDialog } from "../ui/confirm";
 import { useLoad } from "../ui/hooks";
-import { ErrorNote, Loading, Page, ReadOnlyNote, StatusNote } from "../ui/page";
+import { ErrorNote, Loading, Page, StatusNote } from "../ui/page";
+import { Table } from "../ui/table";
+import { RelativeTime } from "../ui/time";
+import { WriteButton } from "../ui/write";
 
 const ENVIRONMENTS = ["development", "staging", "production"] as const;
 type Environment = (typeof ENVIRONMENTS)[number];
@@ -151,7 +157,7 @@ function WeightsForm(props: {
                 <span class="pct" aria-hidden="true">
                   {percent(row.weight)}
                 </span>
-                <label class="visually-hidden" for={`alloc-weight-${i}`}>
+                <label class="sr-only" for={`alloc-weight-${i}`}>
                   Weight of version {row.version} out of {TOTAL}
                 </label>
                 <input
@@ -178,32 +184,21 @@ function WeightsForm(props: {
           Total {weights.reduce((a, b) => a + b, 0).toLocaleString()} of {TOTAL.toLocaleString()}:{" "}
           {describeAllocations(rows)}.
         </p>
-        <div class="actions">
+        <div class="form-actions">
           <button type="button" disabled={free.length === 0} onClick={add}>
             Add a version
           </button>
           <button type="button" disabled={rows.length < 2} onClick={() => setRows(withEven(rows))}>
             Split evenly
           </button>
-          <button type="submit" class="primary" disabled={pending || rows.length === 0}>
+          <WriteButton type="submit" class="primary" disabled={pending || rows.length === 0}>
             {pending ? "Creating…" : `Create release for ${props.environment}`}
-          </button>
+          </WriteButton>
         </div>
         {error ? <ErrorNote>{error}</ErrorNote> : null}
       </fieldset>
     </form>
   );
-}
-
-async function allReleases(agentId: string): Promise<ReleaseResponse[]> {
-  const out: ReleaseResponse[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await api().releases.list(agentId, { limit: 200, ...(cursor ? { cursor } : {}) });
-    out.push(...page.items);
-    cursor = page.nextCursor;
-  } while (cursor !== undefined && out.length < 1000);
-  return out;
 }
 
 export default function ReleasesScreen(props: ScreenProps) {
@@ -213,17 +208,15 @@ export default function ReleasesScreen(props: ScreenProps) {
   const health = useLoad(() => call<{ environment: Environment }>("GET", "/v1/health"), []);
   const [picked, setPicked] = useState<Environment>();
   const environment = picked ?? health.data?.environment ?? "development";
-  const versions = useLoad(async () => (await api().versions.list(agentId, { limit: 200 })).items, [agentId]);
+  const versions = useLoad(() => allVersions(agentId), [agentId]);
   const releases = useLoad(() => allReleases(agentId), [agentId]);
   const [confirming, setConfirming] = useState<ReleaseResponse>();
   const [pending, setPending] = useState(false);
-  const [error, setError] = useState<string>();
+  const [confirmError, setConfirmError] = useState<string>();
   const [status, setStatus] = useState<string>();
   const writable = canWrite();
 
-  const here = (releases.data ?? [])
-    .filter((r) => r.environment === environment)
-    .sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+  const here = (releases.data ?? []).filter((r) => r.environment === environment);
   const active = here.find((r) => r.active);
   const newest = versions.data?.[0];
   const [initial, setInitial] = useState<Row[]>([]);
@@ -240,23 +233,21 @@ export default function ReleasesScreen(props: ScreenProps) {
   const activate = async () => {
     if (!confirming) return;
     setPending(true);
-    setError(undefined);
+    setConfirmError(undefined);
     try {
       await api().releases.activate(agentId, confirming.id);
       setStatus(`Activated in ${environment}: ${describeAllocations(confirming.allocations)}.`);
       setConfirming(undefined);
       releases.reload();
     } catch (e) {
-      setError(describeError(e));
-      setConfirming(undefined);
+      setConfirmError(describeError(e));
     } finally {
       setPending(false);
     }
   };
 
   return (
-    <Page title={`Releases · ${agentName}`}>
-      <AgentTabs agentId={agentId} current="/releases" />
+    <Page title={`Releases · ${agentName}`} nav={<AgentNav agentId={agentId} current="releases" />}>
       <div class="work">
         <div class="field">
           <label for="release-env">Environment</label>
@@ -282,19 +273,21 @@ export default function ReleasesScreen(props: ScreenProps) {
             active ? (
               <p>
                 {describeAllocations(active.allocations)}
-                {active.activatedAt ? `, since ${new Date(active.activatedAt).toLocaleString()}` : ""}.
+                {active.activatedAt ? (
+                  <>
+                    , since <RelativeTime iso={active.activatedAt} />
+                  </>
+                ) : null}
+                .
               </p>
             ) : (
               <p>No active release: launches in {environment} are refused until one is activated.</p>
             )
           ) : null}
           {status ? <StatusNote>{status}</StatusNote> : null}
-          {error ? <ErrorNote>{error}</ErrorNote> : null}
         </section>
 
-        {!writable ? (
-          <ReadOnlyNote />
-        ) : versions.error ? (
+        {!writable ? null : versions.error ? (
           <ErrorNote>Could not list the versions: {versions.error}</ErrorNote>
         ) : versions.data && versions.data.length === 0 ? (
           <p>Publish a version first (Versions).</p>
@@ -316,47 +309,46 @@ export default function ReleasesScreen(props: ScreenProps) {
         <h2>History in {environment}</h2>
         {releases.data && here.length === 0 ? <p>No releases in {environment} yet.</p> : null}
         {here.length > 0 ? (
-          <div class="table-wrap">
-            <table>
-              <caption class="muted">Newest first.</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Created</th>
-                  <th scope="col">Versions and weights</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">
-                    <span class="muted">Action</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {here.map((release) => (
-                  <tr key={release.id} data-release={release.id}>
-                    <th scope="row">{new Date(release.createdAt).toLocaleString()}</th>
-                    <td>{describeAllocations(release.allocations)}</td>
-                    <td>
-                      {release.active
-                        ? "Active"
-                        : release.activatedAt
-                          ? `Was active from ${new Date(release.activatedAt).toLocaleString()}`
-                          : "Never activated"}
-                    </td>
-                    <td>
-                      {release.active || !writable ? null : (
-                        <button type="button" onClick={() => setConfirming(release)}>
-                          Activate
-                          <span class="visually-hidden">
-                            {" "}
-                            the release of {new Date(release.createdAt).toLocaleString()}
-                          </span>
-                        </button>
-                      )}
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Table
+            label={`Releases in ${environment}, newest first`}
+            head={["Created", "Versions and weights", "Status", "Action"]}
+          >
+            {here.map((release) => (
+              <tr key={release.id} data-release={release.id}>
+                <th scope="row">
+                  <RelativeTime iso={release.createdAt} />
+                </th>
+                <td>{describeAllocations(release.allocations)}</td>
+                <td>
+                  {release.active ? (
+                    <strong>Active</strong>
+                  ) : release.activatedAt ? (
+                    <>
+                      Was active from <RelativeTime iso={release.activatedAt} />
+                    </>
+                  ) : (
+                    "Never activated"
+                  )}
+                </td>
+                <td>
+                  {release.active ? null : (
+                    <WriteButton
+                      onClick={() => {
+                        setConfirmError(undefined);
+                        setConfirming(release);
+                      }}
+                    >
+                      Activate
+                      <span class="sr-only">
+                        {" "}
+                        the release of {new Date(release.createdAt).toLocaleString()}
+                      </span>
+                    </WriteButton>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </Table>
         ) : null}
       </div>
       <ConfirmDialog
@@ -364,8 +356,9 @@ export default function ReleasesScreen(props: ScreenProps) {
         title={`Activate this release in ${environment}?`}
         confirmLabel="Activate"
         pending={pending}
+        error={confirmError}
         onConfirm={() => void activate()}
-        onCancel={() => setConfirming(undefined)}
+        onClose={() => setConfirming(undefined)}
       >
         <p>
           New threads in {environment} will get{" "}

@@ -1,50 +1,36 @@
 // Versions: the published, immutable artifacts of an agent; one version's artifact, the differences between any
 // two (or a version and the current draft), and publishing the saved draft revision.
 import { useRef, useState } from "preact/hooks";
-import type { VersionSummaryResponse } from "../../client/admin";
 import { AgentThreadsError } from "../../client/http";
-import { api, canWrite, describeError } from "../api";
+import { api, describeError } from "../api";
 import { type Change, diffJson } from "../draft/diff";
 import { formatJson } from "../draft/json-path";
-import { AgentTabs, DiffTable, IssueList, useAgentName } from "../draft/parts";
+import { allVersions, draftOrNull } from "../draft/lists";
+import { DiffTable, IssueList, useAgentName } from "../draft/parts";
 import { type Issue, serverIssues } from "../draft/schema";
+import { adoptCss } from "../draft/styles";
 import { href } from "../router";
 import type { ScreenProps } from "../screens";
+import { AgentNav } from "../ui/agent-nav";
 import { useLoad } from "../ui/hooks";
-import { ErrorNote, Loading, Page, ReadOnlyNote, StatusNote } from "../ui/page";
+import { ErrorNote, Loading, Page, StatusNote } from "../ui/page";
+import { Table } from "../ui/table";
+import { RelativeTime } from "../ui/time";
+import { WriteButton } from "../ui/write";
 
 /** "draft" or a version number, as the compare selects hold them. */
 type Side = string;
 
 const DRAFT = "draft";
 
-async function listVersions(agentId: string, cursor?: string) {
-  return api().versions.list(agentId, { limit: 50, ...(cursor ? { cursor } : {}) });
-}
-
-async function draftRevision(agentId: string): Promise<{ revision: number; definition: unknown } | null> {
-  try {
-    return await api().drafts.get(agentId);
-  } catch (error) {
-    if (error instanceof AgentThreadsError && error.code === "not_found") return null;
-    throw error;
-  }
-}
-
 const shortDigest = (digest: string) => `${digest.slice(0, 7 + 12)}…`;
 
 export default function VersionsScreen(props: ScreenProps) {
+  adoptCss("versions");
   const agentId = props.params.agentId ?? "";
   const agentName = useAgentName(agentId);
-  const [more, setMore] = useState<VersionSummaryResponse[]>([]);
-  const [cursor, setCursor] = useState<string | undefined>();
-  const versions = useLoad(async () => {
-    const page = await listVersions(agentId);
-    setMore([]);
-    setCursor(page.nextCursor);
-    return page.items;
-  }, [agentId]);
-  const draft = useLoad(() => draftRevision(agentId), [agentId]);
+  const versions = useLoad(() => allVersions(agentId), [agentId]);
+  const draft = useLoad(() => draftOrNull(agentId), [agentId]);
   const artifacts = useRef(new Map<Side, unknown>());
   const [viewing, setViewing] = useState<{ version: number; artifact: unknown }>();
   const [from, setFrom] = useState<Side>("");
@@ -54,16 +40,15 @@ export default function VersionsScreen(props: ScreenProps) {
   const [error, setError] = useState<string>();
   const [status, setStatus] = useState<string>();
   const [publishIssues, setPublishIssues] = useState<Issue[]>([]);
-  const writable = canWrite();
 
-  const all = [...(versions.data ?? []), ...more];
+  const all = versions.data ?? [];
   const latest = all[0]?.version;
   const fromValue = from || (all[1] ? String(all[1].version) : DRAFT);
   const toValue = to || (latest !== undefined ? String(latest) : DRAFT);
 
   const artifactOf = async (side: Side): Promise<unknown> => {
     if (side === DRAFT) {
-      const current = await draftRevision(agentId);
+      const current = await draftOrNull(agentId);
       return current?.definition ?? {};
     }
     const cached = artifacts.current.get(side);
@@ -114,13 +99,6 @@ export default function VersionsScreen(props: ScreenProps) {
       }
     });
 
-  const loadMore = () =>
-    run("more", async () => {
-      const page = await listVersions(agentId, cursor);
-      setMore((m) => [...m, ...page.items]);
-      setCursor(page.nextCursor);
-    });
-
   const name = (side: Side) => (side === DRAFT ? "Current draft" : `Version ${side}`);
   const options = [
     ...all.map((v) => (
@@ -137,8 +115,7 @@ export default function VersionsScreen(props: ScreenProps) {
   const draftHref = href(`/agents/${encodeURIComponent(agentId)}/draft`);
 
   return (
-    <Page title={`Versions · ${agentName}`}>
-      <AgentTabs agentId={agentId} current="/versions" />
+    <Page title={`Versions · ${agentName}`} nav={<AgentNav agentId={agentId} current="versions" />}>
       <div class="work">
         <section aria-labelledby="publish-title">
           <h2 id="publish-title">Publish</h2>
@@ -156,18 +133,13 @@ export default function VersionsScreen(props: ScreenProps) {
                 {published ? `, published as version ${published.version}` : ", not published yet"}. Unsaved
                 changes in the <a href={draftHref}>editor</a> are not part of it.
               </p>
-              {writable ? (
-                <button
-                  type="button"
-                  class="primary"
-                  disabled={busy !== undefined}
-                  onClick={() => void publish()}
-                >
-                  {busy === "publish" ? "Publishing…" : `Publish revision ${revision}`}
-                </button>
-              ) : (
-                <ReadOnlyNote />
-              )}
+              <WriteButton
+                class="primary"
+                disabled={busy !== undefined || published !== undefined}
+                onClick={() => void publish()}
+              >
+                {busy === "publish" ? "Publishing…" : `Publish revision ${revision}`}
+              </WriteButton>
             </>
           ) : null}
           <IssueList
@@ -184,61 +156,41 @@ export default function VersionsScreen(props: ScreenProps) {
         </section>
 
         <h2>Published versions</h2>
+        <p class="muted">A version never changes once published; threads pinned to it keep it.</p>
         {versions.loading && !versions.data ? <Loading /> : null}
         {versions.error ? <ErrorNote>Could not list the versions: {versions.error}</ErrorNote> : null}
         {versions.data && all.length === 0 ? <p>Nothing published yet.</p> : null}
         {all.length > 0 ? (
-          <div class="table-wrap">
-            <table>
-              <caption class="muted">Newest first. Versions never change once published.</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Version</th>
-                  <th scope="col">Published</th>
-                  <th scope="col">Draft revision</th>
-                  <th scope="col">Digest</th>
-                  <th scope="col">
-                    <span class="muted">Artifact</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {all.map((v) => (
-                  <tr key={v.version}>
-                    <th scope="row">{v.version}</th>
-                    <td>{new Date(v.createdAt).toLocaleString()}</td>
-                    <td>{v.draftRevision}</td>
-                    <td>
-                      <code title={v.digest}>{shortDigest(v.digest)}</code>
-                    </td>
-                    <td>
-                      <button
-                        type="button"
-                        disabled={busy !== undefined}
-                        onClick={() => void view(v.version)}
-                      >
-                        View version {v.version}
-                      </button>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Table
+            label="Published versions, newest first"
+            head={["Version", "Published", "Draft revision", "Digest", "Artifact"]}
+          >
+            {all.map((v) => (
+              <tr key={v.version}>
+                <th scope="row">{v.version}</th>
+                <td>
+                  <RelativeTime iso={v.createdAt} />
+                </td>
+                <td>{v.draftRevision}</td>
+                <td>
+                  <code title={v.digest}>{shortDigest(v.digest)}</code>
+                </td>
+                <td>
+                  <button type="button" disabled={busy !== undefined} onClick={() => void view(v.version)}>
+                    View version {v.version}
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </Table>
         ) : null}
-        {cursor ? (
-          <button type="button" disabled={busy !== undefined} onClick={() => void loadMore()}>
-            Show older versions
-          </button>
-        ) : null}
-
         {viewing ? (
           <section aria-labelledby="viewing-title">
             <h2 id="viewing-title" tabIndex={-1}>
               Version {viewing.version}
             </h2>
             <pre class="artifact">{formatJson(viewing.artifact)}</pre>
-            <div class="actions">
+            <div class="form-actions">
               <button type="button" onClick={() => setViewing(undefined)}>
                 Close version {viewing.version}
               </button>
