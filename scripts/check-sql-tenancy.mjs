@@ -20,6 +20,16 @@ const EXCEPTIONS = [
     why: "API-key authentication: the key id is what names the tenant; the secret is verified before trusting it",
   },
   {
+    file: "src/storage/d1/console-sessions.ts",
+    fragment: "WHERE s.id = ?",
+    why: "console cookie authentication: the session id is what names the tenant; the secret is verified before trusting it",
+  },
+  {
+    file: "src/storage/d1/console-sessions.ts",
+    fragment: "DELETE FROM console_sessions WHERE expires_at < ?",
+    why: "housekeeping: deletes only sessions already expired (they authenticate no one) and reads nothing back",
+  },
+  {
     file: "src/storage/d1/agent-origins.ts",
     fragment: "WHERE o.origin IN (?1, ?2) AND a.status = 'active'",
     why: "CORS preflight: carries no credential, answers only whether some active agent allows the Origin",

@@ -7,6 +7,7 @@ import { agents } from "./routes/agents";
 import { analytics } from "./routes/analytics";
 import { apiKeys } from "./routes/api-keys";
 import { assets } from "./routes/assets";
+import { consoleRoutes } from "./routes/console";
 import { contract } from "./routes/contract";
 import { drafts } from "./routes/drafts";
 import { erasures, subjects, wellKnown } from "./routes/erasures";
@@ -54,6 +55,7 @@ export function createApp() {
   v1.route("/subjects", subjects);
   v1.route("/erasures", erasures);
   v1.route("/operator", operator);
+  v1.route("/console", consoleRoutes);
 
   app.route("/v1", v1);
   app.route("/", wellKnown);

@@ -1,5 +1,6 @@
 // Worker entry: the Hono app for HTTP, the scheduled job, and the Durable Object classes (thread, quota, events).
 import { app } from "./app";
+import { pruneConsoleSessions } from "./jobs/console-sessions";
 import { runRetentionJob } from "./jobs/retention";
 
 export { TenantQuota } from "./auth/tenant-quota";
@@ -10,5 +11,6 @@ export default {
   fetch: app.fetch,
   async scheduled(controller, env, ctx) {
     ctx.waitUntil(runRetentionJob(env, controller.scheduledTime));
+    ctx.waitUntil(pruneConsoleSessions(env, controller.scheduledTime));
   },
 } satisfies ExportedHandler<Env>;

@@ -24,6 +24,21 @@ export async function countFailedLaunch(env: Env, ip: string): Promise<boolean> 
   return success;
 }
 
+/**
+ * Counts one failed console sign-in (a wrong API key) for the client's network, on the failed-launch limiter's budget
+ * under its own key; false once the network is past it for the window.
+ */
+export async function countFailedSignIn(env: Env, ip: string): Promise<boolean> {
+  const { success } = await env.FAILED_LAUNCH_LIMITER.limit({ key: `failed-sign-in:${clientNetwork(ip)}` });
+  return success;
+}
+
+export function tooManyFailedSignIns(): AppError {
+  return new AppError("rate_limited", "Too many failed sign-ins; try again shortly.", {
+    retryAfter: ABUSE_WINDOW_SECONDS,
+  });
+}
+
 export function tooManyFailedLaunches(): AppError {
   return new AppError("rate_limited", "Too many failed launches; try again shortly.", {
     retryAfter: ABUSE_WINDOW_SECONDS,

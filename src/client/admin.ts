@@ -19,6 +19,7 @@ import type {
   VersionResponse,
   VersionSummaryResponse,
 } from "../shared/api";
+import type { ConsoleSessionResponse } from "../shared/console-api";
 import type { ErasureResponse } from "../shared/erasure-api";
 import type { LaunchResponse } from "../shared/launch-api";
 import type { WireEntry } from "../shared/protocol";
@@ -48,6 +49,7 @@ export type {
   VersionResponse,
   VersionSummaryResponse,
 } from "../shared/api";
+export type { ConsoleSessionResponse } from "../shared/console-api";
 export type { WireEntry } from "../shared/protocol";
 export type {
   HandoffResponse,
@@ -250,6 +252,26 @@ class Secrets {
 }
 
 /**
+ * The console's cookie session (SPEC §10), from a page of the Worker's own origin (its `fetch` carries the cookie).
+ * Requests on the session need the answer's `csrfToken` as `X-Console-CSRF` in the client's `headers`.
+ */
+class ConsoleSessions {
+  constructor(readonly t: Transport) {}
+  /** Exchanges an API key for the `__Host-console` cookie; the key is not kept. */
+  signIn(apiKey: string): Promise<ConsoleSessionResponse> {
+    return this.t.json("POST", "/v1/console/session", { body: { apiKey } });
+  }
+  /** The cookie's session (with its `csrfToken`), e.g. after a reload; 401 when there is none. */
+  session(): Promise<ConsoleSessionResponse> {
+    return this.t.json("GET", "/v1/console/session");
+  }
+  /** Ends the session and clears the cookie (needs the `X-Console-CSRF` header). */
+  signOut(): Promise<void> {
+    return this.t.empty("DELETE", "/v1/console/session");
+  }
+}
+
+/**
  * A tenant's backend: `new AdminClient({ baseUrl, apiKey })`. Every method answers the route's shared response
  * type or throws AgentThreadsError.
  */
@@ -262,6 +284,7 @@ export class AdminClient {
   readonly subjects: Subjects;
   readonly apiKeys: ApiKeys;
   readonly secrets: Secrets;
+  readonly console: ConsoleSessions;
   readonly #t: Transport;
 
   /**
@@ -279,6 +302,7 @@ export class AdminClient {
     this.subjects = new Subjects(this.#t);
     this.apiKeys = new ApiKeys(this.#t);
     this.secrets = new Secrets(this.#t);
+    this.console = new ConsoleSessions(this.#t);
   }
 
   /** Tokens in/out and runs per day (default: the last 30 days). */

@@ -18,7 +18,18 @@ import type { AppEnv } from "./context";
 /** The Worker's app (its routes are what the document walks). */
 export type AnyApp = Hono<AppEnv>;
 
-export type AuthScheme = "tenantKey" | "launchToken" | "operatorToken" | "none";
+/**
+ * `consoleCookie`: the console's session cookie alone (reading the session); `consoleSession`: the cookie plus its
+ * `X-Console-CSRF` header. Every route whose only scheme is `tenantKey` takes the console session as well (tenantAuth
+ * accepts either); a route that lists `tenantKey` beside others (the launch) takes only the key.
+ */
+export type AuthScheme =
+  | "tenantKey"
+  | "launchToken"
+  | "operatorToken"
+  | "consoleCookie"
+  | "consoleSession"
+  | "none";
 
 const ERROR_STATUSES = {
   400: [
@@ -47,7 +58,7 @@ const ERROR_STATUSES = {
 
 export type ErrorStatus = keyof typeof ERROR_STATUSES;
 
-const SCHEMES: Record<Exclude<AuthScheme, "none">, object> = {
+const SCHEMES: Record<Exclude<AuthScheme, "none" | "consoleSession"> | "consoleCsrf", object> = {
   tenantKey: {
     type: "http",
     scheme: "bearer",
@@ -67,7 +78,32 @@ const SCHEMES: Record<Exclude<AuthScheme, "none">, object> = {
     scheme: "bearer",
     description: "The platform operator's token (the OPERATOR_TOKEN secret).",
   },
+  consoleCookie: {
+    type: "apiKey",
+    in: "cookie",
+    name: "__Host-console",
+    description:
+      "The console's session cookie (POST /v1/console/session). Counts only without an Authorization header, on " +
+      "same-origin requests, and always together with `consoleCsrf` except on GET /v1/console/session.",
+  },
+  consoleCsrf: {
+    type: "apiKey",
+    in: "header",
+    name: "X-Console-CSRF",
+    description:
+      "The console session's `csrfToken`, on every request its cookie authenticates (GET included).",
+  },
 };
+
+const CONSOLE_SESSION = { consoleCookie: [], consoleCsrf: [] };
+
+/** One scheme's security requirement(s). */
+function requirements(scheme: AuthScheme, alone: boolean): object[] {
+  if (scheme === "none") return [{}];
+  if (scheme === "consoleSession") return [CONSOLE_SESSION];
+  if (scheme === "tenantKey" && alone) return [{ tenantKey: [] }, CONSOLE_SESSION];
+  return [{ [scheme]: [] }];
+}
 
 const errorRef = (status: ErrorStatus) => ({ $ref: `#/components/responses/${ERROR_STATUSES[status][0]}` });
 
@@ -125,10 +161,11 @@ function queryParameters(query: OperationSpec["query"]): object[] {
 export function operation(spec: OperationSpec): DescribeRouteOptions {
   const auth = Array.isArray(spec.auth) ? spec.auth : [spec.auth];
   // `{}` is "no credential" beside the others: a route that takes either (a public launch, or a backend's sk_).
-  const security = auth.map((a) => (a === "none" ? {} : { [a]: [] }));
+  const security = auth.flatMap((a) => requirements(a, auth.length === 1));
   const statuses = new Set<ErrorStatus>(spec.errors ?? []);
   if (auth.some((a) => a !== "none")) statuses.add(401);
-  if (auth.includes("tenantKey")) statuses.add(403);
+  if (auth.includes("tenantKey") || auth.includes("consoleSession") || auth.includes("consoleCookie"))
+    statuses.add(403);
   if (spec.body !== undefined) for (const s of [400, 413, 415] as const) statuses.add(s);
   statuses.add(500);
   const { response } = spec;
@@ -232,6 +269,10 @@ const TAGS = [
   ["Secrets", "Tenant admin: write-only provider secrets referred to by alias."],
   ["Webhooks", "Tenant admin: signed event deliveries to the tenant's backend (docs/webhooks.md)."],
   ["Operator", "Platform operator: tenants, their status, quotas and keys."],
+  [
+    "Console",
+    "The console's cookie session: sign in with an API key, read it back, sign out (docs/security.md).",
+  ],
 ] as const;
 
 /** Adds path parameters that `{name}` templates need and no operation declared. */

@@ -1,10 +1,12 @@
-// Tenant API-key authentication: `Authorization: Bearer sk_…` becomes a verified TenantPrincipal, or one uniform 401.
+// Tenant authentication: `Authorization: Bearer sk_…`, or the console's session cookie when no Authorization header is
+// sent (src/http/console-auth.ts), becomes a verified TenantPrincipal, or one uniform 401.
 import { createMiddleware } from "hono/factory";
 import { apiKeyDigest, parseApiKey, verifyApiKeySecret } from "../auth/api-keys";
 import { AppError } from "../errors";
 import { constantTimeEqual } from "../shared/bytes";
 import { findApiKeyForAuthentication } from "../storage/d1/tenant-credentials";
 import { bearerToken } from "./bearer";
+import { consoleCookie, consolePrincipal } from "./console-auth";
 import type { AppEnv, TenantPrincipal } from "./context";
 
 const MAX_AUTHORIZATION_LENGTH = 512;
@@ -18,7 +20,12 @@ export async function authenticateApiKey(
   authorization: string | undefined,
 ): Promise<TenantPrincipal | null> {
   const token = bearerToken(authorization, MAX_AUTHORIZATION_LENGTH);
-  const parsed = token === null ? null : parseApiKey(token);
+  return token === null ? null : verifyApiKey(env, token);
+}
+
+/** The same check for a key presented on its own (the console's sign-in body). */
+export async function verifyApiKey(env: Env, key: string): Promise<TenantPrincipal | null> {
+  const parsed = parseApiKey(key);
   if (parsed === null) return null;
   const record = await findApiKeyForAuthentication(env.DB, parsed.id);
   if (record === null) {
@@ -32,9 +39,15 @@ export async function authenticateApiKey(
 
 export const INVALID_API_KEY_MESSAGE = "A valid API key is required.";
 
-/** Sets `c.var.tenant`; every failure is the same 401 so the response tells nothing about the key. */
+/**
+ * Sets `c.var.tenant`; every failure is the same 401 so the response tells nothing about the key. The console cookie
+ * counts only when no Authorization header is sent: a request never mixes the two.
+ */
 export const tenantAuth = createMiddleware<AppEnv>(async (c, next) => {
-  const principal = await authenticateApiKey(c.env, c.req.header("Authorization"));
+  const authorization = c.req.header("Authorization");
+  const cookie = authorization === undefined ? consoleCookie(c) : undefined;
+  const principal =
+    cookie === undefined ? await authenticateApiKey(c.env, authorization) : await consolePrincipal(c, cookie);
   if (principal === null) throw new AppError("unauthenticated", INVALID_API_KEY_MESSAGE);
   c.set("tenant", principal);
   await next();

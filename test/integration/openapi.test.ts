@@ -57,11 +57,17 @@ describe("GET /v1/openapi.json", () => {
 
   it("names each route's auth scheme and the one error shape", async () => {
     const { doc } = await getDoc();
-    expect(doc.paths["/v1/agents"]?.post?.security).toEqual([{ tenantKey: [] }]);
+    // A tenant-admin route takes the key, or the console's cookie with its CSRF header (SPEC §10).
+    const consoleSession = { consoleCookie: [], consoleCsrf: [] };
+    expect(doc.paths["/v1/agents"]?.post?.security).toEqual([{ tenantKey: [] }, consoleSession]);
+    expect(doc.paths["/v1/console/session"]?.post?.security).toEqual([]);
+    expect(doc.paths["/v1/console/session"]?.get?.security).toEqual([{ consoleCookie: [] }]);
+    expect(doc.paths["/v1/console/session"]?.delete?.security).toEqual([consoleSession]);
     expect(doc.paths["/v1/operator/tenants"]?.post?.security).toEqual([{ operatorToken: [] }]);
     expect(doc.paths["/v1/threads/{threadId}/messages"]?.post?.security).toEqual([{ launchToken: [] }]);
     expect(doc.paths["/v1/health"]?.get?.security).toEqual([]);
-    // A launch takes no credential (public agent, from a browser) or a tenant key (private agent, from a backend).
+    // A launch takes no credential (public agent, from a browser) or a tenant key (private agent, from a backend),
+    // never the console's cookie.
     expect(doc.paths["/v1/agent-sessions"]?.post?.security).toEqual([{}, { tenantKey: [] }]);
     expect(doc.paths["/v1/agents/{agentId}/draft"]?.put?.responses["412"]).toEqual({
       $ref: "#/components/responses/PreconditionFailed",

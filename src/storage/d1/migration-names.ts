@@ -15,4 +15,5 @@ export const MIGRATIONS: readonly string[] = [
   "0012_legal_holds_agent_retention.sql",
   "0013_subject_erasure.sql",
   "0014_run_input_digest.sql",
+  "0015_console_sessions_previews.sql",
 ];

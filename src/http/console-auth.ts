@@ -1,0 +1,136 @@
+// The console's cookie session as a credential (SPEC §10): same-origin requests only, the CSRF header on every one,
+// and the session re-checked against its API key and tenant each time. tenant-auth.ts falls back to it when a
+// request sends no Authorization header.
+import { getCookie } from "hono/cookie";
+import { consoleCsrfToken, parseConsoleSession, verifyConsoleSessionSecret } from "../auth/console-sessions";
+import { AppError, fromDatabase } from "../errors";
+import { constantTimeEqual } from "../shared/bytes";
+import {
+  CONSOLE_COOKIE,
+  CONSOLE_CSRF_HEADER,
+  CONSOLE_SESSION_SECONDS,
+  type ConsoleSessionResponse,
+} from "../shared/console-api";
+import {
+  type ConsoleSessionRecord,
+  findConsoleSessionForAuthentication,
+} from "../storage/d1/console-sessions";
+import type { AppContext, TenantPrincipal } from "./context";
+
+// Unknown ids still pay for one digest and one comparison, like a wrong secret.
+const UNKNOWN_SESSION_DIGEST = "0".repeat(64);
+const MAX_CSRF_LENGTH = 128;
+
+/** The Worker's own origin, as the request reached it: the only origin the console runs on. */
+export function ownOrigin(c: AppContext): string {
+  return new URL(c.req.url).origin;
+}
+
+/**
+ * Refuses a request another site made: an `Origin` that is not the Worker's own, or Fetch Metadata other than
+ * `same-origin`. A client that sends neither (not a browser) passes here; the CSRF header still stands in its way.
+ */
+export function requireSameOrigin(c: AppContext): void {
+  const origin = c.req.header("Origin");
+  const site = c.req.header("Sec-Fetch-Site");
+  if ((origin !== undefined && origin !== ownOrigin(c)) || (site !== undefined && site !== "same-origin")) {
+    throw new AppError("forbidden", "Console requests must come from the console's own origin.");
+  }
+}
+
+/** The console cookie's value, when the request carries one. */
+export function consoleCookie(c: AppContext): string | undefined {
+  const value = getCookie(c, CONSOLE_COOKIE);
+  return value === undefined || value === "" ? undefined : value;
+}
+
+/**
+ * The live session a cookie names, or null for every failure alike: malformed, unknown, wrong secret, expired,
+ * signed out, its key revoked, its tenant disabled.
+ */
+export async function liveConsoleSession(
+  env: Env,
+  cookie: string,
+  now: number,
+): Promise<ConsoleSessionRecord | null> {
+  const parsed = parseConsoleSession(cookie);
+  if (parsed === null) return null;
+  const record = await fromDatabase(findConsoleSessionForAuthentication(env.DB, parsed.id));
+  if (record === null) {
+    await verifyConsoleSessionSecret(env.API_KEY_PEPPER, parsed.secret, UNKNOWN_SESSION_DIGEST);
+    return null;
+  }
+  const secretMatches = await verifyConsoleSessionSecret(env.API_KEY_PEPPER, parsed.secret, record.digest);
+  const live =
+    secretMatches &&
+    record.revokedAt === null &&
+    record.keyRevokedAt === null &&
+    record.tenantStatus === "active" &&
+    Date.parse(record.expiresAt) > now;
+  return live ? record : null;
+}
+
+export function principalOf(session: ConsoleSessionRecord): TenantPrincipal {
+  return { kind: "tenant", tenantId: session.tenantId, apiKeyId: session.apiKeyId, scope: session.scope };
+}
+
+/** What the session routes answer: the tenant, the key's scope, and the CSRF token the console sends back. */
+export async function consoleSessionBody(
+  env: Env,
+  session: Pick<ConsoleSessionRecord, "tenantId" | "tenantName" | "id" | "apiKeyId" | "scope" | "expiresAt">,
+): Promise<ConsoleSessionResponse> {
+  return {
+    tenantId: session.tenantId,
+    tenantName: session.tenantName,
+    keyId: session.apiKeyId,
+    scope: session.scope,
+    csrfToken: await consoleCsrfToken(env.API_KEY_PEPPER, session.id),
+    expiresAt: session.expiresAt,
+  };
+}
+
+/** 403 unless the request carries the session's CSRF token (compared in constant time). */
+export async function requireCsrf(c: AppContext, session: ConsoleSessionRecord): Promise<void> {
+  const sent = csrfHeader(c);
+  const expected = await consoleCsrfToken(c.env.API_KEY_PEPPER, session.id);
+  if (sent === undefined || !constantTimeEqual(sent, expected)) throw csrfRefused();
+}
+
+function csrfHeader(c: AppContext): string | undefined {
+  const sent = c.req.header(CONSOLE_CSRF_HEADER);
+  return sent === undefined || sent === "" || sent.length > MAX_CSRF_LENGTH ? undefined : sent;
+}
+
+const csrfRefused = () =>
+  new AppError("forbidden", `Console requests must carry the session's ${CONSOLE_CSRF_HEADER} header.`);
+
+/** 403 for a request without any CSRF header: refused before its cookie is even looked up. */
+export function requireCsrfHeader(c: AppContext): void {
+  if (csrfHeader(c) === undefined) throw csrfRefused();
+}
+
+/**
+ * The tenant admin API's second credential: a request with the console cookie and no Authorization header. Another
+ * site's request or a missing CSRF header is refused (403) before any look-up; a session that does not stand is null
+ * (the caller's uniform 401); a wrong CSRF token for a live session is 403. Every method needs the header, GET too.
+ */
+export async function consolePrincipal(c: AppContext, cookie: string): Promise<TenantPrincipal | null> {
+  requireSameOrigin(c);
+  requireCsrfHeader(c);
+  const session = await liveConsoleSession(c.env, cookie, Date.now());
+  if (session === null) return null;
+  await requireCsrf(c, session);
+  return principalOf(session);
+}
+
+const COOKIE_ATTRIBUTES = "Path=/; HttpOnly; Secure; SameSite=Strict";
+
+/** The `Set-Cookie` of a new session. */
+export function sessionCookie(value: string): string {
+  return `${CONSOLE_COOKIE}=${value}; Max-Age=${CONSOLE_SESSION_SECONDS}; ${COOKIE_ATTRIBUTES}`;
+}
+
+/** The `Set-Cookie` that removes the session cookie from the browser. */
+export function clearedSessionCookie(): string {
+  return `${CONSOLE_COOKIE}=; Max-Age=0; ${COOKIE_ATTRIBUTES}`;
+}

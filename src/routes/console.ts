@@ -1,0 +1,152 @@
+// The console's sign-in (SPEC §10): an API key exchanged once for an HttpOnly cookie session, read back after a
+// reload, and ended. The key itself is never stored, by the browser or here; the session holds only its key's id.
+import { Hono } from "hono";
+import { createMiddleware } from "hono/factory";
+import { describeRoute } from "hono-openapi";
+import { consoleSessionDigest, generateConsoleSession } from "../auth/console-sessions";
+import { AppError, fromDatabase } from "../errors";
+import {
+  clearedSessionCookie,
+  consoleCookie,
+  consoleSessionBody,
+  liveConsoleSession,
+  requireCsrf,
+  requireCsrfHeader,
+  requireSameOrigin,
+  sessionCookie,
+} from "../http/console-auth";
+import type { AppContext, AppEnv } from "../http/context";
+import { countSignInFailure, refuseBlockedSignIn } from "../http/failed-sign-in-limit";
+import { readJson } from "../http/json-body";
+import { operation } from "../http/openapi";
+import { deploymentStore } from "../http/store";
+import { INVALID_API_KEY_MESSAGE, verifyApiKey } from "../http/tenant-auth";
+import {
+  CONSOLE_CSRF_HEADER,
+  CONSOLE_SESSION_SECONDS,
+  consoleSessionResponse,
+  consoleSignInRequest,
+} from "../shared/console-api";
+import { insertConsoleSession, revokeConsoleSession } from "../storage/d1/console-sessions";
+
+const MAX_SIGN_IN_BYTES = 2 * 1024;
+
+/** Every answer here carries or ends a session: no cache anywhere may keep one. */
+const noStore = createMiddleware<AppEnv>(async (c, next) => {
+  await next();
+  c.res.headers.set("Cache-Control", "no-store");
+});
+
+/** The cookie's live session, or the uniform 401 (which `headers` may add to, e.g. clearing the cookie). */
+async function currentSession(c: AppContext, headers: Record<string, string> = {}) {
+  const cookie = consoleCookie(c);
+  const session = cookie === undefined ? null : await liveConsoleSession(c.env, cookie, Date.now());
+  if (session === null) {
+    throw new AppError("unauthenticated", "No console session; sign in with an API key.", { headers });
+  }
+  return session;
+}
+
+export const consoleRoutes = new Hono<AppEnv>()
+  .use("/session", noStore)
+  .post(
+    "/session",
+    describeRoute(
+      operation({
+        tag: "Console",
+        summary: "Sign in to the console with an API key",
+        description:
+          "Verifies the key as `Authorization: Bearer` would (one uniform 401 for any failure) and answers the session " +
+          "with `Set-Cookie: __Host-console=…; HttpOnly; Secure; SameSite=Strict; Path=/; Max-Age=43200`. Only from " +
+          "the Worker's own origin. Failed sign-ins are limited per client network (429).",
+        auth: "none",
+        body: consoleSignInRequest,
+        response: {
+          status: 201,
+          schema: consoleSessionResponse,
+          headers: { "Set-Cookie": "The session cookie `__Host-console` (12 h)." },
+        },
+        errors: [401, 403, 429, 503],
+      }),
+    ),
+    async (c) => {
+      requireSameOrigin(c);
+      refuseBlockedSignIn(c);
+      const body = await readJson(c, consoleSignInRequest, { maxBytes: MAX_SIGN_IN_BYTES });
+      const principal = await fromDatabase(verifyApiKey(c.env, body.apiKey));
+      if (principal === null) {
+        await countSignInFailure(c);
+        throw new AppError("unauthenticated", INVALID_API_KEY_MESSAGE);
+      }
+      const tenant = await fromDatabase(deploymentStore(c).getTenant(principal.tenantId));
+      if (tenant === null) throw new AppError("unauthenticated", INVALID_API_KEY_MESSAGE);
+      const generated = generateConsoleSession();
+      const now = Date.now();
+      const expiresAt = new Date(now + CONSOLE_SESSION_SECONDS * 1000).toISOString();
+      await fromDatabase(
+        insertConsoleSession(c.env.DB, {
+          tenantId: principal.tenantId,
+          id: generated.id,
+          apiKeyId: principal.apiKeyId,
+          digest: await consoleSessionDigest(c.env.API_KEY_PEPPER, generated.secret),
+          createdAt: new Date(now).toISOString(),
+          expiresAt,
+        }),
+      );
+      c.header("Set-Cookie", sessionCookie(generated.value));
+      const session = {
+        tenantId: principal.tenantId,
+        tenantName: tenant.name,
+        id: generated.id,
+        apiKeyId: principal.apiKeyId,
+        scope: principal.scope,
+        expiresAt,
+      };
+      return c.json(await consoleSessionBody(c.env, session), 201);
+    },
+  )
+  .get(
+    "/session",
+    describeRoute(
+      operation({
+        tag: "Console",
+        summary: "The console session of this cookie (again, after a reload)",
+        description: `The same body as the sign-in, its \`csrfToken\` included; no \`${CONSOLE_CSRF_HEADER}\` needed here.`,
+        auth: "consoleCookie",
+        response: { status: 200, schema: consoleSessionResponse },
+        errors: [503],
+      }),
+    ),
+    async (c) => {
+      requireSameOrigin(c);
+      return c.json(await consoleSessionBody(c.env, await currentSession(c)));
+    },
+  )
+  .delete(
+    "/session",
+    describeRoute(
+      operation({
+        tag: "Console",
+        summary: "Sign out: the session ends and its cookie is cleared",
+        auth: "consoleSession",
+        response: {
+          status: 204,
+          description: "Signed out.",
+          headers: { "Set-Cookie": "Clears `__Host-console` (Max-Age=0)." },
+        },
+        errors: [503],
+      }),
+    ),
+    async (c) => {
+      requireSameOrigin(c);
+      requireCsrfHeader(c);
+      // A cookie that names no live session is cleared too: the browser keeps nothing that cannot sign in.
+      const session = await currentSession(c, { "Set-Cookie": clearedSessionCookie() });
+      await requireCsrf(c, session);
+      await fromDatabase(
+        revokeConsoleSession(c.env.DB, session.tenantId, session.id, new Date().toISOString()),
+      );
+      c.header("Set-Cookie", clearedSessionCookie());
+      return c.body(null, 204);
+    },
+  );
