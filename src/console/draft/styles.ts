@@ -27,7 +27,7 @@ const SHARED_CSS = `
 .work .row{display:flex;flex-wrap:wrap;gap:8px;align-items:center}
 .work .grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(220px,1fr));gap:0 16px;align-items:start}
 .work .row>input[type=text]{flex:1 1 12em;width:auto}
-.work input[type=color]{width:44px;height:36px;padding:2px;flex:none}
+.work .row>input[type=color]{width:44px;height:36px;padding:2px;flex:none}
 .work [aria-invalid=true]{border-width:2px}
 .issues{border:2px solid var(--danger);border-radius:var(--radius);padding:8px 16px;margin:0 0 16px;background:var(--surface)}
 .issues h2{margin:4px 0;font-size:16px}

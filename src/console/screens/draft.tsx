@@ -331,8 +331,12 @@ export default function DraftScreen(props: ScreenProps) {
             <p>
               Yours is based on revision {saved.revision}; the stored draft is now revision{" "}
               {conflict.revision}
-              {conflict.updatedAt ? `, saved ${new Date(conflict.updatedAt).toLocaleString()}` : ""}. What
-              differs:
+              {conflict.updatedAt ? (
+                <>
+                  , saved <RelativeTime iso={conflict.updatedAt} />
+                </>
+              ) : null}
+              . What differs:
             </p>
             <DiffTable
               changes={diffJson(conflict.definition, value)}

@@ -1,0 +1,300 @@
+// The console's draft editor, playground, versions and releases in Chromium against the e2e server: a schema error
+// shown at its field and fixed, a stale save resolved both ways, the draft talking in the real widget beside the
+// active version, publishing, a 50/50 release activated after confirmation, axe on every screen, and screenshots.
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { before, describe, it } from "node:test";
+import AxeBuilder from "@axe-core/playwright";
+import { AdminClient } from "agent-threads/client";
+import { API_KEY, BASE_URL, RESULTS, useBrowser, waitForText } from "./helpers.mjs";
+
+const admin = new AdminClient({ baseUrl: BASE_URL, apiKey: API_KEY });
+
+const artifact = (fields = {}) => ({
+  schemaVersion: 1,
+  name: "Draft tools agent",
+  instructions: "Echo the visitor.",
+  model: { provider: "local", model: "echo", local: { chunks: 4, chunkDelayMs: 10 } },
+  ...fields,
+});
+
+/** A fresh agent whose version 1 (greeting "Hello from version 1") is all of development's traffic. */
+async function agentWithVersion1() {
+  const agent = await admin.agents.create({
+    slug: `draft-tools-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 6)}`,
+    name: "Draft tools agent",
+    visibility: "public",
+    allowedOrigins: [BASE_URL],
+  });
+  const saved = await admin.drafts.put(agent.id, artifact({ greeting: "Hello from version 1" }), 0);
+  const version = await admin.versions.publish(agent.id, saved.revision);
+  const release = await admin.releases.create(agent.id, {
+    environment: "development",
+    allocations: [{ version: version.version, weight: 10_000 }],
+  });
+  await admin.releases.activate(agent.id, release.id);
+  return agent;
+}
+
+/** Opens a console page and signs in with the tenant's key on its sign-in form; answers once the page shows. */
+async function openConsole(browser, path, { viewport } = {}) {
+  const page = await browser.context.newPage();
+  browser.track(page);
+  if (viewport) await page.setViewportSize(viewport);
+  const errors = [];
+  page.on("pageerror", (error) => errors.push(error.message));
+  await page.goto(`${BASE_URL}/console${path}`);
+  // The sign-in form, or the page itself when the browser already holds a session.
+  await page.locator("#apiKey, #page-title").first().waitFor();
+  if (await page.locator("#apiKey").isVisible()) {
+    await page.getByLabel("API key").fill(API_KEY);
+    await page.getByRole("button", { name: "Sign in" }).click();
+  }
+  await page.locator("#page-title").waitFor();
+  return { page, errors };
+}
+
+async function axe(page, label) {
+  for (const colorScheme of ["light", "dark"]) {
+    await page.emulateMedia({ colorScheme });
+    await axeOnce(page, `${label} (${colorScheme})`);
+  }
+  await page.emulateMedia({ colorScheme: null });
+}
+
+async function axeOnce(page, label) {
+  const result = await new AxeBuilder({ page })
+    .withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"])
+    .analyze();
+  const violations = result.violations.map(
+    (v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`,
+  );
+  assert.deepEqual(violations, [], `axe on ${label}`);
+}
+
+async function screenshot(page, name) {
+  await page.screenshot({
+    path: join(RESULTS, `console-${name}.png`),
+    fullPage: true,
+    animations: "disabled",
+  });
+}
+
+const field = (page, label) => page.getByLabel(label, { exact: true });
+
+describe("console draft editor", () => {
+  const browser = useBrowser();
+  let agent;
+  before(async () => {
+    agent = await agentWithVersion1();
+  });
+
+  it("shows a schema error at its field and in the JSON view, and saves once it is fixed", async () => {
+    const { page, errors } = await openConsole(browser, `/agents/${agent.id}/draft`);
+    const before = await admin.drafts.get(agent.id);
+    await waitForText(page.locator("main"), `Revision ${before.revision}`);
+
+    const accent = field(page, "Accent colour");
+    await accent.fill("red");
+    const accentError = page.locator("[id='field-widget.accentColor-error']");
+    await waitForText(accentError, "must be a colour as #rrggbb");
+    assert.equal(await accent.getAttribute("aria-invalid"), "true");
+    assert.match(await accent.getAttribute("aria-describedby"), /field-widget\.accentColor-error/);
+    await waitForText(page.getByRole("region", { name: "1 problem in the draft" }), "widget.accentColor");
+    await axe(page, "the draft form with an error");
+    await screenshot(page, "draft-error");
+
+    // The JSON view holds the same value, and the problem's path takes focus back to its field.
+    await page.getByRole("tab", { name: "JSON" }).click();
+    const json = page.getByLabel("Artifact JSON");
+    assert.match(await json.inputValue(), /"accentColor": "red"/);
+    await page.getByRole("button", { name: "widget.accentColor" }).click();
+    await page.waitForFunction(() => document.activeElement?.id === "field-widget.accentColor");
+
+    // Fixed in the JSON: the form follows, the error goes.
+    await page.getByRole("tab", { name: "JSON" }).click();
+    const text = (await json.inputValue()).replace('"accentColor": "red"', '"accentColor": "#0f766e"');
+    await json.fill(text.replace('"name": ', '"name" '));
+    await waitForText(page.locator("#draft-json-error"), "Not valid JSON");
+    await json.fill(text.replace("Echo the visitor.", "Echo every visitor."));
+    assert.equal(await page.locator("#draft-json-error").count(), 0);
+    await axe(page, "the JSON view");
+    await screenshot(page, "draft-json");
+    await page.getByRole("tab", { name: "Form" }).click();
+    assert.equal(await field(page, "Accent colour").inputValue(), "#0f766e");
+    assert.equal(await accentError.count(), 0);
+    assert.equal(await page.locator(".issues").count(), 0);
+    await field(page, "Greeting").fill("Hello from the draft");
+
+    await page.getByRole("button", { name: "Save draft" }).click();
+    await waitForText(page.getByRole("status"), `Saved as revision ${before.revision + 1}`);
+    const after = await admin.drafts.get(agent.id);
+    assert.equal(after.revision, before.revision + 1);
+    assert.equal(after.definition.widget.accentColor, "#0f766e");
+    assert.equal(after.definition.instructions, "Echo every visitor.");
+    assert.equal(after.definition.greeting, "Hello from the draft");
+    assert.deepEqual(errors, []);
+  });
+
+  it("shows what changed when the draft was saved elsewhere, and overwrites or reloads", async () => {
+    const { page } = await openConsole(browser, `/agents/${agent.id}/draft`);
+    const start = await admin.drafts.get(agent.id);
+    await waitForText(page.locator("main"), `Revision ${start.revision}`);
+    await field(page, "Greeting").fill("Mine");
+    // Someone saves behind the page's back.
+    await admin.drafts.put(agent.id, { ...start.definition, greeting: "Theirs" }, start.revision);
+
+    await page.getByRole("button", { name: "Save draft" }).click();
+    const conflict = page.getByRole("region", { name: "The draft was saved elsewhere" });
+    await conflict.waitFor();
+    const row = conflict.getByRole("row", { name: /greeting/ });
+    await waitForText(row, '"Theirs"');
+    await waitForText(row, '"Mine"');
+    await axe(page, "the conflict view");
+    await screenshot(page, "draft-conflict");
+    await page.getByRole("button", { name: "Overwrite with mine" }).click();
+    await waitForText(page.getByRole("status"), `Saved as revision ${start.revision + 2}`);
+    assert.equal(await conflict.count(), 0);
+    let stored = await admin.drafts.get(agent.id);
+    assert.equal(stored.revision, start.revision + 2);
+    assert.equal(stored.definition.greeting, "Mine");
+
+    // Again, and this time the other save wins.
+    await admin.drafts.put(agent.id, { ...stored.definition, greeting: "Theirs again" }, stored.revision);
+    await field(page, "Greeting").fill("Mine again");
+    await page.getByRole("button", { name: "Save draft" }).click();
+    await conflict.waitFor();
+    await page.getByRole("button", { name: `Load revision ${stored.revision + 1} (discard mine)` }).click();
+    assert.equal(await field(page, "Greeting").inputValue(), "Theirs again");
+    await waitForText(page.getByRole("status"), `Loaded revision ${stored.revision + 1}`);
+    stored = await admin.drafts.get(agent.id);
+    assert.equal(stored.definition.greeting, "Theirs again");
+
+    // Put the draft back for the playground.
+    await field(page, "Greeting").fill("Hello from the draft");
+    await page.getByRole("button", { name: "Save draft" }).click();
+    await waitForText(page.getByRole("status"), "Saved as revision");
+  });
+
+  it("shows the server's refusal of a publish at the field it names", async () => {
+    const other = await agentWithVersion1();
+    const draft = await admin.drafts.get(other.id);
+    // Valid JSON Schema, refused by the server's own rules: local options with another provider.
+    await admin.drafts.put(
+      other.id,
+      artifact({ model: { provider: "anthropic", model: "claude", local: { chunks: 2 } } }),
+      draft.revision,
+    );
+    const { page } = await openConsole(browser, `/agents/${other.id}/draft`);
+    await page.getByRole("button", { name: `Publish revision ${draft.revision + 1}` }).click();
+    await waitForText(page.locator(".issues"), "model.local");
+    await waitForText(page.locator(".issues"), "(from the server)");
+    await waitForText(page.locator("[id='field-model-error']"), "only allowed with provider 'local'");
+  });
+
+  it("talks to the draft in the real widget beside the active version", async () => {
+    const { page, errors } = await openConsole(browser, `/agents/${agent.id}/playground`);
+    const draft = await admin.drafts.get(agent.id);
+    const draftFrame = page.frameLocator(
+      `iframe[title="Widget talking to draft revision ${draft.revision}"]`,
+    );
+    const versionFrame = page.frameLocator('iframe[title="Widget talking to version 1"]');
+    await waitForText(draftFrame.locator("agent-thread .intro"), "Hello from the draft");
+    await waitForText(versionFrame.locator("agent-thread .intro"), "Hello from version 1");
+
+    await page.getByLabel("Prompt for both conversations").fill("Which one are you?");
+    await page.getByRole("button", { name: "Send to both" }).click();
+    await waitForText(
+      draftFrame.locator("agent-thread .msg.assistant .bubble"),
+      "Echo: Which one are you?",
+      30_000,
+    );
+    await waitForText(
+      versionFrame.locator("agent-thread .msg.assistant .bubble"),
+      "Echo: Which one are you?",
+      30_000,
+    );
+    await axe(page, "the playground");
+    await screenshot(page, "playground");
+    assert.deepEqual(errors, []);
+  });
+
+  it("publishes the draft, compares versions, and activates a 50/50 release after confirming", async () => {
+    const draft = await admin.drafts.get(agent.id);
+    const { page } = await openConsole(browser, `/agents/${agent.id}/versions`);
+    await page.getByRole("button", { name: `Publish revision ${draft.revision}` }).click();
+    await waitForText(page.getByRole("status"), `Published draft revision ${draft.revision} as version 2`);
+    await page.getByRole("row", { name: /^2 / }).waitFor();
+    await page.getByLabel("From", { exact: true }).selectOption("1");
+    await page.getByLabel("To", { exact: true }).selectOption("2");
+    await page.getByRole("button", { name: "Compare" }).click();
+    const greeting = page.getByRole("row", { name: /^greeting/ });
+    await waitForText(greeting, '"Hello from version 1"');
+    await waitForText(greeting, '"Hello from the draft"');
+    await page.getByRole("button", { name: "View version 2" }).click();
+    await waitForText(page.locator("pre.artifact"), '"greeting": "Hello from the draft"');
+    await axe(page, "the versions screen");
+    await screenshot(page, "versions");
+
+    await page.getByRole("link", { name: "Releases" }).click();
+    await page.getByRole("heading", { name: /^Releases/ }).waitFor();
+    await waitForText(page.locator("main"), "version 1 100 %");
+    await page.getByRole("button", { name: "Add a version" }).click();
+    const first = page.getByRole("slider", { name: "Weight of version 1" });
+    const second = page.getByRole("slider", { name: "Weight of version 2" });
+    assert.equal(await first.inputValue(), "5000");
+    assert.equal(await second.inputValue(), "5000");
+    // The keyboard moves one by 1 % a press and the other follows, always summing to 100 %.
+    await first.focus();
+    await page.keyboard.press("ArrowRight");
+    assert.equal(await first.inputValue(), "5100");
+    assert.equal(await second.inputValue(), "4900");
+    assert.equal(await first.getAttribute("aria-valuetext"), "51 % (5100 of 10000)");
+    await page.keyboard.press("ArrowLeft");
+    assert.equal(await first.inputValue(), "5000");
+    assert.equal(await second.inputValue(), "5000");
+    await axe(page, "the releases screen");
+
+    await page.getByRole("button", { name: "Create release for development" }).click();
+    await waitForText(page.getByRole("status"), "Created a release for development");
+    const created = page.getByRole("row", { name: /version 1 50 %, version 2 50 %/ });
+    await waitForText(created, "Never activated");
+    await created.getByRole("button", { name: /^Activate/ }).click();
+    const dialog = page.getByRole("dialog", { name: "Activate this release in development?" });
+    await dialog.waitFor();
+    await waitForText(dialog, "version 1 50 %, version 2 50 %");
+    // Focus starts on Cancel; the page behind is inert.
+    assert.equal(await page.evaluate(() => document.activeElement?.textContent), "Cancel");
+    await axe(page, "the activation dialog");
+    await screenshot(page, "release-confirm");
+    await dialog.getByRole("button", { name: "Activate" }).click();
+    await dialog.waitFor({ state: "hidden" });
+    await waitForText(page.getByRole("row", { name: /version 1 50 %, version 2 50 %/ }), "Active");
+    await waitForText(page.getByRole("status"), "Activated in development");
+    await screenshot(page, "releases");
+
+    const active = (await admin.releases.list(agent.id)).items.find(
+      (r) => r.active && r.environment === "development",
+    );
+    assert.deepEqual(
+      active.allocations.map((a) => [a.version, a.weight]),
+      [
+        [1, 5000],
+        [2, 5000],
+      ],
+    );
+  });
+
+  it("fits a phone's width on every screen", async () => {
+    for (const screen of ["draft", "playground", "versions", "releases"]) {
+      const { page } = await openConsole(browser, `/agents/${agent.id}/${screen}`, {
+        viewport: { width: 375, height: 740 },
+      });
+      await page.waitForLoadState("networkidle");
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - innerWidth);
+      assert.equal(overflow, 0, `${screen} scrolls sideways by ${overflow}px`);
+      if (screen === "draft") await screenshot(page, "draft-phone");
+      await page.close();
+    }
+  });
+});
