@@ -4,8 +4,8 @@
 import type { Schema } from "@cfworker/json-schema";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { anchorOf, anchorsOf } from "../../src/console/draft/artifact-form";
 import { diffJson, sameJson } from "../../src/console/draft/diff";
+import { anchorOf, anchorsOf } from "../../src/console/draft/form-fields";
 import { fromPointer, parseJson, parseKey, pathKey, setAt } from "../../src/console/draft/json-path";
 import { artifactCheck, serverIssues } from "../../src/console/draft/schema";
 import { evenSplit, percent, rebalance, TOTAL } from "../../src/console/draft/weights";

@@ -1,8 +1,10 @@
-// What several of the agent's screens read whole: every version and release (the API pages them oldest first), and
-// the draft, which may not exist yet.
+// What the agent's screens read: every version and release (the API pages them oldest first), the draft, which may
+// not exist yet, and the artifact's JSON Schema.
+import type { Schema } from "@cfworker/json-schema";
 import type { DraftResponse, ReleaseResponse, VersionSummaryResponse } from "../../client/admin";
 import { AgentThreadsError, eachItem } from "../../client/http";
-import { api } from "../api";
+import { api, call } from "../api";
+import { type ArtifactCheck, artifactCheck } from "./schema";
 
 async function collect<T>(items: AsyncGenerator<T>): Promise<T[]> {
   const out: T[] = [];
@@ -34,4 +36,15 @@ export async function draftOrNull(agentId: string): Promise<DraftResponse | null
     if (error instanceof AgentThreadsError && error.code === "not_found") return null;
     throw error;
   }
+}
+
+let loading: Promise<ArtifactCheck> | undefined;
+
+/** The check against the server's schema, fetched once per page; a failed fetch is tried again on the next call. */
+export function loadArtifactCheck(): Promise<ArtifactCheck> {
+  loading ??= call<Schema>("GET", "/v1/schemas/artifact.json").then(artifactCheck, (error: unknown) => {
+    loading = undefined;
+    throw error;
+  });
+  return loading;
 }

@@ -3,7 +3,6 @@
 // validator interprets the schema (no generated code, so it runs under the console's CSP); its raw errors are
 // reduced to one sentence per failing field, keyed by the path the API's 400 details use.
 import { type OutputUnit, type Schema, Validator } from "@cfworker/json-schema";
-import { call } from "../api";
 import { fromPointer, getAt, pathKey } from "./json-path";
 
 export interface Issue {
@@ -113,17 +112,6 @@ export function artifactCheck(schema: Schema): ArtifactCheck {
     const result = validator.validate(value);
     return result.valid ? [] : issuesOf(schema, result.errors);
   };
-}
-
-let loading: Promise<ArtifactCheck> | undefined;
-
-/** The server's schema, fetched once per page; a failed fetch is tried again on the next call. */
-export function loadArtifactCheck(): Promise<ArtifactCheck> {
-  loading ??= call<Schema>("GET", "/v1/schemas/artifact.json").then(artifactCheck, (error: unknown) => {
-    loading = undefined;
-    throw error;
-  });
-  return loading;
 }
 
 /** The server's 400 `details` (`[{path, message}]`), when that is what they are. */

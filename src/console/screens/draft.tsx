@@ -4,12 +4,13 @@
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { AgentThreadsError } from "../../client/http";
 import { api, canWrite, describeError } from "../api";
-import { ArtifactForm, anchorOf, anchorsOf, fieldId } from "../draft/artifact-form";
+import { ArtifactForm } from "../draft/artifact-form";
 import { diffJson, sameJson } from "../draft/diff";
+import { anchorOf, anchorsOf, fieldId } from "../draft/form-fields";
 import { formatJson, getAt, isRecord, type Path, parseJson, parseKey, setAt } from "../draft/json-path";
-import { draftOrNull } from "../draft/lists";
+import { draftOrNull, loadArtifactCheck } from "../draft/lists";
 import { DiffTable, IssueList, useAgentName } from "../draft/parts";
-import { type ArtifactCheck, type Issue, loadArtifactCheck, serverIssues } from "../draft/schema";
+import { type ArtifactCheck, type Issue, serverIssues } from "../draft/schema";
 import { adoptCss } from "../draft/styles";
 import { href } from "../router";
 import type { ScreenProps } from "../screens";
