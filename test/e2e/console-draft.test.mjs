@@ -37,7 +37,7 @@ async function agentWithVersion1() {
 }
 
 /** Opens a console page and signs in with the tenant's key on its sign-in form; answers once the page shows. */
-async function openConsole(browser, path, { viewport } = {}) {
+async function openConsole(browser, path, { viewport, apiKey = API_KEY } = {}) {
   const page = await browser.context.newPage();
   browser.track(page);
   if (viewport) await page.setViewportSize(viewport);
@@ -47,7 +47,7 @@ async function openConsole(browser, path, { viewport } = {}) {
   // The sign-in form, or the page itself when the browser already holds a session.
   await page.locator("#apiKey, #page-title").first().waitFor();
   if (await page.locator("#apiKey").isVisible()) {
-    await page.getByLabel("API key").fill(API_KEY);
+    await page.getByLabel("API key").fill(apiKey);
     await page.getByRole("button", { name: "Sign in" }).click();
   }
   await page.locator("#page-title").waitFor();
@@ -296,5 +296,30 @@ describe("console draft editor", () => {
       if (screen === "draft") await screenshot(page, "draft-phone");
       await page.close();
     }
+  });
+});
+
+describe("console draft tools with a read-only key", () => {
+  const browser = useBrowser();
+
+  it("shows the draft, versions and releases and offers no change", async () => {
+    const agent = await agentWithVersion1();
+    const { apiKey } = await admin.apiKeys.create({ name: "Draft tools reader", scope: "read" });
+    const { page } = await openConsole(browser, `/agents/${agent.id}/draft`, { apiKey });
+    await waitForText(page.locator("main"), "read-only key");
+    assert.equal(await field(page, "Greeting").inputValue(), "Hello from version 1");
+    assert.equal(await field(page, "Greeting").isDisabled(), true);
+    assert.equal(await page.getByRole("button", { name: "Save draft" }).isDisabled(), true);
+    await page.getByRole("tab", { name: "JSON" }).click();
+    assert.equal(await page.getByLabel("Artifact JSON").getAttribute("readonly"), "");
+
+    await page.getByRole("link", { name: "Versions" }).click();
+    await page.getByRole("button", { name: "View version 1" }).waitFor();
+    assert.equal(await page.getByRole("button", { name: /^Publish revision/ }).isDisabled(), true);
+
+    await page.getByRole("link", { name: "Releases" }).click();
+    await waitForText(page.locator("main"), "version 1 100 %");
+    assert.equal(await page.getByRole("button", { name: /^Create release/ }).count(), 0);
+    await axe(page, "the releases screen, read-only");
   });
 });
