@@ -29,14 +29,14 @@ const SHARED_CSS = `
 .work .row>input[type=text]{flex:1 1 12em;width:auto}
 .work .row>input[type=color]{width:44px;height:36px;padding:2px;flex:none}
 .work [aria-invalid=true]{border-width:2px}
-.issues{border:2px solid var(--danger);border-radius:var(--radius);padding:8px 16px;margin:0 0 16px;background:var(--surface)}
-.issues h2{margin:4px 0;font-size:16px}
-.issues ul{margin:4px 0;padding-left:20px}
-.issues button{background:none;border:0;padding:0;color:var(--accent);text-decoration:underline;text-align:left}
-.diff td,.diff th{font-size:13px}
-.diff pre,.artifact{white-space:pre-wrap;overflow-wrap:anywhere;margin:0}
-.diff .added{color:var(--ok)}
-.diff .removed{color:var(--danger)}
-.artifact{background:var(--surface);border:1px solid var(--border);border-radius:var(--radius);padding:12px}
-.sticky-bar{position:sticky;bottom:0;background:var(--bg);border-top:1px solid var(--border);padding:8px 0;z-index:1}
+.work .issues{border:2px solid var(--danger);border-radius:var(--radius);padding:8px 16px;margin:0 0 16px;background:var(--surface)}
+.work .issues h2{margin:4px 0;font-size:16px}
+.work .issues ul{margin:4px 0;padding-left:20px}
+.work .issues button{background:none;border:0;padding:0;color:var(--accent);text-decoration:underline;text-align:left}
+.work .diff td,.work .diff th{font-size:13px}
+.work .diff pre,.work .artifact{white-space:pre-wrap;overflow-wrap:anywhere;margin:0}
+.work .diff .added{color:var(--ok)}
+.work .diff .removed{color:var(--danger)}
+.work .artifact{background:var(--surface);border:1px solid var(--border);border-radius:var(--radius);padding:12px}
+.work .sticky-bar{position:sticky;bottom:0;background:var(--bg);border-top:1px solid var(--border);padding:8px 0;z-index:1}
 `;

@@ -5,11 +5,13 @@ import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { AgentThreadsError } from "../../client/http";
 import { api, canWrite, describeError } from "../api";
 import { ArtifactForm } from "../draft/artifact-form";
-import { diffJson, sameJson } from "../draft/diff";
+import { ConflictView } from "../draft/conflict-view";
+import { sameJson } from "../draft/diff";
+import { JsonEditor, type View, ViewTabs } from "../draft/editor-views";
 import { anchorOf, anchorsOf, fieldId } from "../draft/form-fields";
 import { formatJson, getAt, isRecord, type Path, parseJson, parseKey, setAt } from "../draft/json-path";
 import { draftOrNull, loadArtifactCheck } from "../draft/lists";
-import { DiffTable, IssueList, useAgentName } from "../draft/parts";
+import { IssueList, useAgentName } from "../draft/parts";
 import { type ArtifactCheck, type Issue, serverIssues } from "../draft/schema";
 import { adoptCss } from "../draft/styles";
 import { href } from "../router";
@@ -19,14 +21,7 @@ import { ErrorNote, Loading, Page, StatusNote } from "../ui/page";
 import { RelativeTime } from "../ui/time";
 import { WriteButton } from "../ui/write";
 
-const CSS = `
-.tabs{display:flex;gap:4px;margin:0 0 12px;border-bottom:1px solid var(--border)}
-.tabs [role=tab]{border:1px solid var(--border);border-bottom:0;border-radius:6px 6px 0 0;background:var(--bg)}
-.tabs [role=tab][aria-selected=true]{background:var(--surface);font-weight:700;border-color:var(--muted)}
-textarea.json{width:100%;min-height:60vh;white-space:pre;tab-size:2}
-.field textarea,.field input[type=text]{width:100%}
-.conflict{border:2px solid var(--danger);border-radius:var(--radius);padding:12px 16px;margin:0 0 16px;background:var(--surface)}
-`;
+const CSS = ".draft-editor .field textarea,.draft-editor .field input[type=text]{width:100%}";
 
 interface Saved {
   /** 0: no draft stored yet (the first save creates it). */
@@ -78,7 +73,7 @@ export default function DraftScreen(props: ScreenProps) {
   const [value, setValue] = useState<unknown>(undefined);
   const [text, setText] = useState("");
   const [syntax, setSyntax] = useState<string>();
-  const [view, setView] = useState<"form" | "json">("form");
+  const [view, setView] = useState<View>("form");
   const [check, setCheck] = useState<ArtifactCheck>();
   const [checkError, setCheckError] = useState<string>();
   const [held, setHeld] = useState<HeldIssue[]>([]);
@@ -88,7 +83,6 @@ export default function DraftScreen(props: ScreenProps) {
   const [error, setError] = useState<string>();
   const focusNext = useRef<{ id: string } | { json: Path } | null>(null);
   const jsonRef = useRef<HTMLTextAreaElement>(null);
-  const conflictRef = useRef<HTMLElement>(null);
   const writable = canWrite();
 
   const show = (next: Saved) => {
@@ -210,7 +204,6 @@ export default function DraftScreen(props: ScreenProps) {
       if (e instanceof AgentThreadsError && e.code === "precondition_failed") {
         try {
           setConflict(await loadDraft(agentId));
-          requestAnimationFrame(() => conflictRef.current?.focus());
         } catch (again) {
           setError(describeError(again));
         }
@@ -278,25 +271,11 @@ export default function DraftScreen(props: ScreenProps) {
     );
   }
 
-  const tabKeys = (event: KeyboardEvent) => {
-    if (
-      event.key !== "ArrowLeft" &&
-      event.key !== "ArrowRight" &&
-      event.key !== "Home" &&
-      event.key !== "End"
-    )
-      return;
-    event.preventDefault();
-    const next = view === "form" ? "json" : "form";
-    setView(next);
-    document.getElementById(`tab-${next}`)?.focus();
-  };
-
   return (
     <Page title={title} nav={nav}>
       {/* biome-ignore lint/a11y/noStaticElementInteractions: Ctrl/⌘+S anywhere in the editor saves; not a control. */}
       <div
-        class="work"
+        class="work draft-editor"
         onKeyDown={(event) => {
           if (event.key === "s" && (event.ctrlKey || event.metaKey)) {
             event.preventDefault();
@@ -327,58 +306,19 @@ export default function DraftScreen(props: ScreenProps) {
         ) : null}
 
         {conflict ? (
-          <section class="conflict" ref={conflictRef} tabIndex={-1} aria-labelledby="conflict-title">
-            <h2 id="conflict-title">The draft was saved elsewhere</h2>
-            <p>
-              Yours is based on revision {saved.revision}; the stored draft is now revision{" "}
-              {conflict.revision}
-              {conflict.updatedAt ? (
-                <>
-                  , saved <RelativeTime iso={conflict.updatedAt} />
-                </>
-              ) : null}
-              . What differs:
-            </p>
-            <DiffTable
-              changes={diffJson(conflict.definition, value)}
-              before={`Stored (revision ${conflict.revision})`}
-              after="Yours"
-              caption="the stored draft against yours"
-            />
-            <div class="form-actions">
-              <button type="button" onClick={takeTheirs}>
-                Load revision {conflict.revision} (discard mine)
-              </button>
-              <WriteButton
-                class="primary"
-                disabled={pending !== undefined}
-                onClick={() => void put(conflict.revision)}
-              >
-                Overwrite with mine
-              </WriteButton>
-            </div>
-          </section>
+          <ConflictView
+            mine={value}
+            mineRevision={saved.revision}
+            stored={conflict}
+            pending={pending !== undefined}
+            onTakeTheirs={takeTheirs}
+            onOverwrite={() => void put(conflict.revision)}
+          />
         ) : null}
 
         {syntax === undefined ? <IssueList issues={issues} locate={locate} /> : null}
 
-        <div role="tablist" class="tabs" aria-label="Edit the draft as">
-          {(["form", "json"] as const).map((name) => (
-            <button
-              key={name}
-              type="button"
-              role="tab"
-              id={`tab-${name}`}
-              aria-selected={view === name}
-              aria-controls={`panel-${name}`}
-              tabIndex={view === name ? 0 : -1}
-              onClick={() => setView(name)}
-              onKeyDown={tabKeys}
-            >
-              {name === "form" ? "Form" : "JSON"}
-            </button>
-          ))}
-        </div>
+        <ViewTabs view={view} onView={setView} />
 
         {view === "form" ? (
           <div role="tabpanel" id="panel-form" aria-labelledby="tab-form">
@@ -396,36 +336,14 @@ export default function DraftScreen(props: ScreenProps) {
             )}
           </div>
         ) : (
-          <div role="tabpanel" id="panel-json" aria-labelledby="tab-json">
-            <div class="field">
-              <label for="draft-json">Artifact JSON</label>
-              <p id="draft-json-hint" class="hint">
-                Checked as you type against <a href="/v1/schemas/artifact.json">the artifact schema</a>. Tab
-                leaves the text box; indent with spaces.
-              </p>
-              <textarea
-                id="draft-json"
-                ref={jsonRef}
-                class="code json"
-                value={text}
-                readOnly={!writable}
-                spellcheck={false}
-                autoCapitalize="off"
-                autoComplete="off"
-                wrap="off"
-                aria-invalid={syntax !== undefined || issues.length > 0}
-                aria-describedby={
-                  syntax !== undefined ? "draft-json-hint draft-json-error" : "draft-json-hint"
-                }
-                onInput={(e) => onJson(e.currentTarget.value)}
-              />
-              {syntax !== undefined ? (
-                <p id="draft-json-error" class="field-error" role="alert">
-                  Not valid JSON: {syntax}
-                </p>
-              ) : null}
-            </div>
-          </div>
+          <JsonEditor
+            text={text}
+            syntax={syntax}
+            invalid={issues.length > 0}
+            readOnly={!writable}
+            textarea={jsonRef}
+            onText={onJson}
+          />
         )}
 
         <div class="sticky-bar">

@@ -16,11 +16,11 @@ import { useLoad } from "../ui/hooks";
 import { ErrorNote, Loading, Page } from "../ui/page";
 
 const CSS = `
-.frames{display:grid;grid-template-columns:repeat(auto-fit,minmax(300px,1fr));gap:16px;margin:12px 0}
-.frames h2{margin:0 0 6px;font-size:16px}
-.frame iframe{display:block;width:100%;height:min(560px,70vh);border:1px solid var(--muted);border-radius:var(--radius);background:var(--surface)}
-.frame-failed{border:1px solid var(--danger);border-radius:var(--radius);padding:12px;min-height:120px}
-.prompt textarea{width:100%}
+.work .frames{display:grid;grid-template-columns:repeat(auto-fit,minmax(300px,1fr));gap:16px;margin:12px 0}
+.work .frames h2{margin:0 0 6px;font-size:16px}
+.work .frame iframe{display:block;width:100%;height:min(560px,70vh);border:1px solid var(--muted);border-radius:var(--radius);background:var(--surface)}
+.work .frame-failed{border:1px solid var(--danger);border-radius:var(--radius);padding:12px;min-height:120px}
+.work .prompt textarea{width:100%}
 `;
 
 interface Setup {
