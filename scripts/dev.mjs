@@ -148,6 +148,7 @@ function printSummary({ shownUrl, publicKey, note, check }) {
     `  Demo agent key:  ${publicKey ?? "(not seeded)"}`,
     `  Demo page:       ${shownUrl}/demo.html${publicKey ? `?key=${publicKey}` : ""}`,
     `  Tenant API key:  ${relative(root, demoStatePath)}  (apiKey; the demo tenant's admin key)`,
+    `  Console:         ${shownUrl}/console/  (sign in with that API key)`,
     `  Operator token:  ${relative(root, devVarsPath)}  (OPERATOR_TOKEN; \`npm run tenant:create -- <name>\`)`,
   ];
   if (note) lines.push(`  Note: ${note}`);

@@ -50,6 +50,7 @@ async function main() {
   try {
     if (values.serve) {
       console.log(`\nserving ${server.baseUrl}\n  keys: ${JSON.stringify(server.keys)}`);
+      console.log(`  console: ${server.baseUrl}/console/ (keys: ${JSON.stringify(server.consoleKeys)})`);
       console.log(`  demo: ${server.baseUrl}/demo.html?key=${server.keys.fast}\nCtrl-C stops.`);
       await new Promise(() => {});
     }
@@ -73,6 +74,7 @@ async function runTests(server, only) {
     E2E_OTHER_ORIGIN: server.otherOrigin,
     E2E_KEYS: JSON.stringify(server.keys),
     E2E_API_KEY: server.apiKey,
+    E2E_CONSOLE_KEYS: JSON.stringify(server.consoleKeys),
     E2E_OPERATOR_TOKEN: server.operatorToken,
     E2E_RESULTS: results,
     CHROMIUM_PATH: CHROMIUM,

@@ -66,13 +66,24 @@ async function seed(baseUrl, operatorToken, origin) {
     const agent = await seedAgent(baseUrl, token, { slug, visibility, local, origin, presentation });
     keys[slug] = agent.publicKey;
   }
-  return { apiKey: token, keys };
+  return { apiKey: token, keys, consoleKeys: await consoleKeys(baseUrl, token) };
 }
 
 /**
- * Starts the server and seeds it. Returns `{baseUrl, otherOrigin, keys, apiKey, operatorToken, stop()}`; `stop()`
- * ends wrangler (its whole process group, which we started) and removes the temporary directory, also after a
- * failure.
+ * The keys the console tests sign in with, apart from the seeding key so that revoking or signing out with them
+ * touches nothing else: one `admin`, one `read` (the console shows everything and changes nothing).
+ */
+async function consoleKeys(baseUrl, token) {
+  const admin = new AdminClient({ baseUrl, apiKey: token });
+  const adminKey = await admin.apiKeys.create({ name: "Console tests (admin)", scope: "admin" });
+  const readKey = await admin.apiKeys.create({ name: "Console tests (read-only)", scope: "read" });
+  return { admin: adminKey.apiKey, read: readKey.apiKey };
+}
+
+/**
+ * Starts the server and seeds it. Returns `{baseUrl, otherOrigin, keys, apiKey, consoleKeys, operatorToken, stop()}`;
+ * `stop()` ends wrangler (its whole process group, which we started) and removes the temporary directory, also
+ * after a failure.
  */
 export async function startServer({ log = () => {} } = {}) {
   const dir = mkdtempSync(join(tmpdir(), "agent-threads-e2e-"));

@@ -1,6 +1,6 @@
 // One agent: its embed snippet, its settings (name, status, visibility, allowed origins, retention) and its public
 // key, rotated only after a confirmation. Links lead to its draft, playground, versions and releases.
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import type { AgentResponse, PatchAgentRequest } from "../../client/admin";
 import { embedSnippet, OriginsField, parseOrigins, VisibilityField } from "../agents/fields";
 import { api, canWrite } from "../api";
@@ -95,20 +95,19 @@ function Settings(props: { agent: AgentResponse; onSaved: (agent: AgentResponse)
   const daysError =
     retain && !/^\d{1,4}$/.test(days.trim()) ? "Enter a whole number of days from 1 to 3650." : undefined;
 
-  const submit = (event: SubmitEvent) => {
+  const form = useRef<HTMLFormElement>(null);
+  const submit = async (event: SubmitEvent) => {
     event.preventDefault();
     setSaved(false);
-    if (daysError) return;
     const patch = changes(agent, { name, status, visibility, origins, retain, days: Number(days) });
-    if (Object.keys(patch).length === 0) {
-      setSaved(true);
-      return;
-    }
-    void save.run(patch);
+    if (!daysError && Object.keys(patch).length === 0) setSaved(true);
+    else if (!daysError) await save.run(patch);
+    // Whatever is wrong is announced with its field: start there.
+    requestAnimationFrame(() => form.current?.querySelector<HTMLElement>('[aria-invalid="true"]')?.focus());
   };
 
   return (
-    <form class="card form" onSubmit={submit} aria-labelledby="settings-title" noValidate>
+    <form class="card form" ref={form} onSubmit={submit} aria-labelledby="settings-title" noValidate>
       <h2 id="settings-title">Settings</h2>
       {/* A read-only key sees the values, greyed, with the page's note saying why. */}
       <fieldset class="plain" disabled={readOnly || save.pending}>
@@ -129,7 +128,7 @@ function Settings(props: { agent: AgentResponse; onSaved: (agent: AgentResponse)
         <Field
           id="settings-status"
           label="Status"
-          hint="A disabled agent starts no new conversations; open ones end."
+          hint="A disabled agent starts no conversations, and its existing threads are refused until it is active again."
           error={byField.status}
         >
           {(control) => (
@@ -185,7 +184,16 @@ function Settings(props: { agent: AgentResponse; onSaved: (agent: AgentResponse)
           ) : null}
         </fieldset>
       </fieldset>
-      {save.error ? <ErrorNote>Not saved: {rest.length > 0 ? rest.join("; ") : save.error}</ErrorNote> : null}
+      {save.error ? (
+        <ErrorNote>
+          Not saved:{" "}
+          {rest.length > 0
+            ? rest.join("; ")
+            : Object.keys(byField).length > 0
+              ? "check the fields marked above."
+              : save.error}
+        </ErrorNote>
+      ) : null}
       {saved && !save.error ? <StatusNote>Settings saved.</StatusNote> : null}
       <div class="form-actions">
         <WriteButton type="submit" class="primary" disabled={save.pending}>

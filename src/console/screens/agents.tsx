@@ -36,15 +36,19 @@ export default function Agents(_props: ScreenProps) {
       {paged.data && paged.items.length === 0 && paged.page === 1 ? (
         <EmptyNote>No agents yet. Create one to embed it on a site.</EmptyNote>
       ) : null}
-      {paged.items.length > 0 ? <AgentTable agents={paged.items} /> : null}
+      {paged.items.length > 0 ? <AgentTable agents={paged.items} busy={paged.loading} /> : null}
       <Pager paged={paged} label="Agent pages" />
     </Page>
   );
 }
 
-function AgentTable(props: { agents: AgentResponse[] }) {
+function AgentTable(props: { agents: AgentResponse[]; busy: boolean }) {
   return (
-    <Table label="Agents" head={["Name", "Slug", "Visibility", "Status", "Allowed origins", "Created"]}>
+    <Table
+      label="Agents"
+      busy={props.busy}
+      head={["Name", "Slug", "Visibility", "Status", "Allowed origins", "Created"]}
+    >
       {props.agents.map((agent) => (
         <tr key={agent.id}>
           <td>
@@ -75,13 +79,25 @@ function originsSummary(origins: string[]): string {
 
 const CREATE_FIELDS = ["name", "slug", "visibility", "allowedOrigins"] as const;
 
+/** What the browser can tell before asking: an empty name, a slug the API would refuse. */
+function checkCreate(name: string, slug: string): Record<string, string> {
+  const problems: Record<string, string> = {};
+  if (name.trim() === "") problems.name = "Enter a name.";
+  if (!new RegExp(`^${SLUG_PATTERN}$`).test(slug)) {
+    problems.slug = "Use 1 to 63 lowercase letters, digits or '-', starting with a letter or digit.";
+  }
+  return problems;
+}
+
 function CreateAgent(props: { onCancel: () => void }) {
   const [name, setName] = useState("");
   const [slug, setSlug] = useState("");
   const [slugEdited, setSlugEdited] = useState(false);
   const [visibility, setVisibility] = useState<"public" | "private">("public");
   const [origins, setOrigins] = useState("");
+  const [local, setLocal] = useState<Record<string, string>>({});
   const first = useRef<HTMLInputElement>(null);
+  const form = useRef<HTMLFormElement>(null);
   useEffect(() => first.current?.focus(), []);
   const create = useAction(async () => {
     const agent = await api().agents.create({
@@ -93,16 +109,18 @@ function CreateAgent(props: { onCancel: () => void }) {
     flashNext(`Agent “${agent.name}” created. Its embed snippet is below.`);
     navigate(`/agents/${encodeURIComponent(agent.id)}`);
   });
-  const { byField, rest } = fieldErrors(
-    (create.failure as { details?: unknown } | undefined)?.details,
-    CREATE_FIELDS,
-  );
-  const submit = (event: SubmitEvent) => {
+  const server = fieldErrors((create.failure as { details?: unknown } | undefined)?.details, CREATE_FIELDS);
+  const byField = { ...server.byField, ...local };
+  const submit = async (event: SubmitEvent) => {
     event.preventDefault();
-    void create.run();
+    const problems = checkCreate(name, slug);
+    setLocal(problems);
+    if (Object.keys(problems).length === 0) await create.run();
+    // Whatever is wrong is announced with its field: start there.
+    requestAnimationFrame(() => form.current?.querySelector<HTMLElement>('[aria-invalid="true"]')?.focus());
   };
   return (
-    <form class="card form" onSubmit={submit} aria-labelledby="create-title" noValidate>
+    <form class="card form" ref={form} onSubmit={submit} aria-labelledby="create-title" noValidate>
       <h2 id="create-title">New agent</h2>
       <Field id="agent-name" label="Name" error={byField.name}>
         {(control) => (
@@ -117,6 +135,7 @@ function CreateAgent(props: { onCancel: () => void }) {
             onInput={(event) => {
               const value = event.currentTarget.value;
               setName(value);
+              setLocal({});
               if (!slugEdited) setSlug(slugFromName(value));
             }}
           />
@@ -141,14 +160,22 @@ function CreateAgent(props: { onCancel: () => void }) {
             onInput={(event) => {
               setSlug(event.currentTarget.value);
               setSlugEdited(true);
+              setLocal({});
             }}
           />
         )}
       </Field>
       <VisibilityField name="visibility" value={visibility} onChange={setVisibility} />
       <OriginsField id="agent-origins" value={origins} error={byField.allowedOrigins} onInput={setOrigins} />
-      {create.error ? (
-        <ErrorNote>Could not create the agent: {rest.length > 0 ? rest.join("; ") : create.error}</ErrorNote>
+      {create.error && Object.keys(local).length === 0 ? (
+        <ErrorNote>
+          Could not create the agent:{" "}
+          {server.rest.length > 0
+            ? server.rest.join("; ")
+            : Object.keys(server.byField).length > 0
+              ? "check the fields marked above."
+              : create.error}
+        </ErrorNote>
       ) : null}
       <div class="form-actions">
         <button type="submit" class="primary" disabled={create.pending}>
