@@ -2,11 +2,17 @@
 // shown at its field and fixed, a stale save resolved both ways, the draft talking in the real widget beside the
 // active version, publishing, a 50/50 release activated after confirmation, axe on every screen, and screenshots.
 import assert from "node:assert/strict";
-import { join } from "node:path";
 import { before, describe, it } from "node:test";
-import AxeBuilder from "@axe-core/playwright";
 import { AdminClient } from "agent-threads/client";
-import { API_KEY, BASE_URL, RESULTS, useBrowser, waitForText } from "./helpers.mjs";
+import {
+  CONSOLE_KEYS,
+  checkScreen,
+  cspViolations,
+  PHONE,
+  signIn,
+  useConsoleBrowser,
+} from "./console-helpers.mjs";
+import { API_KEY, BASE_URL, waitForText } from "./helpers.mjs";
 
 const admin = new AdminClient({ baseUrl: BASE_URL, apiKey: API_KEY });
 
@@ -36,61 +42,32 @@ async function agentWithVersion1() {
   return agent;
 }
 
-/** Opens a console page and signs in with the tenant's key on its sign-in form; answers once the page shows. */
-async function openConsole(browser, path, { viewport, apiKey = API_KEY } = {}) {
-  const page = await browser.context.newPage();
-  browser.track(page);
-  if (viewport) await page.setViewportSize(viewport);
-  const errors = [];
-  page.on("pageerror", (error) => errors.push(error.message));
-  await page.goto(`${BASE_URL}/console${path}`);
-  // The sign-in form, or the page itself when the browser already holds a session.
-  await page.locator("#apiKey, #page-title").first().waitFor();
-  if (await page.locator("#apiKey").isVisible()) {
-    await page.getByLabel("API key").fill(apiKey);
-    await page.getByRole("button", { name: "Sign in" }).click();
-  }
-  await page.locator("#page-title").waitFor();
-  return { page, errors };
+/** A new browser context at a console path, signed in with `key` (the admin console key unless told). */
+async function openConsole(browser, path, { viewport, key = CONSOLE_KEYS.admin } = {}) {
+  const opened = await browser.open({ path: `/console${path}`, ...(viewport ? { viewport } : {}) });
+  await signIn(opened.page, key);
+  await opened.page.locator("#page-title").waitFor();
+  return opened;
 }
 
-async function axe(page, label) {
-  for (const colorScheme of ["light", "dark"]) {
-    await page.emulateMedia({ colorScheme });
-    await axeOnce(page, `${label} (${colorScheme})`);
-  }
-  await page.emulateMedia({ colorScheme: null });
-}
-
-async function axeOnce(page, label) {
-  const result = await new AxeBuilder({ page })
-    .withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"])
-    .analyze();
-  const violations = result.violations.map(
-    (v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`,
-  );
-  assert.deepEqual(violations, [], `axe on ${label}`);
-}
-
-async function screenshot(page, name) {
-  await page.screenshot({
-    path: join(RESULTS, `console-${name}.png`),
-    fullPage: true,
-    animations: "disabled",
-  });
+/** Nothing the page did was refused by its CSP or Trusted Types, and no script failed. */
+async function assertClean({ page, log }) {
+  assert.deepEqual(await cspViolations(page), []);
+  assert.deepEqual(log.errors, []);
 }
 
 const field = (page, label) => page.getByLabel(label, { exact: true });
 
 describe("console draft editor", () => {
-  const browser = useBrowser();
+  const browser = useConsoleBrowser();
   let agent;
   before(async () => {
     agent = await agentWithVersion1();
   });
 
   it("shows a schema error at its field and in the JSON view, and saves once it is fixed", async () => {
-    const { page, errors } = await openConsole(browser, `/agents/${agent.id}/draft`);
+    const opened = await openConsole(browser, `/agents/${agent.id}/draft`);
+    const { page } = opened;
     const before = await admin.drafts.get(agent.id);
     await waitForText(page.locator("main"), `Revision ${before.revision}`);
 
@@ -101,8 +78,7 @@ describe("console draft editor", () => {
     assert.equal(await accent.getAttribute("aria-invalid"), "true");
     assert.match(await accent.getAttribute("aria-describedby"), /field-widget\.accentColor-error/);
     await waitForText(page.getByRole("region", { name: "1 problem in the draft" }), "widget.accentColor");
-    await axe(page, "the draft form with an error");
-    await screenshot(page, "draft-error");
+    await checkScreen(page, "draft-error");
 
     // The JSON view holds the same value, and the problem's path takes focus back to its field.
     await page.getByRole("tab", { name: "JSON" }).click();
@@ -118,8 +94,7 @@ describe("console draft editor", () => {
     await waitForText(page.locator("#draft-json-error"), "Not valid JSON");
     await json.fill(text.replace("Echo the visitor.", "Echo every visitor."));
     assert.equal(await page.locator("#draft-json-error").count(), 0);
-    await axe(page, "the JSON view");
-    await screenshot(page, "draft-json");
+    await checkScreen(page, "draft-json");
     await page.getByRole("tab", { name: "Form" }).click();
     assert.equal(await field(page, "Accent colour").inputValue(), "#0f766e");
     assert.equal(await accentError.count(), 0);
@@ -133,11 +108,12 @@ describe("console draft editor", () => {
     assert.equal(after.definition.widget.accentColor, "#0f766e");
     assert.equal(after.definition.instructions, "Echo every visitor.");
     assert.equal(after.definition.greeting, "Hello from the draft");
-    assert.deepEqual(errors, []);
+    await assertClean(opened);
   });
 
   it("shows what changed when the draft was saved elsewhere, and overwrites or reloads", async () => {
-    const { page } = await openConsole(browser, `/agents/${agent.id}/draft`);
+    const opened = await openConsole(browser, `/agents/${agent.id}/draft`);
+    const { page } = opened;
     const start = await admin.drafts.get(agent.id);
     await waitForText(page.locator("main"), `Revision ${start.revision}`);
     await field(page, "Greeting").fill("Mine");
@@ -150,8 +126,7 @@ describe("console draft editor", () => {
     const row = conflict.getByRole("row", { name: /greeting/ });
     await waitForText(row, '"Theirs"');
     await waitForText(row, '"Mine"');
-    await axe(page, "the conflict view");
-    await screenshot(page, "draft-conflict");
+    await checkScreen(page, "draft-conflict");
     await page.getByRole("button", { name: "Overwrite with mine" }).click();
     await waitForText(page.getByRole("status"), `Saved as revision ${start.revision + 2}`);
     assert.equal(await conflict.count(), 0);
@@ -174,6 +149,7 @@ describe("console draft editor", () => {
     await field(page, "Greeting").fill("Hello from the draft");
     await page.getByRole("button", { name: "Save draft" }).click();
     await waitForText(page.getByRole("status"), "Saved as revision");
+    await assertClean(opened);
   });
 
   it("shows the server's refusal of a publish at the field it names", async () => {
@@ -193,7 +169,8 @@ describe("console draft editor", () => {
   });
 
   it("talks to the draft in the real widget beside the active version", async () => {
-    const { page, errors } = await openConsole(browser, `/agents/${agent.id}/playground`);
+    const opened = await openConsole(browser, `/agents/${agent.id}/playground`);
+    const { page } = opened;
     const draft = await admin.drafts.get(agent.id);
     const draftFrame = page.frameLocator(
       `iframe[title="Widget talking to draft revision ${draft.revision}"]`,
@@ -214,14 +191,14 @@ describe("console draft editor", () => {
       "Echo: Which one are you?",
       30_000,
     );
-    await axe(page, "the playground");
-    await screenshot(page, "playground");
-    assert.deepEqual(errors, []);
+    await checkScreen(page, "playground");
+    await assertClean(opened);
   });
 
   it("publishes the draft, compares versions, and activates a 50/50 release after confirming", async () => {
     const draft = await admin.drafts.get(agent.id);
-    const { page } = await openConsole(browser, `/agents/${agent.id}/versions`);
+    const opened = await openConsole(browser, `/agents/${agent.id}/versions`);
+    const { page } = opened;
     await page.getByRole("button", { name: `Publish revision ${draft.revision}` }).click();
     await waitForText(page.getByRole("status"), `Published draft revision ${draft.revision} as version 2`);
     await page.getByRole("row", { name: /^2 / }).waitFor();
@@ -233,8 +210,7 @@ describe("console draft editor", () => {
     await waitForText(greeting, '"Hello from the draft"');
     await page.getByRole("button", { name: "View version 2" }).click();
     await waitForText(page.locator("pre.artifact"), '"greeting": "Hello from the draft"');
-    await axe(page, "the versions screen");
-    await screenshot(page, "versions");
+    await checkScreen(page, "versions");
 
     await page.getByRole("link", { name: "Releases" }).click();
     await page.getByRole("heading", { name: /^Releases/ }).waitFor();
@@ -253,7 +229,7 @@ describe("console draft editor", () => {
     await page.keyboard.press("ArrowLeft");
     assert.equal(await first.inputValue(), "5000");
     assert.equal(await second.inputValue(), "5000");
-    await axe(page, "the releases screen");
+    await checkScreen(page, "releases-form");
 
     await page.getByRole("button", { name: "Create release for development" }).click();
     await waitForText(page.getByRole("status"), "Created a release for development");
@@ -265,13 +241,12 @@ describe("console draft editor", () => {
     await waitForText(dialog, "version 1 50 %, version 2 50 %");
     // Focus starts on Cancel; the page behind is inert.
     assert.equal(await page.evaluate(() => document.activeElement?.textContent), "Cancel");
-    await axe(page, "the activation dialog");
-    await screenshot(page, "release-confirm");
+    await checkScreen(page, "release-confirm");
     await dialog.getByRole("button", { name: "Activate" }).click();
     await dialog.waitFor({ state: "hidden" });
     await waitForText(page.getByRole("row", { name: /version 1 50 %, version 2 50 %/ }), "Active");
     await waitForText(page.getByRole("status"), "Activated in development");
-    await screenshot(page, "releases");
+    await checkScreen(page, "releases");
 
     const active = (await admin.releases.list(agent.id)).items.find(
       (r) => r.active && r.environment === "development",
@@ -283,6 +258,7 @@ describe("console draft editor", () => {
         [2, 5000],
       ],
     );
+    await assertClean(opened);
   });
 
   it("fits a phone's width on every screen", async () => {
@@ -294,24 +270,23 @@ describe("console draft editor", () => {
     };
     for (const [screen, ready] of Object.entries(shown)) {
       const { page } = await openConsole(browser, `/agents/${agent.id}/${screen}`, {
-        viewport: { width: 375, height: 740 },
+        viewport: PHONE,
       });
       await ready(page).waitFor();
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - innerWidth);
       assert.equal(overflow, 0, `${screen} scrolls sideways by ${overflow}px`);
-      if (screen === "draft" || screen === "releases") await screenshot(page, `${screen}-phone`);
+      await checkScreen(page, `${screen}-phone`);
       await page.close();
     }
   });
 });
 
 describe("console draft tools with a read-only key", () => {
-  const browser = useBrowser();
+  const browser = useConsoleBrowser();
 
   it("shows the draft, versions and releases and offers no change", async () => {
     const agent = await agentWithVersion1();
-    const { apiKey } = await admin.apiKeys.create({ name: "Draft tools reader", scope: "read" });
-    const { page } = await openConsole(browser, `/agents/${agent.id}/draft`, { apiKey });
+    const { page } = await openConsole(browser, `/agents/${agent.id}/draft`, { key: CONSOLE_KEYS.read });
     await waitForText(page.locator("main"), "read-only key");
     assert.equal(await field(page, "Greeting").inputValue(), "Hello from version 1");
     assert.equal(await field(page, "Greeting").isDisabled(), true);
@@ -326,6 +301,6 @@ describe("console draft tools with a read-only key", () => {
     await page.getByRole("link", { name: "Releases" }).click();
     await waitForText(page.locator("main"), "version 1 100 %");
     assert.equal(await page.getByRole("button", { name: /^Create release/ }).count(), 0);
-    await axe(page, "the releases screen, read-only");
+    await checkScreen(page, "releases-read-only");
   });
 });
