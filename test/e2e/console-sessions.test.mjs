@@ -175,6 +175,9 @@ describe("console: sessions, analytics, keys, secrets, webhooks", () => {
     const first = page.getByRole("list", { name: /^Messages of branch 1/ });
     await waitForText(first, "Thanks for checking");
     assert.doesNotMatch(await first.textContent(), /And order 43/);
+    // Focus stays on the fork's switcher (now on the first alternative, where only "next" is left).
+    const focusedLabel = await page.evaluate(() => document.activeElement?.getAttribute("aria-label"));
+    assert.match(focusedLabel ?? "", /^Next alternative/);
     await waitForText(
       page.getByRole("status").filter({ hasText: "Showing branch" }),
       "Showing branch 1 of 2.",

@@ -130,6 +130,8 @@ export default function SessionScreen(props: ScreenProps) {
   const [leafId, setLeafId] = useState<string | undefined>(undefined);
   const [highlight] = useState(requestedEntry);
   const [announce, setAnnounce] = useState("");
+  // A switch replaces the message its switcher sat on: focus goes to the same switcher on the one shown now.
+  const [refocus, setRefocus] = useState<{ entryId: string; direction: "previous" | "next" }>();
   const [exported, setExported] = useState<{ ok?: string; error?: string }>({});
   const [erase, setErase] = useState<{ open: boolean; pending?: boolean; error?: string; done?: boolean }>({
     open: false,
@@ -157,6 +159,14 @@ export default function SessionScreen(props: ScreenProps) {
     if (highlight && leafId)
       document.getElementById(`entry-${highlight}`)?.scrollIntoView({ block: "center" });
   }, [leafId === undefined]);
+
+  useEffect(() => {
+    if (!refocus) return;
+    const switcher = document.getElementById(`entry-${refocus.entryId}`)?.querySelector(".switcher");
+    const buttons = [...(switcher?.querySelectorAll("button") ?? [])];
+    const same = buttons.find((b) => b.dataset.direction === refocus.direction && !b.disabled);
+    (same ?? buttons.find((b) => !b.disabled))?.focus();
+  }, [refocus]);
 
   if (erase.done) return <Erased threadId={threadId} />;
   if (loaded.state === "loading") return <Loading label="Loading the conversation…" />;
@@ -264,7 +274,10 @@ export default function SessionScreen(props: ScreenProps) {
               path={path}
               highlightId={highlight}
               label={`Messages of branch ${branchNumber}, ${plural(path.length, "entry", "entries")}`}
-              onPick={(sibling) => show(leafAfterSwitch(sibling, leaf))}
+              onPick={(sibling, direction) => {
+                show(leafAfterSwitch(sibling, leaf));
+                setRefocus({ entryId: sibling.item.id, direction });
+              }}
             />
           </section>
         </div>

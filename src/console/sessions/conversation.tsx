@@ -36,7 +36,11 @@ function ToolCalls(props: { calls: ToolCallView[] }) {
   );
 }
 
-function Switcher(props: { tree: Tree<MessageResponse>; node: Node; onPick: (sibling: Node) => void }) {
+function Switcher(props: {
+  tree: Tree<MessageResponse>;
+  node: Node;
+  onPick: (sibling: Node, direction: "previous" | "next") => void;
+}) {
   const { siblings, index } = siblingsOf(props.tree, props.node);
   if (siblings.length < 2) return null;
   const what = forkLabel(siblings.map((s) => s.item));
@@ -49,7 +53,8 @@ function Switcher(props: { tree: Tree<MessageResponse>; node: Node; onPick: (sib
         class="small"
         aria-label={`Previous alternative (${what})`}
         disabled={index === 0}
-        onClick={() => props.onPick(siblings[index - 1]!)}
+        data-direction="previous"
+        onClick={() => props.onPick(siblings[index - 1]!, "previous")}
       >
         ‹
       </button>
@@ -61,7 +66,8 @@ function Switcher(props: { tree: Tree<MessageResponse>; node: Node; onPick: (sib
         class="small"
         aria-label={`Next alternative (${what})`}
         disabled={index === siblings.length - 1}
-        onClick={() => props.onPick(siblings[index + 1]!)}
+        data-direction="next"
+        onClick={() => props.onPick(siblings[index + 1]!, "next")}
       >
         ›
       </button>
@@ -87,7 +93,7 @@ function Message(props: {
   highlight: boolean;
   /** Show the model-input toggle: the reply of its run (or the user message of a run that wrote none). */
   audit: boolean;
-  onPick: (sibling: Node) => void;
+  onPick: (sibling: Node, direction: "previous" | "next") => void;
 }) {
   const m = props.node.item;
   const change = versionChangeOf(m);
@@ -133,7 +139,7 @@ export function Conversation(props: {
   path: Node[];
   highlightId: string | undefined;
   label: string;
-  onPick: (sibling: Node) => void;
+  onPick: (sibling: Node, direction: "previous" | "next") => void;
 }) {
   return (
     <ol class="conversation" aria-label={props.label}>
