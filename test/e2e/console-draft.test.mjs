@@ -2,6 +2,8 @@
 // shown at its field and fixed, a stale save resolved both ways, the draft talking in the real widget beside the
 // active version, publishing, a 50/50 release activated after confirmation, axe on every screen, and screenshots.
 import assert from "node:assert/strict";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
 import { before, describe, it } from "node:test";
 import { AdminClient } from "agent-threads/client";
 import {
@@ -12,7 +14,7 @@ import {
   signIn,
   useConsoleBrowser,
 } from "./console-helpers.mjs";
-import { API_KEY, BASE_URL, waitForText } from "./helpers.mjs";
+import { API_KEY, BASE_URL, RESULTS, waitForText } from "./helpers.mjs";
 
 const admin = new AdminClient({ baseUrl: BASE_URL, apiKey: API_KEY });
 
@@ -56,6 +58,12 @@ async function assertClean({ page, log }) {
   assert.deepEqual(log.errors, []);
 }
 
+/** A full-page picture for review, beside the ones `checkScreen` takes. */
+async function screenshot(page, name) {
+  mkdirSync(join(RESULTS, "console"), { recursive: true });
+  await page.screenshot({ path: join(RESULTS, "console", `${name}.png`), fullPage: true });
+}
+
 const field = (page, label) => page.getByLabel(label, { exact: true });
 
 describe("console draft editor", () => {
@@ -94,7 +102,6 @@ describe("console draft editor", () => {
     await waitForText(page.locator("#draft-json-error"), "Not valid JSON");
     await json.fill(text.replace("Echo the visitor.", "Echo every visitor."));
     assert.equal(await page.locator("#draft-json-error").count(), 0);
-    await checkScreen(page, "draft-json");
     await page.getByRole("tab", { name: "Form" }).click();
     assert.equal(await field(page, "Accent colour").inputValue(), "#0f766e");
     assert.equal(await accentError.count(), 0);
@@ -229,7 +236,6 @@ describe("console draft editor", () => {
     await page.keyboard.press("ArrowLeft");
     assert.equal(await first.inputValue(), "5000");
     assert.equal(await second.inputValue(), "5000");
-    await checkScreen(page, "releases-form");
 
     await page.getByRole("button", { name: "Create release for development" }).click();
     await waitForText(page.getByRole("status"), "Created a release for development");
@@ -246,7 +252,7 @@ describe("console draft editor", () => {
     await dialog.waitFor({ state: "hidden" });
     await waitForText(page.getByRole("row", { name: /version 1 50 %, version 2 50 %/ }), "Active");
     await waitForText(page.getByRole("status"), "Activated in development");
-    await checkScreen(page, "releases");
+    await screenshot(page, "releases");
 
     const active = (await admin.releases.list(agent.id)).items.find(
       (r) => r.active && r.environment === "development",
@@ -275,7 +281,9 @@ describe("console draft editor", () => {
       await ready(page).waitFor();
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - innerWidth);
       assert.equal(overflow, 0, `${screen} scrolls sideways by ${overflow}px`);
-      await checkScreen(page, `${screen}-phone`);
+      // axe at this width once, on the screen whose layout changes most (the weight rows stack).
+      if (screen === "releases") await checkScreen(page, "releases-phone");
+      else await screenshot(page, `${screen}-phone`);
       await page.close();
     }
   });
