@@ -183,8 +183,8 @@ describe("console draft editor", () => {
       `iframe[title="Widget talking to draft revision ${draft.revision}"]`,
     );
     const versionFrame = page.frameLocator('iframe[title="Widget talking to version 1"]');
-    await waitForText(draftFrame.locator("agent-thread .intro"), "Hello from the draft");
-    await waitForText(versionFrame.locator("agent-thread .intro"), "Hello from version 1");
+    await waitForText(draftFrame.locator("agent-thread .intro"), "Hello from the draft", 30_000);
+    await waitForText(versionFrame.locator("agent-thread .intro"), "Hello from version 1", 30_000);
 
     await page.getByLabel("Prompt for both conversations").fill("Which one are you?");
     await page.getByRole("button", { name: "Send to both" }).click();
