@@ -59,7 +59,7 @@ describe("the console", () => {
     await waitForHeading(page, "Agents");
     assert.equal(new URL(page.url()).pathname, "/console/agents");
     // The seeded agents are listed by name with their slug.
-    const table = page.getByRole("region", { name: "Agents" });
+    const table = page.getByRole("table", { name: "Agents" });
     await waitForText(table, "fast");
     assert.ok((await table.textContent()).includes("presented"));
 
@@ -347,7 +347,7 @@ describe("the console", () => {
 
     await signIn(page, CONSOLE_KEYS.admin);
     await waitForHeading(page, "Agents");
-    await waitForText(page.getByRole("region", { name: "Agents" }), "fast");
+    await waitForText(page.getByRole("table", { name: "Agents" }), "fast");
     await checkScreen(page, "agents");
     await page.getByRole("button", { name: "New agent" }).click();
     await page.getByRole("button", { name: "Create agent" }).click();

@@ -36,15 +36,19 @@ export default function Agents(_props: ScreenProps) {
       {paged.data && paged.items.length === 0 && paged.page === 1 ? (
         <EmptyNote>No agents yet. Create one to embed it on a site.</EmptyNote>
       ) : null}
-      {paged.items.length > 0 ? <AgentTable agents={paged.items} /> : null}
+      {paged.items.length > 0 ? <AgentTable agents={paged.items} busy={paged.loading} /> : null}
       <Pager paged={paged} label="Agent pages" />
     </Page>
   );
 }
 
-function AgentTable(props: { agents: AgentResponse[] }) {
+function AgentTable(props: { agents: AgentResponse[]; busy: boolean }) {
   return (
-    <Table label="Agents" head={["Name", "Slug", "Visibility", "Status", "Allowed origins", "Created"]}>
+    <Table
+      label="Agents"
+      busy={props.busy}
+      head={["Name", "Slug", "Visibility", "Status", "Allowed origins", "Created"]}
+    >
       {props.agents.map((agent) => (
         <tr key={agent.id}>
           <td>

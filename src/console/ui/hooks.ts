@@ -85,16 +85,21 @@ export function usePaged<T>(
   const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
   useEffect(() => setCursors([undefined]), deps);
   const cursor = cursors[cursors.length - 1];
-  const loaded = useLoad(() => load(cursor), [...deps, cursor]);
-  const nextCursor = loaded.data?.nextCursor;
+  const depth = cursors.length;
+  // The page number travels with its rows: while the next page loads, the shown rows keep their own number.
+  const loaded = useLoad(() => load(cursor).then((data) => ({ data, page: depth })), [...deps, cursor]);
+  const data = loaded.data?.data;
+  const nextCursor = data?.nextCursor;
+  const shownPage = loaded.data?.page ?? 1;
   return {
     ...loaded,
-    items: loaded.data?.items ?? [],
-    page: cursors.length,
-    hasNext: nextCursor !== undefined,
-    hasPrevious: cursors.length > 1,
+    data,
+    items: data?.items ?? [],
+    page: shownPage,
+    hasNext: nextCursor !== undefined && shownPage === depth,
+    hasPrevious: depth > 1,
     next: () => {
-      if (nextCursor !== undefined) setCursors((list) => [...list, nextCursor]);
+      if (nextCursor !== undefined && shownPage === depth) setCursors((list) => [...list, nextCursor]);
     },
     previous: () => setCursors((list) => (list.length > 1 ? list.slice(0, -1) : list)),
   };

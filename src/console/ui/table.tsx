@@ -8,11 +8,13 @@ export function Table(props: {
   /** Column headings. */
   head: ComponentChildren[];
   children: ComponentChildren;
+  /** While rows are being replaced (the next page loading). */
+  busy?: boolean;
 }) {
   return (
     // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be reachable by keyboard (WCAG 2.1.1).
     <section class="table-wrap" aria-label={props.label} tabIndex={0}>
-      <table>
+      <table aria-busy={props.busy ? true : undefined}>
         <caption class="sr-only">{props.label}</caption>
         <thead>
           <tr>
