@@ -88,11 +88,6 @@ ${preload ? `${preload}\n` : ""}    <script type="module" src="${entry}"></scrip
 </html>
 `;
   writeFileSync(join(consoleDir, "index.html"), html);
-  // The playground's widget frames (src/routes/assets.ts serves it at /console/playground-frame).
-  copyFileSync(
-    join(root, "src", "console", "playground-frame.html"),
-    join(consoleDir, "playground-frame.html"),
-  );
   const manifest = {
     entry,
     styles,
