@@ -3,7 +3,7 @@
 // shell imports on demand, so the first screen carries only the shell. Writes public/console/manifest.json with the
 // gzip sizes the budget check and the bench report.
 import { createHash } from "node:crypto";
-import { copyFileSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { basename, join, relative } from "node:path";
 import { gzipSync } from "node:zlib";
 import { build } from "esbuild";

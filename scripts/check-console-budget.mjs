@@ -1,10 +1,10 @@
 // Part of `npm test`: fails when the console's first screen (the page, the entry, the chunks it imports statically
 // and the stylesheet, as public/console/manifest.json lists them) exceeds 80 KB gzip, or when a console source turns
 // a string into markup or code. Prints the first-screen and on-demand sizes.
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { CliError, isMain, runMain } from "./lib/cli.mjs";
-import { root } from "./lib/paths.mjs";
+import { filesUnder, root } from "./lib/paths.mjs";
 
 /** DESIGN.md: the console's first screen ≤ 80 KB gzip. */
 export const FIRST_SCREEN_BUDGET_BYTES = 80 * 1024;
@@ -28,13 +28,6 @@ export const FORBIDDEN = [
   /\bFunction\s*\(\s*["'`]/,
   /\bset(?:Timeout|Interval)\s*\(\s*["'`]/,
 ];
-
-function walk(dir) {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    return statSync(path).isDirectory() ? walk(path) : [path];
-  });
-}
 
 export function readManifest() {
   const path = join(root, "public", "console", "manifest.json");
@@ -69,7 +62,7 @@ export function consoleSizes(manifest = readManifest()) {
 /** Every forbidden sink in src/console/ as `file:line contains /pattern/`. */
 export function forbiddenSinks(dir = join(root, "src", "console")) {
   const found = [];
-  for (const file of walk(dir).filter((f) => /\.(ts|tsx|js|mjs)$/.test(f))) {
+  for (const file of filesUnder(dir).filter((f) => /\.(ts|tsx|js|mjs)$/.test(f))) {
     const lines = readFileSync(file, "utf8").split("\n");
     lines.forEach((line, i) => {
       for (const pattern of FORBIDDEN) {

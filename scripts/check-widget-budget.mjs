@@ -1,10 +1,10 @@
 // Part of `npm test`: fails when the built loader, widget or an on-demand widget module exceeds its gzip budget, or
 // when the widget source or bundles contain an HTML-string sink (innerHTML and friends) or ship zod. Prints the sizes.
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { gzipSync } from "node:zlib";
 import { CliError, runMain } from "./lib/cli.mjs";
-import { root } from "./lib/paths.mjs";
+import { filesUnder, root } from "./lib/paths.mjs";
 
 export const LOADER_BUDGET_BYTES = 2 * 1024;
 export const WIDGET_BUDGET_BYTES = 20 * 1024;
@@ -22,13 +22,6 @@ const FORBIDDEN = [
   /\beval\s*\(/,
   /\bnew Function\b/,
 ];
-
-function walk(dir) {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    return statSync(path).isDirectory() ? walk(path) : [path];
-  });
-}
 
 async function main() {
   const manifestPath = join(root, "public", "widget", "manifest.json");
@@ -56,7 +49,7 @@ async function main() {
       if (pattern.test(text)) problems.push(`${name} bundle contains ${pattern}`);
     if (/ZodError|\$ZodType|zod\.dev/.test(text)) problems.push(`${name} bundle ships zod`);
   }
-  for (const file of walk(join(root, "src", "widget")).filter((f) => f.endsWith(".ts"))) {
+  for (const file of filesUnder(join(root, "src", "widget")).filter((f) => f.endsWith(".ts"))) {
     const text = readFileSync(file, "utf8");
     for (const pattern of FORBIDDEN) {
       if (pattern.test(text)) problems.push(`${relative(root, file)} contains ${pattern}`);

@@ -1,5 +1,5 @@
 // Where the project's scripts find things, independent of the directory they were started from.
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync, statSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -28,4 +28,12 @@ export function wranglerBin() {
     throw new Error("wrangler is not installed in node_modules: run `npm install` first.");
   }
   return local;
+}
+
+/** Every file below `dir`, subfolders included. */
+export function filesUnder(dir) {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? filesUnder(path) : [path];
+  });
 }
