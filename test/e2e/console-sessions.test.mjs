@@ -214,6 +214,11 @@ describe("console: sessions, analytics, keys, secrets, webhooks", () => {
     await page.getByRole("button", { name: "Search" }).click();
     const results = page.getByRole("list", { name: `Conversations matching “${word}”` });
     await results.waitFor();
+    // The list keeps the unfiltered rows until the search answers; the search's rows each carry a snippet.
+    await page.waitForFunction(() => {
+      const rows = [...document.querySelectorAll(".session-list > li")];
+      return rows.length > 0 && rows.every((row) => row.querySelector(".snippet mark"));
+    });
     assert.equal(await results.getByRole("listitem").count(), 1);
     assert.equal(await results.locator("mark").first().textContent(), word);
     assert.match(page.url(), new RegExp(`[?&]q=${word}`));

@@ -3,6 +3,7 @@
 import { api } from "../api";
 import { useLoad } from "../ui/hooks";
 import { Table } from "../ui/table";
+import { TextBlock } from "../ui/text-block";
 import { type Change, showValue } from "./diff";
 import type { Issue } from "./schema";
 
@@ -42,7 +43,7 @@ export function IssueList(props: { issues: Issue[]; locate?: (path: string) => v
 
 function Value(props: { value: unknown }) {
   const { value } = props;
-  if (typeof value === "string" && value.includes("\n")) return <pre>{value}</pre>;
+  if (typeof value === "string" && value.includes("\n")) return <TextBlock>{value}</TextBlock>;
   return <code>{showValue(value)}</code>;
 }
 

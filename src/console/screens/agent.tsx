@@ -11,6 +11,7 @@ import { CopyButton } from "../ui/copy";
 import { Field, fieldErrors } from "../ui/field";
 import { useAction, useLoad } from "../ui/hooks";
 import { ErrorNote, Loading, Page, StatusNote } from "../ui/page";
+import { TextBlock } from "../ui/text-block";
 import { RelativeTime } from "../ui/time";
 import { WriteButton } from "../ui/write";
 
@@ -56,9 +57,9 @@ function Embed(props: { agent: AgentResponse }) {
           ? " This agent is private: the page must also call AgentThreads.identify() with a launch token from your backend."
           : ""}
       </p>
-      <pre class="snippet">
+      <TextBlock class="snippet">
         <code>{snippet}</code>
-      </pre>
+      </TextBlock>
       <CopyButton text={snippet} label="Copy embed snippet" />
       {props.agent.status === "disabled" ? (
         <p class="note muted">The agent is disabled: the launcher shows, but conversations cannot start.</p>

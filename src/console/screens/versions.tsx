@@ -15,6 +15,7 @@ import { AgentNav } from "../ui/agent-nav";
 import { useLoad } from "../ui/hooks";
 import { ErrorNote, Loading, Page, StatusNote } from "../ui/page";
 import { Table } from "../ui/table";
+import { TextBlock } from "../ui/text-block";
 import { RelativeTime } from "../ui/time";
 import { WriteButton } from "../ui/write";
 
@@ -189,7 +190,7 @@ export default function VersionsScreen(props: ScreenProps) {
             <h2 id="viewing-title" tabIndex={-1}>
               Version {viewing.version}
             </h2>
-            <pre class="artifact">{formatJson(viewing.artifact)}</pre>
+            <TextBlock class="artifact">{formatJson(viewing.artifact)}</TextBlock>
             <div class="form-actions">
               <button type="button" onClick={() => setViewing(undefined)}>
                 Close version {viewing.version}

@@ -1,6 +1,7 @@
 // One branch of a conversation, root → leaf, with a switcher at every fork ("2 of 3") that moves to another branch
 // without losing the place, tool calls and their results, feedback and each run's model input.
 import type { MessageResponse } from "../../client/admin";
+import { TextBlock } from "../ui/text-block";
 import { RelativeTime } from "../ui/time";
 import {
   forkLabel,
@@ -26,9 +27,9 @@ function ToolCalls(props: { calls: ToolCallView[] }) {
               {call.isError ? <span class="badge error">error</span> : null}
             </summary>
             <h4>Input</h4>
-            <pre>{jsonText(call.input)}</pre>
+            <TextBlock>{jsonText(call.input)}</TextBlock>
             <h4>Result</h4>
-            <pre>{jsonText(call.output)}</pre>
+            <TextBlock>{jsonText(call.output)}</TextBlock>
           </details>
         </li>
       ))}

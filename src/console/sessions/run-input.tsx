@@ -2,6 +2,7 @@
 import { useId, useState } from "preact/hooks";
 import type { RunInputResponse } from "../../client/admin";
 import { api, describeError } from "../api";
+import { TextBlock } from "../ui/text-block";
 import { jsonText } from "./message-parts";
 
 /** The text of one prompt message: its string content, or its text parts; other parts are named. */
@@ -55,13 +56,13 @@ function AuditRecord(props: { input: RunInputResponse }) {
         {input.messages.map((m, i) => (
           <li key={i}>
             <span class="role">{String(m.role)}</span>
-            <pre>{promptText(m)}</pre>
+            <TextBlock>{promptText(m)}</TextBlock>
           </li>
         ))}
       </ol>
       <details>
         <summary>Raw record (JSON)</summary>
-        <pre>{jsonText(input)}</pre>
+        <TextBlock>{jsonText(input)}</TextBlock>
       </details>
     </div>
   );
