@@ -30,6 +30,11 @@ const EXCEPTIONS = [
     why: "housekeeping: deletes only sessions already expired (they authenticate no one) and reads nothing back",
   },
   {
+    file: "src/storage/d1/thread-previews.ts",
+    fragment: "FROM thread_previews WHERE expires_at <= ?",
+    why: "housekeeping: lists only previews already expired, each then erased within its own tenant",
+  },
+  {
     file: "src/storage/d1/agent-origins.ts",
     fragment: "WHERE o.origin IN (?1, ?2) AND a.status = 'active'",
     why: "CORS preflight: carries no credential, answers only whether some active agent allows the Origin",

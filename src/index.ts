@@ -1,6 +1,7 @@
 // Worker entry: the Hono app for HTTP, the scheduled job, and the Durable Object classes (thread, quota, events).
 import { app } from "./app";
 import { pruneConsoleSessions } from "./jobs/console-sessions";
+import { expirePreviews } from "./jobs/previews";
 import { runRetentionJob } from "./jobs/retention";
 
 export { TenantQuota } from "./auth/tenant-quota";
@@ -12,5 +13,6 @@ export default {
   async scheduled(controller, env, ctx) {
     ctx.waitUntil(runRetentionJob(env, controller.scheduledTime));
     ctx.waitUntil(pruneConsoleSessions(env, controller.scheduledTime));
+    ctx.waitUntil(expirePreviews(env, controller.scheduledTime));
   },
 } satisfies ExportedHandler<Env>;

@@ -27,6 +27,8 @@ export const launchClaimsSchema = z
     origin: z.string().max(2048).optional(),
     /** The thread's context version at this launch (SPEC §8): the object re-reads its context when it is behind. */
     contextVersion: z.number().int().positive().optional(),
+    /** A preview thread's token (SPEC §10): valid only from the deployment's own origin, the console's. */
+    preview: z.literal(true).optional(),
   })
   .transform(({ agentEntityId, ...claims }) => ({ ...claims, agentId: agentEntityId }));
 
@@ -40,6 +42,7 @@ export interface LaunchGrant {
   subjectKind: "visitor" | "user";
   origin?: string;
   contextVersion?: number;
+  preview?: true;
 }
 
 export async function signLaunchToken(env: Env, grant: LaunchGrant, now = new Date()) {

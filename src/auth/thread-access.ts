@@ -53,6 +53,7 @@ export async function authorizeLaunch(request: LaunchAccessRequest): Promise<Lau
   if (gate === null || agent === null) throw new AppError("unauthenticated", "Authentication required.");
   if (gate.tenantStatus !== "active") throw new AppError("forbidden", "This account is disabled.");
   if (agent.status !== "active") throw new AppError("forbidden", "This agent is disabled.");
+  if (claims.preview === true) return previewAccess(request, claims);
   if (agent.visibility === "public" || origin !== undefined) {
     if (!originAllowed(origin, agent.allowedOrigins)) throw new AppError("forbidden", "Origin not allowed.");
     if (claims.origin !== undefined && claims.origin !== origin) {
@@ -61,6 +62,18 @@ export async function authorizeLaunch(request: LaunchAccessRequest): Promise<Lau
     return origin === undefined ? { claims } : { claims, origin };
   }
   return { claims };
+}
+
+/**
+ * A preview thread's token is the console's: it works from this deployment's own pages only (its `origin` claim is
+ * that origin), whatever origins the agent allows its widget on.
+ */
+function previewAccess(request: LaunchAccessRequest, claims: LaunchClaims): LaunchAccess {
+  const own = new URL(request.url).origin;
+  if (request.origin !== own || claims.origin !== own) {
+    throw new AppError("forbidden", "A preview token works only from this deployment's own pages.");
+  }
+  return { claims, origin: own };
 }
 
 /**

@@ -21,7 +21,7 @@ import type {
 } from "../shared/api";
 import type { ConsoleSessionResponse } from "../shared/console-api";
 import type { ErasureResponse } from "../shared/erasure-api";
-import type { LaunchResponse } from "../shared/launch-api";
+import type { LaunchResponse, PreviewSessionRequest, PreviewSessionResponse } from "../shared/launch-api";
 import type { WireEntry } from "../shared/protocol";
 import type {
   HandoffResponse,
@@ -52,6 +52,7 @@ export type {
   VersionSummaryResponse,
 } from "../shared/api";
 export type { ConsoleSessionResponse } from "../shared/console-api";
+export type { PreviewSessionRequest, PreviewSessionResponse } from "../shared/launch-api";
 export type { WireEntry } from "../shared/protocol";
 export type {
   HandoffResponse,
@@ -118,6 +119,14 @@ class Drafts {
       body: definition,
       headers: { "If-Match": `"${revision}"` },
     });
+  }
+  /**
+   * A preview thread on draft revision `draftRevision` (or a published `version`): a launch body for the widget or
+   * `ThreadClient`, usable only from this deployment's own origin. With `threadId`, a fresh token for that preview.
+   * A stale revision is `precondition_failed` (412); an invalid draft `bad_request` with its field paths.
+   */
+  previewSession(agentId: string, request: PreviewSessionRequest): Promise<PreviewSessionResponse> {
+    return this.t.json("POST", `/v1/agents/${seg(agentId)}/draft/preview-session`, { body: request });
   }
 }
 

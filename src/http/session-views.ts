@@ -35,6 +35,7 @@ export function sessionView(s: SessionRecord, hold: LegalHold | null): SessionRe
     lastRun: s.state.lastRun,
     mode: s.mode,
     hold: hold === null ? null : { reason: hold.reason, since: hold.createdAt, scope: hold.scope },
+    ...(s.preview ? { preview: true as const } : {}),
     createdAt: s.createdAt,
     updatedAt: s.updatedAt,
   };

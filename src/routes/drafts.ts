@@ -1,4 +1,4 @@
-// Tenant admin: an agent's mutable draft, saved with If-Match revision compare-and-swap.
+// Tenant admin: an agent's mutable draft, saved with If-Match revision compare-and-swap, and its preview threads.
 import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import { z } from "zod";
@@ -8,8 +8,10 @@ import type { AppContext, AppEnv } from "../http/context";
 import { readJson } from "../http/json-body";
 import { loadAgent } from "../http/load-agent";
 import { operation } from "../http/openapi";
+import { previewSession } from "../http/preview-session";
 import { deploymentStore } from "../http/store";
 import { draftResponse, draftSavedResponse } from "../shared/api";
+import { previewSessionRequest, previewSessionResponse } from "../shared/launch-api";
 
 export const MAX_DRAFT_BYTES = 256 * 1024;
 
@@ -92,5 +94,26 @@ export const drafts = new Hono<AppEnv>()
       if (draft === null) throw errors.notFound("Draft");
       c.header("ETag", etag(draft.revision));
       return c.json({ revision: draft.revision, definition: draft.definition, updatedAt: draft.updatedAt });
+    },
+  )
+  .post(
+    "/preview-session",
+    describeRoute(
+      operation({
+        tag: "Drafts",
+        summary:
+          "Open a preview thread on a draft revision or a published version (the console's playground)",
+        description:
+          "Answers a launch body for a new preview thread pinned to `draftRevision` (checked as publishing checks it) or to `version`; with `threadId`, a fresh token for a live preview thread of the same target. Preview threads are marked `preview: true`, left out of session lists (unless `preview=true`), usage, analytics and webhooks, and erased after 24 h. The token works only from this deployment's own origin.",
+        auth: "tenantKey",
+        body: previewSessionRequest,
+        response: { status: 201, schema: previewSessionResponse },
+        errors: [404, 412, 429, 503],
+      }),
+    ),
+    async (c) => {
+      const input = await readJson(c, previewSessionRequest);
+      const agent = await loadAgent(c);
+      return c.json(await previewSession(c, agent, input), 201);
     },
   );

@@ -23,6 +23,7 @@ import { operation } from "../http/openapi";
 import { deploymentStore } from "../http/store";
 import { visitorHash } from "../http/subject-erasure";
 import { authenticateApiKey } from "../http/tenant-auth";
+import { threadUrls } from "../http/thread-urls";
 import { originAllowed } from "../shared/origin-policy";
 import { PROTOCOL } from "../shared/protocol";
 import { launchResponse } from "../shared/thread-api";
@@ -237,12 +238,6 @@ async function abandonClaim(
   }
 }
 
-function websocketUrl(requestUrl: string, threadId: string): string {
-  const url = new URL(`/v1/threads/${threadId}/ws`, requestUrl);
-  url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
-  return url.toString();
-}
-
 export const launch = new Hono<AppEnv>()
   .use("/agent-sessions", failedLaunchLimit, launchCors.response)
   .options("/agent-sessions", launchCors.preflight)
@@ -372,8 +367,7 @@ export const launch = new Hono<AppEnv>()
           token: launchToken.token,
           expiresAt: launchToken.expiresAt.toISOString(),
           threadId,
-          websocketUrl: websocketUrl(c.req.url, threadId),
-          threadUrl: new URL(`/v1/threads/${threadId}`, c.req.url).toString(),
+          ...threadUrls(c.req.url, threadId),
           protocol: PROTOCOL,
           ...(visitorToken !== undefined ? { visitorToken } : {}),
           ...(shown !== undefined ? { presentation: shown } : {}),

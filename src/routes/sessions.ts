@@ -126,12 +126,14 @@ export const sessions = new Hono<AppEnv>()
         query.updatedAfter ?? null,
         ...(query.mode !== undefined ? [query.mode] : []),
         ...(query.q !== undefined ? [`q:${query.q}`] : []),
+        ...(query.preview === "true" ? ["preview"] : []),
       ]);
       const page = await readPage(c, list);
       const filter = {
         ...(query.agentId !== undefined ? { agentId: query.agentId } : {}),
         ...(query.subject !== undefined ? { subject: query.subject } : {}),
         ...(query.mode !== undefined ? { mode: query.mode } : {}),
+        ...(query.preview === "true" ? { preview: true } : {}),
         ...(query.updatedAfter !== undefined
           ? { updatedAfter: new Date(query.updatedAfter).toISOString() }
           : {}),

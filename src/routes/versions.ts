@@ -2,14 +2,8 @@
 import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import type { AgentVersion } from "../control/deployment-store";
-import {
-  localHttpAllowed,
-  modelUrlIssues,
-  platformHostsOf,
-  platformToolUrlIssues,
-  publicHosts,
-} from "../control/url-policy";
 import { errors, unwrap } from "../errors";
+import { requestUrlIssues } from "../http/artifact-checks";
 import type { AppEnv } from "../http/context";
 import { pageBody, readPage } from "../http/cursor";
 import { readJson } from "../http/json-body";
@@ -53,16 +47,10 @@ export const versions = new Hono<AppEnv>()
       const input = await readJson(c, publishVersionRequest);
       const agent = await loadAgent(c);
       const store = deploymentStore(c);
-      // Tools and models may never call the platform itself (only the request knows the host it was reached on),
-      // and may call local plain http only in development: the schema knows neither.
+      // The schema cannot know the host the platform was reached on, nor the environment's local-http rule.
       const draft = await store.getDraft(agent.tenantId, agent.id);
       if (draft !== null && draft.revision === input.draftRevision) {
-        const hosts = platformHostsOf(c.req.url, publicHosts(c.env));
-        const allowLocalHttp = localHttpAllowed(c.env.ENVIRONMENT);
-        const own = [
-          ...modelUrlIssues(draft.definition, { platformHosts: hosts, allowLocalHttp }),
-          ...platformToolUrlIssues(draft.definition, hosts, allowLocalHttp),
-        ];
+        const own = requestUrlIssues(c, draft.definition);
         if (own.length > 0) throw errors.badRequest("Draft is not a valid agent artifact.", own);
       }
       const version = unwrap(await store.publishDraft(agent.tenantId, agent.id, input.draftRevision));

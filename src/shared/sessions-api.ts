@@ -52,6 +52,8 @@ export const sessionResponse = z.object({
   mode: z.enum(THREAD_MODES),
   /** The legal hold that keeps this thread from retention and erasure, or null. */
   hold: sessionHold.nullable(),
+  /** Present (true) only on a preview thread of the console (SPEC §10): listed with `preview=true`, gone after 24 h. */
+  preview: z.literal(true).optional(),
   createdAt: isoTime,
   updatedAt: isoTime,
 });
@@ -145,6 +147,8 @@ export const sessionListQuery = z.strictObject({
   mode: z.enum(THREAD_MODES).optional(),
   subject: id.optional(),
   updatedAfter: isoTime.optional(),
+  /** `true`: only the console's preview threads; otherwise none of them. */
+  preview: z.enum(["true", "false"]).optional(),
   cursor: z.string().optional(),
   limit: z.string().optional(),
 });

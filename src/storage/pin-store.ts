@@ -5,6 +5,20 @@ import { digestOf } from "../control/canonical-json";
 import type { Environment } from "../control/deployment-store";
 import { environmentSchema } from "../shared/api";
 import { parseJsonColumn } from "./json-column";
+import { readMeta, writeMeta } from "./thread-meta";
+
+/**
+ * What a preview thread (`POST /v1/agents/:id/draft/preview-session`, SPEC §10) is bound to: a draft revision (its
+ * pin's `version` is 0) or a published version. Kept in `meta` beside the pin, written with it, never changed.
+ */
+export type PreviewMark = { draftRevision: number } | { version: number };
+
+const PREVIEW_KEY = "preview";
+
+const previewMarkSchema = z.union([
+  z.strictObject({ draftRevision: z.number().int().positive() }),
+  z.strictObject({ version: z.number().int().positive() }),
+]);
 
 export interface ThreadBinding {
   tenantId: string;
@@ -16,6 +30,8 @@ export interface ThreadBinding {
   digest: string;
   artifact: Artifact;
   boundAt: number;
+  /** Set only on a preview thread: never listed, counted or announced as a session, and erased after a day. */
+  preview?: PreviewMark;
 }
 
 const pinRowSchema = z.object({
@@ -39,6 +55,7 @@ export async function readPin(storage: DurableObjectStorage): Promise<PinRead> {
   const row = pinRowSchema.parse(raw);
   const artifact = artifactSchema.parse(parseJsonColumn(row.artifact_json));
   if ((await digestOf(artifact)) !== row.digest) return { ok: false, reason: "digest_mismatch" };
+  const preview = readMeta(storage, PREVIEW_KEY);
   return {
     ok: true,
     binding: {
@@ -51,6 +68,7 @@ export async function readPin(storage: DurableObjectStorage): Promise<PinRead> {
       digest: row.digest,
       artifact,
       boundAt: row.bound_at,
+      ...(preview !== null ? { preview: previewMarkSchema.parse(parseJsonColumn(preview)) } : {}),
     },
   };
 }
@@ -70,4 +88,5 @@ export function writePin(storage: DurableObjectStorage, binding: ThreadBinding):
     JSON.stringify(binding.artifact),
     binding.boundAt,
   );
+  if (binding.preview !== undefined) writeMeta(storage, PREVIEW_KEY, JSON.stringify(binding.preview));
 }

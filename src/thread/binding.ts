@@ -78,3 +78,45 @@ export async function bindThread(
   });
   return ok(binding);
 }
+
+/** What a preview launch pins its new thread to: a checked draft artifact (version 0) or a published version. */
+export type PreviewPin = Omit<
+  ThreadBinding,
+  "tenantId" | "environment" | "agentId" | "threadId" | "boundAt"
+> & {
+  preview: NonNullable<ThreadBinding["preview"]>;
+};
+
+/**
+ * A preview thread is bound when it is created, to the artifact the console previews, not by the control plane's
+ * assignment; it announces nothing (no `thread.created`). The same pin again is a no-op, any other is refused.
+ */
+export async function bindPreview(
+  storage: DurableObjectStorage,
+  claims: ThreadAddress,
+  pin: PreviewPin,
+  now: number,
+): Promise<Result<ThreadBinding>> {
+  const stored = await readPin(storage);
+  if (!stored.ok) return tampered();
+  if (stored.binding !== null) {
+    const same = claimsMatch(stored.binding, claims) && stored.binding.digest === pin.digest;
+    return same && stored.binding.preview !== undefined
+      ? ok(stored.binding)
+      : fail("conflict", "The thread is already bound.");
+  }
+  const binding: ThreadBinding = {
+    tenantId: claims.tenantId,
+    environment: claims.environment,
+    agentId: claims.agentId,
+    threadId: claims.threadId,
+    versionId: pin.versionId,
+    version: pin.version,
+    digest: pin.digest,
+    artifact: pin.artifact,
+    boundAt: now,
+    preview: pin.preview,
+  };
+  storage.transactionSync(() => writePin(storage, binding));
+  return ok(binding);
+}

@@ -2,6 +2,7 @@
 import { Agent, type Connection, type ConnectionContext, type WSMessage } from "agents";
 import { tenantRunQuota } from "../auth/run-quota";
 import { zeroRetentionIdleMinutes } from "../control/artifact";
+import { digestOf } from "../control/canonical-json";
 import { fail, ok, type Result, type RpcResult, refusal } from "../errors";
 import { eventBody, MAX_EVENTS_PER_ACCEPT, tenantEvents } from "../events/tenant-events";
 import { WS_CLOSE_CODE, WS_CLOSE_IDLE } from "../shared/errors";
@@ -37,6 +38,7 @@ import { deleteMeta, readMetaInteger, writeMeta } from "../storage/thread-meta";
 import { writeTombstone } from "../storage/thread-owner";
 import { migrateThreadSchema } from "../storage/thread-schema";
 import { purgeIdleText } from "../storage/zero-retention";
+import type { PreviewPin } from "./binding";
 import { CLAIMS_HEADER, parseThreadClaims, type ThreadAddress, type ThreadClaims } from "./claims";
 import { frameTooLarge, onlyProtocolFrames, parseClientMessage } from "./client-frames";
 import { connectionState } from "./connection-state";
@@ -324,6 +326,18 @@ export class ThreadAgent extends Agent<Env> {
     return claimed.ok ? claimed : refusal(claimed);
   }
 
+  /**
+   * RPC (`POST /v1/agents/:id/draft/preview-session`): a new preview thread's owner and pin, the artifact the console
+   * previews; its digest is checked here again, as every pin is on load.
+   */
+  async startPreview(claims: ThreadClaims, pin: PreviewPin): Promise<RpcResult<null>> {
+    if ((await digestOf(pin.artifact)) !== pin.digest) {
+      return refusal(fail("internal", "The previewed artifact failed its digest check."));
+    }
+    const started = await this.#gate.claimPreview(claims, pin);
+    return started.ok ? ok(null) : refusal(started);
+  }
+
   /** RPC (a fresh launch whose registry write failed after its claim): the never-used object keeps nothing. */
   async abandonThread(claims: ThreadClaims): Promise<RpcResult<null>> {
     if (!(await this.#gate.abandonable(claims))) return refusal(unauthenticated());
@@ -543,7 +557,12 @@ export class ThreadAgent extends Agent<Env> {
         : frame.type === "refresh"
           ? {
               frames: [
-                await refreshedToken(this.env, spent.claims, readThreadContext(this.ctx.storage).version),
+                await refreshedToken(
+                  this.env,
+                  spent.claims,
+                  readThreadContext(this.ctx.storage).version,
+                  runtime.value.binding.preview !== undefined,
+                ),
               ],
             }
           : dispatchFrame(runtime.value, frame, spent.claims.sub);
@@ -630,6 +649,11 @@ export class ThreadAgent extends Agent<Env> {
       const events = threadEventsAfter(storage, forwardedEventSeq(storage), MAX_EVENTS_PER_ACCEPT);
       const last = events.at(-1);
       if (last === undefined) return;
+      // A preview thread is the console's, not a session of the tenant's product: its backend hears nothing of it.
+      if (binding.preview !== undefined) {
+        markEventsForwarded(storage, last.seq, this.#settings.now());
+        continue;
+      }
       const zero = zeroRetentionIdleMinutes(binding.artifact) !== null;
       const bodies = events.map((event) =>
         eventBody({

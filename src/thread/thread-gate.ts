@@ -5,7 +5,7 @@ import { fail, ok, type Result, type RpcResult, refusal } from "../errors";
 import { findThread } from "../storage/d1/thread-registry";
 import { readPin, type ThreadBinding } from "../storage/pin-store";
 import { readOwner, readTombstone, writeOwner } from "../storage/thread-owner";
-import { bindThread, claimsMatch } from "./binding";
+import { bindPreview, bindThread, claimsMatch, type PreviewPin } from "./binding";
 import { readThreadClaims, type ThreadClaims, threadAddressSchema } from "./claims";
 import { catchUpContext } from "./context-catch-up";
 import type { ThreadRuntime } from "./thread-runtime";
@@ -90,6 +90,22 @@ export class ThreadGate {
     return ok(null);
   }
 
+  /**
+   * A new preview thread (SPEC §10): its owner and its pin, the artifact the console previews, both before its first
+   * token exists. Repeating the same claim and pin is a no-op.
+   */
+  async claimPreview(claims: unknown, pin: PreviewPin): Promise<Result<ThreadRuntime>> {
+    const verified = readThreadClaims(claims);
+    if (verified === null) return unauthenticated();
+    const claimed = this.claim(verified);
+    if (!claimed.ok) return claimed;
+    const bound = await bindPreview(this.#deps.storage, verified, pin, this.#deps.now());
+    if (!bound.ok) return bound;
+    const installed = this.#install(bound.value);
+    await installed.prepare();
+    return ok(installed);
+  }
+
   /** A fresh launch that failed after its claim: true when the thread is unbound and these claims own it. */
   async abandonable(claims: unknown): Promise<boolean> {
     const verified = readThreadClaims(claims);
@@ -98,12 +114,16 @@ export class ThreadGate {
     return (await this.stored()) === null;
   }
 
-  /** A launch resuming the thread: whether these claims may use it, without binding it. */
+  /**
+   * A launch resuming the thread: whether these claims may use it, without binding it. A preview thread is resumed
+   * only through the preview route, never by a launch.
+   */
   async vouch(claims: unknown): Promise<Result<null>> {
     const verified = readThreadClaims(claims);
     if (verified === null || readTombstone(this.#deps.storage) !== null) return unauthenticated();
     const runtime = await this.stored();
     if (runtime !== null && !claimsMatch(runtime.binding, verified)) return forbidden();
+    if (runtime?.binding.preview !== undefined) return unauthenticated();
     return this.#owned(verified);
   }
 

@@ -189,7 +189,9 @@ export class ThreadRuntime {
   async refreshOffer(): Promise<number | null> {
     const current = this.current();
     let version: number | null = null;
-    if (current.artifact.upgrades === "offer" && this.#deps.store !== undefined) {
+    // A preview thread stays on what it previews.
+    const previewing = this.#deps.binding.preview !== undefined;
+    if (current.artifact.upgrades === "offer" && !previewing && this.#deps.store !== undefined) {
       version = await offeredVersion(this.#deps.store(), current).catch(() => null);
     }
     this.#offer = { at: current.version, version };
@@ -202,6 +204,9 @@ export class ThreadRuntime {
    */
   async upgrade(version: number, by: UpgradeBy): Promise<Result<UpgradeReply>> {
     await this.prepare();
+    if (this.#deps.binding.preview !== undefined) {
+      return fail("conflict", "A preview thread stays on what it previews.");
+    }
     const busy = this.#checkUpgradable();
     if (!busy.ok) return busy;
     if (by === "visitor" && (await this.refreshOffer()) !== version) {

@@ -6,12 +6,13 @@ import type { ThreadClaims } from "./claims";
 
 /**
  * The `token` frame for `claims` (the socket's, verified at its upgrade and just admitted again): same tenant, agent,
- * thread, subject and origin, and the newer of the claimed and the held context version.
+ * thread, subject, origin and preview mark (the thread's own), and the newer of the claimed and the held context version.
  */
 export async function refreshedToken(
   env: Env,
   claims: ThreadClaims,
   heldContextVersion: number,
+  preview: boolean,
 ): Promise<ServerFrame> {
   const contextVersion = Math.max(claims.contextVersion ?? 0, heldContextVersion);
   const signed = await signLaunchToken(env, {
@@ -22,6 +23,7 @@ export async function refreshedToken(
     subjectKind: claims.subjectKind,
     ...(claims.origin !== undefined ? { origin: claims.origin } : {}),
     ...(contextVersion > 0 ? { contextVersion } : {}),
+    ...(preview ? { preview: true as const } : {}),
   });
   return { type: "token", token: signed.token, expiresAt: signed.expiresAt.toISOString() };
 }

@@ -115,7 +115,7 @@ describe("SQL on tenant data", () => {
     ).not.toEqual([]);
     expect(
       tenancyProblems(
-        `${sessionListSql({ scope: "tenant", agentId: true, subject: false, updatedAfter: false, cursor: false })}`,
+        `${sessionListSql({ scope: "tenant", agentId: true, subject: false, updatedAfter: false, cursor: false, preview: false })}`,
         { subject: true },
       ),
     ).toEqual(["subject read without user_id = ?"]);

@@ -116,8 +116,9 @@ const LIVE_THREAD = "FROM threads t WHERE t.tenant_id = ? AND t.id = ? AND t.del
 export const PROJECTION_SQL = {
   upsertSession: `INSERT INTO agent_sessions (tenant_id, id, agent_id, agent_name, environment, agent_version,
       version_id, artifact_digest, leaf_version, user_id, state, mode, title, message_count, last_message_at,
-      projected_seq, retention_max_age_days, retention_max_messages, retention_due_at, version, created_at, updated_at)
-    SELECT t.tenant_id, t.id, ?, ?, ?, ?, ?, ?, ?, t.subject, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, t.created_at, ?
+      projected_seq, retention_max_age_days, retention_max_messages, retention_due_at, version, created_at, updated_at,
+      preview)
+    SELECT t.tenant_id, t.id, ?, ?, ?, ?, ?, ?, ?, t.subject, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, t.created_at, ?, t.preview
     ${LIVE_THREAD}
     ON CONFLICT (tenant_id, id) DO UPDATE SET
       agent_id = excluded.agent_id, agent_name = excluded.agent_name, environment = excluded.environment,

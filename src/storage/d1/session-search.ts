@@ -45,6 +45,8 @@ interface SearchShape {
   updatedAfter: boolean;
   cursor: boolean;
   mode?: "agent" | "handoff";
+  /** Preview threads only, or (false) none of them. */
+  preview: boolean;
 }
 
 /**
@@ -59,6 +61,7 @@ export function searchSql(shape: SearchShape): string {
   if (shape.subject) where += " AND s.user_id = ?";
   if (shape.mode === "handoff") where += " AND s.mode = 'handoff'";
   if (shape.mode === "agent") where += " AND s.mode = 'agent'";
+  where += shape.preview ? " AND s.preview = 1" : " AND s.preview = 0";
   if (shape.updatedAfter) where += " AND s.updated_at > ?";
   // FTS rowids are minus the message's rowid: ascending is newest first, and older than the cursor is greater.
   // The cursor is CAST because D1 binds a JS number as REAL, and FTS5 only uses an INTEGER rowid bound: with a REAL
@@ -121,8 +124,9 @@ export function snippetOf(text: string, words: readonly string[]): string {
 /** Every statement text this file can send, for the tenancy test. */
 export function searchStatements(): string[] {
   const out: string[] = [SEARCH_SQL.messages];
-  for (const bits of Array.from({ length: 48 }, (_, n) => n)) {
-    const mode = bits >= 32 ? "handoff" : bits >= 16 ? "agent" : undefined;
+  for (const bits of Array.from({ length: 96 }, (_, n) => n)) {
+    const modeBits = bits % 48;
+    const mode = modeBits >= 32 ? "handoff" : modeBits >= 16 ? "agent" : undefined;
     out.push(
       searchSql({
         agentId: (bits & 1) > 0,
@@ -130,6 +134,7 @@ export function searchStatements(): string[] {
         updatedAfter: (bits & 4) > 0,
         cursor: (bits & 8) > 0,
         ...(mode !== undefined ? { mode } : {}),
+        preview: bits >= 48,
       }),
     );
   }
@@ -164,6 +169,7 @@ export async function searchSessions(
     updatedAfter: filter.updatedAfter !== undefined,
     cursor: page.after !== undefined,
     ...(filter.mode !== undefined ? { mode: filter.mode } : {}),
+    preview: filter.preview === true,
   });
   const after = page.after?.hit;
   const bindingsFor = (scan: number): (string | number)[] => {

@@ -17,6 +17,8 @@ export interface SessionFilter {
   subject?: string;
   /** ISO time; sessions updated strictly after it. */
   updatedAfter?: string;
+  /** Only the console's preview threads (SPEC §10); without it, every session but those. */
+  preview?: boolean;
 }
 
 export interface SessionRecord {
@@ -38,6 +40,8 @@ export interface SessionRecord {
   lastMessageAt: string | null;
   createdAt: string;
   updatedAt: string;
+  /** A preview thread of the console (SPEC §10). */
+  preview: boolean;
 }
 
 export interface UsageDay {
@@ -61,7 +65,7 @@ const RUN_STATUS_NAMES = ["queued", "running", "succeeded", "failed", "aborted"]
 type RunStatusName = (typeof RUN_STATUS_NAMES)[number];
 
 export const SESSION_COLUMNS = `tenant_id, id, agent_id, agent_name, environment, agent_version, artifact_digest,
-  leaf_version, user_id, state, mode, title, message_count, last_message_at, created_at, updated_at`;
+  leaf_version, user_id, state, mode, title, message_count, last_message_at, created_at, updated_at, preview`;
 
 /** Messages with their current feedback; the join stays inside the message's tenant and session. */
 const MESSAGES_FROM = `FROM agent_messages m LEFT JOIN agent_message_feedback f
@@ -85,6 +89,8 @@ interface ListShape {
   cursor: boolean;
   /** A literal, never a binding, so the partial index of threads in handoff applies. */
   mode?: "agent" | "handoff";
+  /** Preview threads only, or (false) none of them; a literal, for the partial index of previews. */
+  preview: boolean;
 }
 
 /** The SQL of one session-list variant. Filters that a subject scope already fixes are not repeated. */
@@ -94,6 +100,7 @@ export function sessionListSql(shape: ListShape): string {
   if (shape.scope === "tenant" && shape.subject) sql += " AND user_id = ?";
   if (shape.mode === "handoff") sql += " AND mode = 'handoff'";
   if (shape.mode === "agent") sql += " AND mode = 'agent'";
+  sql += shape.preview ? " AND preview = 1" : " AND preview = 0";
   if (shape.updatedAfter) sql += " AND updated_at > ?";
   if (shape.cursor) sql += " AND (updated_at < ? OR (updated_at = ? AND id < ?))";
   return `${sql} ORDER BY updated_at DESC, id DESC LIMIT ?`;
@@ -118,15 +125,19 @@ export const SESSIONS_SQL = {
   },
   usageTokens: {
     all: `SELECT day, SUM(input_tokens) AS input_tokens, SUM(output_tokens) AS output_tokens FROM agent_usage
-      WHERE tenant_id = ? AND day >= ? AND day <= ? GROUP BY day ORDER BY day`,
+      WHERE tenant_id = ? AND day >= ? AND day <= ?
+      AND session_id NOT IN (SELECT id FROM agent_sessions WHERE tenant_id = ? AND preview = 1) GROUP BY day ORDER BY day`,
     agent: `SELECT day, SUM(input_tokens) AS input_tokens, SUM(output_tokens) AS output_tokens FROM agent_usage
-      WHERE tenant_id = ? AND day >= ? AND day <= ? AND agent_id = ? GROUP BY day ORDER BY day`,
+      WHERE tenant_id = ? AND day >= ? AND day <= ? AND agent_id = ?
+      AND session_id NOT IN (SELECT id FROM agent_sessions WHERE tenant_id = ? AND preview = 1) GROUP BY day ORDER BY day`,
   },
   usageRuns: {
     all: `SELECT day, COUNT(*) AS runs FROM agent_runs WHERE tenant_id = ? AND day >= ? AND day <= ?
+      AND session_id NOT IN (SELECT id FROM agent_sessions WHERE tenant_id = ? AND preview = 1)
       GROUP BY day ORDER BY day`,
     agent: `SELECT day, COUNT(*) AS runs FROM agent_runs WHERE tenant_id = ? AND day >= ? AND day <= ?
-      AND agent_id = ? GROUP BY day ORDER BY day`,
+      AND agent_id = ?
+      AND session_id NOT IN (SELECT id FROM agent_sessions WHERE tenant_id = ? AND preview = 1) GROUP BY day ORDER BY day`,
   },
   erase: [
     "DELETE FROM agent_message_feedback WHERE tenant_id = ? AND session_id = ?",
@@ -142,8 +153,9 @@ export const SESSIONS_SQL = {
 export function sessionsSql(): { scope: ScopeKind | "tenant-only"; sql: string }[] {
   const out: { scope: ScopeKind | "tenant-only"; sql: string }[] = [];
   for (const scope of ["tenant", "subject"] as const) {
-    for (const bits of Array.from({ length: 48 }, (_, n) => n)) {
-      const mode = bits >= 32 ? "handoff" : bits >= 16 ? "agent" : undefined;
+    for (const bits of Array.from({ length: 96 }, (_, n) => n)) {
+      const modeBits = bits % 48;
+      const mode = modeBits >= 32 ? "handoff" : modeBits >= 16 ? "agent" : undefined;
       out.push({
         scope,
         sql: sessionListSql({
@@ -153,6 +165,7 @@ export function sessionsSql(): { scope: ScopeKind | "tenant-only"; sql: string }
           updatedAfter: (bits & 4) > 0,
           cursor: (bits & 8) > 0,
           ...(mode !== undefined ? { mode } : {}),
+          preview: bits >= 48,
         }),
       });
     }
@@ -203,6 +216,7 @@ export const sessionRow = z
     last_message_at: z.string().nullable(),
     created_at: z.string(),
     updated_at: z.string(),
+    preview: z.number().int(),
   })
   .transform(
     (r): SessionRecord => ({
@@ -222,6 +236,7 @@ export const sessionRow = z
       lastMessageAt: r.last_message_at,
       createdAt: r.created_at,
       updatedAt: r.updated_at,
+      preview: r.preview === 1,
     }),
   );
 
@@ -255,6 +270,7 @@ export async function listSessions(
     updatedAfter: filter.updatedAfter !== undefined,
     cursor: page.after !== undefined,
     ...(filter.mode !== undefined ? { mode: filter.mode } : {}),
+    preview: filter.preview === true,
   });
   const bindings: (string | number)[] = scopeBindings(scope);
   if (tenantFilters && filter.agentId !== undefined) bindings.push(filter.agentId);
@@ -317,7 +333,14 @@ export async function usageByDay(
   tenantId: string,
   range: { from: string; to: string; agentId?: string },
 ): Promise<UsageDay[]> {
-  const bindings = [tenantId, range.from, range.to, ...(range.agentId !== undefined ? [range.agentId] : [])];
+  // The last binding is the tenant again: preview threads' rows are left out (SPEC §10).
+  const bindings = [
+    tenantId,
+    range.from,
+    range.to,
+    ...(range.agentId !== undefined ? [range.agentId] : []),
+    tenantId,
+  ];
   const which = range.agentId !== undefined ? "agent" : "all";
   const [tokens, runs] = await db.batch([
     db.prepare(SESSIONS_SQL.usageTokens[which]).bind(...bindings),

@@ -1,0 +1,20 @@
+// The checks of an artifact that only the request can make: its models and tools may never call the platform itself
+// (only the request knows the host it was reached on), and may call local plain http only in development.
+import type { FieldIssue } from "../control/field-issues";
+import {
+  localHttpAllowed,
+  modelUrlIssues,
+  platformHostsOf,
+  platformToolUrlIssues,
+  publicHosts,
+} from "../control/url-policy";
+import type { AppContext } from "./context";
+
+export function requestUrlIssues(c: AppContext, definition: unknown): FieldIssue[] {
+  const hosts = platformHostsOf(c.req.url, publicHosts(c.env));
+  const allowLocalHttp = localHttpAllowed(c.env.ENVIRONMENT);
+  return [
+    ...modelUrlIssues(definition, { platformHosts: hosts, allowLocalHttp }),
+    ...platformToolUrlIssues(definition, hosts, allowLocalHttp),
+  ];
+}

@@ -1,0 +1,146 @@
+// `POST /v1/agents/:agentId/draft/preview-session` (SPEC §10): the console's playground talks to a draft revision (or
+// a published version) through a preview thread — a real thread object, pinned when it is created to the artifact
+// previewed, marked `preview` in the registry so that no list, usage or analytics counts it, and erased after 24 h.
+import { enforceSubjectLaunchLimit } from "../auth/abuse-limits";
+import { signLaunchToken } from "../auth/launch-token";
+import { newThreadId } from "../auth/thread-ids";
+import { threadStub } from "../auth/thread-stub";
+import type { Artifact } from "../control/artifact";
+import { digestOf } from "../control/canonical-json";
+import type { AgentEntity, Environment } from "../control/deployment-store";
+import { artifactFromDefinition } from "../control/store-rules";
+import { AppError, databaseUnavailable, errors, fromDatabase, unwrap } from "../errors";
+import type { PreviewSessionRequest, PreviewSessionResponse } from "../shared/launch-api";
+import { PROTOCOL } from "../shared/protocol";
+import { findPreview, insertPreviewThread, type PreviewTarget } from "../storage/d1/thread-previews";
+import type { PreviewPin } from "../thread/binding";
+import { requestUrlIssues } from "./artifact-checks";
+import type { AppContext } from "./context";
+import { deploymentStore } from "./store";
+import { threadUrls } from "./thread-urls";
+
+/** A preview thread lives a day; the scheduled job erases it then. */
+export const PREVIEW_TTL_MS = 24 * 60 * 60 * 1000;
+
+/** Every preview thread of one API key has this subject: the key's console, not a visitor or a user of the tenant. */
+const previewSubject = (apiKeyId: string) => `console:${apiKeyId}`;
+
+const threadNotFound = () => new AppError("not_found", "Thread not found.");
+
+/** The artifact previewed, checked as publishing would check it; a stale draft revision is a 412. */
+async function previewedPin(c: AppContext, agent: AgentEntity, target: PreviewTarget): Promise<PreviewPin> {
+  const store = deploymentStore(c);
+  if ("version" in target) {
+    const found = await fromDatabase(store.getVersion(agent.tenantId, agent.id, target.version));
+    if (!found.ok && found.code === "not_found") throw errors.notFound("Version");
+    const version = unwrap(found);
+    return {
+      versionId: version.id,
+      version: version.version,
+      digest: version.digest,
+      artifact: version.artifact,
+      preview: { version: version.version },
+    };
+  }
+  const draft = await fromDatabase(store.getDraft(agent.tenantId, agent.id));
+  if (draft === null) throw errors.notFound("Draft");
+  if (draft.revision !== target.draftRevision) {
+    throw new AppError("precondition_failed", "Draft revision does not match the current draft.");
+  }
+  const own = requestUrlIssues(c, draft.definition);
+  if (own.length > 0) throw errors.badRequest("Draft is not a valid agent artifact.", own);
+  const artifact: Artifact = unwrap(artifactFromDefinition(draft.definition));
+  return {
+    versionId: `draft:${agent.id}:${draft.revision}`,
+    // Not a published version: 0 wherever a version number is shown or projected.
+    version: 0,
+    digest: await digestOf(artifact),
+    artifact,
+    preview: { draftRevision: draft.revision },
+  };
+}
+
+const sameTarget = (a: PreviewTarget, b: PreviewTarget) =>
+  "version" in a
+    ? "version" in b && a.version === b.version
+    : "draftRevision" in b && a.draftRevision === b.draftRevision;
+
+/** Creates a preview thread, or refreshes the token of one (`threadId`); answers the widget's launch body. */
+export async function previewSession(
+  c: AppContext,
+  agent: AgentEntity,
+  input: PreviewSessionRequest,
+): Promise<PreviewSessionResponse> {
+  const principal = c.get("tenant");
+  const environment = c.env.ENVIRONMENT as Environment;
+  const subject = previewSubject(principal.apiKeyId);
+  const target: PreviewTarget =
+    input.version !== undefined ? { version: input.version } : { draftRevision: input.draftRevision ?? 0 };
+  const now = new Date();
+  let threadId: string;
+  let expiresAt: string;
+  if (input.threadId !== undefined) {
+    // A refresh: only a live preview this key created, of the same target.
+    const found = await fromDatabase(
+      findPreview(c.env.DB, agent.tenantId, agent.id, input.threadId, now.toISOString()),
+    );
+    if (found === null || !sameTarget(found.target, target)) throw threadNotFound();
+    threadId = found.threadId;
+    expiresAt = found.expiresAt;
+  } else {
+    const pin = await previewedPin(c, agent, target);
+    await enforceSubjectLaunchLimit(c.env, agent.tenantId, "user", subject);
+    threadId = newThreadId();
+    expiresAt = new Date(now.getTime() + PREVIEW_TTL_MS).toISOString();
+    try {
+      await insertPreviewThread(c.env.DB, {
+        tenantId: agent.tenantId,
+        threadId,
+        agentId: agent.id,
+        environment,
+        subject,
+        target,
+        digest: pin.digest,
+        createdAt: now.toISOString(),
+        expiresAt,
+      });
+    } catch (error) {
+      throw databaseUnavailable(error);
+    }
+    // The rows come first: an object that missed its pin is an unreachable preview the scheduled job erases.
+    const address = { tenantId: agent.tenantId, environment, agentId: agent.id, threadId };
+    let started: Awaited<ReturnType<Awaited<ReturnType<typeof threadStub>>["startPreview"]>>;
+    try {
+      started = await (await threadStub(c.env, address)).startPreview(
+        { ...address, sub: subject, subjectKind: "user" },
+        pin,
+      );
+    } catch (error) {
+      throw new AppError("upstream_unavailable", "The preview thread is unavailable; try again.", {
+        cause: error,
+      });
+    }
+    unwrap(started);
+  }
+
+  // The console's own pages are the only place a preview token works: it is bound to this deployment's origin.
+  const origin = new URL(c.req.url).origin;
+  const token = await signLaunchToken(c.env, {
+    tenantId: agent.tenantId,
+    agentId: agent.id,
+    threadId,
+    sub: subject,
+    subjectKind: "user",
+    origin,
+    preview: true,
+  });
+  return {
+    token: token.token,
+    expiresAt: token.expiresAt.toISOString(),
+    threadId,
+    ...threadUrls(c.req.url, threadId),
+    protocol: PROTOCOL,
+    preview: true,
+    previewExpiresAt: expiresAt,
+  };
+}
