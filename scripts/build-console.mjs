@@ -3,7 +3,7 @@
 // shell imports on demand, so the first screen carries only the shell. Writes public/console/manifest.json with the
 // gzip sizes the budget check and the bench report.
 import { createHash } from "node:crypto";
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { basename, join, relative } from "node:path";
 import { gzipSync } from "node:zlib";
 import { build } from "esbuild";
@@ -88,6 +88,11 @@ ${preload ? `${preload}\n` : ""}    <script type="module" src="${entry}"></scrip
 </html>
 `;
   writeFileSync(join(consoleDir, "index.html"), html);
+  // The playground's widget frames (src/routes/assets.ts serves it at /console/playground-frame).
+  copyFileSync(
+    join(root, "src", "console", "playground-frame.html"),
+    join(consoleDir, "playground-frame.html"),
+  );
   const manifest = {
     entry,
     styles,

@@ -68,6 +68,7 @@ const ROUTES: [string, string][] = [
   ["/agents", "agents"],
   ["/agents/:agentId", "agent"],
   ["/agents/:agentId/draft", "draft"],
+  ["/agents/:agentId/playground", "playground"],
   ["/agents/:agentId/versions", "versions"],
   ["/agents/:agentId/releases", "releases"],
   ["/sessions", "sessions"],

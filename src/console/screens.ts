@@ -8,6 +8,7 @@ export const SCREENS: Record<string, Loader> = {
   agents: () => import("./screens/agents"),
   agent: () => import("./screens/agent"),
   draft: () => import("./screens/draft"),
+  playground: () => import("./screens/playground"),
   versions: () => import("./screens/versions"),
   releases: () => import("./screens/releases"),
   sessions: () => import("./screens/sessions"),

@@ -72,6 +72,11 @@ async function serve(c: AppContext): Promise<Response> {
   return out;
 }
 
+/** Console pages that are not the app: the playground's widget frame (one widget per page, so one page per frame). */
+const CONSOLE_PAGES: Record<string, string> = {
+  "/console/playground-frame": "/console/playground-frame.html",
+};
+
 /**
  * Every console path that is not one of its built files answers the console's page (the app routes in the
  * browser), with its strict policy; the built files are content-hashed and immutable.
@@ -79,7 +84,7 @@ async function serve(c: AppContext): Promise<Response> {
 async function servePage(c: AppContext): Promise<Response> {
   const { pathname } = new URL(c.req.url);
   if (pathname.startsWith("/console/assets/")) return serve(c);
-  const page = new URL("/console/index.html", c.req.url);
+  const page = new URL(CONSOLE_PAGES[pathname] ?? "/console/index.html", c.req.url);
   const res = await c.env.ASSETS.fetch(new Request(page, { headers: c.req.raw.headers }));
   if (res.status === 404) return c.notFound();
   const out = new Response(res.body, res);

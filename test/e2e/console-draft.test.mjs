@@ -1,6 +1,6 @@
-// The console's draft editor, versions and releases in Chromium against the e2e server: a schema error
-// shown at its field and fixed, a stale save resolved both ways,
-// publishing, a 50/50 release activated after confirmation, axe on every screen, and screenshots.
+// The console's draft editor, playground, versions and releases in Chromium against the e2e server: a schema error
+// shown at its field and fixed, a stale save resolved both ways, the draft talking in the real widget beside the
+// active version, publishing, a 50/50 release activated after confirmation, axe on every screen, and screenshots.
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
@@ -152,7 +152,7 @@ describe("console draft editor", () => {
     stored = await admin.drafts.get(agent.id);
     assert.equal(stored.definition.greeting, "Theirs again");
 
-    // Put the draft back for the tests that follow.
+    // Put the draft back for the playground.
     await field(page, "Greeting").fill("Hello from the draft");
     await page.getByRole("button", { name: "Save draft" }).click();
     await waitForText(page.getByRole("status"), "Saved as revision");
@@ -173,6 +173,33 @@ describe("console draft editor", () => {
     await waitForText(page.locator(".issues"), "model.local");
     await waitForText(page.locator(".issues"), "(from the server)");
     await waitForText(page.locator("[id='field-model-error']"), "only allowed with provider 'local'");
+  });
+
+  it("talks to the draft in the real widget beside the active version", async () => {
+    const opened = await openConsole(browser, `/agents/${agent.id}/playground`);
+    const { page } = opened;
+    const draft = await admin.drafts.get(agent.id);
+    const draftFrame = page.frameLocator(
+      `iframe[title="Widget talking to draft revision ${draft.revision}"]`,
+    );
+    const versionFrame = page.frameLocator('iframe[title="Widget talking to version 1"]');
+    await waitForText(draftFrame.locator("agent-thread .intro"), "Hello from the draft", 30_000);
+    await waitForText(versionFrame.locator("agent-thread .intro"), "Hello from version 1", 30_000);
+
+    await page.getByLabel("Prompt for both conversations").fill("Which one are you?");
+    await page.getByRole("button", { name: "Send to both" }).click();
+    await waitForText(
+      draftFrame.locator("agent-thread .msg.assistant .bubble"),
+      "Echo: Which one are you?",
+      30_000,
+    );
+    await waitForText(
+      versionFrame.locator("agent-thread .msg.assistant .bubble"),
+      "Echo: Which one are you?",
+      30_000,
+    );
+    await checkScreen(page, "playground");
+    await assertClean(opened);
   });
 
   it("publishes the draft, compares versions, and activates a 50/50 release after confirming", async () => {
@@ -243,6 +270,7 @@ describe("console draft editor", () => {
   it("fits a phone's width on every screen", async () => {
     const shown = {
       draft: (page) => field(page, "Name"),
+      playground: (page) => page.locator("iframe").first(),
       versions: (page) => page.getByRole("button", { name: "View version 1" }),
       releases: (page) => page.getByRole("slider").first(),
     };

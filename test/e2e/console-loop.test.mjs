@@ -1,5 +1,5 @@
 // The tenant's whole loop in the console, in one signed-in browser: create an agent, edit its draft (a schema error
-// shown at its field, then fixed), publish two versions, release them 50/50 and
+// shown at its field, then fixed), hear the draft in the playground, publish two versions, release them 50/50 and
 // activate, chat on the demo page with the agent's key, find that conversation in the console with its tree, erase it.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -42,7 +42,7 @@ describe("the console's whole loop", () => {
   const consoleBrowser = useConsoleBrowser();
   const widgetBrowser = useBrowser();
 
-  it("creates, drafts, publishes, releases 50/50, chats, finds the session's tree and erases it", async () => {
+  it("creates, drafts, previews, publishes, releases 50/50, chats, finds the session's tree and erases it", async () => {
     const { page } = await consoleBrowser.open({ path: "/console/agents" });
     await signIn(page, CONSOLE_KEYS.admin);
     await page.getByRole("table", { name: "Agents" }).waitFor();
@@ -77,6 +77,25 @@ describe("the console's whole loop", () => {
     await waitForText(page.getByRole("status"), "Saved as revision");
     const first = await admin.drafts.get(agent.id);
     assert.equal(first.definition.widget.accentColor, "#0f766e");
+
+    // The playground: the draft answers in the real widget before anything is published.
+    await page
+      .getByRole("navigation", { name: "This agent" })
+      .getByRole("link", { name: "Playground" })
+      .click();
+    const draftFrame = page.frameLocator(
+      `iframe[title="Widget talking to draft revision ${first.revision}"]`,
+    );
+    await waitForText(draftFrame.locator("agent-thread .intro"), "Hello from the loop");
+    // Nothing is released yet: the draft is all there is to talk to.
+    await waitForText(page.locator(".frames"), "No active release in development");
+    await page.getByLabel("Prompt for the draft").fill("Are you the draft?");
+    await page.getByRole("button", { name: "Send", exact: true }).click();
+    await waitForText(
+      draftFrame.locator("agent-thread .msg.assistant .bubble"),
+      "Echo: Are you the draft?",
+      30_000,
+    );
 
     // Publish it as version 1; a second revision as version 2.
     await page

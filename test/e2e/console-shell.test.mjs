@@ -91,6 +91,7 @@ describe("the console", () => {
     const sub = page.getByRole("navigation", { name: "This agent" });
     for (const [label, suffix] of [
       ["Draft", "/draft"],
+      ["Playground", "/playground"],
       ["Versions", "/versions"],
       ["Releases", "/releases"],
     ]) {

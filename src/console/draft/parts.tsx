@@ -1,4 +1,4 @@
-// Pieces the draft, versions and releases screens share: the agent's name, the list of problems and
+// Pieces the draft, playground, versions and releases screens share: the agent's name, the list of problems and
 // a diff table. Text only: no value from the API is ever markup.
 import { api } from "../api";
 import { useLoad } from "../ui/hooks";

@@ -1,4 +1,4 @@
-// Styles that only the draft, versions and releases screens use travel in their lazy chunks and are
+// Styles that only the draft, playground, versions and releases screens use travel in their lazy chunks and are
 // adopted on first use: a constructed stylesheet is allowed by the console's `style-src 'self'` (no inline style),
 // and the first screen's stylesheet stays as small as it is.
 const adopted = new Set<string>();

@@ -1,5 +1,5 @@
 // One agent: its embed snippet, its settings (name, status, visibility, allowed origins, retention) and its public
-// key, rotated only after a confirmation. Links lead to its draft, versions and releases.
+// key, rotated only after a confirmation. Links lead to its draft, playground, versions and releases.
 import { useEffect, useRef, useState } from "preact/hooks";
 import type { AgentResponse, PatchAgentRequest } from "../../client/admin";
 import { embedSnippet, OriginsField, parseOrigins, VisibilityField } from "../agents/fields";

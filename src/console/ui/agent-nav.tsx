@@ -1,14 +1,15 @@
-// The links between an agent's pages (settings, draft, versions, releases), the current one marked.
+// The links between an agent's pages (settings, draft, playground, versions, releases), the current one marked.
 import { href } from "../router";
 
 const SECTIONS: [string, string][] = [
   ["", "Settings"],
   ["/draft", "Draft"],
+  ["/playground", "Playground"],
   ["/versions", "Versions"],
   ["/releases", "Releases"],
 ];
 
-export type AgentSection = "settings" | "draft" | "versions" | "releases";
+export type AgentSection = "settings" | "draft" | "playground" | "versions" | "releases";
 
 export function AgentNav(props: { agentId: string; current: AgentSection }) {
   const base = `/agents/${encodeURIComponent(props.agentId)}`;
