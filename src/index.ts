@@ -2,6 +2,7 @@
 import { app } from "./app";
 import { pruneConsoleSessions } from "./jobs/console-sessions";
 import { runRetentionJob } from "./jobs/retention";
+import { runShardMoves } from "./jobs/shard-moves";
 
 export { TenantQuota } from "./auth/tenant-quota";
 export { TenantEvents } from "./events/tenant-events";
@@ -12,5 +13,6 @@ export default {
   async scheduled(controller, env, ctx) {
     ctx.waitUntil(runRetentionJob(env, controller.scheduledTime));
     ctx.waitUntil(pruneConsoleSessions(env, controller.scheduledTime));
+    ctx.waitUntil(runShardMoves(env));
   },
 } satisfies ExportedHandler<Env>;
