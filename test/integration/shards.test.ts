@@ -2,10 +2,11 @@
 // never moved by a weight change, every read and write in the tenant's shard, the same answers from either shard,
 // and a move between shards under traffic that loses no message and leaves nothing behind.
 import { runInDurableObject } from "cloudflare:test";
-import { env } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { D1_BINDINGS } from "../../scripts/lib/d1-bindings.mjs";
+import { OperatorClient } from "../../src/client/index";
 import { advanceMove, runShardMoves } from "../../src/jobs/shard-moves";
 import { listResponse, tenantShardResponse } from "../../src/shared/api";
 import { analyticsResponse, sessionListItem, usageResponse } from "../../src/shared/sessions-api";
@@ -14,7 +15,7 @@ import { placeByWeight, SHARDS, type ShardName } from "../../src/storage/d1/shar
 import { projectionBacklog } from "../../src/storage/outbox";
 import type { ThreadAgent } from "../../src/thread/thread-agent";
 import { converse, launchFor, threadEntries, threadStub } from "../helpers/projection";
-import { api, createTenant, expectError, json, operatorHeaders, unique } from "../helpers/tenants";
+import { API, api, createTenant, expectError, json, operatorHeaders, unique } from "../helpers/tenants";
 import { type Launch, type LiveAgent, liveAgent } from "../helpers/threads";
 
 const sessions = listResponse(sessionListItem);
@@ -368,5 +369,56 @@ describe("moving a tenant between shards", () => {
       const found = await json(await api(`/v1/sessions?q=${word}`, { key: agent.apiKey }), 200, sessions);
       expect(found.items.length, word).toBeGreaterThan(0);
     }
+  });
+
+  it("keeps an erasure made mid-move and drops a row the old shard no longer has", async () => {
+    const agent = await agentOn("DB_SHARD_1");
+    const kept = await chat(agent, "kim", ["keep this conversation"]);
+    const gone = await chat(agent, "lee", ["erase this conversation"]);
+    const post = await api(`/v1/operator/tenants/${agent.tenantId}/shard`, {
+      method: "POST",
+      headers: operatorHeaders(),
+      body: { shard: "DB" },
+    });
+    expect((await json(post, 202, tenantShardResponse)).movingTo).toBe("DB");
+    const step = async () => advanceMove(env, agent.tenantId, { deadline: Date.now() + 10_000, maxSteps: 1 });
+
+    // Part-way through the copy: one thread is erased; the erasure reaches both shards.
+    for (let i = 0; i < 50 && (await shardOf(agent.tenantId)).step !== "copy"; i++) await step();
+    await step();
+    expect((await api(`/v1/sessions/${gone.threadId}`, { method: "DELETE", key: agent.apiKey })).status).toBe(
+      204,
+    );
+    // Once the copy is done, a row only the new shard holds (as a delete racing a page's copy would leave) …
+    for (let i = 0; i < 50 && (await shardOf(agent.tenantId)).step !== "verify"; i++) await step();
+    await env.DB.prepare(
+      `INSERT INTO agent_messages (tenant_id, session_id, id, seq, kind, role, content, user_id, version, created_at)
+       VALUES (?, ?, 'ent_stray', 999, 'message', 'user', 'resurrected text', 'kim', 1, ?)`,
+    )
+      .bind(agent.tenantId, kept.threadId, new Date().toISOString())
+      .run();
+    for (let i = 0; i < 100 && (await shardOf(agent.tenantId)).state !== "active"; i++) await step();
+    expect(await shardOf(agent.tenantId)).toMatchObject({ shard: "DB", state: "active" });
+
+    // … is gone, the erased thread left nothing in either shard, the kept one is whole in the new one.
+    const entries = await threadEntries(await threadStub(agent, kept.threadId));
+    expect(await messageIds("DB", agent.tenantId, kept.threadId)).toEqual(entries.map((e) => e.id));
+    for (const shard of ["DB", "DB_SHARD_1"] as const) {
+      for (const t of PROJECTED_TABLES)
+        expect(await count(shard, t.table, agent.tenantId, gone.threadId)).toBe(0);
+    }
+    for (const t of [...PROJECTED_TABLES, ...ROLLUP_TABLES, { table: "threads" }]) {
+      expect(await count("DB_SHARD_1", t.table, agent.tenantId), t.table).toBe(0);
+    }
+    const listed = await json(await api("/v1/sessions", { key: agent.apiKey }), 200, sessions);
+    expect(listed.items.map((i) => i.threadId)).toEqual([kept.threadId]);
+    const found = await json(await api("/v1/sessions?q=resurrected", { key: agent.apiKey }), 200, sessions);
+    expect(found.items).toEqual([]);
+    const analytics = await json(
+      await api(`/v1/analytics?${around}`, { key: agent.apiKey }),
+      200,
+      analyticsResponse,
+    );
+    expect(analytics.items).toMatchObject([{ threads: 2, turns: 2 }]);
   });
 });
