@@ -265,6 +265,19 @@ describe("POST /v1/operator/tenants/:tenantId/shard", () => {
       state: "active",
       movingFrom: null,
     });
+    // The typed client speaks the same two routes.
+    const client = new OperatorClient({
+      baseUrl: API,
+      fetch: (input, init) => exports.default.fetch(input, init),
+      operatorToken: env.OPERATOR_TOKEN,
+    });
+    expect(tenantShardResponse.parse(await client.getTenantShard(tenant.tenantId)).shard).toBe("DB_SHARD_1");
+    expect(tenantShardResponse.parse(await client.moveTenantShard(tenant.tenantId, "DB"))).toMatchObject({
+      state: "moving",
+      movingTo: "DB",
+    });
+    await runShardMoves(env);
+    expect((await client.getTenantShard(tenant.tenantId)).shard).toBe("DB");
   });
 });
 
