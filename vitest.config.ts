@@ -41,6 +41,9 @@ export default defineConfig(async () => {
             // Tests read D1 right after a turn: every turn drains at once, as with a window of 0 in production.
             // test/integration/projection-window.test.ts sets a window per object.
             PROJECTION_WINDOW_MS: "0",
+            // A shard move's steps follow each other at once; every request reads the shard map afresh.
+            SHARD_MAP_CACHE_MS: "0",
+            SHARD_MOVE_GRACE_MS: "0",
           },
         },
       }),

@@ -17,7 +17,7 @@ const HELP = `Usage: npm run deploy [-- --env staging|production] [--dry-run]
 Deploys agent-threads to one environment (default: production):
   0. checks wrangler.toml (the environment's D1 database id and PUBLIC_HOSTS), that the build lists every
      migration, and that every secret of .dev.vars.example is set (wrangler secret list --env <env>)
-  1. wrangler d1 migrations apply DB --remote --env <env>
+  1. wrangler d1 migrations apply <binding> --remote --env <env>, for DB and every projection shard (DB_SHARD_1, …)
   2. wrangler deploy --env <env>
 Stops at the first step that fails. Needs \`wrangler login\` (or CLOUDFLARE_API_TOKEN), the environment's D1
 database id and PUBLIC_HOSTS in wrangler.toml and its secrets set with \`wrangler secret put NAME --env <env>\`

@@ -5,6 +5,7 @@ import { relative } from "node:path";
 import { parseArgs } from "node:util";
 import { launchPublic } from "agent-threads/client";
 import { CliError, runMain } from "./lib/cli.mjs";
+import { D1_BINDINGS } from "./lib/d1-bindings.mjs";
 import { ensureDevVars, readDevVars } from "./lib/dev-vars.mjs";
 import { describeClientError } from "./lib/http-client.mjs";
 import { childEnv, demoStatePath, devVarsExamplePath, devVarsPath, root, wranglerBin } from "./lib/paths.mjs";
@@ -57,11 +58,16 @@ async function main() {
   else if (vars.added.length > 0) console.log(`Added new secrets to .dev.vars: ${vars.added.join(", ")}.`);
 
   console.log("Applying local D1 migrations…");
-  // CI=true keeps wrangler from asking for confirmation.
-  const migrated = await runCommand(wrangler, ["d1", "migrations", "apply", "DB", "--local"], {
-    env: { CI: "true" },
-  });
-  if (migrated !== 0) throw new CliError(`applying local D1 migrations failed (exit ${migrated}).`);
+  // The control plane and every projection shard take the same list (docs/decisions.md). CI=true keeps wrangler
+  // from asking for confirmation.
+  for (const binding of D1_BINDINGS) {
+    const migrated = await runCommand(wrangler, ["d1", "migrations", "apply", binding, "--local"], {
+      env: { CI: "true" },
+    });
+    if (migrated !== 0) {
+      throw new CliError(`applying local D1 migrations to ${binding} failed (exit ${migrated}).`);
+    }
+  }
 
   const child = spawn(
     wrangler,

@@ -3,6 +3,7 @@ import { app } from "./app";
 import { pruneConsoleSessions } from "./jobs/console-sessions";
 import { expirePreviews } from "./jobs/previews";
 import { runRetentionJob } from "./jobs/retention";
+import { runShardMoves } from "./jobs/shard-moves";
 
 export { TenantQuota } from "./auth/tenant-quota";
 export { TenantEvents } from "./events/tenant-events";
@@ -14,5 +15,6 @@ export default {
     ctx.waitUntil(runRetentionJob(env, controller.scheduledTime));
     ctx.waitUntil(pruneConsoleSessions(env, controller.scheduledTime));
     ctx.waitUntil(expirePreviews(env, controller.scheduledTime));
+    ctx.waitUntil(runShardMoves(env));
   },
 } satisfies ExportedHandler<Env>;

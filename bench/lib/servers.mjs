@@ -4,6 +4,7 @@ import { spawn } from "node:child_process";
 import { appendFileSync, createWriteStream, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { D1_BINDINGS } from "../../scripts/lib/d1-bindings.mjs";
 import { childEnv, root, wranglerBin } from "../../scripts/lib/paths.mjs";
 import { freePort, stopProcessGroup, writeThrowawayVars } from "../../scripts/lib/process-group.mjs";
 import { waitForHealth } from "../../scripts/lib/wait-for-health.mjs";
@@ -22,8 +23,12 @@ export async function stopAll() {
 
 /** Applies the product's D1 migrations to a throwaway database; output goes to a log, shown only on failure. */
 async function migrate(args, dir, name) {
-  const logFile = join(dir, `${name.replace(/\W+/g, "-")}-migrations.log`);
-  const child = spawn(wranglerBin(), ["d1", "migrations", "apply", "DB", "--local", ...args], {
+  for (const binding of D1_BINDINGS) await migrateOne(binding, args, dir, name);
+}
+
+async function migrateOne(binding, args, dir, name) {
+  const logFile = join(dir, `${name.replace(/\W+/g, "-")}-${binding}-migrations.log`);
+  const child = spawn(wranglerBin(), ["d1", "migrations", "apply", binding, "--local", ...args], {
     cwd: root,
     env: childEnv({ CI: "true", WRANGLER_SEND_METRICS: "false" }),
     stdio: ["ignore", "pipe", "pipe"],

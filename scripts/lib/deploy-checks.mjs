@@ -34,13 +34,35 @@ export function tomlValue(tomlText, section, key) {
   return null;
 }
 
-const PLACEHOLDER_ID = /^0{8}-0{4}-4000-8000-0{11}\d$/;
+/** Every value `key = "…"` of a repeated wrangler.toml section (`[[name]]`), in order. */
+export function tomlValues(tomlText, section, key) {
+  const values = [];
+  let inSection = false;
+  for (const line of tomlText.split(/\r?\n/)) {
+    const header = /^\s*\[\[?([^\]]+)\]\]?\s*(#.*)?$/.exec(line);
+    if (header) {
+      inSection = header[1].trim() === section;
+      continue;
+    }
+    const match = inSection ? /^\s*([A-Za-z0-9_]+)\s*=\s*"([^"]*)"/.exec(line) : null;
+    if (match && match[1] === key) values.push(match[2]);
+  }
+  return values;
+}
+
+/** The environment's D1 bindings (the control plane `DB` and each projection shard), each migrated on deploy. */
+export function d1Bindings(tomlText, env) {
+  const bindings = tomlValues(tomlText, `env.${env}.d1_databases`, "binding");
+  return bindings.length === 0 ? ["DB"] : bindings;
+}
+
+const PLACEHOLDER_ID = /^0{8}-0{4}-4000-8000-0{10}\d\d$/;
 
 /** The checks that need no account: the environment's D1 id and PUBLIC_HOSTS, and a current migration list. */
 export function configurationProblem({ env, tomlText, migrationsFresh }) {
   const databaseId = tomlValue(tomlText, `env.${env}.d1_databases`, "database_id");
   if (databaseId === null) return `wrangler.toml has no [[env.${env}.d1_databases]] database_id.`;
-  if (PLACEHOLDER_ID.test(databaseId)) {
+  if (tomlValues(tomlText, `env.${env}.d1_databases`, "database_id").some((id) => PLACEHOLDER_ID.test(id))) {
     return (
       `wrangler.toml still has the placeholder D1 id for ${env}: run \`npx wrangler d1 create agent-threads-${env}\` ` +
       `and paste its database_id into [[env.${env}.d1_databases]] (README, "Deploy for real").`
@@ -66,8 +88,17 @@ export function configurationProblem({ env, tomlText, migrationsFresh }) {
 export async function runDeploy({ env, dryRun, tomlText, migrationsFresh, required, listSecrets, run, log }) {
   const problem = configurationProblem({ env, tomlText, migrationsFresh });
   if (problem !== null) throw new Error(problem);
+  // The control plane and every projection shard: one migration list for all (docs/decisions.md).
   const steps = [
-    ["d1", "migrations", "apply", "DB", "--remote", "--env", env],
+    ...d1Bindings(tomlText, env).map((binding) => [
+      "d1",
+      "migrations",
+      "apply",
+      binding,
+      "--remote",
+      "--env",
+      env,
+    ]),
     ["deploy", "--env", env],
   ];
   if (dryRun) {

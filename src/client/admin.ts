@@ -16,6 +16,7 @@ import type {
   SecretResponse,
   TenantPatch,
   TenantResponse,
+  TenantShardResponse,
   VersionResponse,
   VersionSummaryResponse,
 } from "../shared/api";
@@ -359,5 +360,13 @@ export class OperatorClient {
   }
   issueApiKey(tenantId: string, body: CreateTenantApiKeyRequest = {}): Promise<CreatedApiKeyResponse> {
     return this.#t.json("POST", `/v1/operator/tenants/${seg(tenantId)}/api-keys`, { body });
+  }
+  /** The D1 shard holding the tenant's projection, and how far a move of it has got. */
+  getTenantShard(tenantId: string): Promise<TenantShardResponse> {
+    return this.#t.json("GET", `/v1/operator/tenants/${seg(tenantId)}/shard`);
+  }
+  /** Moves the tenant's projection to another D1 shard (copy, then switch); follow it with `getTenantShard`. */
+  moveTenantShard(tenantId: string, shard: string): Promise<TenantShardResponse> {
+    return this.#t.json("POST", `/v1/operator/tenants/${seg(tenantId)}/shard`, { body: { shard } });
   }
 }

@@ -1,9 +1,10 @@
-// Whether this deployment can serve: its secrets parse, its configuration names the platform's hosts, D1 answers
-// and has every migration this build expects. Names what is missing; never a value.
+// Whether this deployment can serve: its secrets parse, its configuration names the platform's hosts, every D1
+// database (the control plane and each projection shard) answers and has every migration this build expects. Names what is missing; never a value.
 import { unusableSecrets } from "../auth/secret-config";
 import { localHttpAllowed, publicHosts } from "../control/url-policy";
 import { MIGRATIONS } from "../storage/d1/migration-names";
 import { appliedMigrations } from "../storage/d1/migration-status";
+import { SHARDS, shardDb } from "../storage/d1/shards";
 
 export type Readiness = { ready: true } | { ready: false; missing: string[] };
 
@@ -20,6 +21,18 @@ export async function readiness(env: Env, expected: readonly string[] = MIGRATIO
   }
   if (applied !== null) {
     for (const name of expected) if (!applied.has(name)) missing.push(`migration:${name}`);
+  }
+  // Every projection shard takes the same migrations as DB (docs/decisions.md); each is named on its own.
+  for (const shard of SHARDS) {
+    if (shard === "DB") continue;
+    let shardApplied: Set<string>;
+    try {
+      shardApplied = await appliedMigrations(shardDb(env, shard));
+    } catch {
+      missing.push(`D1:${shard}`);
+      continue;
+    }
+    for (const name of expected) if (!shardApplied.has(name)) missing.push(`migration:${shard}:${name}`);
   }
   return missing.length === 0 ? { ready: true } : { ready: false, missing };
 }

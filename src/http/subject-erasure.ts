@@ -140,7 +140,7 @@ async function continueJob(env: Env, job: ErasureJob, threadsPerCall: number): P
  */
 async function eraseBatch(env: Env, tenantId: string, threadIds: readonly string[]): Promise<void> {
   const threads = await threadAddresses(env.DB, tenantId, threadIds);
-  await eraseThreadsRows(env.DB, tenantId, threadIds, new Date().toISOString());
+  await eraseThreadsRows(env, tenantId, threadIds, new Date().toISOString());
   for (let start = 0; start < threads.length; start += OBJECT_CONCURRENCY) {
     await Promise.all(
       threads.slice(start, start + OBJECT_CONCURRENCY).map(async (thread) => {

@@ -19,7 +19,7 @@ export async function expirePreviews(env: Env, now: number): Promise<number> {
   for (const [tenantId, previews] of byTenant) {
     const ids = previews.map((p) => p.threadId);
     const threads = await threadAddresses(env.DB, tenantId, ids);
-    await eraseThreadsRows(env.DB, tenantId, ids, new Date(now).toISOString());
+    await eraseThreadsRows(env, tenantId, ids, new Date(now).toISOString());
     const done = await Promise.allSettled(
       threads.map(async (thread) => {
         const row = { tenantId, ...thread };

@@ -6,6 +6,7 @@
 // thread deletes at least what D1 lost here, and its drain then deletes from D1 anything more it deleted.
 import { threadStub } from "../auth/thread-stub";
 import { type DueSession, dueSessions, pruneSession, tenantsPage } from "../storage/d1/session-retention";
+import { shardDb, tenantShard, writeShardsOf } from "../storage/d1/shards";
 
 const DAY_MS = 86_400_000;
 const TENANT_PAGE = 100;
@@ -36,15 +37,26 @@ export async function runRetentionJob(
     const tenants = await tenantsPage(env.DB, after, TENANT_PAGE);
     for (const tenantId of tenants) {
       if (budget <= 0) break;
-      const due = await dueSessions(env.DB, tenantId, nowIso, budget);
+      // The tenant's sessions are read where reads go and pruned in every shard that holds them (during a move, both).
+      const placement = await tenantShard(env, tenantId);
+      const due = await dueSessions(
+        { shard: shardDb(env, placement.shard), control: env.DB },
+        tenantId,
+        nowIso,
+        budget,
+      );
       for (const session of due) {
         const ageCutoff =
           session.maxAgeDays === null ? null : new Date(now - session.maxAgeDays * DAY_MS).toISOString();
         const scheduled = session.maxAgeDays !== null || session.maxMessages !== null;
-        const deleted = await pruneSession(env.DB, session, {
-          ageCutoff,
-          nextDueAt: scheduled ? nextDueAt : null,
-        });
+        let deleted = 0;
+        for (const [i, shard] of writeShardsOf(placement).entries()) {
+          const n = await pruneSession(shardDb(env, shard), session, {
+            ageCutoff,
+            nextDueAt: scheduled ? nextDueAt : null,
+          });
+          if (i === 0) deleted = n;
+        }
         run.sessions += 1;
         run.deletedMessages += deleted;
         if (deleted > 0) run.affected.push(session);

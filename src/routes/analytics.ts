@@ -8,6 +8,7 @@ import { operation } from "../http/openapi";
 import { tenantAuth } from "../http/tenant-auth";
 import { type AnalyticsResponse, analyticsQuery, analyticsResponse } from "../shared/sessions-api";
 import { analytics as readAnalytics } from "../storage/d1/analytics";
+import { projectionReadDb } from "../storage/d1/shards";
 
 /** As for usage: 30 days by default, at most 366. */
 const DEFAULT_DAYS = 30;
@@ -29,12 +30,17 @@ export const analytics = new Hono<AppEnv>().use("*", tenantAuth).get(
     const query = parseWith(analyticsQuery, c.req.query(), "Query");
     const { from, to } = dayRange(query, { defaultDays: DEFAULT_DAYS, maxDays: MAX_DAYS });
     const groupBy = query.groupBy ?? "version";
-    const items = await readAnalytics(c.env.DB, c.get("tenant").tenantId, {
-      from,
-      to,
-      groupBy,
-      ...(query.agentId !== undefined ? { agentId: query.agentId } : {}),
-    });
+    const tenantId = c.get("tenant").tenantId;
+    const items = await readAnalytics(
+      { shard: await projectionReadDb(c.env, tenantId), control: c.env.DB },
+      tenantId,
+      {
+        from,
+        to,
+        groupBy,
+        ...(query.agentId !== undefined ? { agentId: query.agentId } : {}),
+      },
+    );
     const body: AnalyticsResponse = { from, to, groupBy, agentId: query.agentId ?? null, items };
     return c.json(body);
   },

@@ -18,6 +18,7 @@ import { erasureResponse } from "../shared/erasure-api";
 import { myThreadResponse, pageQuery } from "../shared/sessions-api";
 import { revokeVisitor } from "../storage/d1/erasures";
 import { listSessions, type ReadScope } from "../storage/d1/sessions-repository";
+import { projectionReadDb } from "../storage/d1/shards";
 
 const limitSchema = z.coerce.number().int().min(1).max(MAX_PAGE_LIMIT);
 
@@ -63,7 +64,7 @@ export const me = new Hono<AppEnv>()
           ? undefined
           : positions.session.decode(await decodeCursor(c.env, claims.tenantId, list, query.cursor));
       const result = await listSessions(
-        c.env.DB,
+        await projectionReadDb(c.env, claims.tenantId),
         scope,
         {},
         { limit: readLimit(query.limit), ...(after !== undefined ? { after } : {}) },

@@ -1,6 +1,7 @@
 // Operator API: creating, listing and changing tenants (status, quotas), and issuing a tenant's API keys.
 import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
+import { z } from "zod";
 import { invalidateGateTenant } from "../auth/gate-agent-cache";
 import { tenantQuota } from "../auth/tenant-quota";
 import { timeIdCursor } from "../control/page-cursor";
@@ -19,11 +20,16 @@ import {
   createTenantApiKeyRequest,
   createTenantRequest,
   listResponse,
+  moveTenantShardRequest,
   patchTenantRequest,
   type TenantResponse,
+  type TenantShardResponse,
   tenantResponse,
+  tenantShardResponse,
 } from "../shared/api";
 import { pageQuery } from "../shared/sessions-api";
+import { startMove } from "../storage/d1/shard-move-state";
+import { forgetTenantShard, isShardName, placeTenant, SHARDS, type TenantShard } from "../storage/d1/shards";
 import { getTenantRecord, listTenants, type TenantRecord, updateTenant } from "../storage/d1/tenants";
 
 const LIST = "operator-tenants";
@@ -37,6 +43,28 @@ function tenantView(tenant: TenantRecord): TenantResponse {
     status: tenant.status,
     quotas: tenant.quotas,
     createdAt: tenant.createdAt,
+  };
+}
+
+function shardView(p: TenantShard): TenantShardResponse {
+  let step: string | null = null;
+  if (p.cursor !== null) {
+    try {
+      const parsed = z.object({ step: z.string() }).safeParse(JSON.parse(p.cursor));
+      step = parsed.success ? parsed.data.step : null;
+    } catch {
+      step = null;
+    }
+  }
+  return {
+    tenantId: p.tenantId,
+    shard: p.shard,
+    state: p.state,
+    movingTo: p.movingTo,
+    movingFrom: p.movingFrom,
+    step,
+    stepAt: p.stepAt,
+    movedAt: p.movedAt,
   };
 }
 
@@ -69,6 +97,8 @@ export const operator = new Hono<AppEnv>()
     async (c) => {
       const { name } = await readJson(c, createTenantRequest);
       const tenant = await deploymentStore(c).createTenant({ name });
+      // Its projection's shard is chosen now, by weight, and never changes unless an operator moves it.
+      await placeTenant(c.env.DB, tenant.id, new Date().toISOString());
       const key = await issueApiKey(c.env, tenant.id, { name: "Initial admin key", scope: "admin" });
       return c.json({ tenantId: tenant.id, apiKey: key.apiKey }, 201);
     },
@@ -135,6 +165,56 @@ export const operator = new Hono<AppEnv>()
       // Keys, launches and new sockets are refused from here on; open sockets are closed in the background.
       if (patch.status === "disabled") c.executionCtx.waitUntil(disconnectTenant(c.env, tenantId));
       return c.json(tenantView(tenant));
+    },
+  )
+  .get(
+    "/tenants/:tenantId/shard",
+    describeRoute(
+      operation({
+        tag: "Operator",
+        summary: "Where a tenant's projection lives (its D1 shard) and how far a move of it has got",
+        auth: "operatorToken",
+        response: { status: 200, schema: tenantShardResponse },
+        errors: [404],
+      }),
+    ),
+    async (c) => {
+      const tenant = await getTenantRecord(c.env.DB, c.req.param("tenantId"));
+      if (tenant === null) throw errors.notFound("Tenant");
+      return c.json(shardView(await placeTenant(c.env.DB, tenant.id, new Date().toISOString())));
+    },
+  )
+  .post(
+    "/tenants/:tenantId/shard",
+    describeRoute(
+      operation({
+        tag: "Operator",
+        summary:
+          "Move a tenant's projection to another D1 shard (copy, then switch; the scheduled job runs it)",
+        auth: "operatorToken",
+        body: moveTenantShardRequest,
+        response: { status: 202, schema: tenantShardResponse },
+        errors: [400, 404, 409],
+      }),
+    ),
+    async (c) => {
+      const { shard } = await readJson(c, moveTenantShardRequest);
+      if (!isShardName(shard)) {
+        throw errors.badRequest(`Unknown shard; this deployment has ${SHARDS.join(", ")}.`);
+      }
+      const tenant = await getTenantRecord(c.env.DB, c.req.param("tenantId"));
+      if (tenant === null) throw errors.notFound("Tenant");
+      const at = new Date().toISOString();
+      const placement = await placeTenant(c.env.DB, tenant.id, at);
+      const started = await startMove(c.env.DB, placement, shard, at);
+      if (!started.ok) {
+        if (started.reason === "unknown_tenant") throw errors.notFound("Tenant");
+        throw errors.conflict("Another move of this tenant is under way.", {
+          movingTo: started.placement?.movingTo ?? null,
+        });
+      }
+      forgetTenantShard(tenant.id);
+      return c.json(shardView(started.placement), 202);
     },
   )
   .post(

@@ -37,11 +37,17 @@ import {
   listSessions,
   type ReadScope,
 } from "../storage/d1/sessions-repository";
+import { projectionReadDb } from "../storage/d1/shards";
 import { eraseThreadRecord, findThread, type ThreadRecord } from "../storage/d1/thread-registry";
 import { newEventId } from "../storage/thread-events";
 
 const THREAD_ID = /^[A-Za-z0-9_-]{1,128}$/;
 const RUN_ID = /^[A-Za-z0-9_-]{1,128}$/;
+
+/** The D1 shard holding the caller's tenant's projection (src/storage/d1/shards.ts). */
+function projectionDb(c: AppContext): Promise<D1Database> {
+  return projectionReadDb(c.env, c.get("tenant").tenantId);
+}
 
 function tenantScope(c: AppContext): ReadScope {
   return { kind: "tenant", tenantId: c.get("tenant").tenantId };
@@ -139,7 +145,7 @@ export const sessions = new Hono<AppEnv>()
           : {}),
       };
       if (query.q !== undefined) {
-        const found = await searchSessions(c.env.DB, c.get("tenant").tenantId, query.q, filter, {
+        const found = await searchSessions(await projectionDb(c), c.get("tenant").tenantId, query.q, filter, {
           limit: page.limit,
           ...(page.after !== undefined ? { after: positions.search.decode(page.after) } : {}),
         });
@@ -155,7 +161,7 @@ export const sessions = new Hono<AppEnv>()
         const next = found.next === undefined ? undefined : positions.search.encode(found.next);
         return c.json(await pageBody(c, list, items, next));
       }
-      const result = await listSessions(c.env.DB, tenantScope(c), filter, {
+      const result = await listSessions(await projectionDb(c), tenantScope(c), filter, {
         limit: page.limit,
         ...(page.after !== undefined ? { after: positions.session.decode(page.after) } : {}),
       });
@@ -177,7 +183,7 @@ export const sessions = new Hono<AppEnv>()
       }),
     ),
     async (c) => {
-      const session = await getSession(c.env.DB, tenantScope(c), threadIdParam(c));
+      const session = await getSession(await projectionDb(c), tenantScope(c), threadIdParam(c));
       if (session === null) throw errors.notFound("Session");
       const hold = await findHold(c.env.DB, session.tenantId, session.threadId, session.subject);
       return c.json(sessionView(session, hold));
@@ -242,7 +248,7 @@ export const sessions = new Hono<AppEnv>()
       const threadId = threadIdParam(c);
       const list = listName("messages", [threadId]);
       const page = await readPage(c, list);
-      const result = await listMessages(c.env.DB, tenantScope(c), threadId, {
+      const result = await listMessages(await projectionDb(c), tenantScope(c), threadId, {
         limit: page.limit,
         ...(page.after !== undefined ? { after: positions.message.decode(page.after) } : {}),
       });
@@ -381,8 +387,9 @@ export const sessions = new Hono<AppEnv>()
       if (hold !== null) throw heldError(hold.scope);
       // Deleted first, so tokens for the thread are refused and late projections write nothing from here on; the
       // tombstone keeps no subject and the pin goes (SPEC §12: no subject id left anywhere).
-      await eraseThreadRecord(c.env.DB, thread.tenantId, thread.id, new Date().toISOString());
-      await eraseSessionRows(c.env.DB, thread.tenantId, thread.id);
+      const at = new Date().toISOString();
+      await eraseThreadRecord(c.env.DB, thread.tenantId, thread.id, at);
+      await eraseSessionRows(c.env, thread.tenantId, thread.id, at);
       const stub = await threadStubFor(c.env, thread);
       await call(() => stub.eraseThread(rowAddress(thread)));
       await emitSessionErased(c.env, thread);

@@ -1,4 +1,5 @@
 // Tenant admin: tokens in/out and runs per day from the projection (`GET /v1/usage?from&to&agentId`).
+
 import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import { errors } from "../errors";
@@ -14,6 +15,7 @@ import {
   usageResponse,
 } from "../shared/sessions-api";
 import { usageByDay } from "../storage/d1/sessions-repository";
+import { projectionReadDb } from "../storage/d1/shards";
 
 const DAY_MS = 86_400_000;
 
@@ -49,11 +51,15 @@ export const usage = new Hono<AppEnv>().use("*", tenantAuth).get(
     if ((toMs - fromMs) / DAY_MS + 1 > USAGE_MAX_DAYS) {
       throw errors.badRequest(`A usage report covers at most ${USAGE_MAX_DAYS} days.`);
     }
-    const items = await usageByDay(c.env.DB, c.get("tenant").tenantId, {
-      from,
-      to,
-      ...(query.agentId !== undefined ? { agentId: query.agentId } : {}),
-    });
+    const items = await usageByDay(
+      await projectionReadDb(c.env, c.get("tenant").tenantId),
+      c.get("tenant").tenantId,
+      {
+        from,
+        to,
+        ...(query.agentId !== undefined ? { agentId: query.agentId } : {}),
+      },
+    );
     const totals = items.reduce(
       (sum, d) => ({
         runs: sum.runs + d.runs,

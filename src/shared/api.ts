@@ -222,6 +222,28 @@ export const tenantResponse = z.strictObject({
   createdAt: timestamp,
 });
 
+/** `POST /v1/operator/tenants/:tenantId/shard`: the D1 shard to move the tenant's projection to. */
+export const moveTenantShardRequest = z.strictObject({
+  shard: z.string().min(1).max(64),
+});
+
+/** Where a tenant's projection lives, and how far a move of it has got (docs/scaling.md, "D1 shards"). */
+export const tenantShardResponse = z.strictObject({
+  tenantId: z.string(),
+  /** Where reads go. */
+  shard: z.string(),
+  state: z.enum(["active", "moving", "frozen", "draining"]),
+  /** While moving or frozen: the shard the projection is moving to. */
+  movingTo: z.string().nullable(),
+  /** While draining: the shard being emptied. */
+  movingFrom: z.string().nullable(),
+  /** The step within the state (`mirror`, `copy`, `verify`, `rollup`, `delete`); null at its start. */
+  step: z.string().nullable(),
+  stepAt: timestamp,
+  movedAt: timestamp.nullable(),
+});
+export type TenantShardResponse = z.infer<typeof tenantShardResponse>;
+
 export const createdTenantResponse = z.strictObject({
   tenantId: z.string(),
   apiKey: z.string().startsWith("sk_"),

@@ -15,6 +15,7 @@ import {
   upsertToolCall,
   upsertUsage,
 } from "./d1/projection-writer";
+import type { ProjectionTargets } from "./d1/shards";
 import { EntryStore } from "./entry-store";
 import { FeedbackStore } from "./feedback-store";
 import { currentRevision, projectedEntrySeq, setProjectedEntrySeq } from "./outbox";
@@ -36,7 +37,15 @@ import { pendingRetention, type RetentionMark, retentionProjected } from "./thre
 import { ToolCallStore } from "./tool-call-store";
 import { UsageStore } from "./usage-store";
 
+/** How soon a drain held back by a move's rollup copy tries again. */
+const MOVE_WAIT_MS = 2_000;
+
 export interface DrainInput extends ProjectionInput {
+  /**
+   * The tenant's shard(s) for this drain (src/storage/d1/shards.ts); without it the batch goes to `db` alone.
+   * Resolved inside the drain, so a control plane that cannot answer is retried like a failed batch.
+   */
+  targets?: () => Promise<ProjectionTargets>;
   /** Entries, and outbox rows, per D1 batch (default 100 each). */
   batchSize?: number;
 }
@@ -166,6 +175,7 @@ const recordKey = (row: Pick<OutboxRow, "kind" | "ref_id">) => `${row.kind}\u000
  */
 function recordStatements(
   input: DrainInput,
+  db: D1Database,
   scope: ThreadScope,
   rows: readonly OutboxRow[],
   entries: EntryStore,
@@ -174,7 +184,7 @@ function recordStatements(
   usage: UsageStore,
   sent: Map<string, number | null>,
 ): D1PreparedStatement[] {
-  const { db, binding } = input;
+  const { binding } = input;
   const newest = new Map<string, OutboxRow>();
   for (const row of rows) {
     const key = recordKey(row);
@@ -234,7 +244,12 @@ function recordStatements(
 }
 
 /** What the thread still holds of what a retention mark covers, for D1 to delete the rest. */
-function mirrorStatements(input: DrainInput, scope: ThreadScope, mark: RetentionMark): D1PreparedStatement[] {
+function mirrorStatements(
+  input: DrainInput,
+  db: D1Database,
+  scope: ThreadScope,
+  mark: RetentionMark,
+): D1PreparedStatement[] {
   const sql = input.storage.sql;
   const ids = (cursor: SqlStorageCursor<Record<string, SqlStorageValue>>) =>
     cursor.toArray().map((r) => String(r.id));
@@ -246,7 +261,7 @@ function mirrorStatements(input: DrainInput, scope: ThreadScope, mark: Retention
         ? []
         : ids(sql.exec("SELECT id FROM tool_calls WHERE created_at < ?", mark.toolCallsBefore)),
   };
-  return mirrorRetention(input.db, scope, retentionPass(mark, held));
+  return mirrorRetention(db, scope, retentionPass(mark, held));
 }
 
 /**
@@ -328,21 +343,33 @@ async function drainOnce(input: DrainInput): Promise<DrainOutcome> {
     version,
     throughSeq,
   );
-  const statements = [
+  const statementsFor = (db: D1Database): D1PreparedStatement[] => [
     ...pendingEntries.map((entry) =>
       upsertMessage(
-        input.db,
+        db,
         scope,
         messageRow(entry, binding.version, zeroRetentionIdleMinutes(binding.artifact) !== null),
       ),
     ),
-    ...recordStatements(input, scope, rows, entries, runs, toolCalls, usage, sent),
-    ...(mark === null ? [] : mirrorStatements(input, scope, mark)),
-    upsertSession(input.db, scope, session),
+    ...recordStatements(input, db, scope, rows, entries, runs, toolCalls, usage, sent),
+    ...(mark === null ? [] : mirrorStatements(input, db, scope, mark)),
+    upsertSession(db, scope, session),
   ];
 
   try {
-    await withinTimeout(input.db.batch(statements));
+    const route: ProjectionTargets =
+      input.targets === undefined
+        ? { targets: [{ shard: "DB", db: input.db, lead: [] }], committed: () => undefined }
+        : await withinTimeout(input.targets());
+    if (route.targets.length === 0) {
+      // A move is copying the tenant's rollups: nothing is sent, nothing counts as a failure, and it comes back soon.
+      return { drained: 0, failed: false, ...backlog(storage, fromSeq, now), retryInMs: MOVE_WAIT_MS };
+    }
+    // One batch per database: the tenant's shard, and during a move the target after it (docs/scaling.md).
+    for (const target of route.targets) {
+      await withinTimeout(target.db.batch([...target.lead, ...statementsFor(target.db)]));
+    }
+    route.committed();
   } catch (error) {
     const failures = (readMetaInteger(storage, FAILURES_KEY) ?? 0) + 1;
     const attempt = Math.max(failures, ...rows.map((r) => r.attempts + 1));

@@ -22,6 +22,7 @@ import {
 } from "../storage/context-store";
 import { D1DeploymentStore } from "../storage/d1/d1-deployment-store";
 import { shorterAge, threadRetentionOverrides } from "../storage/d1/session-retention";
+import { projectionReadDb, projectionTargets } from "../storage/d1/shards";
 import { projectionBacklog } from "../storage/outbox";
 import type { ThreadBinding } from "../storage/pin-store";
 import { backoffMs, drainOutbox } from "../storage/projection-drain";
@@ -392,6 +393,7 @@ export class ThreadAgent extends Agent<Env> {
       drainOutbox({
         storage: this.ctx.storage,
         db: this.env.DB,
+        targets: () => projectionTargets(this.env, this.ctx.storage, runtime.binding),
         binding: runtime.binding,
         now: this.#settings.now,
       }),
@@ -440,12 +442,17 @@ export class ThreadAgent extends Agent<Env> {
     const runtime = await this.#gate.stored();
     if (runtime === null) return;
     await this.#retain(runtime);
-    const { missing, failed } = await reconcileProjection({
-      storage: this.ctx.storage,
-      db: this.env.DB,
-      binding: runtime.binding,
-      now: this.#settings.now,
-    });
+    // The shard reads trust; a control plane that cannot name it fails the check like D1 itself would.
+    const db = await projectionReadDb(this.env, runtime.binding.tenantId).catch(() => null);
+    const { missing, failed } =
+      db === null
+        ? { missing: 0, failed: true }
+        : await reconcileProjection({
+            storage: this.ctx.storage,
+            db,
+            binding: runtime.binding,
+            now: this.#settings.now,
+          });
     if (missing > 0 || failed) await this.drainOutbox();
   }
 

@@ -5,6 +5,7 @@ import { createWriteStream, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AdminClient, OperatorClient } from "agent-threads/client";
+import { D1_BINDINGS } from "../../scripts/lib/d1-bindings.mjs";
 import { childEnv, root, wranglerBin } from "../../scripts/lib/paths.mjs";
 import { freePort, stopProcessGroup, writeThrowawayVars } from "../../scripts/lib/process-group.mjs";
 import { runCommand } from "../../scripts/lib/run-command.mjs";
@@ -98,13 +99,15 @@ export async function startServer({ log = () => {} } = {}) {
 
   try {
     const wrangler = wranglerBin();
-    log("applying D1 migrations to a throwaway local database…");
-    const migrated = await runCommand(
-      wrangler,
-      ["d1", "migrations", "apply", "DB", "--local", "--persist-to", state],
-      { env: { CI: "true", WRANGLER_SEND_METRICS: "false" } },
-    );
-    if (migrated !== 0) throw new Error(`applying D1 migrations failed (exit ${migrated})`);
+    log("applying D1 migrations to throwaway local databases (the control plane and each projection shard)…");
+    for (const binding of D1_BINDINGS) {
+      const migrated = await runCommand(
+        wrangler,
+        ["d1", "migrations", "apply", binding, "--local", "--persist-to", state],
+        { env: { CI: "true", WRANGLER_SEND_METRICS: "false" } },
+      );
+      if (migrated !== 0) throw new Error(`applying D1 migrations to ${binding} failed (exit ${migrated})`);
+    }
 
     const port = await freePort();
     const inspector = await freePort();

@@ -114,4 +114,30 @@ describe("GET /v1/ready", () => {
     }
     expect((await readyUnder({})).res.status).toBe(200);
   });
+
+  it("names a projection shard that does not answer or lacks a migration, by its binding", async () => {
+    const last = MIGRATIONS.at(-1)!;
+    const row = await env.DB_SHARD_1.prepare("SELECT id, name, applied_at FROM d1_migrations WHERE name = ?")
+      .bind(last)
+      .first<{ id: number; name: string; applied_at: string }>();
+    expect(row).not.toBeNull();
+    await env.DB_SHARD_1.prepare("DELETE FROM d1_migrations WHERE name = ?").bind(last).run();
+    try {
+      expect(await missingUnder({})).toEqual([`migration:DB_SHARD_1:${last}`]);
+    } finally {
+      await env.DB_SHARD_1.prepare("INSERT INTO d1_migrations (id, name, applied_at) VALUES (?, ?, ?)")
+        .bind(row!.id, row!.name, row!.applied_at)
+        .run();
+    }
+    const broken = {
+      prepare() {
+        throw new Error("D1_ERROR: database unavailable");
+      },
+    } as unknown as D1Database;
+    const ctx = createExecutionContext();
+    const res = await app.fetch(new Request(`${API}/v1/ready`), { ...env, DB_SHARD_1: broken }, ctx);
+    await waitOnExecutionContext(ctx);
+    expect(notReady.parse(await res.json()).missing).toEqual(["D1:DB_SHARD_1"]);
+    expect((await readyUnder({})).res.status).toBe(200);
+  });
 });

@@ -88,6 +88,32 @@ describe("npm run deploy", () => {
     ]);
   });
 
+  it("migrates every D1 binding of the environment (the control plane and each projection shard)", async () => {
+    const deploy = fakeDeploy({
+      tomlText: `${TOML}
+[[env.staging.d1_databases]]
+binding = "DB_SHARD_1"
+database_id = "6a1d8b2f-3c4e-4d6f-9a01-23456789abcd"
+`,
+    });
+    await deploy.done;
+    expect(deploy.ran).toEqual([
+      ["d1", "migrations", "apply", "DB", "--remote", "--env", "staging"],
+      ["d1", "migrations", "apply", "DB_SHARD_1", "--remote", "--env", "staging"],
+      ["deploy", "--env", "staging"],
+    ]);
+    // A shard left on its placeholder id stops the deploy before anything runs.
+    const placeholder = fakeDeploy({
+      tomlText: `${TOML}
+[[env.staging.d1_databases]]
+binding = "DB_SHARD_1"
+database_id = "00000000-0000-4000-8000-000000000011"
+`,
+    });
+    await expect(placeholder.done).rejects.toThrow(/placeholder D1 id/);
+    expect(placeholder.ran).toEqual([]);
+  });
+
   it.each([
     ["cannot list the secrets", async () => Promise.reject(new Error("not logged in"))],
     ["prints something that is not JSON", async () => "You are not authenticated."],

@@ -82,7 +82,7 @@ describe("SQL on tenant data", () => {
 
   it("binds tenant_id in every analytics and search statement, and every search MATCHes", () => {
     const analytics = analyticsSql();
-    expect(analytics).toHaveLength(8);
+    expect(analytics).toHaveLength(9);
     for (const sql of analytics) expect(tenancyProblems(sql), sql).toEqual([]);
     const search = searchStatements();
     expect(search.length).toBeGreaterThan(40);

@@ -67,12 +67,10 @@ const RANGE = "d.tenant_id = ? AND d.day >= ? AND d.day <= ?";
 export const ANALYTICS_SQL = {
   totals: {
     version: {
-      all: `SELECT d.agent_id AS agent_id, d.version_id AS group_key, v.version AS version, ${SUMS}
-        FROM agent_analytics_daily d LEFT JOIN agent_versions v ON v.tenant_id = d.tenant_id AND v.id = d.version_id
-        WHERE ${RANGE} GROUP BY d.agent_id, d.version_id`,
-      agent: `SELECT d.agent_id AS agent_id, d.version_id AS group_key, v.version AS version, ${SUMS}
-        FROM agent_analytics_daily d LEFT JOIN agent_versions v ON v.tenant_id = d.tenant_id AND v.id = d.version_id
-        WHERE ${RANGE} AND d.agent_id = ? GROUP BY d.agent_id, d.version_id`,
+      all: `SELECT d.agent_id AS agent_id, d.version_id AS group_key, NULL AS version, ${SUMS}
+        FROM agent_analytics_daily d WHERE ${RANGE} GROUP BY d.agent_id, d.version_id`,
+      agent: `SELECT d.agent_id AS agent_id, d.version_id AS group_key, NULL AS version, ${SUMS}
+        FROM agent_analytics_daily d WHERE ${RANGE} AND d.agent_id = ? GROUP BY d.agent_id, d.version_id`,
     },
     day: {
       all: `SELECT '' AS agent_id, d.day AS group_key, NULL AS version, ${SUMS} FROM agent_analytics_daily d
@@ -96,6 +94,8 @@ export const ANALYTICS_SQL = {
         FROM agent_analytics_first_delta d WHERE ${RANGE} AND d.agent_id = ? GROUP BY d.day, d.bucket`,
     },
   },
+  /** Version numbers live with the control plane (`DB`), the rollup in the tenant's shard: looked up by id after. */
+  versions: `SELECT id, version FROM agent_versions WHERE tenant_id = ? AND id IN (SELECT value FROM json_each(?))`,
 } as const;
 
 /** Every statement this file sends, for the tenancy test. */
@@ -104,6 +104,7 @@ export function analyticsSql(): string[] {
   for (const table of [ANALYTICS_SQL.totals, ANALYTICS_SQL.histogram]) {
     for (const group of [table.version, table.day]) out.push(group.all, group.agent);
   }
+  out.push(ANALYTICS_SQL.versions);
   return out;
 }
 
@@ -119,6 +120,7 @@ const totalsRow = z.object({
   feedback_up: z.number(),
   feedback_down: z.number(),
 });
+const versionRow = z.object({ id: z.string(), version: z.number().int() });
 const histogramRow = z.object({
   agent_id: z.string(),
   group_key: z.string(),
@@ -128,16 +130,31 @@ const histogramRow = z.object({
 
 /** Analytics of one tenant over UTC days `from`..`to` (inclusive); only groups with activity. */
 export async function analytics(
-  db: D1Database,
+  db: { shard: D1Database; control: D1Database },
   tenantId: string,
   query: { from: string; to: string; agentId?: string; groupBy: AnalyticsGroup },
 ): Promise<AnalyticsItem[]> {
   const which = query.agentId !== undefined ? "agent" : "all";
   const bindings = [tenantId, query.from, query.to, ...(query.agentId !== undefined ? [query.agentId] : [])];
-  const [totals, histogram] = await db.batch([
-    db.prepare(ANALYTICS_SQL.totals[query.groupBy][which]).bind(...bindings),
-    db.prepare(ANALYTICS_SQL.histogram[query.groupBy][which]).bind(...bindings),
+  const shard = db.shard;
+  const [totals, histogram] = await shard.batch([
+    shard.prepare(ANALYTICS_SQL.totals[query.groupBy][which]).bind(...bindings),
+    shard.prepare(ANALYTICS_SQL.histogram[query.groupBy][which]).bind(...bindings),
   ]);
+  const versionNumbers = new Map<string, number>();
+  if (query.groupBy === "version") {
+    const ids = [...new Set((totals?.results ?? []).map((raw) => totalsRow.parse(raw).group_key))];
+    if (ids.length > 0) {
+      const { results } = await db.control
+        .prepare(ANALYTICS_SQL.versions)
+        .bind(tenantId, JSON.stringify(ids))
+        .all();
+      for (const r of results) {
+        const v = versionRow.parse(r);
+        versionNumbers.set(v.id, v.version);
+      }
+    }
+  }
   const groupId = (agentId: string, key: string) => `${agentId}\u0000${key}`;
   const buckets = new Map<string, Map<number, number>>();
   for (const raw of histogram?.results ?? []) {
@@ -148,7 +165,8 @@ export async function analytics(
     buckets.set(id, counts);
   }
   const items = (totals?.results ?? []).map((raw): AnalyticsItem => {
-    const r = totalsRow.parse(raw);
+    const parsed = totalsRow.parse(raw);
+    const r = { ...parsed, version: versionNumbers.get(parsed.group_key) ?? null };
     const counts = buckets.get(groupId(r.agent_id, r.group_key)) ?? new Map<number, number>();
     const common = {
       threads: r.threads,

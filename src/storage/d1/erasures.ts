@@ -2,7 +2,8 @@
 // revoked visitors. Nothing here stores a subject id; jobs and revocations are keyed by HMACs of it.
 import { z } from "zod";
 import type { Environment } from "../../control/deployment-store";
-import { SESSIONS_SQL } from "./sessions-repository";
+import { eraseSessionStatements } from "./sessions-repository";
+import { mirrorTombstone, projectionWriteDbs } from "./shards";
 
 export type ErasureScope = { kind: "subject" | "me"; agentId?: string };
 
@@ -127,12 +128,14 @@ export async function insertJob(
  * also what removes them from any search index kept on that table by triggers).
  */
 export async function eraseThreadsRows(
-  db: D1Database,
+  env: Env,
   tenantId: string,
   threadIds: readonly string[],
   at: string,
 ): Promise<void> {
   if (threadIds.length === 0) return;
+  const shards = await projectionWriteDbs(env, tenantId);
+  const db = env.DB;
   const statements: D1PreparedStatement[] = [];
   for (const threadId of threadIds) {
     statements.push(
@@ -142,10 +145,22 @@ export async function eraseThreadsRows(
         )
         .bind(at, tenantId, threadId),
       db.prepare("DELETE FROM thread_pins WHERE tenant_id = ? AND thread_id = ?").bind(tenantId, threadId),
-      ...SESSIONS_SQL.erase.map((sql) => db.prepare(sql).bind(tenantId, threadId)),
     );
+    // Shard `DB` is this database: its projected rows go in the same transaction as the tombstones.
+    if (shards.some((s) => s.shard === "DB"))
+      statements.push(...eraseSessionStatements(db, tenantId, threadId));
   }
   await db.batch(statements);
+  // Then each other shard, one transaction each: the threads' mirrors become tombstones and their rows go.
+  for (const { shard, db: shardDb } of shards) {
+    if (shard === "DB") continue;
+    await shardDb.batch(
+      threadIds.flatMap((threadId) => [
+        mirrorTombstone(shardDb, { tenantId, threadId }, at),
+        ...eraseSessionStatements(shardDb, tenantId, threadId),
+      ]),
+    );
+  }
 }
 
 /** Records how many of the job's threads are fully erased; never moves backwards. */

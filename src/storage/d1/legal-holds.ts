@@ -13,10 +13,6 @@ export interface LegalHold {
   createdAt: string;
 }
 
-/** Statements shared with the retention job: whether a session row `s` (of agent_sessions) is held. */
-export const SESSION_HELD = `EXISTS (SELECT 1 FROM legal_holds h WHERE h.tenant_id = s.tenant_id
-      AND ((h.scope = 'thread' AND h.target = s.id) OR (h.scope = 'subject' AND h.target = s.user_id)))`;
-
 export const HOLDS_SQL = {
   put: `INSERT INTO legal_holds (tenant_id, scope, target, reason, created_at, created_by_key)
     VALUES (?, ?, ?, ?, ?, ?)

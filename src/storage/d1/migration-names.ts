@@ -16,4 +16,5 @@ export const MIGRATIONS: readonly string[] = [
   "0013_subject_erasure.sql",
   "0014_run_input_digest.sql",
   "0015_console_sessions_previews.sql",
+  "0016_projection_shards.sql",
 ];

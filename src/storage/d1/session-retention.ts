@@ -10,7 +10,9 @@
 // drain) re-roots exactly.
 import { z } from "zod";
 import { type Environment, environmentSchema } from "../../shared/api";
-import { SESSION_HELD } from "./legal-holds";
+
+/** A session `s` none of the tenant's holds covers (?4: held thread ids, ?5: held subjects, both JSON). */
+const NOT_HELD = `s.id NOT IN (SELECT value FROM json_each(?4)) AND s.user_id NOT IN (SELECT value FROM json_each(?5))`;
 
 /** Entries of a live run and a live run's user message are kept (four placeholders: tenant, session, tenant, session). */
 const NOT_LIVE = `id NOT IN (SELECT r.user_entry_id FROM agent_runs r WHERE r.tenant_id = ? AND r.session_id = ?
@@ -27,19 +29,28 @@ const TITLE = `(SELECT CASE WHEN length(t) > 80 THEN substr(t, 1, 79) || '…' E
 export const RETENTION_SQL = {
   /** Tenants are not tenant data: the job walks them to bind each tenant's statements. */
   tenantsPage: "SELECT id FROM tenants WHERE id > ? ORDER BY id LIMIT ?",
+  /**
+   * The agents' own max ages and the tenant's holds are control-plane rows (`DB`) and the sessions may be in another
+   * shard, so they come in as JSON: ?2 `{agentId: days}`, ?4 held thread ids, ?5 held subjects.
+   */
   dueSessions: `SELECT s.id, s.agent_id, s.environment, s.retention_max_age_days, s.retention_max_messages,
-      a.retention_max_age_days AS agent_max_age_days
-    FROM agent_sessions s LEFT JOIN agents a ON a.tenant_id = s.tenant_id AND a.id = s.agent_id
-    WHERE s.tenant_id = ? AND s.retention_due_at IS NOT NULL AND s.retention_due_at <= ? AND NOT ${SESSION_HELD}
-    ORDER BY s.retention_due_at LIMIT ?`,
+      (SELECT a.value FROM json_each(?2) a WHERE a.key = s.agent_id) AS agent_max_age_days
+    FROM agent_sessions s
+    WHERE s.tenant_id = ?1 AND s.retention_due_at IS NOT NULL AND s.retention_due_at <= ?3 AND ${NOT_HELD}
+    ORDER BY s.retention_due_at LIMIT ?6`,
   /** Sessions never scheduled, of agents with their own max age, old enough to hold a message past it. */
   agentAgedSessions: `SELECT s.id, s.agent_id, s.environment, s.retention_max_age_days, s.retention_max_messages,
-      a.retention_max_age_days AS agent_max_age_days
-    FROM agents a JOIN agent_sessions s ON s.tenant_id = a.tenant_id AND s.agent_id = a.id
-    WHERE a.tenant_id = ? AND a.retention_max_age_days IS NOT NULL AND s.retention_due_at IS NULL
-      AND s.created_at < strftime('%Y-%m-%dT%H:%M:%fZ', ?, '-' || a.retention_max_age_days || ' days')
-      AND NOT ${SESSION_HELD}
-    LIMIT ?`,
+      a.value AS agent_max_age_days
+    FROM json_each(?2) a JOIN agent_sessions s ON s.tenant_id = ?1 AND s.agent_id = a.key
+    WHERE s.retention_due_at IS NULL
+      AND s.created_at < strftime('%Y-%m-%dT%H:%M:%fZ', ?3, '-' || a.value || ' days')
+      AND ${NOT_HELD}
+    LIMIT ?6`,
+  /** The tenant's agents with their own max age (in `DB`). */
+  agentAges:
+    "SELECT id, retention_max_age_days FROM agents WHERE tenant_id = ? AND retention_max_age_days IS NOT NULL",
+  /** The tenant's holds (in `DB`): few, so all of them. */
+  holds: "SELECT scope, target FROM legal_holds WHERE tenant_id = ?",
   /** What the thread object's own pass needs from D1: whether it is held, and its agent's own max age. */
   threadOverrides: `SELECT
       (SELECT retention_max_age_days FROM agents WHERE tenant_id = ?1 AND id = ?2) AS agent_max_age_days,
@@ -92,18 +103,49 @@ export async function tenantsPage(db: D1Database, after: string, limit: number):
   return results.map((r) => z.object({ id: z.string() }).parse(r).id);
 }
 
+/**
+ * A tenant's sessions due for retention, from the shard holding them (`db`); the agents' own ages and the holds are
+ * read from the control plane (`control`) first.
+ */
 export async function dueSessions(
-  db: D1Database,
+  db: { shard: D1Database; control: D1Database },
   tenantId: string,
   nowIso: string,
   limit: number,
 ): Promise<DueSession[]> {
-  const { results } = await db.prepare(RETENTION_SQL.dueSessions).bind(tenantId, nowIso, limit).all();
+  const [ages, holds] = await db.control.batch([
+    db.control.prepare(RETENTION_SQL.agentAges).bind(tenantId),
+    db.control.prepare(RETENTION_SQL.holds).bind(tenantId),
+  ]);
+  const agentAges: Record<string, number> = {};
+  for (const r of ages?.results ?? []) {
+    const row = z.object({ id: z.string(), retention_max_age_days: z.number().int() }).parse(r);
+    agentAges[row.id] = row.retention_max_age_days;
+  }
+  const heldThreads: string[] = [];
+  const heldSubjects: string[] = [];
+  for (const r of holds?.results ?? []) {
+    const row = z.object({ scope: z.enum(["thread", "subject"]), target: z.string() }).parse(r);
+    (row.scope === "thread" ? heldThreads : heldSubjects).push(row.target);
+  }
+  const bind = (n: number) =>
+    [
+      tenantId,
+      JSON.stringify(agentAges),
+      nowIso,
+      JSON.stringify(heldThreads),
+      JSON.stringify(heldSubjects),
+      n,
+    ] as const;
+  const { results } = await db.shard
+    .prepare(RETENTION_SQL.dueSessions)
+    .bind(...bind(limit))
+    .all();
   const due = results.map((r) => toDue(tenantId, r));
-  if (due.length >= limit) return due;
-  const aged = await db
+  if (due.length >= limit || Object.keys(agentAges).length === 0) return due;
+  const aged = await db.shard
     .prepare(RETENTION_SQL.agentAgedSessions)
-    .bind(tenantId, nowIso, limit - due.length)
+    .bind(...bind(limit - due.length))
     .all();
   return [...due, ...aged.results.map((r) => toDue(tenantId, r))];
 }

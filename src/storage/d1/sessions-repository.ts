@@ -6,6 +6,7 @@
 import { z } from "zod";
 import { type Environment, environmentSchema } from "../../shared/api";
 import { MESSAGE_COLUMNS, type MessageRecord, messageRecordSchema } from "./message-row";
+import { mirrorTombstone, projectionWriteDbs } from "./shards";
 
 export type ReadScope =
   | { kind: "tenant"; tenantId: string }
@@ -368,7 +369,29 @@ export async function usageByDay(
   return [...days.values()].sort((a, b) => (a.day < b.day ? -1 : a.day > b.day ? 1 : 0));
 }
 
-/** Deletes a thread's projected rows (sessions, messages, runs, tool calls, usage) in one transaction. */
-export async function eraseSessionRows(db: D1Database, tenantId: string, threadId: string): Promise<void> {
-  await db.batch(SESSIONS_SQL.erase.map((sql) => db.prepare(sql).bind(tenantId, threadId)));
+/** The statements deleting a thread's projected rows (sessions, messages, runs, tool calls, usage, feedback). */
+export function eraseSessionStatements(
+  db: D1Database,
+  tenantId: string,
+  threadId: string,
+): D1PreparedStatement[] {
+  return SESSIONS_SQL.erase.map((sql) => db.prepare(sql).bind(tenantId, threadId));
+}
+
+/**
+ * Deletes a thread's projected rows in every shard that holds or is receiving them, one transaction per shard. In a
+ * shard other than `DB` its registry mirror becomes a tombstone in the same transaction, so a late projection (or a
+ * move's copy) writes nothing there either; in `DB` the registry's own tombstone does that.
+ */
+export async function eraseSessionRows(
+  env: Env,
+  tenantId: string,
+  threadId: string,
+  at: string,
+): Promise<void> {
+  for (const { shard, db } of await projectionWriteDbs(env, tenantId)) {
+    const statements = eraseSessionStatements(db, tenantId, threadId);
+    if (shard !== "DB") statements.unshift(mirrorTombstone(db, { tenantId, threadId }, at));
+    await db.batch(statements);
+  }
 }
