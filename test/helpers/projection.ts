@@ -20,8 +20,12 @@ export function threadStub(agent: Pick<LiveAgent, "tenantId" | "agentId">, threa
 }
 
 /** Sends each text as a user turn over a WebSocket and waits for its reply to finish. */
-export async function converse(session: Launch, texts: readonly string[]): Promise<void> {
-  const ws = await connect(session);
+export async function converse(
+  session: Pick<Launch, "threadId" | "token">,
+  texts: readonly string[],
+  options: { origin?: string } = {},
+): Promise<void> {
+  const ws = await connect(session, options);
   for (const text of texts) {
     ws.send({ type: "send", clientMessageId: clientMessageId(), text });
     const user = await ws.next("entry", (f) => f.entry.role === "user" && f.entry.text === text);

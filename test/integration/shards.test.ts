@@ -7,15 +7,28 @@ import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { D1_BINDINGS } from "../../scripts/lib/d1-bindings.mjs";
 import { OperatorClient } from "../../src/client/index";
+import { PREVIEW_TTL_MS } from "../../src/http/preview-session";
+import { expirePreviews } from "../../src/jobs/previews";
 import { advanceMove, runShardMoves } from "../../src/jobs/shard-moves";
 import { listResponse, tenantShardResponse } from "../../src/shared/api";
+import { previewSessionResponse } from "../../src/shared/launch-api";
 import { analyticsResponse, sessionListItem, usageResponse } from "../../src/shared/sessions-api";
 import { PROJECTED_TABLES, ROLLUP_TABLES } from "../../src/storage/d1/shard-copy";
 import { placeByWeight, SHARDS, type ShardName } from "../../src/storage/d1/shards";
 import { projectionBacklog } from "../../src/storage/outbox";
 import type { ThreadAgent } from "../../src/thread/thread-agent";
 import { converse, launchFor, threadEntries, threadStub } from "../helpers/projection";
-import { API, api, createTenant, expectError, json, operatorHeaders, unique } from "../helpers/tenants";
+import {
+  API,
+  api,
+  createTenant,
+  expectError,
+  json,
+  operatorHeaders,
+  saveDraft,
+  unique,
+  validArtifact,
+} from "../helpers/tenants";
 import { type Launch, type LiveAgent, liveAgent } from "../helpers/threads";
 
 const sessions = listResponse(sessionListItem);
@@ -433,5 +446,37 @@ describe("moving a tenant between shards", () => {
       analyticsResponse,
     );
     expect(analytics.items).toMatchObject([{ threads: 2, turns: 2 }]);
+  });
+});
+
+describe("preview threads on a second shard", () => {
+  it("keeps a shard-1 tenant's preview out of its lists and usage there, and erases it from that shard", async () => {
+    const agent = await agentOn("DB_SHARD_1");
+    await saveDraft(agent.apiKey, agent.agentId, 1, validArtifact({ name: "Support draft" }));
+    const opened = await api(`/v1/agents/${agent.agentId}/draft/preview-session`, {
+      method: "POST",
+      key: agent.apiKey,
+      body: { draftRevision: 2 },
+    });
+    const session = await json(opened, 201, previewSessionResponse);
+    await converse(session, ["a preview on shard one"], { origin: new URL(API).origin });
+    await settle(agent, session.threadId);
+    await chat(agent, "alice", ["an ordinary turn"]);
+
+    expect(await count("DB_SHARD_1", "agent_messages", agent.tenantId, session.threadId)).toBeGreaterThan(0);
+    expect(await count("DB", "agent_messages", agent.tenantId, session.threadId)).toBe(0);
+    const listed = async (query: string) =>
+      (await json(await api(`/v1/sessions?${query}`, { key: agent.apiKey }), 200, sessions)).items.map(
+        (s) => s.threadId,
+      );
+    expect(await listed("")).not.toContain(session.threadId);
+    expect(await listed("preview=true")).toEqual([session.threadId]);
+    const usage = await json(await api(`/v1/usage?${around}`, { key: agent.apiKey }), 200, usageResponse);
+    expect(usage.items.reduce((n, d) => n + d.runs, 0)).toBe(1);
+
+    expect(await expirePreviews(env, Date.now() + PREVIEW_TTL_MS + 1000)).toBeGreaterThanOrEqual(1);
+    expect(await listed("preview=true")).toEqual([]);
+    expect(await count("DB_SHARD_1", "agent_messages", agent.tenantId, session.threadId)).toBe(0);
+    expect(await count("DB_SHARD_1", "agent_sessions", agent.tenantId, session.threadId)).toBe(0);
   });
 });
