@@ -227,12 +227,13 @@ describe("agent-threads/client", () => {
       allowedOrigins: [ORIGIN],
     });
 
+    // One call at a time: a rejection made before its turn to be awaited would be reported as unhandled.
     for (const call of [
-      admin.agents.get(theirs.id),
-      admin.agents.get("agt_nope"),
-      admin.drafts.get(theirs.id),
+      () => admin.agents.get(theirs.id),
+      () => admin.agents.get("agt_nope"),
+      () => admin.drafts.get(theirs.id),
     ]) {
-      const error = await caught(call);
+      const error = await caught(call());
       expect([error.status, error.code]).toEqual([404, "not_found"]);
     }
 
