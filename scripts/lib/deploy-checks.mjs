@@ -21,17 +21,7 @@ export function missingSecrets(required, listOutput) {
 
 /** A string value `key = "…"` of one wrangler.toml section (`[name]` or `[[name]]`), or null when it is not there. */
 export function tomlValue(tomlText, section, key) {
-  let inSection = false;
-  for (const line of tomlText.split(/\r?\n/)) {
-    const header = /^\s*\[\[?([^\]]+)\]\]?\s*(#.*)?$/.exec(line);
-    if (header) {
-      inSection = header[1].trim() === section;
-      continue;
-    }
-    const match = inSection ? /^\s*([A-Za-z0-9_]+)\s*=\s*"([^"]*)"/.exec(line) : null;
-    if (match && match[1] === key) return match[2];
-  }
-  return null;
+  return tomlValues(tomlText, section, key)[0] ?? null;
 }
 
 /** Every value `key = "…"` of a repeated wrangler.toml section (`[[name]]`), in order. */

@@ -5,7 +5,7 @@
 // while the thread's registry row (or, in a shard other than `DB`, its mirror) is live, so an erased thread's rows
 // are never copied back. Column lists come from the rows themselves, so a column a later migration adds is copied too.
 import { z } from "zod";
-import { SHARD_SQL } from "./shards";
+import { registrySchema, SHARD_SQL } from "./shards";
 
 export interface ShardTable {
   table: string;
@@ -197,16 +197,7 @@ export async function deleteTenantPage(
   return result.meta.changes ?? 0;
 }
 
-const registryRow = z.object({
-  id: z.string(),
-  agent_id: z.string(),
-  environment: z.string(),
-  subject: z.string(),
-  subject_kind: z.string(),
-  created_at: z.string(),
-  deleted_at: z.string().nullable(),
-  preview: z.number().int(),
-});
+const registryRow = registrySchema.extend({ id: z.string() });
 
 /** A page of the tenant's registry rows (in `DB`), by id, as mirror upserts for `target`. */
 export async function mirrorPage(

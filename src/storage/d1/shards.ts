@@ -198,7 +198,8 @@ export async function projectionWriteDbs(
   return writeShardsOf(await tenantShard(env, tenantId)).map((shard) => ({ shard, db: shardDb(env, shard) }));
 }
 
-const registrySchema = z.object({
+/** A thread registry row as the mirror copies it. */
+export const registrySchema = z.object({
   agent_id: z.string(),
   environment: z.string(),
   subject: z.string(),
