@@ -90,8 +90,10 @@ describe("thread schema migrations", () => {
     expect(result.tables.filter((t) => t.startsWith("cf_")).every((t) => t.startsWith("cf_agent"))).toBe(
       true,
     );
-    expect(result.indexes).toEqual(expect.arrayContaining(["entries_parent_id", "tool_calls_run_id"]));
-    // Migration 3 dropped the outbox index again, migration 4 the entries-by-run index, migration 5 run_events.
+    expect(result.indexes).toEqual(expect.arrayContaining(["tool_calls_run_id"]));
+    // Migration 3 dropped the outbox index again, migration 4 the entries-by-run index, migration 5 run_events,
+    // migration 15 the entries-by-parent index.
+    expect(result.indexes).not.toContain("entries_parent_id");
     expect(result.indexes).not.toContain("outbox_due");
     expect(result.indexes).not.toContain("entries_run_id");
     expect(result.tables).not.toContain("run_events");
@@ -175,8 +177,9 @@ describe("thread schema migrations", () => {
     });
     expect(upgraded.version).toBe(THREAD_SCHEMA_VERSION);
     expect(upgraded.stored).toBe(THREAD_SCHEMA_VERSION);
-    expect(upgraded.indexes).toEqual(expect.arrayContaining(["entries_parent_id", "tool_calls_run_id"]));
+    expect(upgraded.indexes).toEqual(expect.arrayContaining(["tool_calls_run_id"]));
     expect(upgraded.indexes).not.toContain("entries_run_id");
+    expect(upgraded.indexes).not.toContain("entries_parent_id");
     expect(upgraded.indexes).not.toContain("outbox_due");
     // Migration 5: the unused run-events ledger is gone; every other table is as a fresh object has it.
     expect(upgraded.tables.filter((t) => !t.startsWith("cf_"))).toEqual(OUR_TABLES);
