@@ -53,6 +53,11 @@ export interface NewRun {
   parentEntryId?: string;
   userEntryId?: string;
   versionId?: string;
+  /**
+   * The run starts as it is created (no other run is live, its quota slot is held): it is stored `running` at once,
+   * one row write instead of a queued row and its transition.
+   */
+  start?: boolean;
 }
 
 export interface RunPatch {
@@ -70,6 +75,7 @@ const newRunSchema = z.object({
   parentEntryId: recordIdSchema.optional(),
   userEntryId: recordIdSchema.optional(),
   versionId: recordIdSchema.optional(),
+  start: z.boolean().optional(),
 });
 
 const runPatchSchema = z.object({
@@ -166,7 +172,10 @@ export class RunStore {
     this.#newId = options.newId ?? (() => crypto.randomUUID());
   }
 
-  /** Creates a queued run; a known idempotency key returns the run it created before (`created: false`). */
+  /**
+   * Creates a queued run (a running one with `start`); a known idempotency key returns the run it created before
+   * (`created: false`).
+   */
   create(input: NewRun = {}): Result<{ run: Run; created: boolean }> {
     const parsed = newRunSchema.safeParse(input);
     if (!parsed.success) return invalidRunRecord(parsed.error);
@@ -181,15 +190,17 @@ export class RunStore {
       // The idempotency key was checked above, so a conflict here can only be the id.
       const inserted = this.#storage.sql
         .exec(
-          `INSERT INTO runs (id, seq, status, idempotency_key, user_entry_id, parent_entry_id, created_at, version_id,
-             revision)
-           VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM runs), 'queued', ?, ?, ?, ?, ?, 1)
+          `INSERT INTO runs (id, seq, status, idempotency_key, user_entry_id, parent_entry_id, created_at, started_at,
+             version_id, revision)
+           VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM runs), ?, ?, ?, ?, ?, ?, ?, 1)
            ON CONFLICT DO NOTHING RETURNING ${RUN_COLUMNS}`,
           runId,
+          n.start === true ? "running" : "queued",
           n.idempotencyKey ?? null,
           n.userEntryId ?? null,
           n.parentEntryId ?? null,
           now,
+          n.start === true ? now : null,
           n.versionId ?? null,
         )
         .toArray()[0];

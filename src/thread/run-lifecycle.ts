@@ -190,6 +190,8 @@ export class RunLifecycle {
         userEntryId: userEntry.id,
         ...(userEntry.parentId !== null ? { parentEntryId: userEntry.parentId } : {}),
         versionId: this.#bindingAt(userEntry).versionId,
+        // Nothing runs and its slot is held: the run starts now, never having waited.
+        start: true,
       });
       if (!created.ok) return created;
       return ok({ run: created.value.run, userEntry });
@@ -534,9 +536,10 @@ export class RunLifecycle {
 
   async #stream(live: LiveRun, queued: Run, userEntry: Entry): Promise<Run> {
     const { runs } = this.#deps.stores;
-    const running = runs.transition(queued.id, "running");
+    // A run accepted with nothing ahead of it was stored running (and announced so) when it was created.
+    const running = queued.status === "running" ? ok(queued) : runs.transition(queued.id, "running");
     if (!running.ok) return queued;
-    this.#deps.receivers.send(runFrame(running.value));
+    if (running.value !== queued) this.#deps.receivers.send(runFrame(running.value));
 
     await this.#deps.versions.load();
     const bound = runArtifact(this.#deps.versions, userEntry);
