@@ -327,7 +327,10 @@ export class EntryStore {
     );
   }
 
-  /** The explicitly selected leaf if one is set, else the newest entry without children; null for an empty thread. */
+  /**
+   * The explicitly selected leaf if one is set, else the newest entry without children, which is the newest entry:
+   * a child is always newer than its parent. Null for an empty thread.
+   */
   latestLeaf(): Entry | null {
     const active = readMeta(this.#storage, ACTIVE_LEAF_KEY);
     if (active !== null) {
@@ -335,11 +338,7 @@ export class EntryStore {
       if (entry) return entry;
     }
     return firstEntry(
-      this.#storage.sql.exec(
-        `SELECT ${ENTRY_COLUMNS} FROM entries e
-         WHERE NOT EXISTS (SELECT 1 FROM entries c WHERE c.parent_id = e.id)
-         ORDER BY seq DESC LIMIT 1`,
-      ),
+      this.#storage.sql.exec(`SELECT ${ENTRY_COLUMNS} FROM entries ORDER BY seq DESC LIMIT 1`),
     );
   }
 
@@ -355,6 +354,7 @@ export class EntryStore {
     return ok(entry);
   }
 
+  /** The entries right below `id`, oldest first; a scan (no parent index: nothing on a turn's path lists children). */
   children(id: string): Entry[] {
     return entriesFrom(
       this.#storage.sql.exec(`SELECT ${ENTRY_COLUMNS} FROM entries WHERE parent_id = ? ORDER BY seq`, id),

@@ -161,7 +161,7 @@ function readSessionFacts(storage: DurableObjectStorage) {
            last.id AS last_run_id,
            last.status AS last_run_status,
            (SELECT value FROM meta WHERE key = 'handoff') AS handoff_json
-         FROM (SELECT 1) LEFT JOIN (SELECT id, status FROM runs ORDER BY created_at DESC, rowid DESC LIMIT 1) last`,
+         FROM (SELECT 1) LEFT JOIN (SELECT id, status FROM runs ORDER BY created_at DESC, seq DESC LIMIT 1) last`,
       )
       .one(),
   );

@@ -6,7 +6,7 @@ export interface RunAudit {
   artifactDigest: string;
   /** The thread's context version in force for the run (0: none). */
   contextVersion: number;
-  /** Null until the digest is written (just after the model call started), or when the object died first. */
+  /** Null when digesting the input failed (a bug, logged); the record is written once it is known. */
   inputDigest: string | null;
 }
 
@@ -17,24 +17,19 @@ const auditRowSchema = z.object({
   input_digest: z.string().nullable(),
 });
 
-/** Records what a run's model input is made of, as its model call is about to start. */
-export function recordRunAudit(
-  storage: DurableObjectStorage,
-  runId: string,
-  audit: Omit<RunAudit, "inputDigest">,
-): void {
+/**
+ * Records what a run's model input was made of, with its digest (null when digesting failed), in one row write once
+ * the run's first model call is under way.
+ */
+export function recordRunAudit(storage: DurableObjectStorage, runId: string, audit: RunAudit): void {
   storage.sql.exec(
-    "UPDATE runs SET prompt_builder = ?, artifact_digest = ?, context_version = ? WHERE id = ?",
+    "UPDATE runs SET prompt_builder = ?, artifact_digest = ?, context_version = ?, input_digest = ? WHERE id = ?",
     audit.promptBuilder,
     audit.artifactDigest,
     audit.contextVersion,
+    audit.inputDigest,
     runId,
   );
-}
-
-/** Records the digest of the input the run's first model call was handed. */
-export function recordInputDigest(storage: DurableObjectStorage, runId: string, digest: string): void {
-  storage.sql.exec("UPDATE runs SET input_digest = ? WHERE id = ?", digest, runId);
 }
 
 /** The audit record of a run; null for an unknown run or one that never reached a model. */

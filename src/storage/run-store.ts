@@ -53,6 +53,11 @@ export interface NewRun {
   parentEntryId?: string;
   userEntryId?: string;
   versionId?: string;
+  /**
+   * The run starts as it is created (no other run is live, its quota slot is held): it is stored `running` at once,
+   * one row write instead of a queued row and its transition.
+   */
+  start?: boolean;
 }
 
 export interface RunPatch {
@@ -70,6 +75,7 @@ const newRunSchema = z.object({
   parentEntryId: recordIdSchema.optional(),
   userEntryId: recordIdSchema.optional(),
   versionId: recordIdSchema.optional(),
+  start: z.boolean().optional(),
 });
 
 const runPatchSchema = z.object({
@@ -116,7 +122,8 @@ const RUN_COLUMNS =
 /** Where a page of runs in creation order ended. */
 export interface RunPosition {
   createdAt: number;
-  rowid: number;
+  /** The run's creation order (`runs.seq`). */
+  seq: number;
 }
 
 function toRun(row: unknown): Run {
@@ -165,7 +172,10 @@ export class RunStore {
     this.#newId = options.newId ?? (() => crypto.randomUUID());
   }
 
-  /** Creates a queued run; a known idempotency key returns the run it created before (`created: false`). */
+  /**
+   * Creates a queued run (a running one with `start`); a known idempotency key returns the run it created before
+   * (`created: false`).
+   */
   create(input: NewRun = {}): Result<{ run: Run; created: boolean }> {
     const parsed = newRunSchema.safeParse(input);
     if (!parsed.success) return invalidRunRecord(parsed.error);
@@ -180,14 +190,17 @@ export class RunStore {
       // The idempotency key was checked above, so a conflict here can only be the id.
       const inserted = this.#storage.sql
         .exec(
-          `INSERT INTO runs (id, status, idempotency_key, user_entry_id, parent_entry_id, created_at, version_id, revision)
-           VALUES (?, 'queued', ?, ?, ?, ?, ?, 1)
+          `INSERT INTO runs (id, seq, status, idempotency_key, user_entry_id, parent_entry_id, created_at, started_at,
+             version_id, revision)
+           VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM runs), ?, ?, ?, ?, ?, ?, ?, 1)
            ON CONFLICT DO NOTHING RETURNING ${RUN_COLUMNS}`,
           runId,
+          n.start === true ? "running" : "queued",
           n.idempotencyKey ?? null,
           n.userEntryId ?? null,
           n.parentEntryId ?? null,
           now,
+          n.start === true ? now : null,
           n.versionId ?? null,
         )
         .toArray()[0];
@@ -209,10 +222,10 @@ export class RunStore {
   page(after: RunPosition | null, limit: number): { runs: Run[]; last: RunPosition | null } {
     const rows = this.#storage.sql
       .exec(
-        `SELECT ${RUN_COLUMNS}, rowid AS position FROM runs
-         WHERE created_at > ?1 OR (created_at = ?1 AND rowid > ?2) ORDER BY created_at, rowid LIMIT ?3`,
+        `SELECT ${RUN_COLUMNS}, seq AS position FROM runs
+         WHERE created_at > ?1 OR (created_at = ?1 AND seq > ?2) ORDER BY created_at, seq LIMIT ?3`,
         after?.createdAt ?? Number.MIN_SAFE_INTEGER,
-        after?.rowid ?? 0,
+        after?.seq ?? 0,
         limit,
       )
       .toArray();
@@ -221,13 +234,14 @@ export class RunStore {
     const lastRun = runs[runs.length - 1];
     return {
       runs,
-      last: lastRow && lastRun ? { createdAt: lastRun.createdAt, rowid: Number(lastRow.position) } : null,
+      last: lastRow && lastRun ? { createdAt: lastRun.createdAt, seq: Number(lastRow.position) } : null,
     };
   }
 
+  /** The run an idempotency key created; a scan of the thread's runs (the key has no index: schema 16). */
   byIdempotencyKey(key: string): Run | null {
     const row = this.#storage.sql
-      .exec(`SELECT ${RUN_COLUMNS} FROM runs WHERE idempotency_key = ?`, key)
+      .exec(`SELECT ${RUN_COLUMNS} FROM runs WHERE idempotency_key = ? LIMIT 1`, key)
       .toArray()[0];
     return row ? toRun(row) : null;
   }
@@ -247,8 +261,8 @@ export class RunStore {
   countCreatedAfter(since: number, atMost: number): number {
     const row = this.#storage.sql
       .exec(
-        // Every send, edit and regenerate starts one run; runs are inserted in time order, so rowid is recency.
-        "SELECT COUNT(*) AS n FROM (SELECT created_at FROM runs ORDER BY rowid DESC LIMIT ?) WHERE created_at > ?",
+        // Every send, edit and regenerate starts one run; runs are inserted in time order, so seq is recency.
+        "SELECT COUNT(*) AS n FROM (SELECT created_at FROM runs ORDER BY seq DESC LIMIT ?) WHERE created_at > ?",
         atMost,
         since,
       )

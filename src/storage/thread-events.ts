@@ -35,6 +35,12 @@ const eventRow = z.object({
   data_json: z.string(),
 });
 
+const FORWARDED_KEY = "events_forwarded_seq";
+/** Forwarded events stay this long: the feedback rate check counts the last minute's (`recentThreadEvents`). */
+export const FORWARDED_EVENT_KEEP_MS = 120_000;
+/** Events nothing here reads once forwarded (one per run): they go as soon as they are acknowledged. */
+const DROPPED_ON_ACK: readonly ThreadEventType[] = ["run.succeeded", "run.failed"];
+
 export const newEventId = (): string => `evt_${crypto.randomUUID().replace(/-/g, "")}`;
 
 /** Records one event; call it inside the transaction that writes the change it reports. */
@@ -44,13 +50,19 @@ export function recordThreadEvent(
   now: number,
 ): ThreadEvent {
   const id = newEventId();
+  // Above every seq the watermark covers, even once the acknowledged rows are gone (SQLite would otherwise hand a
+  // freed seq out again, below the watermark, and the event would never be forwarded).
   const row = storage.sql
     .exec<{ seq: number }>(
-      "INSERT INTO thread_events (id, type, created_at, data_json) VALUES (?, ?, ?, ?) RETURNING seq",
+      `INSERT INTO thread_events (seq, id, type, created_at, data_json)
+       VALUES (MAX(COALESCE((SELECT MAX(seq) FROM thread_events), 0),
+                   COALESCE((SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?5), 0)) + 1, ?1, ?2, ?3, ?4)
+       RETURNING seq`,
       id,
       event.type,
       now,
       JSON.stringify(event.data),
+      FORWARDED_KEY,
     )
     .one();
   return { seq: row.seq, id, type: event.type, createdAt: now, data: event.data };
@@ -96,10 +108,6 @@ export function recentThreadEvents(
   return Number(row.n);
 }
 
-const FORWARDED_KEY = "events_forwarded_seq";
-/** Forwarded events stay this long: the feedback rate check counts the last minute's (`recentThreadEvents`). */
-export const FORWARDED_EVENT_KEEP_MS = 120_000;
-
 /** The newest event seq the tenant's events object has acknowledged. */
 export function forwardedEventSeq(storage: DurableObjectStorage): number {
   return readMetaInteger(storage, FORWARDED_KEY) ?? 0;
@@ -113,10 +121,27 @@ export function unforwardedEventCount(storage: DurableObjectStorage): number {
   return Number(row.n);
 }
 
-/** Records the acknowledgement up to `seq` and deletes acknowledged events older than the rate window. */
+/**
+ * Records the acknowledgement up to `seq`: acknowledged run events go at once, and the watermark moves only when an
+ * acknowledged event stays (the others stay for the rate window), so a turn's event costs no `meta` write. Events
+ * that are gone need no watermark: what is left above it is exactly what was not acknowledged. Acknowledged events
+ * older than the rate window are deleted.
+ */
 export function markEventsForwarded(storage: DurableObjectStorage, seq: number, now: number): void {
   storage.transactionSync(() => {
-    if (seq > forwardedEventSeq(storage)) writeMeta(storage, FORWARDED_KEY, String(seq));
+    const from = forwardedEventSeq(storage);
+    if (seq > from) {
+      storage.sql.exec(
+        "DELETE FROM thread_events WHERE seq > ? AND seq <= ? AND type IN (SELECT value FROM json_each(?))",
+        from,
+        seq,
+        JSON.stringify(DROPPED_ON_ACK),
+      );
+      const kept = storage.sql
+        .exec("SELECT 1 AS kept FROM thread_events WHERE seq > ? AND seq <= ? LIMIT 1", from, seq)
+        .toArray();
+      if (kept.length > 0) writeMeta(storage, FORWARDED_KEY, String(seq));
+    }
     storage.sql.exec(
       "DELETE FROM thread_events WHERE seq <= ? AND created_at < ?",
       forwardedEventSeq(storage),

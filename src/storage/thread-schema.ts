@@ -319,6 +319,63 @@ export const THREAD_MIGRATIONS: readonly ThreadMigration[] = [
       `ALTER TABLE thread_events_by_seq RENAME TO thread_events`,
     ],
   },
+  {
+    // An empty step: versions are one counter (a stored version means "1..n applied"), and the step once reserved
+    // here was not needed (a preview thread's mark lives in `meta`, beside its pin).
+    version: 14,
+    up: [],
+  },
+  {
+    version: 15,
+    up: [
+      // The parent index served only "the newest entry without children", which is the newest entry (a child is
+      // always newer than its parent), and reads that are rare (a children list, retention's re-rooting): it cost
+      // a row written per entry, two per turn (measured by B4).
+      `DROP INDEX IF EXISTS entries_parent_id`,
+    ],
+  },
+  {
+    version: 16,
+    up: [
+      // Runs kept in their primary-key tree: a rowid table keyed by a text id wrote three rows per new run (the
+      // row, the id's index, the idempotency key's index). `seq` is the creation order the rowid gave (ties of
+      // `created_at` in insertion order); the idempotency key is found by a scan of the thread's runs, which a send
+      // already makes (`active()`), and stays unique because a run is created only after that lookup, in its
+      // transaction (measured by B4).
+      `CREATE TABLE runs_v16 (
+        id TEXT PRIMARY KEY,
+        seq INTEGER NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('queued','running','succeeded','failed','aborted')),
+        idempotency_key TEXT,
+        user_entry_id TEXT,
+        assistant_entry_id TEXT,
+        parent_entry_id TEXT,
+        created_at INTEGER NOT NULL,
+        started_at INTEGER,
+        ended_at INTEGER,
+        abort_reason TEXT,
+        error_code TEXT,
+        error_message TEXT,
+        error_reason TEXT,
+        version_id TEXT,
+        revision INTEGER NOT NULL DEFAULT 1,
+        input_digest TEXT,
+        prompt_builder TEXT,
+        artifact_digest TEXT,
+        context_version INTEGER,
+        first_delta_ms INTEGER
+      ) WITHOUT ROWID`,
+      `INSERT INTO runs_v16 (id, seq, status, idempotency_key, user_entry_id, assistant_entry_id, parent_entry_id,
+         created_at, started_at, ended_at, abort_reason, error_code, error_message, error_reason, version_id, revision,
+         input_digest, prompt_builder, artifact_digest, context_version, first_delta_ms)
+       SELECT id, rowid, status, idempotency_key, user_entry_id, assistant_entry_id, parent_entry_id, created_at,
+         started_at, ended_at, abort_reason, error_code, error_message, error_reason, version_id, revision,
+         input_digest, prompt_builder, artifact_digest, context_version, first_delta_ms
+       FROM runs`,
+      `DROP TABLE runs`,
+      `ALTER TABLE runs_v16 RENAME TO runs`,
+    ],
+  },
 ];
 
 export const THREAD_SCHEMA_VERSION: number = THREAD_MIGRATIONS[THREAD_MIGRATIONS.length - 1]?.version ?? 0;

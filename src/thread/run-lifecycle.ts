@@ -10,7 +10,7 @@ import { LIMITS, type MultitaskStrategy, type ServerFrame } from "../shared/prot
 import type { Entry } from "../storage/entry-store";
 import type { ThreadBinding } from "../storage/pin-store";
 import type { QueuedTurnRecord, QueuedTurnStore } from "../storage/queued-turn-store";
-import { recordInputDigest, recordRunAudit } from "../storage/run-audit-store";
+import { type RunAudit, recordRunAudit } from "../storage/run-audit-store";
 import type { Run, RunError } from "../storage/run-store";
 import { toWireEntry } from "./frames";
 import { LiveRun, persistedText, runFrame, type StreamReceivers } from "./live-run";
@@ -190,6 +190,8 @@ export class RunLifecycle {
         userEntryId: userEntry.id,
         ...(userEntry.parentId !== null ? { parentEntryId: userEntry.parentId } : {}),
         versionId: this.#bindingAt(userEntry).versionId,
+        // Nothing runs and its slot is held: the run starts now, never having waited.
+        start: true,
       });
       if (!created.ok) return created;
       return ok({ run: created.value.run, userEntry });
@@ -534,9 +536,10 @@ export class RunLifecycle {
 
   async #stream(live: LiveRun, queued: Run, userEntry: Entry): Promise<Run> {
     const { runs } = this.#deps.stores;
-    const running = runs.transition(queued.id, "running");
+    // A run accepted with nothing ahead of it was stored running (and announced so) when it was created.
+    const running = queued.status === "running" ? ok(queued) : runs.transition(queued.id, "running");
     if (!running.ok) return queued;
-    this.#deps.receivers.send(runFrame(running.value));
+    if (running.value !== queued) this.#deps.receivers.send(runFrame(running.value));
 
     await this.#deps.versions.load();
     const bound = runArtifact(this.#deps.versions, userEntry);
@@ -565,11 +568,6 @@ export class RunLifecycle {
       branch: history,
       maxContextTokens,
     });
-    recordRunAudit(this.#deps.storage, live.runId, {
-      promptBuilder: CURRENT_PROMPT_BUILDER,
-      artifactDigest: binding.digest,
-      contextVersion: wiring.contextVersion,
-    });
     const turn = runTurn({
       ...wiring.turn.value,
       prompt,
@@ -578,8 +576,13 @@ export class RunLifecycle {
       stallTimeoutMs: STALL_TIMEOUT_MS,
       onDelta: (delta) => live.push(delta),
     });
-    const digested = this.#recordInputDigest(
+    const digested = this.#recordAudit(
       live.runId,
+      {
+        promptBuilder: CURRENT_PROMPT_BUILDER,
+        artifactDigest: binding.digest,
+        contextVersion: wiring.contextVersion,
+      },
       modelInputOf(binding.artifact.model, prompt, wiring.turn.value.tools),
     );
     const result = await turn;
@@ -625,16 +628,23 @@ export class RunLifecycle {
   }
 
   /**
-   * Digests the input the run's first model call was handed and records it, once that call is under way: the
-   * canonical JSON and the hash run while the request is in flight, never before the first delta can be asked for.
-   * A digest that fails (a bug) is logged and leaves the run without one; the run itself is never failed for it.
+   * Records the run's audit: what made its model input and the digest of the input its first model call was handed,
+   * once that call is under way (the canonical JSON and the hash run while the request is in flight, never before the
+   * first delta can be asked for), in one row write. A digest that fails (a bug) is logged and the record is kept
+   * without it; the run itself is never failed for it.
    */
-  async #recordInputDigest(runId: string, input: ModelInput): Promise<void> {
+  async #recordAudit(runId: string, made: Omit<RunAudit, "inputDigest">, input: ModelInput): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 0));
+    let digest: string | null = null;
     try {
-      recordInputDigest(this.#deps.storage, runId, await inputDigest(input));
+      digest = await inputDigest(input);
     } catch (error) {
       console.error(JSON.stringify({ level: "error", message: "input digest failed", error: String(error) }));
+    }
+    try {
+      recordRunAudit(this.#deps.storage, runId, { ...made, inputDigest: digest });
+    } catch (error) {
+      console.error(JSON.stringify({ level: "error", message: "run audit failed", error: String(error) }));
     }
   }
 

@@ -31,7 +31,7 @@ function wholeDocument(
   }));
   const allRuns: unknown[] = [];
   const toolCalls: unknown[] = [];
-  for (const row of storage.sql.exec("SELECT id FROM runs ORDER BY created_at, rowid").toArray()) {
+  for (const row of storage.sql.exec("SELECT id FROM runs ORDER BY created_at, seq").toArray()) {
     const run = runs.get(String(row.id));
     if (run === null) continue;
     allRuns.push({

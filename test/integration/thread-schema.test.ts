@@ -90,8 +90,10 @@ describe("thread schema migrations", () => {
     expect(result.tables.filter((t) => t.startsWith("cf_")).every((t) => t.startsWith("cf_agent"))).toBe(
       true,
     );
-    expect(result.indexes).toEqual(expect.arrayContaining(["entries_parent_id", "tool_calls_run_id"]));
-    // Migration 3 dropped the outbox index again, migration 4 the entries-by-run index, migration 5 run_events.
+    expect(result.indexes).toEqual(expect.arrayContaining(["tool_calls_run_id"]));
+    // Migration 3 dropped the outbox index again, migration 4 the entries-by-run index, migration 5 run_events,
+    // migration 15 the entries-by-parent index.
+    expect(result.indexes).not.toContain("entries_parent_id");
     expect(result.indexes).not.toContain("outbox_due");
     expect(result.indexes).not.toContain("entries_run_id");
     expect(result.tables).not.toContain("run_events");
@@ -175,8 +177,9 @@ describe("thread schema migrations", () => {
     });
     expect(upgraded.version).toBe(THREAD_SCHEMA_VERSION);
     expect(upgraded.stored).toBe(THREAD_SCHEMA_VERSION);
-    expect(upgraded.indexes).toEqual(expect.arrayContaining(["entries_parent_id", "tool_calls_run_id"]));
+    expect(upgraded.indexes).toEqual(expect.arrayContaining(["tool_calls_run_id"]));
     expect(upgraded.indexes).not.toContain("entries_run_id");
+    expect(upgraded.indexes).not.toContain("entries_parent_id");
     expect(upgraded.indexes).not.toContain("outbox_due");
     // Migration 5: the unused run-events ledger is gone; every other table is as a fresh object has it.
     expect(upgraded.tables.filter((t) => !t.startsWith("cf_"))).toEqual(OUR_TABLES);
@@ -315,6 +318,97 @@ describe("thread schema migrations", () => {
     expect(upgraded.main).toEqual(chain(41));
     expect(upgraded.fork).toEqual([...chain(11), "fork"]);
     expect(upgraded.other).toEqual(["other-root", "other-child"]);
+  });
+
+  it("upgrades a v13 thread's entries and runs (schemas 15, 16), keeping every row, order and lookup", async () => {
+    const stub = newThread();
+    const before = await runInDurableObject(stub, (_i, state) => {
+      wipeThreadTables(state.storage);
+      migrateThreadSchema(state.storage, THREAD_MIGRATIONS.slice(0, 13));
+      const entries = new EntryStore(state.storage, { now });
+      entries.append({ id: "root", parentId: null, kind: "message", role: "user", body: { text: "hi" } });
+      entries.append({
+        id: "reply",
+        parentId: "root",
+        kind: "message",
+        role: "assistant",
+        body: { text: "a" },
+      });
+      entries.append({
+        id: "fork",
+        parentId: "root",
+        kind: "message",
+        role: "assistant",
+        body: { text: "b" },
+      });
+      const sql = state.storage.sql;
+      // Three runs created in the same millisecond: only insertion order tells them apart. "run-b" sorts first by id.
+      sql.exec(
+        `INSERT INTO runs (id, status, idempotency_key, user_entry_id, assistant_entry_id, created_at, started_at,
+           ended_at, error_code, error_message, error_reason, version_id, revision, input_digest, prompt_builder,
+           artifact_digest, context_version, first_delta_ms)
+         VALUES ('run-z', 'failed', 'send:c1', 'root', NULL, 5, 5, 6, 'upstream_unavailable', 'Down.', 'auth', 'ver-1',
+           3, 'sha256:aa', 'pb1', 'dig', 2, 40)`,
+      );
+      sql.exec(
+        "INSERT INTO runs (id, status, idempotency_key, user_entry_id, assistant_entry_id, created_at, revision) VALUES ('run-m', 'succeeded', 'send:c2', 'root', 'reply', 5, 2)",
+      );
+      sql.exec("INSERT INTO runs (id, status, created_at) VALUES ('run-b', 'running', 5)");
+      const runs = new RunStore(state.storage, { now });
+      return {
+        all: ["run-z", "run-m", "run-b"].map((id) => runs.get(id)),
+        audit: readRunAudit(state.storage, "run-z"),
+      };
+    });
+
+    await evictDurableObject(stub);
+    const upgraded = await runInDurableObject(stub, (_i, state) => {
+      const version = migrateThreadSchema(state.storage);
+      const entries = new EntryStore(state.storage, { now });
+      const runs = new RunStore(state.storage, { now });
+      const created = runs.create({ id: "run-new", idempotencyKey: "send:c3" });
+      const seqs = state.storage.sql.exec("SELECT id, seq FROM runs ORDER BY seq").toArray();
+      return {
+        version,
+        ...schemaObjects(state.storage),
+        runsSql: String(
+          state.storage.sql.exec("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'runs'").one()
+            .sql,
+        ),
+        all: ["run-z", "run-m", "run-b"].map((id) => runs.get(id)),
+        audit: readRunAudit(state.storage, "run-z"),
+        byKey: [runs.byIdempotencyKey("send:c1")?.id, runs.byIdempotencyKey("send:c2")?.id],
+        retried: runs.create({ idempotencyKey: "send:c2" }),
+        created: created.ok ? created.value.run.id : created.code,
+        seqs,
+        page: runs.page(null, 10).runs.map((r) => r.id),
+        recent: runs.countCreatedAfter(4, 10),
+        leaf: entries.latestLeaf()?.id,
+        children: entries.children("root").map((e) => e.id),
+        branch: (() => {
+          const b = entries.branch("fork");
+          return b.ok ? b.value.items.map((e) => e.id) : b.code;
+        })(),
+      };
+    });
+    expect(upgraded.version).toBe(THREAD_SCHEMA_VERSION);
+    expect(upgraded.indexes).not.toContain("entries_parent_id");
+    // No index of ours on runs: the table is its primary-key tree.
+    expect(upgraded.indexes.filter((i) => i.startsWith("runs"))).toEqual([]);
+    expect(upgraded.runsSql).toMatch(/WITHOUT ROWID/);
+    expect(upgraded.all).toEqual(before.all);
+    expect(upgraded.audit).toEqual(before.audit);
+    expect(upgraded.audit).toMatchObject({ inputDigest: "sha256:aa", contextVersion: 2 });
+    expect(upgraded.byKey).toEqual(["run-z", "run-m"]);
+    expect(upgraded.retried).toMatchObject({ ok: true, value: { created: false, run: { id: "run-m" } } });
+    expect(upgraded.created).toBe("run-new");
+    // Insertion order survives the rebuild (the old rowids), and a new run goes after it.
+    expect(upgraded.seqs.map((r) => r.id)).toEqual(["run-z", "run-m", "run-b", "run-new"]);
+    expect(upgraded.page).toEqual(["run-z", "run-m", "run-b", "run-new"]);
+    expect(upgraded.recent).toBe(4);
+    expect(upgraded.leaf).toBe("fork");
+    expect(upgraded.children).toEqual(["reply", "fork"]);
+    expect(upgraded.branch).toEqual(["root", "fork"]);
   });
 
   it("rolls a failing migration back whole and keeps the previous version", async () => {
