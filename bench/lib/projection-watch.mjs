@@ -13,67 +13,73 @@ function sqliteFiles(dir) {
   });
 }
 
-async function openProjectionDb(statePath) {
+/** Every local D1 holding a projection (the control plane's and each shard's): a tenant's rows are in one of them. */
+async function openProjectionDbs(statePath) {
   // node:sqlite is still flagged experimental in Node 22; its one warning is not worth printing in the bench table.
   const emit = process.emitWarning;
   process.emitWarning = () => {};
   const { DatabaseSync } = await import("node:sqlite");
   process.emitWarning = emit;
+  const dbs = [];
   for (const file of sqliteFiles(join(statePath, "v3", "d1"))) {
     const db = new DatabaseSync(file, { readOnly: true });
     const table = db
       .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'agent_messages'")
       .get();
-    if (table) return db;
-    db.close();
+    if (table) dbs.push(db);
+    else db.close();
   }
-  return null;
+  return dbs;
 }
 
 export async function watchProjection(statePath, { intervalMs = 20 } = {}) {
-  const db = await openProjectionDb(statePath);
+  const dbs = await openProjectionDbs(statePath);
   const pending = new Map();
   const lags = [];
   let timer = null;
 
   function poll() {
-    if (db === null || pending.size === 0) return;
+    if (pending.size === 0) return;
     const ids = [...pending.keys()];
-    for (let i = 0; i < ids.length; i += 200) {
-      const chunk = ids.slice(i, i + 200);
-      const rows = db
-        .prepare(`SELECT id FROM agent_messages WHERE id IN (${chunk.map(() => "?").join(",")})`)
-        .all(...chunk);
-      const now = performance.now();
-      for (const row of rows) {
-        const at = pending.get(row.id);
-        if (at === undefined) continue;
-        lags.push(now - at);
-        pending.delete(row.id);
+    for (const db of dbs) {
+      for (let i = 0; i < ids.length; i += 200) {
+        const chunk = ids.slice(i, i + 200);
+        const rows = db
+          .prepare(`SELECT id FROM agent_messages WHERE id IN (${chunk.map(() => "?").join(",")})`)
+          .all(...chunk);
+        const now = performance.now();
+        for (const row of rows) {
+          const at = pending.get(row.id);
+          if (at === undefined) continue;
+          lags.push(now - at);
+          pending.delete(row.id);
+        }
       }
     }
   }
 
   /** Drains that reached D1 for the watched threads: each one raised its session row's version by one. */
   function drainsOf(threadIds) {
-    if (db === null || threadIds.length === 0) return null;
+    if (dbs.length === 0 || threadIds.length === 0) return null;
     let total = 0;
-    for (let i = 0; i < threadIds.length; i += 200) {
-      const chunk = threadIds.slice(i, i + 200);
-      const row = db
-        .prepare(
-          `SELECT COALESCE(SUM(version), 0) AS n FROM agent_sessions WHERE id IN (${chunk.map(() => "?").join(",")})`,
-        )
-        .get(...chunk);
-      total += Number(row?.n ?? 0);
+    for (const db of dbs) {
+      for (let i = 0; i < threadIds.length; i += 200) {
+        const chunk = threadIds.slice(i, i + 200);
+        const row = db
+          .prepare(
+            `SELECT COALESCE(SUM(version), 0) AS n FROM agent_sessions WHERE id IN (${chunk.map(() => "?").join(",")})`,
+          )
+          .get(...chunk);
+        total += Number(row?.n ?? 0);
+      }
     }
     return total;
   }
 
   return {
-    available: db !== null,
+    available: dbs.length > 0,
     start() {
-      if (db !== null && timer === null) timer = setInterval(poll, intervalMs);
+      if (dbs.length > 0 && timer === null) timer = setInterval(poll, intervalMs);
     },
     expect(id, at) {
       pending.set(id, at);
@@ -87,7 +93,7 @@ export async function watchProjection(statePath, { intervalMs = 20 } = {}) {
       }
       if (timer !== null) clearInterval(timer);
       const drains = drainsOf(threadIds);
-      db?.close();
+      for (const db of dbs) db.close();
       return { projected: lags.length, missing: pending.size, lagMs: summarize(lags), drains };
     },
   };

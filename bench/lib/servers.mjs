@@ -21,9 +21,12 @@ export async function stopAll() {
   started.clear();
 }
 
-/** Applies the product's D1 migrations to a throwaway database; output goes to a log, shown only on failure. */
-async function migrate(args, dir, name) {
-  for (const binding of D1_BINDINGS) await migrateOne(binding, args, dir, name);
+/**
+ * Applies the product's D1 migrations to each of a Worker's throwaway databases (the product's: every shard); output
+ * goes to a log, shown only on failure.
+ */
+async function migrate(args, dir, name, bindings = D1_BINDINGS) {
+  for (const binding of bindings) await migrateOne(binding, args, dir, name);
 }
 
 async function migrateOne(binding, args, dir, name) {
@@ -124,7 +127,8 @@ export async function startProductWorker({ log = () => {}, minify = true, projec
 export async function startEchoWorker({ log = () => {} } = {}) {
   const dir = mkdtempSync(join(tmpdir(), "agent-threads-bench-echo-"));
   const state = join(dir, "state");
-  await migrate(["-c", ECHO_CONFIG, "--persist-to", state], dir, "echo worker");
+  // The echo Worker has one D1 (`DB`, the turn-cost object's projection), so it takes the control plane's shard.
+  await migrate(["-c", ECHO_CONFIG, "--persist-to", state], dir, "echo worker", ["DB"]);
   const server = await startWrangler({
     name: "echo worker",
     args: ["-c", ECHO_CONFIG, "--persist-to", state],
