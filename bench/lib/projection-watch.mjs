@@ -58,7 +58,12 @@ export async function watchProjection(statePath, { intervalMs = 20 } = {}) {
     }
   }
 
-  /** Drains that reached D1 for the watched threads: each one raised its session row's version by one. */
+  /**
+   * Drains that reached D1 for the watched threads: each one raised its session row's version by one. Versions are
+   * reserved in blocks of 1,000 per object lifetime (src/storage/projection-drain.ts `VERSION_BLOCK`; a restart,
+   * such as an idle eviction between launch and connect, skips to the next block), so the drains of a lifetime are
+   * the version modulo 1,000.
+   */
   function drainsOf(threadIds) {
     if (dbs.length === 0 || threadIds.length === 0) return null;
     let total = 0;
@@ -67,7 +72,7 @@ export async function watchProjection(statePath, { intervalMs = 20 } = {}) {
         const chunk = threadIds.slice(i, i + 200);
         const row = db
           .prepare(
-            `SELECT COALESCE(SUM(version), 0) AS n FROM agent_sessions WHERE id IN (${chunk.map(() => "?").join(",")})`,
+            `SELECT COALESCE(SUM(version % 1000), 0) AS n FROM agent_sessions WHERE id IN (${chunk.map(() => "?").join(",")})`,
           )
           .get(...chunk);
         total += Number(row?.n ?? 0);

@@ -267,6 +267,10 @@ function b4Rows(cost, lag) {
         value: num(cost.doChunkRowsWrittenPerTurn),
         baseline: `${cost.deltasPerTurn} deltas`,
       }),
+      row("B4", "DO SQL statements per turn (a drain per turn)", {
+        value: num(cost.doStatementsPerTurn),
+        baseline: "reads and writes, each a call into SQLite",
+      }),
     );
   }
   if (!lag || lag.failed || lag.pending) {

@@ -62,5 +62,7 @@ export async function benchTurnCost({ echo, turns = 20 }) {
       d1BatchesPerTurn: Math.round((coalesced.d1.batches / coalesced.turns) * 100) / 100,
     },
     firstTurn: samples[0],
+    // A steady turn's statements by query text: what to look at when statements per turn should drop.
+    lastTurn: samples.at(-1),
   };
 }

@@ -4,7 +4,7 @@ import { fail, ok, type Result } from "../errors";
 import { ANCESTOR_WALK, type Ancestry, ancestorSeqAt, ancestryBelow, entryPosition } from "./entry-ancestry";
 import { parseJsonColumn } from "./json-column";
 import { createRedactor, type JsonValue, type Redactor } from "./redact";
-import { ACTIVE_LEAF_KEY, deleteMeta, readMeta, replaceMeta, writeMeta } from "./thread-meta";
+import { ACTIVE_LEAF_KEY, deleteMeta, replaceMeta, writeMeta } from "./thread-meta";
 
 export const ENTRY_KINDS = [
   "message",
@@ -332,13 +332,17 @@ export class EntryStore {
    * a child is always newer than its parent. Null for an empty thread.
    */
   latestLeaf(): Entry | null {
-    const active = readMeta(this.#storage, ACTIVE_LEAF_KEY);
-    if (active !== null) {
-      const entry = this.get(active);
-      if (entry) return entry;
-    }
+    // One statement (a turn asks several times): the selected leaf when it is set and still stored, else the newest.
     return firstEntry(
-      this.#storage.sql.exec(`SELECT ${ENTRY_COLUMNS} FROM entries ORDER BY seq DESC LIMIT 1`),
+      this.#storage.sql.exec(
+        `SELECT ${ENTRY_COLUMNS} FROM (
+           SELECT ${ENTRY_COLUMNS}, 0 AS rank FROM entries
+           WHERE id = (SELECT value FROM meta WHERE key = ?)
+           UNION ALL
+           SELECT * FROM (SELECT ${ENTRY_COLUMNS}, 1 AS rank FROM entries ORDER BY seq DESC LIMIT 1)
+         ) ORDER BY rank LIMIT 1`,
+        ACTIVE_LEAF_KEY,
+      ),
     );
   }
 

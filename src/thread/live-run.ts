@@ -4,6 +4,7 @@ import type { ServerFrame } from "../shared/protocol";
 import type { EntryStore } from "../storage/entry-store";
 import type { RunChunkStore } from "../storage/run-chunk-store";
 import type { Run } from "../storage/run-store";
+import type { UsageTotals } from "../storage/usage-store";
 import { type Peer, toWireEntry } from "./frames";
 import type { RequestMeta } from "./request-meta";
 import type { RunStores } from "./run-stores";
@@ -82,6 +83,8 @@ export class LiveRun {
   firstDeltaAt: number | null = null;
   /** Stores for this run's writes; swapped for ones redacting every tenant secret the run resolved. */
   stores: RunStores;
+  /** The run's usage totals, once it is sealed (its quota slot is given back with them). */
+  usage: UsageTotals | null = null;
   /** Every delta so far, in order: the reply the run is sealed with when the model ends. */
   text = "";
   readonly done: Promise<Run>;

@@ -21,6 +21,8 @@ export class VersionBindings {
   /** The stored digests of versions whose artifact failed its check: a run recorded on one cannot be verified. */
   readonly #tamperedDigests = new Set<string>();
   #loading: Promise<void> | null = null;
+  /** True once every stored upgrade target has been read (`load` settled). */
+  #loaded = false;
 
   constructor(storage: DurableObjectStorage, pin: ThreadBinding) {
     this.#storage = storage;
@@ -50,6 +52,15 @@ export class VersionBindings {
         this.#tamperedDigests.add(digest);
       } else if (read.version !== null) this.add(read.version);
     }
+    this.#loaded = true;
+  }
+
+  /**
+   * The pin when it is the only binding any entry can name (the thread was never upgraded, its stored versions read),
+   * so a caller needs no entry to know a turn's binding; null otherwise.
+   */
+  sole(): ThreadBinding | null {
+    return this.#loaded && this.#verified.size === 0 && this.#tampered.size === 0 ? this.#pin : null;
   }
 
   /** A version just verified and stored by an upgrade. */

@@ -2,18 +2,20 @@
 import type { ThreadBinding } from "../storage/pin-store";
 import type { Run } from "../storage/run-store";
 import { recordThreadEvent } from "../storage/thread-events";
-import type { RunStores } from "./run-stores";
+import type { UsageTotals } from "../storage/usage-store";
 
-/** Records the event of a run that just ended; an aborted run (cancelled, interrupted, handed off) has none. */
+/**
+ * Records the event of a run that just ended, with the run's usage totals; an aborted run (cancelled, interrupted,
+ * handed off) has none.
+ */
 export function recordRunEvent(
   storage: DurableObjectStorage,
   binding: ThreadBinding,
   run: Run,
-  stores: Pick<RunStores, "usage">,
+  usage: UsageTotals,
   now: number,
 ): void {
   if (run.status !== "succeeded" && run.status !== "failed") return;
-  const usage = stores.usage.totalsForRun(run.id);
   recordThreadEvent(
     storage,
     {

@@ -12,6 +12,7 @@ import type { ThreadBinding } from "../storage/pin-store";
 import type { QueuedTurnRecord, QueuedTurnStore } from "../storage/queued-turn-store";
 import { type RunAudit, recordRunAudit } from "../storage/run-audit-store";
 import type { Run, RunError } from "../storage/run-store";
+import type { UsageTotals } from "../storage/usage-store";
 import { toWireEntry } from "./frames";
 import { LiveRun, persistedText, runFrame, type StreamReceivers } from "./live-run";
 import { multitaskStrategy, queuedFrame, queuedTurnOf, requestOfQueued } from "./multitask";
@@ -474,7 +475,7 @@ export class RunLifecycle {
     const { runs, usage } = this.#deps.stores;
     const tokens = () => {
       try {
-        const totals = usage.totalsForRun(run.id);
+        const totals = live.usage ?? usage.totalsForRun(run.id);
         return totals.inputTokens + totals.outputTokens;
       } catch {
         return 0; // the thread was erased while the run ended: its usage went with it
@@ -614,6 +615,8 @@ export class RunLifecycle {
 
   /** Where a request's message would go, and so the version its limits and strategy come from. */
   #bindingOfRequest(request: TurnRequest): ThreadBinding {
+    const sole = this.#deps.versions.sole();
+    if (sole !== null) return sole;
     const entries = this.#deps.stores.entries;
     const placed = placeUserTurn(request, entries);
     if (!placed.ok) return this.#bindingAt(entries.latestLeaf());
@@ -623,6 +626,8 @@ export class RunLifecycle {
 
   /** The binding a run used: the one in effect at its user message (the pin for a run that never placed one). */
   #bindingOfRun(run: Run): ThreadBinding {
+    const sole = this.#deps.versions.sole();
+    if (sole !== null) return sole;
     const user = run.userEntryId === null ? null : this.#deps.stores.entries.get(run.userEntryId);
     return this.#bindingAt(user);
   }
@@ -663,39 +668,44 @@ export class RunLifecycle {
       outcome.status === "succeeded" ? "complete" : outcome.status === "aborted" ? "interrupted" : "failed";
     const live = this.#live?.runId === run.id ? this.#live : null;
     const firstDeltaAt = live?.firstDeltaAt ?? null;
-    const sealed = this.#deps.storage.transactionSync((): { run: Run; entry: Entry | null } => {
-      let entry: Entry | null = null;
-      if (text.length > 0 && run.userEntryId !== null) {
-        const appended = stores.entries.append({
-          parentId: run.userEntryId,
-          kind: "message",
-          role: "assistant",
-          runId: run.id,
-          body: { text, status: entryStatus, ...(toolCalls.length > 0 ? { toolCalls } : {}) },
-        });
-        if (appended.ok) {
-          entry = appended.value.entry;
-          if (stores.entries.latestLeaf()?.id !== entry.id) stores.entries.setActiveLeaf(entry.id);
+    const binding = this.#bindingOfRun(run);
+    const sealed = this.#deps.storage.transactionSync(
+      (): { run: Run; entry: Entry | null; usage: UsageTotals } => {
+        let entry: Entry | null = null;
+        if (text.length > 0 && run.userEntryId !== null) {
+          const appended = stores.entries.append({
+            parentId: run.userEntryId,
+            kind: "message",
+            role: "assistant",
+            runId: run.id,
+            body: { text, status: entryStatus, ...(toolCalls.length > 0 ? { toolCalls } : {}) },
+          });
+          if (appended.ok) {
+            entry = appended.value.entry;
+            if (stores.entries.latestLeaf()?.id !== entry.id) stores.entries.setActiveLeaf(entry.id);
+          }
         }
-      }
-      const ended = stores.runs.transition(run.id, outcome.status, {
-        ...(entry !== null ? { assistantEntryId: entry.id } : {}),
-        ...(outcome.status === "aborted" ? { abortReason: outcome.reason } : {}),
-        ...(outcome.status === "failed" ? { error: outcome.error } : {}),
-        ...(firstDeltaAt !== null
-          ? { firstDeltaMs: Math.max(0, Math.round(firstDeltaAt - run.createdAt)) }
-          : {}),
-      });
-      // A queued run that ends unstarted leaves the queue with its request.
-      if (ended.ok) this.#deps.queue.remove(run.id);
-      if (ended.ok)
-        recordRunEvent(this.#deps.storage, this.#bindingOfRun(run), ended.value, stores, this.#deps.now());
-      return { run: ended.ok ? ended.value : run, entry };
-    });
+        const ended = stores.runs.transition(run.id, outcome.status, {
+          ...(entry !== null ? { assistantEntryId: entry.id } : {}),
+          ...(outcome.status === "aborted" ? { abortReason: outcome.reason } : {}),
+          ...(outcome.status === "failed" ? { error: outcome.error } : {}),
+          ...(firstDeltaAt !== null
+            ? { firstDeltaMs: Math.max(0, Math.round(firstDeltaAt - run.createdAt)) }
+            : {}),
+        });
+        // The run's usage is final now: read once for its event, its log line and its quota slot.
+        const usage = stores.usage.totalsForRun(run.id);
+        if (live !== null) live.usage = usage;
+        // A queued run that ends unstarted leaves the queue with its request.
+        if (ended.ok) this.#deps.queue.remove(run.id);
+        if (ended.ok) recordRunEvent(this.#deps.storage, binding, ended.value, usage, this.#deps.now());
+        return { run: ended.ok ? ended.value : run, entry, usage };
+      },
+    );
     logTurn({
-      binding: this.#bindingOfRun(sealed.run),
+      binding,
       run: sealed.run,
-      usage: () => stores.usage.totalsForRun(run.id),
+      usage: () => sealed.usage,
       requestId: live?.meta?.requestId ?? null,
       firstDeltaAt,
     });

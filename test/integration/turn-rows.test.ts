@@ -21,6 +21,12 @@ const WRITE =
 
 /** The thread's own target for a turn drained to D1 at once (README "Performance", B4). */
 const MAX_ROWS_PER_TURN = 12;
+/**
+ * SQL statements a steady turn runs on the thread's SQLite, its drain and event hand-over included (83 before the
+ * newest leaf was read in one statement and an unupgraded thread stopped looking up entries for its binding): every
+ * one costs the object CPU, so a change that adds reads to the turn's path shows here.
+ */
+const MAX_STATEMENTS_PER_TURN = 70;
 /** The resume log of a live run: rows that go when it ends, reported apart (as B4 does). */
 const CHUNK_TABLE = "run_chunks";
 /** The run event's removal once the tenant's events object stored it (B4 runs no hand-over). */
@@ -57,14 +63,15 @@ function record(storage: DurableObjectStorage): void {
   };
 }
 
-function tally(): Record<string, number> {
+function tally(): { byTable: Record<string, number>; statements: number } {
   const byTable: Record<string, number> = {};
-  for (const { table, cursor } of recorder?.cursors ?? []) {
+  const cursors = recorder?.cursors ?? [];
+  for (const { table, cursor } of cursors) {
     if (cursor.rowsWritten > 0) byTable[table] = (byTable[table] ?? 0) + cursor.rowsWritten;
   }
   recorder?.restore();
   recorder = null;
-  return byTable;
+  return { byTable, statements: cursors.length };
 }
 
 describe("rows written per turn", () => {
@@ -92,7 +99,7 @@ describe("rows written per turn", () => {
     await turn("first");
     await runInDurableObject(stub, (_i, state) => record(state.storage));
     const second = await turn("second");
-    const byTable = await runInDurableObject(stub, () => tally());
+    const { byTable, statements } = await runInDurableObject(stub, () => tally());
     ws.ws.close();
 
     expect(second.done.runId).toBeDefined();
@@ -115,6 +122,7 @@ describe("rows written per turn", () => {
     // With the event's hand-over: its row goes once acknowledged, and the watermark is not rewritten for it.
     expect(byTable[HANDOVER] ?? 0, detail).toBeLessThanOrEqual(1);
     expect(sum([CHUNK_TABLE]), detail).toBeLessThanOrEqual(MAX_ROWS_PER_TURN + 1);
+    expect(statements).toBeLessThanOrEqual(MAX_STATEMENTS_PER_TURN);
   });
 
   it("forgets an acknowledged run event without a watermark write, and never loses the next one", async () => {

@@ -4,6 +4,7 @@ const WRITE =
   /^\s*(?:WITH\b[\s\S]*?\)\s*)?(?:INSERT(?:\s+OR\s+\w+)?\s+INTO|REPLACE\s+INTO|UPDATE|DELETE\s+FROM)\s+["`]?(\w+)/i;
 
 interface Recorded {
+  query: string;
   table: string | null;
   cursor: SqlStorageCursor<Record<string, SqlStorageValue>>;
 }
@@ -14,6 +15,8 @@ export interface StorageTally {
   rowsWritten: number;
   /** Rows written per table. */
   byTable: Record<string, number>;
+  /** Statements run per query text (whitespace collapsed): which reads and writes a turn repeats. */
+  byQuery: Record<string, number>;
 }
 
 export class StorageMeter {
@@ -27,7 +30,7 @@ export class StorageMeter {
         if (prop === "exec") {
           return (query: string, ...bindings: unknown[]) => {
             const cursor = target.exec(query, ...bindings);
-            recorded().push({ table: WRITE.exec(query)?.[1]?.toLowerCase() ?? null, cursor });
+            recorded().push({ query, table: WRITE.exec(query)?.[1]?.toLowerCase() ?? null, cursor });
             return cursor;
           };
         }
@@ -46,9 +49,17 @@ export class StorageMeter {
 
   /** What was recorded since the last call, and forgets it. */
   take(): StorageTally {
-    const tally: StorageTally = { statements: 0, writeStatements: 0, rowsWritten: 0, byTable: {} };
-    for (const { table, cursor } of this.#recorded) {
+    const tally: StorageTally = {
+      statements: 0,
+      writeStatements: 0,
+      rowsWritten: 0,
+      byTable: {},
+      byQuery: {},
+    };
+    for (const { query, table, cursor } of this.#recorded) {
       tally.statements += 1;
+      const text = query.replace(/\s+/g, " ").trim();
+      tally.byQuery[text] = (tally.byQuery[text] ?? 0) + 1;
       const rows = cursor.rowsWritten;
       if (table !== null) tally.writeStatements += 1;
       if (rows > 0) {
