@@ -156,8 +156,9 @@ function delayedConfig(dir) {
     .replace(/^name = ".*"$/m, 'name = "agent-threads-bench-d1-delay"')
     .replace(/^main = ".*"$/m, `main = ${JSON.stringify(D1_DELAY_ENTRY)}`)
     .replace(/"\.\/(src\/shims\/[^"]+)"/g, (_m, path) => abs(path))
-    .replace(/^migrations_dir = "(.*)"$/m, (_m, path) => `migrations_dir = ${abs(path)}`)
-    .replace(/^directory = "(.*)"$/m, (_m, path) => `directory = ${abs(path)}`)
+    // Every D1 binding (the control plane and each shard) names the migrations folder.
+    .replace(/^migrations_dir = "(.*)"$/gm, (_m, path) => `migrations_dir = ${abs(path)}`)
+    .replace(/^directory = "(.*)"$/gm, (_m, path) => `directory = ${abs(path)}`)
     .replace(/^\[triggers\][^[]*/m, "");
   const file = join(dir, "wrangler.toml");
   writeFileSync(file, config);
