@@ -202,7 +202,6 @@ export class EntryBench extends DurableObject<BenchEnv> {
         0,
         Number.MAX_SAFE_INTEGER,
       )
-      .raw()
       .toArray().length;
   }
 

@@ -204,7 +204,9 @@ export async function insightsQuery(
   let items: number;
   if (kind === "analytics-version" || kind === "analytics-day") {
     const groupBy = kind === "analytics-version" ? "version" : "day";
-    items = (await analytics(db, INSIGHTS_TENANT, { from, to, groupBy, agentId: AGENT })).length;
+    items = (
+      await analytics({ shard: db, control: db }, INSIGHTS_TENANT, { from, to, groupBy, agentId: AGENT })
+    ).length;
   } else {
     const q =
       kind === "search-two-words" ? "refund damaged" : kind === "search-common" ? "order" : "warranty";
