@@ -89,6 +89,9 @@ const unauthenticated = () => fail("unauthenticated", "Authentication required."
  * Public members are the API: the Worker's RPC calls (each checks the caller's claims or address against the
  * stored binding first), the SDK's hooks, and the scheduler's callbacks. Everything else is `#private`.
  */
+/** The close code a runtime reports for a close frame that carried no status. */
+const NO_STATUS_RECEIVED = 1005;
+
 export class ThreadAgent extends Agent<Env> {
   // Never tell a client the object's name or class.
   static override options = { sendIdentityOnConnect: false };
@@ -577,7 +580,16 @@ export class ThreadAgent extends Agent<Env> {
     this.#sockets.deliver(connection, connectionState(connection) ?? spent, outcome);
   }
 
-  override onClose(_connection: Connection, _code: number, _reason: string, _wasClean: boolean): void {
+  override onClose(connection: Connection, code: number, _reason: string, _wasClean: boolean): void {
+    // A close frame without a status arrives as 1005, which the SDK does not answer: the client would wait out its
+    // own timeout and report 1006. Answer it with a normal close (docs/protocol.md#close-codes).
+    if (code === NO_STATUS_RECEIVED) {
+      try {
+        connection.close(1000, "");
+      } catch {
+        // Already closed: nothing is owed.
+      }
+    }
     this.#sockets.closed();
   }
 

@@ -78,6 +78,15 @@ describe("agent.v1 over WebSocket", () => {
     });
   });
 
+  it("answers a close without a code at once, so the client's close completes cleanly", async () => {
+    const agent = await liveAgent();
+    const ws = await connect(await launch(agent.publicKey));
+    // A close frame without a status code arrives as 1005; the object still owes the closing handshake.
+    ws.ws.close();
+    const closed = await ws.waitClosed(2_000);
+    expect(closed.code).not.toBe(1006);
+  });
+
   it("delivers the same stream to every socket of the thread", async () => {
     const agent = await liveAgent({ artifact: local({ chunks: 6 }) });
     const session = await launch(agent.publicKey);
