@@ -8,8 +8,9 @@ import { CliError, runMain } from "./lib/cli.mjs";
 import { D1_BINDINGS } from "./lib/d1-bindings.mjs";
 import { ensureDevVars, readDevVars } from "./lib/dev-vars.mjs";
 import { describeClientError } from "./lib/http-client.mjs";
+import { DEFAULT_PORT, forgetDevServer, recordDevServer } from "./lib/local-server.mjs";
 import { childEnv, demoStatePath, devVarsExamplePath, devVarsPath, root, wranglerBin } from "./lib/paths.mjs";
-import { runCommand, signalNumber } from "./lib/run-command.mjs";
+import { runQuiet, signalNumber } from "./lib/run-command.mjs";
 import { waitForHealth } from "./lib/wait-for-health.mjs";
 import { seedDemo } from "./seed-demo.mjs";
 
@@ -44,7 +45,7 @@ async function main() {
     console.log(HELP);
     return 0;
   }
-  const port = Number(values.port ?? process.env.PORT ?? "8787");
+  const port = Number(values.port ?? process.env.PORT ?? String(DEFAULT_PORT));
   if (!Number.isInteger(port) || port < 1 || port > 65_535) throw new CliError("the port must be 1–65535.");
   const wrangler = wranglerBin();
   if (!(await portIsFree(port))) {
@@ -59,25 +60,32 @@ async function main() {
 
   console.log("Applying local D1 migrations…");
   // The control plane and every projection shard take the same list (docs/decisions.md). CI=true keeps wrangler
-  // from asking for confirmation.
+  // from asking for confirmation. Wrangler prints a table per migration; one line per database says the same.
   for (const binding of D1_BINDINGS) {
-    const migrated = await runCommand(wrangler, ["d1", "migrations", "apply", binding, "--local"], {
+    const migrated = await runQuiet(wrangler, ["d1", "migrations", "apply", binding, "--local"], {
       env: { CI: "true" },
     });
-    if (migrated !== 0) {
-      throw new CliError(`applying local D1 migrations to ${binding} failed (exit ${migrated}).`);
+    if (migrated.code !== 0) {
+      console.error(migrated.output);
+      throw new CliError(`applying local D1 migrations to ${binding} failed (exit ${migrated.code}).`);
     }
+    console.log(`  ${binding}: ${describeMigrations(migrated.output)}`);
   }
 
   const child = spawn(
     wrangler,
     ["dev", "--port", String(port), "--ip", "127.0.0.1", "--show-interactive-dev-session=false"],
-    { cwd: root, env: childEnv(), stdio: "inherit" },
+    // No fetch of the `Request.cf` sample from the internet: offline it only prints a stack trace, and the local
+    // placeholder serves the same purpose.
+    { cwd: root, env: childEnv({ CLOUDFLARE_CF_FETCH_ENABLED: "false" }), stdio: "inherit" },
   );
+  // The other scripts (tenant:create, the demos) find this server's port here while it runs.
+  recordDevServer(port);
   let exited = false;
   const done = new Promise((resolve) => {
     child.on("exit", (code, signal) => {
       exited = true;
+      forgetDevServer();
       resolve(code ?? (signal ? 128 + signalNumber(signal) : 1));
     });
   });
@@ -135,6 +143,13 @@ async function main() {
     return 0;
   }
   return done;
+}
+
+/** One line for wrangler's migration output: how many it applied, from its one "Executing" line per migration. */
+function describeMigrations(output) {
+  const applied = output.match(/Executing on local database/g)?.length ?? 0;
+  if (applied === 0) return "up to date";
+  return `${applied} migration${applied === 1 ? "" : "s"} applied`;
 }
 
 /** The check mode's proof that the seeded agent works: a browser-style launch from an allowed origin. */

@@ -8,6 +8,7 @@ import { compactVerify, createRemoteJWKSet } from "jose";
 import { CliError, runMain } from "./lib/cli.mjs";
 import { readDevVars } from "./lib/dev-vars.mjs";
 import { describeClientError, describeError, request } from "./lib/http-client.mjs";
+import { localPort } from "./lib/local-server.mjs";
 import { childEnv, devVarsPath, root, wranglerBin } from "./lib/paths.mjs";
 
 const HELP = `Usage: npm run erase:demo [-- --port 8787 --threads 50]
@@ -108,7 +109,7 @@ async function main() {
     options: { port: { type: "string" }, threads: { type: "string" }, help: { type: "boolean", short: "h" } },
   });
   if (values.help) return console.log(HELP);
-  const port = Number(values.port ?? process.env.PORT ?? "8787");
+  const port = Number(values.port ?? localPort());
   const count = Number(values.threads ?? "50");
   if (!Number.isInteger(count) || count < 2 || count > 1000) throw new CliError("--threads must be 2–1000.");
   const baseUrl = `http://127.0.0.1:${port}`;

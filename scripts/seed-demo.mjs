@@ -8,6 +8,7 @@ import { z } from "zod";
 import { CliError, isMain, runMain } from "./lib/cli.mjs";
 import { readDevVars } from "./lib/dev-vars.mjs";
 import { describeClientError, describeError, request } from "./lib/http-client.mjs";
+import { localPort } from "./lib/local-server.mjs";
 import { demoStatePath, devVarsPath } from "./lib/paths.mjs";
 
 const DEMO_SLUG = "demo";
@@ -189,7 +190,7 @@ async function main() {
     console.log("Seeds the demo tenant and agent into a running local server (idempotent).");
     return 0;
   }
-  const port = values.port ?? process.env.PORT ?? "8787";
+  const port = values.port ?? String(localPort());
   const baseUrl = values.url ?? `http://127.0.0.1:${port}`;
   const devVars = readDevVars(devVarsPath);
   if (devVars === null) throw new CliError(".dev.vars is missing: run `npm run dev` once to create it.");

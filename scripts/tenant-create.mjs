@@ -4,11 +4,12 @@ import { AgentThreadsError, OperatorClient } from "agent-threads/client";
 import { CliError, runMain } from "./lib/cli.mjs";
 import { readDevVars } from "./lib/dev-vars.mjs";
 import { describeClientError } from "./lib/http-client.mjs";
+import { localBaseUrl } from "./lib/local-server.mjs";
 import { devVarsPath } from "./lib/paths.mjs";
 
 const HELP = `Usage: npm run tenant:create -- <name> [--remote --url https://agents.example.com]
 
-Local (default): POSTs to http://localhost:\${PORT:-8787} with OPERATOR_TOKEN from .dev.vars.
+Local (default): POSTs to the running npm run dev (the port it recorded, or PORT) with OPERATOR_TOKEN from .dev.vars.
 Remote: --remote with --url (or AGENT_THREADS_URL) and the OPERATOR_TOKEN environment variable.
 Prints the tenant id and its admin API key; the key is shown only this once.`;
 
@@ -24,7 +25,7 @@ function target(values) {
     if (devVars === null) throw new CliError(".dev.vars is missing: run `npm run dev` first to create it.");
     if (!devVars.OPERATOR_TOKEN) throw new CliError("OPERATOR_TOKEN is missing from .dev.vars.");
     return {
-      baseUrl: `http://localhost:${process.env.PORT ?? "8787"}`,
+      baseUrl: localBaseUrl(),
       token: devVars.OPERATOR_TOKEN,
       local: true,
     };

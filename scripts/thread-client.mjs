@@ -4,6 +4,7 @@ import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { AgentThreadsError, launchPublic, ThreadConnection } from "agent-threads/client";
 import { CliError, isMain, runMain } from "./lib/cli.mjs";
+import { localBaseUrl } from "./lib/local-server.mjs";
 import { demoStatePath } from "./lib/paths.mjs";
 
 const HELP = `Usage: npm run thread:demo [-- --url http://localhost:8787 --key pk_… --origin http://localhost:8787]
@@ -43,7 +44,7 @@ async function main() {
     console.log(HELP);
     return 0;
   }
-  const baseUrl = values.url ?? `http://localhost:${process.env.PORT ?? "8787"}`;
+  const baseUrl = values.url ?? localBaseUrl();
   const origin = values.origin ?? baseUrl;
   let agentKey = values.key;
   if (agentKey === undefined) {

@@ -4,6 +4,7 @@ import { parseArgs } from "node:util";
 import { AdminClient, launchPublic, ThreadConnection } from "agent-threads/client";
 import { CliError, isMain, runMain } from "./lib/cli.mjs";
 import { describeClientError } from "./lib/http-client.mjs";
+import { localBaseUrl } from "./lib/local-server.mjs";
 import { readDemoState } from "./seed-demo.mjs";
 
 const HELP = `Usage: npm run upgrade:demo [-- --url http://localhost:8787]
@@ -91,7 +92,7 @@ async function main() {
     console.log(HELP);
     return 0;
   }
-  const baseUrl = values.url ?? `http://localhost:${process.env.PORT ?? "8787"}`;
+  const baseUrl = values.url ?? localBaseUrl();
   const origin = values.origin ?? baseUrl;
   const state = readDemoState();
   if (state === null) throw new CliError("no .wrangler/demo.json: start `npm run dev` first.");

@@ -5,6 +5,7 @@ import { parseArgs } from "node:util";
 import { Webhook } from "standardwebhooks";
 import { CliError, runMain } from "./lib/cli.mjs";
 import { describeError, request } from "./lib/http-client.mjs";
+import { localPort } from "./lib/local-server.mjs";
 import { readDemoState } from "./seed-demo.mjs";
 
 const HELP = `Usage: npm run webhook:check [-- --port 8787 --timeout 60]
@@ -59,7 +60,7 @@ async function main() {
     console.log(HELP);
     return 0;
   }
-  const port = Number(values.port ?? process.env.PORT ?? "8787");
+  const port = Number(values.port ?? localPort());
   const timeoutMs = Number(values.timeout ?? "60") * 1000;
   const baseUrl = `http://127.0.0.1:${port}`;
   const origin = `http://localhost:${port}`;
