@@ -7,21 +7,27 @@ export interface TemplateMeter {
 }
 
 const SPACE = 0x20;
+const PIPE = 0x7c;
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
 const CLOSE = "}}";
 const MAX_KEY_CHARS = 64;
+/** `{{name|fallback}}`: the fallback is plain text without braces, at most this long. */
+const MAX_FALLBACK_CHARS = 200;
 
 const isKeyStart = (c: number) => c === 0x5f || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a);
 const isKeyChar = (c: number) => isKeyStart(c) || (c >= 0x30 && c <= 0x39);
 
 /**
- * The placeholder whose `{{` ends just before `start`: spaces, a variable name, spaces, `}}`. Null when the text
- * there is not one. It reads only spaces and name characters, so two attempts never read the same characters.
+ * The placeholder whose `{{` ends just before `start`: spaces, a variable name, spaces, optionally `|` and a fallback
+ * text, then `}}`. Null when the text there is not one. It reads only spaces, name characters and brace-free fallback
+ * text, none of which can begin another `{{`, so two attempts never read the same characters.
  */
 function placeholderAt(
   text: string,
   start: number,
   meter: TemplateMeter,
-): { key: string; end: number } | null {
+): { key: string; fallback: string; end: number } | null {
   let i = start;
   while (i < text.length && text.charCodeAt(i) === SPACE) {
     i++;
@@ -38,7 +44,22 @@ function placeholderAt(
     i++;
     meter.steps++;
   }
-  return text.startsWith(CLOSE, i) ? { key, end: i + CLOSE.length } : null;
+  if (i < text.length && text.charCodeAt(i) === PIPE) {
+    const fallbackStart = ++i;
+    meter.steps++;
+    while (i < text.length && i - fallbackStart <= MAX_FALLBACK_CHARS) {
+      const c = text.charCodeAt(i);
+      if (c === OPEN_BRACE) return null;
+      if (c === CLOSE_BRACE) {
+        if (!text.startsWith(CLOSE, i)) return null;
+        return { key, fallback: text.slice(fallbackStart, i).trim(), end: i + CLOSE.length };
+      }
+      i++;
+      meter.steps++;
+    }
+    return null;
+  }
+  return text.startsWith(CLOSE, i) ? { key, fallback: "", end: i + CLOSE.length } : null;
 }
 
 function valueText(value: ContextValue | undefined): string {
@@ -48,7 +69,8 @@ function valueText(value: ContextValue | undefined): string {
 
 /**
  * `template` with every `{{name}}` (spaces inside the braces allowed) replaced by that variable's value as plain
- * text, and by "" when the thread has no such variable. One left-to-right pass: a value that itself contains
+ * text, and by "" when the thread has no such variable; `{{name|there}}` gives "there" instead when the variable is
+ * missing or empty (docs/api.md#launch-context). One left-to-right pass: a value that itself contains
  * `{{other}}` is inserted as it is, never expanded again. Anything that is not a placeholder stays as written.
  */
 export function expandContext(
@@ -65,8 +87,8 @@ export function expandContext(
       at = template.indexOf("{{", at + 1);
       continue;
     }
-    const value = Object.hasOwn(variables, found.key) ? variables[found.key] : undefined;
-    out += template.slice(copied, at) + valueText(value);
+    const value = valueText(Object.hasOwn(variables, found.key) ? variables[found.key] : undefined);
+    out += template.slice(copied, at) + (value === "" ? found.fallback : value);
     copied = found.end;
     at = template.indexOf("{{", found.end);
   }

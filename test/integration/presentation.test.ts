@@ -109,6 +109,13 @@ describe("presentation", () => {
     expect((await readyOf(session)).presentation?.greeting).toBe("Hello ! How can we help?");
   });
 
+  it("shows a placeholder's default where the launch has no such variable", async () => {
+    const agent = await liveAgent({ artifact: { greeting: "Hi {{name|there}}! How can we help?" } });
+    const session = await publicLaunch(agent);
+    expect(session.presentation?.greeting).toBe("Hi there! How can we help?");
+    expect((await readyOf(session)).presentation?.greeting).toBe("Hi there! How can we help?");
+  });
+
   it("keeps presenting a refreshed thread's pinned version after a newer one is released", async () => {
     const agent = await liveAgent({
       artifact: { greeting: "Version one.", widget: { title: "One", accentColor: "#111111" } },

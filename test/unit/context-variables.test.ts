@@ -107,6 +107,19 @@ describe("expandContext", () => {
     expect(expandContext("{{{{name}}}}", vars)).toBe("{{Ada}}");
   });
 
+  it("uses the default after a bar when the variable is missing or empty, and only then", () => {
+    expect(expandContext("Hi {{name|there}}!", {})).toBe("Hi there!");
+    expect(expandContext("Hi {{ name | there }}!", {})).toBe("Hi there!");
+    expect(expandContext("Hi {{name|there}}!", { name: "" })).toBe("Hi there!");
+    expect(expandContext("Hi {{name|there}}!", { name: "Ada" })).toBe("Hi Ada!");
+    expect(expandContext("{{seats|0}} seats", { seats: 0 })).toBe("0 seats");
+    expect(expandContext("Hi {{name|}}!", {})).toBe("Hi !");
+    // A default is plain text: never expanded, never holding braces, at most 200 characters.
+    expect(expandContext("{{name|{{plan}}}}", { plan: "pro" })).toBe("{{name|pro}}");
+    for (const text of ["{{name|a}b}}", `{{name|${"x".repeat(201)}}}`, "{{name|there"])
+      expect(expandContext(text, {})).toBe(text);
+  });
+
   it("never reads a name off the prototype", () => {
     expect(expandContext("[{{constructor}}][{{__proto__}}][{{toString}}][{{hasOwnProperty}}]", vars)).toBe(
       "[][][][]",
@@ -129,12 +142,19 @@ describe("expandContext", () => {
       "name",
       "plan",
       "x".repeat(70),
+      "|",
+      "there",
+      "y".repeat(199),
     ),
     maxLength: 200,
   });
   const reference = (text: string, variables: ContextVariables) =>
-    text.replace(/\{\{ *([A-Za-z_][A-Za-z0-9_]{0,63}) *\}\}/g, (_match, key: string) =>
-      Object.hasOwn(variables, key) ? String(variables[key]) : "",
+    text.replace(
+      /\{\{ *([A-Za-z_][A-Za-z0-9_]{0,63}) *(?:\|([^{}]{0,200}))?\}\}/g,
+      (_match, key: string, fallback: string | undefined) => {
+        const value = Object.hasOwn(variables, key) ? String(variables[key]) : "";
+        return value === "" ? (fallback ?? "").trim() : value;
+      },
     );
 
   it("agrees with the equivalent regular expression on adversarial templates", () => {
@@ -149,7 +169,20 @@ describe("expandContext", () => {
   it("examines each character of the template at most once, however it is built", () => {
     const repeated = fc
       .tuple(
-        fc.constantFrom("{{", "{{ ", "{{a", "{{ a ", "{{name", "{{name }", "{{{", "  ", "a"),
+        fc.constantFrom(
+          "{{",
+          "{{ ",
+          "{{a",
+          "{{ a ",
+          "{{name",
+          "{{name }",
+          "{{{",
+          "  ",
+          "a",
+          "{{a|",
+          "{{a|x}",
+          "{{a|x",
+        ),
         fc.nat(5000),
       )
       .map(([piece, n]) => piece.repeat(n + 1));
