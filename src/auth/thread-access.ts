@@ -8,6 +8,10 @@ import { GATE_UNAVAILABLE, gateAgentCached } from "./gate-agent-cache";
 import { tokenError } from "./jwt";
 import { type LaunchClaims, verifyLaunchToken } from "./launch-token";
 
+const PUBLIC_NEEDS_ORIGIN =
+  "A public agent's thread is used from a web page: the request needs an Origin header the agent allows. " +
+  "A backend should launch a private agent with its API key instead (see docs/api.md, private launch from a backend).";
+
 const TOKEN_QUERY_PARAMS = ["token", "access_token", "bearer", "jwt"];
 
 export interface LaunchAccessRequest {
@@ -55,6 +59,8 @@ export async function authorizeLaunch(request: LaunchAccessRequest): Promise<Lau
   if (agent.status !== "active") throw new AppError("forbidden", "This agent is disabled.");
   if (claims.preview === true) return previewAccess(request, claims);
   if (agent.visibility === "public" || origin !== undefined) {
+    // A backend's socket (Node's WebSocket sends no Origin) gets told what to do instead (docs/api.md).
+    if (origin === undefined) throw new AppError("forbidden", PUBLIC_NEEDS_ORIGIN);
     if (!originAllowed(origin, agent.allowedOrigins)) throw new AppError("forbidden", "Origin not allowed.");
     if (claims.origin !== undefined && claims.origin !== origin) {
       throw new AppError("forbidden", "The token was issued for another origin.");

@@ -12,7 +12,15 @@ import {
   tenantFootprint,
 } from "../helpers/edge-gate";
 import { API, api, createApiKey, createTenant, expectError, json } from "../helpers/tenants";
-import { freshIp, launch, launchRequest, launchResponse, liveAgent, ORIGIN } from "../helpers/threads";
+import {
+  freshIp,
+  launch,
+  launchRequest,
+  launchResponse,
+  liveAgent,
+  ORIGIN,
+  upgradeRequest,
+} from "../helpers/threads";
 import { visitorKeys } from "../helpers/tokens";
 
 const THREAD_ID = /^thr_[0-9a-f]{32}$/;
@@ -463,6 +471,38 @@ describe("private agents", () => {
     // The same launch by agent key works too.
     const byKey = await privateLaunchRequest(agent.apiKey, { agentKey: agent.publicKey, subject: "alice" });
     expect(byKey.status).toBe(201);
+  });
+
+  it("tells a backend without an Origin that a public agent's thread needs one; a private agent's works", async () => {
+    const open = await liveAgent();
+    const publicSession = await json(
+      await privateLaunchRequest(open.apiKey, { agentId: open.agentId, subject: "backend-user" }),
+      201,
+      launchResponse,
+    );
+    const refused = await upgradeRequest(publicSession.threadId, {
+      token: publicSession.token,
+      origin: null,
+    });
+    expect(refused.status).toBe(403);
+    const body = (await refused.json()) as { error: { code: string; message: string } };
+    expect(body.error.code).toBe("forbidden");
+    expect(body.error.message).toContain("Origin header");
+    expect(body.error.message).toContain("private agent");
+
+    const closed = await liveAgent({ agent: { visibility: "private" } });
+    const privateSession = await json(
+      await privateLaunchRequest(closed.apiKey, { agentId: closed.agentId, subject: "backend-user" }),
+      201,
+      launchResponse,
+    );
+    const upgraded = await upgradeRequest(privateSession.threadId, {
+      token: privateSession.token,
+      origin: null,
+    });
+    expect(upgraded.status).toBe(101);
+    upgraded.webSocket?.accept();
+    upgraded.webSocket?.close(1000);
   });
 
   it("resumes only for the same subject; another subject gets 404", async () => {
