@@ -10,7 +10,7 @@
 // error shape `{error: {code, reason?, message, requestId, details?}}`.
 import type { Hono } from "hono";
 import { type DescribeRouteOptions, generateSpecs, resolver } from "hono-openapi";
-import type { z } from "zod";
+import { z } from "zod";
 import { ERROR_REASONS } from "../shared/error-reasons";
 import { ERROR_CODES } from "../shared/errors";
 import type { AppEnv } from "./context";
@@ -114,8 +114,11 @@ export interface OperationSpec {
   auth: AuthScheme | AuthScheme[];
   /** The schema the handler validates the JSON body with. */
   body?: z.ZodType;
-  /** Query parameters: the schema the handler parses `c.req.query()` with, or plain descriptions. */
-  query?: z.ZodType | Record<string, string>;
+  /**
+   * Query parameters: the schema the handler parses `c.req.query()` with, or descriptions (with the parameter's
+   * JSON Schema where it is not a plain string).
+   */
+  query?: z.ZodType | Record<string, string | { description: string; schema: QuerySchema }>;
   /** Request headers the route reads (name → description); required when the description starts with "Required". */
   headers?: Record<string, string>;
   response: {
@@ -136,25 +139,51 @@ const json = (schema: z.ZodType, io: "input" | "output") => ({
   "application/json": { schema: resolver(schema, { options: { io } }) },
 });
 
+/** A query parameter's JSON Schema: text by default; integers (`limit`) with their bounds. */
+export type QuerySchema =
+  | { type: "string" }
+  | { type: "integer"; minimum?: number; maximum?: number; default?: number };
+
+const querySchema = z.union([
+  z.strictObject({ type: z.literal("string") }),
+  z.strictObject({
+    type: z.literal("integer"),
+    minimum: z.number().int().optional(),
+    maximum: z.number().int().optional(),
+    default: z.number().int().optional(),
+  }),
+]);
+
+/** A text parameter's JSON Schema from its zod schema: its enum and length bounds, without the draft's `$schema`. */
+function textSchema(field: z.ZodType): object {
+  const { $schema: _draft, ...schema } = z.toJSONSchema(field, { io: "input", unrepresentable: "any" });
+  return schema.type === "string" ? schema : { type: "string" };
+}
+
 function queryParameters(query: OperationSpec["query"]): object[] {
   if (query === undefined) return [];
   if (!("_zod" in query)) {
-    return Object.entries(query).map(([name, description]) => ({
+    return Object.entries(query).map(([name, spec]) => ({
       in: "query",
       name,
-      description,
-      schema: { type: "string" },
+      ...(typeof spec === "string"
+        ? { description: spec, schema: { type: "string" } }
+        : { description: spec.description, schema: spec.schema }),
     }));
   }
-  // A zod object: one parameter per key (query strings are strings; the schema names which are optional).
+  // A zod object: one parameter per key (query strings are text; a field's `parameter` meta names the type it
+  // stands for, such as an integer `limit`; the schema names which are optional).
   const shape = (query as z.ZodObject).shape as Record<string, z.ZodType>;
-  return Object.entries(shape).map(([name, field]) => ({
-    in: "query",
-    name,
-    required: !field.safeParse(undefined).success,
-    schema: { type: "string" },
-    ...(field.description !== undefined ? { description: field.description } : {}),
-  }));
+  return Object.entries(shape).map(([name, field]) => {
+    const declared = querySchema.safeParse(field.meta()?.parameter);
+    return {
+      in: "query",
+      name,
+      required: !field.safeParse(undefined).success,
+      schema: declared.success ? declared.data : textSchema(field),
+      ...(field.description !== undefined ? { description: field.description } : {}),
+    };
+  });
 }
 
 /** The `describeRoute` options of one operation, in the product's shapes: auth, body, response, errors. */

@@ -9,7 +9,7 @@ import { DEFAULT_MAX_BODY_BYTES, parseWith, readJsonText } from "../http/json-bo
 import { launchAccess, launchBearer } from "../http/launch-access";
 import { threadCors } from "../http/launch-cors";
 import { operation } from "../http/openapi";
-import { BEARER_PREFIX, PROTOCOL } from "../shared/protocol";
+import { BEARER_PREFIX, LIMITS, PROTOCOL } from "../shared/protocol";
 import {
   cancelRunResponse,
   entriesPageResponse,
@@ -167,7 +167,10 @@ export const threads = new Hono<AppEnv>()
         query: {
           leafId: "The branch's leaf (default: the latest).",
           cursor: "From the previous page's nextCursor.",
-          limit: "1-200, default 50.",
+          limit: {
+            description: "Entries per page, 1–200 (default 50).",
+            schema: { type: "integer", minimum: 1, maximum: LIMITS.historyPageMax, default: 50 },
+          },
         },
         response: { status: 200, schema: entriesPageResponse },
         errors: [400, 403, 404],

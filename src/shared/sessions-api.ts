@@ -140,6 +140,18 @@ const id = z.string().min(1).max(256);
 /** At most this many characters of search text. */
 export const SEARCH_QUERY_MAX_CHARS = 200;
 
+/**
+ * `?limit=` of a list: text in the query string (the route checks it), declared in the contract as the integer it
+ * must be, with its bounds, so generated clients type it as a number (docs/api.md#conventions).
+ */
+export const pageLimit = z
+  .string()
+  .optional()
+  .meta({
+    description: "Items per page, 1–200 (default 50).",
+    parameter: { type: "integer", minimum: 1, maximum: 200, default: 50 },
+  });
+
 export const sessionListQuery = z.strictObject({
   /** Full-text search: plain words, every one must appear in a message of the session. */
   q: z.string().trim().min(1).max(SEARCH_QUERY_MAX_CHARS).optional(),
@@ -150,7 +162,7 @@ export const sessionListQuery = z.strictObject({
   /** `true`: only the console's preview threads; otherwise none of them. */
   preview: z.enum(["true", "false"]).optional(),
   cursor: z.string().optional(),
-  limit: z.string().optional(),
+  limit: pageLimit,
 });
 
 export const usageQuery = z.strictObject({
@@ -195,7 +207,7 @@ export const analyticsResponse = z.object({
 });
 export type AnalyticsResponse = z.infer<typeof analyticsResponse>;
 
-export const pageQuery = z.strictObject({ cursor: z.string().optional(), limit: z.string().optional() });
+export const pageQuery = z.strictObject({ cursor: z.string().optional(), limit: pageLimit });
 
 export const USAGE_MAX_DAYS = 366;
 export const USAGE_DEFAULT_DAYS = 30;

@@ -78,6 +78,21 @@ describe("GET /v1/openapi.json", () => {
     expect(text).toContain('"If-Match"');
     expect(text).toContain('"no_active_release"');
   });
+
+  it("declares every page size as an integer with its bounds, so generated clients take a number", async () => {
+    const { doc } = await getDoc();
+    const limits = Object.entries(doc.paths).flatMap(([path, methods]) =>
+      Object.entries(methods).flatMap(([method, op]) =>
+        ((op as { parameters?: { in: string; name: string; schema: unknown }[] }).parameters ?? [])
+          .filter((p) => p.in === "query" && p.name === "limit")
+          .map((p) => ({ at: `${method.toUpperCase()} ${path}`, schema: p.schema })),
+      ),
+    );
+    expect(limits.length).toBeGreaterThanOrEqual(13);
+    for (const { at, schema } of limits) {
+      expect(schema, at).toMatchObject({ type: "integer", minimum: 1, maximum: 200, default: 50 });
+    }
+  });
 });
 
 describe("GET /v1/schemas/artifact.json", () => {
