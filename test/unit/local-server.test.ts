@@ -2,13 +2,18 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_PORT, localBaseUrl, localPort } from "../../scripts/lib/local-server.mjs";
 
-const record = (port: number, pid = 4242) => () => JSON.stringify({ port, pid, url: `http://localhost:${port}` });
+const record =
+  (port: number, pid = 4242) =>
+  () =>
+    JSON.stringify({ port, pid, url: `http://localhost:${port}` });
 const running = () => true;
 
 describe("the local server's port", () => {
   it("follows the port a running npm run dev recorded", () => {
     expect(localPort({ env: {}, readRecord: record(8799), isRunning: running })).toBe(8799);
-    expect(localBaseUrl({ env: {}, readRecord: record(8799), isRunning: running })).toBe("http://localhost:8799");
+    expect(localBaseUrl({ env: {}, readRecord: record(8799), isRunning: running })).toBe(
+      "http://localhost:8799",
+    );
   });
 
   it("lets PORT win over the record", () => {
@@ -22,6 +27,8 @@ describe("the local server's port", () => {
     };
     expect(localPort({ env: {}, readRecord: missing, isRunning: running })).toBe(DEFAULT_PORT);
     expect(localPort({ env: {}, readRecord: () => "{", isRunning: running })).toBe(DEFAULT_PORT);
-    expect(localPort({ env: {}, readRecord: () => '{"port":"x","pid":1}', isRunning: running })).toBe(DEFAULT_PORT);
+    expect(localPort({ env: {}, readRecord: () => '{"port":"x","pid":1}', isRunning: running })).toBe(
+      DEFAULT_PORT,
+    );
   });
 });
