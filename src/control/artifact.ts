@@ -11,31 +11,89 @@ const secretAlias = z
   .string()
   .regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, "must be a secret alias: lowercase letters, digits, '-' or '_'");
 
-export const localModelOptionsSchema = z.strictObject({
-  chunks: z.number().int().min(1).max(10_000).optional(),
-  chunkDelayMs: z.number().int().min(0).max(60_000).optional(),
-  failAfterChunks: z.number().int().min(0).max(10_000).optional(),
-  hangAfterChunks: z.number().int().min(0).max(10_000).optional(),
-  toolCall: z
-    .strictObject({ name: z.string().min(1).max(64), input: z.record(z.string(), z.unknown()) })
-    .optional(),
-});
+/** The offline `local` model's knobs, for testing an agent without a provider (docs/tools.md#test-a-tool-offline). */
+export const localModelOptionsSchema = z
+  .strictObject({
+    chunks: z
+      .number()
+      .int()
+      .min(1)
+      .max(10_000)
+      .optional()
+      .describe("How many deltas the reply streams in (default 8)."),
+    chunkDelayMs: z
+      .number()
+      .int()
+      .min(0)
+      .max(60_000)
+      .optional()
+      .describe(
+        "Milliseconds between deltas, to watch a slow reply stream, resume it or cancel it (default 0).",
+      ),
+    failAfterChunks: z
+      .number()
+      .int()
+      .min(0)
+      .max(10_000)
+      .optional()
+      .describe("Fail the run after this many deltas, as a provider error would (`upstream_unavailable`)."),
+    hangAfterChunks: z
+      .number()
+      .int()
+      .min(0)
+      .max(10_000)
+      .optional()
+      .describe("Stop streaming after this many deltas and never finish, as a stalled provider would."),
+    toolCall: z
+      .strictObject({
+        name: z.string().min(1).max(64).describe("The tool to call: one of the artifact's `tools` by name."),
+        input: z.record(z.string(), z.unknown()).describe("The arguments the model passes to the tool."),
+      })
+      .optional()
+      .describe(
+        "Each turn first calls this tool with this input; the reply then says what the tool returned.",
+      ),
+  })
+  .describe("Options of the offline `local` model (provider `local` only).");
 
 export const modelSchema = z
   .strictObject({
-    provider: z.enum(MODEL_PROVIDERS),
-    model: z.string().min(1).max(200),
-    temperature: z.number().min(0).max(2).optional(),
-    maxOutputTokens: z.number().int().min(1).max(200_000).optional(),
+    provider: z
+      .enum(MODEL_PROVIDERS)
+      .describe("Who runs the model; `local` is the offline echo model, publishable only in development."),
+    model: z
+      .string()
+      .min(1)
+      .max(200)
+      .describe(
+        "The provider's model name, e.g. `claude-sonnet-4-5`; for `local`, `echo` repeats the message and any other name writes fixed filler text.",
+      ),
+    temperature: z
+      .number()
+      .min(0)
+      .max(2)
+      .optional()
+      .describe("Sampling temperature, 0–2 (the provider's default)."),
+    maxOutputTokens: z
+      .number()
+      .int()
+      .min(1)
+      .max(200_000)
+      .optional()
+      .describe("At most this many tokens per reply (the provider's default)."),
     // The URL policy is judged when publishing and before every call (`publishIssues`), not here: stored versions
     // are re-parsed on every read, and a stricter policy must not make an already pinned thread unreadable.
     baseUrl: z
       .url({ protocol: /^https?$/ })
       .max(2048)
-      .optional(),
-    apiKeySecret: secretAlias.optional(),
+      .optional()
+      .describe("The endpoint of an `openai-compatible` provider (required there); a public https URL."),
+    apiKeySecret: secretAlias
+      .optional()
+      .describe("Alias of the tenant secret holding the provider's API key (`PUT /v1/secrets/:alias`)."),
     local: localModelOptionsSchema.optional(),
   })
+  .describe("The model that writes the replies.")
   .superRefine((model, ctx) => {
     if (model.local !== undefined && model.provider !== "local") {
       ctx.addIssue({ code: "custom", path: ["local"], message: "only allowed with provider 'local'" });
@@ -51,17 +109,32 @@ export const modelSchema = z
 
 export const toolSchema = z
   .strictObject({
-    name: z.string().regex(/^[a-zA-Z][a-zA-Z0-9_-]{0,63}$/),
-    description: z.string().min(1).max(2000),
+    name: z
+      .string()
+      .regex(/^[a-zA-Z][a-zA-Z0-9_-]{0,63}$/)
+      .describe("The tool's name as the model sees it: a letter, then up to 63 letters, digits, '_' or '-'."),
+    description: z
+      .string()
+      .min(1)
+      .max(2000)
+      .describe("What the tool does and when to use it, for the model."),
     // Public https hosts only (src/control/url-policy.ts), or local plain http, which publishing admits only in
     // development; the platform's own host is refused where it is known (routes/versions.ts).
-    url: z.string().superRefine((url, ctx) => {
-      const problem = toolUrlProblem(url, { allowLocalHttp: true });
-      if (problem !== null) ctx.addIssue({ code: "custom", message: problem });
-    }),
+    url: z
+      .string()
+      .superRefine((url, ctx) => {
+        const problem = toolUrlProblem(url, { allowLocalHttp: true });
+        if (problem !== null) ctx.addIssue({ code: "custom", message: problem });
+      })
+      .describe("The tool's webhook: a public https URL the runtime POSTs each call to, signed."),
     /** Alias of the tenant secret (`whsec_…`) that signs every call to this tool. */
-    signingSecret: secretAlias,
-    inputSchema: z.record(z.string(), z.unknown()).optional(),
+    signingSecret: secretAlias.describe(
+      "Alias of the tenant secret (`whsec_…`) that signs every call with Standard Webhooks headers.",
+    ),
+    inputSchema: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe("JSON Schema of the tool's arguments, as the model is shown it."),
     /**
      * Where the runtime writes who is calling: JSON pointers into the input, each naming a runtime fact. Those
      * properties are hidden from the model and overwritten in its arguments (src/control/tool-identity.ts).
@@ -71,8 +144,17 @@ export const toolSchema = z
       .refine((identity) => Object.keys(identity).length <= MAX_IDENTITY_POINTERS, {
         message: `at most ${MAX_IDENTITY_POINTERS} pointers`,
       })
-      .optional(),
-    timeoutMs: z.number().int().min(100).max(30_000).optional(),
+      .optional()
+      .describe(
+        "JSON pointers into the arguments, each set by the runtime to who is calling (hidden from the model).",
+      ),
+    timeoutMs: z
+      .number()
+      .int()
+      .min(100)
+      .max(30_000)
+      .optional()
+      .describe("How long a call may take before it counts as failed, in ms (default 10,000)."),
   })
   .superRefine((tool, ctx) => {
     if (tool.identity === undefined) return;
@@ -87,51 +169,120 @@ const MIN_IDLE_MINUTES = 5;
 const MAX_IDLE_MINUTES = 1440;
 
 export const limitsSchema = z.strictObject({
-  maxMessageChars: z.number().int().min(1).max(100_000).optional(),
-  maxSendsPerMinute: z.number().int().min(1).max(1000).optional(),
-  maxSocketsPerThread: z.number().int().min(1).max(64).optional(),
-  idleTimeoutSeconds: z.number().int().min(10).max(86_400).optional(),
-  maxContextTokens: z.number().int().min(256).max(2_000_000).optional(),
+  maxMessageChars: z
+    .number()
+    .int()
+    .min(1)
+    .max(100_000)
+    .optional()
+    .describe("Longest user message, in characters (default 8,000)."),
+  maxSendsPerMinute: z
+    .number()
+    .int()
+    .min(1)
+    .max(1000)
+    .optional()
+    .describe("Messages a thread accepts per minute (default 20)."),
+  maxSocketsPerThread: z
+    .number()
+    .int()
+    .min(1)
+    .max(64)
+    .optional()
+    .describe("Sockets open at once on one thread (default 8)."),
+  idleTimeoutSeconds: z
+    .number()
+    .int()
+    .min(10)
+    .max(86_400)
+    .optional()
+    .describe("A socket without a frame for this long closes with 4408 (default 300)."),
+  maxContextTokens: z
+    .number()
+    .int()
+    .min(256)
+    .max(2_000_000)
+    .optional()
+    .describe("Budget of the prompt sent to the model; the oldest turns are left out past it."),
   retention: z
     .strictObject({
-      maxAgeDays: z.number().int().min(1).max(3650).optional(),
-      maxMessagesPerThread: z.number().int().min(1).max(1_000_000).optional(),
+      maxAgeDays: z
+        .number()
+        .int()
+        .min(1)
+        .max(3650)
+        .optional()
+        .describe("Messages older than this many days are deleted."),
+      maxMessagesPerThread: z
+        .number()
+        .int()
+        .min(1)
+        .max(1_000_000)
+        .optional()
+        .describe("A thread keeps at most this many messages; the oldest go first."),
       /**
        * SPEC §12 zero retention: D1 never receives message text, and the thread object blanks all entry text
        * `idleMinutes` (default 30) after the thread's last activity. `standard` (the default) keeps text.
        */
-      mode: z.enum(RETENTION_MODES).optional(),
-      idleMinutes: z.number().int().min(MIN_IDLE_MINUTES).max(MAX_IDLE_MINUTES).optional(),
+      mode: z
+        .enum(RETENTION_MODES)
+        .optional()
+        .describe("`zero`: no message text reaches the database, and the thread forgets it when idle."),
+      idleMinutes: z
+        .number()
+        .int()
+        .min(MIN_IDLE_MINUTES)
+        .max(MAX_IDLE_MINUTES)
+        .optional()
+        .describe(
+          "Zero retention only: minutes of inactivity before the thread forgets its text (default 30).",
+        ),
     })
     .superRefine((retention, ctx) => {
       if (retention.idleMinutes !== undefined && retention.mode !== "zero") {
         ctx.addIssue({ code: "custom", path: ["idleMinutes"], message: "only allowed with mode 'zero'" });
       }
     })
-    .optional(),
+    .optional()
+    .describe("How long conversations are kept."),
 });
 
 export const widgetSchema = z.strictObject({
-  title: z.string().max(120).optional(),
-  theme: z.enum(THEMES).optional(),
-  accentColor: z.string().regex(ACCENT_COLOR_PATTERN, "must be a colour as #rrggbb").optional(),
-  position: z.enum(POSITIONS).optional(),
-  strings: z.record(z.string().max(64), z.string().max(500)).optional(),
+  title: z.string().max(120).optional().describe("The widget header's title (default: the agent's name)."),
+  theme: z.enum(THEMES).optional().describe("Light, dark, or the visitor's system setting."),
+  accentColor: z
+    .string()
+    .regex(ACCENT_COLOR_PATTERN, "must be a colour as #rrggbb")
+    .optional()
+    .describe("The launcher's and the visitor's bubbles' colour, as #rrggbb."),
+  position: z.enum(POSITIONS).optional().describe("Which bottom corner the floating launcher sits in."),
+  strings: z
+    .record(z.string().max(64), z.string().max(500))
+    .optional()
+    .describe("The widget's own texts replaced by key (docs/widget.md lists the keys)."),
   /** The widget's language for this agent (its greeting and prompts are written in it): a BCP 47 tag. */
   locale: z
     .string()
     .max(35)
     .regex(LOCALE_PATTERN, "must be a BCP 47 language tag such as 'es' or 'pt-BR'")
-    .optional(),
+    .optional()
+    .describe("The widget's language for this agent, a BCP 47 tag such as `es` or `pt-BR`."),
 });
 
 /** How the thread behaves as a conversation; `multitask` defaults to `reject` (SPEC §8, double-texting). */
 export const conversationSchema = z.strictObject({
-  multitask: z.enum(MULTITASK_STRATEGIES).optional(),
+  multitask: z
+    .enum(MULTITASK_STRATEGIES)
+    .optional()
+    .describe("What a message sent during a reply does: reject (default), enqueue, interrupt or rollback."),
 });
 
 /** SPEC §8: a person of the tenant's team may take the conversation over; `enabled` gives the model a tool to ask. */
-export const handoffSchema = z.strictObject({ enabled: z.boolean() });
+export const handoffSchema = z.strictObject({
+  enabled: z
+    .boolean()
+    .describe("Give the model a `request_handoff` tool to ask for a person of the tenant's team."),
+});
 
 /**
  * SPEC §11: `offer` lets the visitor of a thread on this version accept the version the agent's active release would
@@ -143,18 +294,40 @@ export const UPGRADE_POLICIES = ["never", "offer"] as const;
 export const REQUEST_HANDOFF_TOOL = "request_handoff";
 
 export const artifactSchema = z.strictObject({
-  schemaVersion: z.literal(1),
-  name: z.string().min(1).max(200),
-  instructions: z.string().max(100_000),
+  schemaVersion: z.literal(1).describe("Always 1."),
+  name: z
+    .string()
+    .min(1)
+    .max(200)
+    .describe("The agent's name, shown to visitors unless `widget.title` is set."),
+  instructions: z
+    .string()
+    .max(100_000)
+    .describe("The system prompt; `{{name}}` (or `{{name|default}}`) expands a launch's context variable."),
   model: modelSchema,
-  greeting: z.string().max(2000).optional(),
-  suggestedPrompts: z.array(z.string().min(1).max(500)).max(8).optional(),
-  limits: limitsSchema.optional(),
-  tools: z.array(toolSchema).max(32).optional(),
-  widget: widgetSchema.optional(),
-  conversation: conversationSchema.optional(),
-  handoff: handoffSchema.optional(),
-  upgrades: z.enum(UPGRADE_POLICIES).optional(),
+  greeting: z
+    .string()
+    .max(2000)
+    .optional()
+    .describe("The first message a visitor sees; context variables expand as in `instructions`."),
+  suggestedPrompts: z
+    .array(z.string().min(1).max(500))
+    .max(8)
+    .optional()
+    .describe("Up to 8 prompts the widget offers before the first message."),
+  limits: limitsSchema.optional().describe("Per-thread limits and retention."),
+  tools: z
+    .array(toolSchema.describe("A tool: an HTTPS webhook the model may call."))
+    .max(32)
+    .optional()
+    .describe("Tools the model may call, at most 32."),
+  widget: widgetSchema.optional().describe("How the embed widget presents this agent."),
+  conversation: conversationSchema.optional().describe("How the thread behaves as a conversation."),
+  handoff: handoffSchema.optional().describe("Whether a person may take the conversation over."),
+  upgrades: z
+    .enum(UPGRADE_POLICIES)
+    .optional()
+    .describe("`offer`: a thread on this version is offered a newer active version; `never` (default)."),
 });
 
 export type Artifact = z.infer<typeof artifactSchema>;

@@ -114,6 +114,29 @@ describe("GET /v1/schemas/artifact.json", () => {
       expect.arrayContaining(["tools", "conversation", "handoff"]),
     );
   });
+  it("describes every field, the local model's options included", async () => {
+    const res = await exports.default.fetch("http://api.test/v1/schemas/artifact.json");
+    const schema = (await res.json()) as Record<string, unknown>;
+    const undescribed: string[] = [];
+    // Every named property at any depth (through arrays and records' item schemas) carries a description.
+    const visit = (node: unknown, path: string) => {
+      if (typeof node !== "object" || node === null) return;
+      const n = node as { properties?: Record<string, unknown>; items?: unknown; description?: string };
+      for (const [key, child] of Object.entries(n.properties ?? {})) {
+        const at = path ? `${path}.${key}` : key;
+        if (typeof (child as { description?: unknown }).description !== "string") undescribed.push(at);
+        visit(child, at);
+      }
+      if (n.items !== undefined) visit(n.items, `${path}[]`);
+    };
+    visit(schema, "");
+    expect(undescribed).toEqual([]);
+    const local = (schema as { properties: { model: { properties: { local: { properties: object } } } } })
+      .properties.model.properties.local.properties;
+    expect(Object.keys(local)).toEqual(
+      expect.arrayContaining(["chunks", "chunkDelayMs", "failAfterChunks", "hangAfterChunks", "toolCall"]),
+    );
+  });
 });
 
 /**
