@@ -77,7 +77,7 @@ export async function buildConsole() {
     <meta name="viewport" content="width=device-width, initial-scale=1" />
     <meta name="color-scheme" content="light dark" />
     <title>agent-threads console</title>
-    <link rel="icon" href="/demo/favicon.svg" type="image/svg+xml" />
+    <link rel="icon" href="/favicon.svg" type="image/svg+xml" />
     <link rel="stylesheet" href="${styles}" />
 ${preload ? `${preload}\n` : ""}    <script type="module" src="${entry}"></script>
   </head>

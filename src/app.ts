@@ -2,6 +2,7 @@
 import { Hono } from "hono";
 import type { AppEnv } from "./http/context";
 import { notFound, onError } from "./http/error-handler";
+import { htmlPolicy } from "./http/html-policy";
 import { requestId } from "./http/request-id";
 import { agents } from "./routes/agents";
 import { analytics } from "./routes/analytics";
@@ -27,6 +28,7 @@ import { webhooks } from "./routes/webhooks";
 export function createApp() {
   const app = new Hono<AppEnv>();
   app.use("*", requestId);
+  app.use("*", htmlPolicy);
   app.onError(onError);
   app.notFound(notFound);
 

@@ -27,6 +27,28 @@ export function ownOrigin(c: AppContext): string {
 }
 
 /**
+ * `CONSOLE_HOST`, lower-cased, or null when empty: then the console shares the Worker's hosts. When set, the console
+ * and its session routes answer only on that host, and its origin is that host's (docs/operations.md, "The console's
+ * own host").
+ */
+export function consoleHost(env: Env): string | null {
+  const host = (env.CONSOLE_HOST ?? "").trim().toLowerCase();
+  return host === "" ? null : host;
+}
+
+/** Whether the console is served where this request arrived: on every host, or only on `CONSOLE_HOST`. */
+export function servesConsole(c: AppContext): boolean {
+  const host = consoleHost(c.env);
+  return host === null || new URL(c.req.url).host === host;
+}
+
+/** Whether this request arrived on a host of the console's own (`CONSOLE_HOST` set and this is it). */
+export function onOwnConsoleHost(c: AppContext): boolean {
+  const host = consoleHost(c.env);
+  return host !== null && new URL(c.req.url).host === host;
+}
+
+/**
  * Refuses a request another site made: an `Origin` that is not the Worker's own, or Fetch Metadata other than
  * `same-origin`. A client that sends neither (not a browser) passes here; the CSRF header still stands in its way.
  */
@@ -35,6 +57,23 @@ export function requireSameOrigin(c: AppContext): void {
   const site = c.req.header("Sec-Fetch-Site");
   if ((origin !== undefined && origin !== ownOrigin(c)) || (site !== undefined && site !== "same-origin")) {
     throw new AppError("forbidden", "Console requests must come from the console's own origin.");
+  }
+}
+
+/**
+ * The CSRF token is handed only to the console's own pages: a request whose `Origin` is the console's origin, or,
+ * since a browser's same-origin GET sends no `Origin`, one whose `Sec-Fetch-Site` is `same-origin`. A request with
+ * neither header (not a browser page) or from any other site is refused (docs/api.md, "Console session").
+ */
+export function requireConsolePage(c: AppContext): void {
+  const origin = c.req.header("Origin");
+  const site = c.req.header("Sec-Fetch-Site");
+  const fromConsole =
+    origin === undefined
+      ? site === "same-origin"
+      : origin === ownOrigin(c) && (site === undefined || site === "same-origin");
+  if (!fromConsole) {
+    throw new AppError("forbidden", "The console session is given only to the console's own pages.");
   }
 }
 
@@ -115,6 +154,8 @@ export function requireCsrfHeader(c: AppContext): void {
  * (the caller's uniform 401); a wrong CSRF token for a live session is 403. Every method needs the header, GET too.
  */
 export async function consolePrincipal(c: AppContext, cookie: string): Promise<TenantPrincipal | null> {
+  // With a console host of its own, the cookie is a credential there only (it is a __Host- cookie of that host).
+  if (!servesConsole(c)) return null;
   requireSameOrigin(c);
   requireCsrfHeader(c);
   const session = await liveConsoleSession(c.env, cookie, Date.now());

@@ -1,5 +1,8 @@
-// Static assets served by the Worker from `env.ASSETS`: the embed loader, versioned widget builds, demo and test pages.
+// Static assets served by the Worker from `env.ASSETS`: the embed loader, versioned widget builds, the console, and
+// (in development only) the demo and test pages.
 import { Hono } from "hono";
+import { createMiddleware } from "hono/factory";
+import { onOwnConsoleHost, servesConsole } from "../http/console-auth";
 import type { AppContext, AppEnv } from "../http/context";
 
 const IMMUTABLE = "public, max-age=31536000, immutable";
@@ -15,25 +18,39 @@ export function cacheControlFor(pathname: string): string {
   return PAGE;
 }
 
+/** The WebSocket origin that goes with an HTTP(S) origin or URL. */
+function socketOrigin(url: URL): string {
+  return `${url.protocol === "https:" ? "wss:" : "ws:"}//${url.host}`;
+}
+
 /**
- * The strict policy of the CSP test page: no inline script or style anywhere, Trusted Types enforced, and only this
- * origin (HTTP and WebSocket) to talk to. The widget must work under it unchanged.
+ * The policy of every page that is not the console's: no inline script or style, and only this origin (HTTP and
+ * WebSocket) to load from and talk to — plus `service`, the loopback origin a development test page loads the
+ * widget from (docs/security.md#console-isolation).
  */
-export function strictCsp(requestUrl: string): string {
+export function pageCsp(requestUrl: string, service: string | null = null): string {
   const url = new URL(requestUrl);
-  const ws = `${url.protocol === "https:" ? "wss:" : "ws:"}//${url.host}`;
+  const sources = service === null ? "'self'" : `'self' ${service}`;
+  const sockets =
+    service === null ? socketOrigin(url) : `${socketOrigin(url)} ${socketOrigin(new URL(service))}`;
   return [
     "default-src 'none'",
-    "script-src 'self'",
-    "style-src 'self'",
-    "img-src 'self'",
-    `connect-src 'self' ${ws}`,
+    `script-src ${sources}`,
+    `style-src ${sources}`,
+    `img-src ${sources}`,
+    `connect-src ${sources} ${sockets}`,
     "base-uri 'none'",
     "form-action 'none'",
     "frame-ancestors 'none'",
-    "require-trusted-types-for 'script'",
-    "trusted-types 'none'",
   ].join("; ");
+}
+
+/**
+ * The strict policy of the CSP test page: the page policy with Trusted Types enforced. The widget must work under it
+ * unchanged.
+ */
+export function strictCsp(requestUrl: string): string {
+  return `${pageCsp(requestUrl)}; require-trusted-types-for 'script'; trusted-types 'none'`;
 }
 
 /**
@@ -47,12 +64,39 @@ export function consoleCsp(requestUrl: string): string {
     .concat("; frame-src 'self'");
 }
 
-/** Headers a page needs beyond caching: the CSP page's policy, the COEP page's isolation. */
+const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "[::1]"]);
+
+/**
+ * The origin of `value` when it is a loopback HTTP(S) origin, else null: the only service origin a test page may
+ * load scripts from (public/test/customer.js applies the same rule).
+ */
+export function loopbackOrigin(value: string | null | undefined): string | null {
+  if (value === null || value === undefined) return null;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return null;
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") return null;
+  return LOOPBACK_HOSTS.has(url.hostname) ? url.origin : null;
+}
+
+/** Headers a page needs beyond caching: its policy, and the COEP page's isolation. */
 function pageHeaders(pathname: string, requestUrl: string): Record<string, string> {
   if (pathname === "/test/strict-csp.html") return { "Content-Security-Policy": strictCsp(requestUrl) };
-  if (pathname === "/test/coep.html") {
-    return { "Cross-Origin-Embedder-Policy": "require-corp", "Cross-Origin-Opener-Policy": "same-origin" };
+  if (pathname === "/test/customer.html") {
+    const service = loopbackOrigin(new URL(requestUrl).searchParams.get("service"));
+    return { "Content-Security-Policy": pageCsp(requestUrl, service) };
   }
+  if (pathname === "/test/coep.html") {
+    return {
+      "Content-Security-Policy": pageCsp(requestUrl),
+      "Cross-Origin-Embedder-Policy": "require-corp",
+      "Cross-Origin-Opener-Policy": "same-origin",
+    };
+  }
+  if (pathname.endsWith(".html")) return { "Content-Security-Policy": pageCsp(requestUrl) };
   return {};
 }
 
@@ -97,11 +141,27 @@ async function servePage(c: AppContext): Promise<Response> {
   return out;
 }
 
+/**
+ * The demo and the browser tests' pages exist in `development` only, and never on a console host of its own: a page
+ * there would share the console's origin (docs/security.md#console-isolation).
+ */
+const developmentOnly = createMiddleware<AppEnv>(async (c, next) => {
+  if (c.env.ENVIRONMENT !== "development" || onOwnConsoleHost(c)) return c.notFound();
+  await next();
+});
+
+/** With `CONSOLE_HOST` set, the console answers on that host only. */
+const consoleHostOnly = createMiddleware<AppEnv>(async (c, next) => {
+  if (!servesConsole(c)) return c.notFound();
+  await next();
+});
+
 export const assets = new Hono<AppEnv>()
-  .get("/console", servePage)
-  .get("/console/*", servePage)
+  .get("/console", consoleHostOnly, servePage)
+  .get("/console/*", consoleHostOnly, servePage)
   .get("/embed.js", serve)
   .get("/widget/*", serve)
-  .get("/demo.html", serve)
-  .get("/demo/*", serve)
-  .get("/test/*", serve);
+  .get("/favicon.svg", serve)
+  .get("/demo.html", developmentOnly, serve)
+  .get("/demo/*", developmentOnly, serve)
+  .get("/test/*", developmentOnly, serve);

@@ -10,9 +10,11 @@ import {
   consoleCookie,
   consoleSessionBody,
   liveConsoleSession,
+  requireConsolePage,
   requireCsrf,
   requireCsrfHeader,
   requireSameOrigin,
+  servesConsole,
   sessionCookie,
 } from "../http/console-auth";
 import type { AppContext, AppEnv } from "../http/context";
@@ -47,7 +49,14 @@ async function currentSession(c: AppContext, headers: Record<string, string> = {
   return session;
 }
 
+/** With `CONSOLE_HOST` set, the session routes exist only on that host (docs/operations.md, "The console's own host"). */
+const consoleHostOnly = createMiddleware<AppEnv>(async (c, next) => {
+  if (!servesConsole(c)) throw new AppError("not_found", "Route not found.");
+  await next();
+});
+
 export const consoleRoutes = new Hono<AppEnv>()
+  .use("*", consoleHostOnly)
   .use("/session", noStore)
   .post(
     "/session",
@@ -111,14 +120,17 @@ export const consoleRoutes = new Hono<AppEnv>()
       operation({
         tag: "Console",
         summary: "The console session of this cookie (again, after a reload)",
-        description: `The same body as the sign-in, its \`csrfToken\` included; no \`${CONSOLE_CSRF_HEADER}\` needed here.`,
+        description:
+          `The same body as the sign-in, its \`csrfToken\` included; no \`${CONSOLE_CSRF_HEADER}\` needed here. Only ` +
+          "for the console's own pages: an `Origin` that is the console's, or without one `Sec-Fetch-Site: " +
+          "same-origin`; any other request (another site's, or one with neither header) is 403 `forbidden`.",
         auth: "consoleCookie",
         response: { status: 200, schema: consoleSessionResponse },
-        errors: [503],
+        errors: [403, 503],
       }),
     ),
     async (c) => {
-      requireSameOrigin(c);
+      requireConsolePage(c);
       return c.json(await consoleSessionBody(c.env, await currentSession(c)));
     },
   )

@@ -259,7 +259,7 @@ describe("the console", () => {
     const before = (await admin.agents.list({ limit: 200 })).items.length;
 
     const other = await browser.newPage(context);
-    await other.goto(`${OTHER_ORIGIN}/demo/favicon.svg`);
+    await other.goto(`${OTHER_ORIGIN}/favicon.svg`);
     const attempts = await other.evaluate(
       async ([base, body]) => {
         const tries = [

@@ -177,7 +177,11 @@ describe("GET /v1/console/session", () => {
   });
 
   it("is 401 without a cookie or with one that names no session", async () => {
-    await expectError(await api("/v1/console/session"), 401, "unauthenticated");
+    await expectError(
+      await api("/v1/console/session", { headers: { "Sec-Fetch-Site": "same-origin" } }),
+      401,
+      "unauthenticated",
+    );
     const tenant = await createTenant();
     const { cookie } = await signIn(tenant.apiKey);
     const forged = `${cookie.slice(0, -4)}aaaa`;
@@ -186,6 +190,34 @@ describe("GET /v1/console/session", () => {
       401,
       "unauthenticated",
     );
+  });
+
+  it("gives the session and its CSRF token only to the console's own pages", async () => {
+    const tenant = await createTenant();
+    const session = await signIn(tenant.apiKey);
+    const read = (headers: Record<string, string>) =>
+      api("/v1/console/session", { headers: { Cookie: session.cookie, ...headers } });
+    const refused: Record<string, string>[] = [
+      {},
+      { "Sec-Fetch-Site": "cross-site" },
+      { "Sec-Fetch-Site": "same-site" },
+      { "Sec-Fetch-Site": "none" },
+      { Origin: "http://evil.invalid" },
+      { Origin: "http://evil.invalid", "Sec-Fetch-Site": "same-origin" },
+      { Origin: OWN_ORIGIN, "Sec-Fetch-Site": "cross-site" },
+      { Origin: "null" },
+    ];
+    for (const headers of refused) {
+      const res = await read(headers);
+      const text = await res.text();
+      expect(res.status, JSON.stringify(headers)).toBe(403);
+      expect(JSON.parse(text)).toMatchObject({ error: { code: "forbidden" } });
+      expect(text).not.toContain(session.csrf);
+    }
+    const allowed: Record<string, string>[] = [{ "Sec-Fetch-Site": "same-origin" }, { Origin: OWN_ORIGIN }];
+    for (const headers of allowed) {
+      expect((await json(await read(headers), 200, consoleSessionResponse)).csrfToken).toBe(session.csrf);
+    }
   });
 });
 
