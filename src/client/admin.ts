@@ -273,9 +273,14 @@ class ConsoleSessions {
   signIn(apiKey: string): Promise<ConsoleSessionResponse> {
     return this.t.json("POST", "/v1/console/session", { body: { apiKey } });
   }
-  /** The cookie's session (with its `csrfToken`), e.g. after a reload; 401 when there is none. */
-  session(): Promise<ConsoleSessionResponse> {
-    return this.t.json("GET", "/v1/console/session");
+  /**
+   * The cookie's session (with its `csrfToken`), e.g. after a reload; null when no session cookie was sent (204),
+   * 401 when the cookie names no live session.
+   */
+  async session(): Promise<ConsoleSessionResponse | null> {
+    const res = await this.t.send("GET", "/v1/console/session");
+    if (res.status === 204) return null;
+    return (await res.json()) as ConsoleSessionResponse;
   }
   /** Ends the session and clears the cookie (needs the `X-Console-CSRF` header). */
   signOut(): Promise<void> {

@@ -70,7 +70,8 @@ async function sessionCall(method: "GET" | "POST" | "DELETE", body?: unknown): P
 /** On load: resume the cookie's session if there is one. */
 export async function restoreSession(): Promise<void> {
   const res = await sessionCall("GET").catch(() => undefined);
-  if (res?.ok) {
+  // 204: no session cookie, nothing to resume.
+  if (res?.status === 200) {
     client = undefined;
     session.value = (await res.json()) as ConsoleSession;
   } else {

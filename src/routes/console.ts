@@ -123,7 +123,9 @@ export const consoleRoutes = new Hono<AppEnv>()
         description:
           `The same body as the sign-in, its \`csrfToken\` included; no \`${CONSOLE_CSRF_HEADER}\` needed here. Only ` +
           "for the console's own pages: an `Origin` that is the console's, or without one `Sec-Fetch-Site: " +
-          "same-origin`; any other request (another site's, or one with neither header) is 403 `forbidden`.",
+          "same-origin`; any other request (another site's, or one with neither header) is 403 `forbidden`. " +
+          "A request without a session cookie is `204` (nothing to resume, and no error on a console's first load); " +
+          "a cookie that names no live session is 401.",
         auth: "consoleCookie",
         response: { status: 200, schema: consoleSessionResponse },
         errors: [403, 503],
@@ -131,6 +133,8 @@ export const consoleRoutes = new Hono<AppEnv>()
     ),
     async (c) => {
       requireConsolePage(c);
+      // No cookie at all: a visitor who never signed in here. Not an error, so a first load logs none.
+      if (consoleCookie(c) === undefined) return c.body(null, 204);
       return c.json(await consoleSessionBody(c.env, await currentSession(c)));
     },
   )
