@@ -103,7 +103,7 @@ export class ThreadAgent extends Agent<Env> {
   constructor(ctx: DurableObjectState, env: Env, settings: Readonly<ThreadSettings> = THREAD_SETTINGS) {
     super(ctx, env);
     this.#settings = settings;
-    this.#sockets = new ThreadSockets(() => this.getConnections(), settings.now);
+    this.#sockets = new ThreadSockets(() => this.getConnections(), settings.now, ctx.storage);
     this.#gate = new ThreadGate({
       storage: ctx.storage,
       db: env.DB,
@@ -312,6 +312,7 @@ export class ThreadAgent extends Agent<Env> {
   async eraseThread(address: ThreadAddress): Promise<RpcResult<null>> {
     const runtime = await this.#gate.addressed(address);
     if (!runtime.ok) return runtime;
+    this.#sockets.forget();
     this.#sockets.closeAll(closeCode("not_found"), "thread erased");
     this.#gate.forget();
     await this.destroy();
