@@ -14,6 +14,7 @@ import {
 import { closeCode, type FrameOutcome } from "./frame-dispatch";
 import { encodeFrame, type Peer } from "./frames";
 import type { RequestMeta } from "./request-meta";
+import type { WatchedSocket } from "./socket-watch";
 
 export class ThreadSockets {
   readonly #connections: () => Iterable<Connection>;
@@ -63,6 +64,13 @@ export class ThreadSockets {
 
   closeAll(code: number, reason: string): void {
     for (const connection of this.#connections()) connection.close(code, reason);
+  }
+
+  /** Each open socket's claims, and how to close it: what the socket watch checks. */
+  *watched(): Iterable<WatchedSocket> {
+    for (const [connection, state] of this.withState()) {
+      yield { claims: state.claims, close: (code, reason) => connection.close(code, reason) };
+    }
   }
 
   /** Each socket with its state; a socket without readable state is skipped. */
