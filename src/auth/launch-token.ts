@@ -29,6 +29,8 @@ export const launchClaimsSchema = z
     contextVersion: z.number().int().positive().optional(),
     /** A preview thread's token (SPEC §10): valid only from the deployment's own origin, the console's. */
     preview: z.literal(true).optional(),
+    /** A private launch's `sk_` key id: revoking that key stops the token's refreshes and sockets (docs/security.md). */
+    apiKeyId: id.optional(),
   })
   .transform(({ agentEntityId, ...claims }) => ({ ...claims, agentId: agentEntityId }));
 
@@ -43,6 +45,8 @@ export interface LaunchGrant {
   origin?: string;
   contextVersion?: number;
   preview?: true;
+  /** The `sk_` key that minted a private launch (kept by every refresh of its tokens). */
+  apiKeyId?: string;
 }
 
 export async function signLaunchToken(env: Env, grant: LaunchGrant, now = new Date()) {

@@ -1,8 +1,6 @@
 // How a thread with open sockets stays findable when its tenant is disabled: the thread marks `threads.active_at`
 // when a socket connects and again while sockets stay open; a tenant's disconnect reaches the threads marked within
 // the window (docs/decisions.md, "Disabling a tenant").
-import type { TenantStatus } from "../shared/api";
-import { markThreadActive } from "../storage/d1/thread-registry";
 
 /** A thread with open sockets renews its mark at least this often (checked on each idle sweep). */
 export const SOCKET_ACTIVITY_REFRESH_MS = 300_000;
@@ -13,21 +11,22 @@ export const SOCKET_ACTIVITY_REFRESH_MS = 300_000;
 export const SOCKET_ACTIVITY_WINDOW_MS = 2 * SOCKET_ACTIVITY_REFRESH_MS;
 
 /**
- * Marks the thread active (unless its mark is newer than half the refresh) and reads its tenant's status after the
- * mark, in one D1 batch. Null when the tenant no longer exists.
+ * The mark written at `now`: skipped in D1 when the thread's mark is newer than half the refresh (the UPDATE's
+ * `staleBefore`). Written in the same batch as the thread's standing read (src/storage/d1/socket-standing.ts).
  */
-export function markSocketActivity(
-  db: D1Database,
-  thread: { tenantId: string; threadId: string },
-  now: number,
-): Promise<TenantStatus | null> {
-  return markThreadActive(
-    db,
-    thread,
-    new Date(now).toISOString(),
-    new Date(now - SOCKET_ACTIVITY_REFRESH_MS / 2).toISOString(),
-  );
+export function activityMark(now: number): { at: string; staleBefore: string } {
+  return {
+    at: new Date(now).toISOString(),
+    staleBefore: new Date(now - SOCKET_ACTIVITY_REFRESH_MS / 2).toISOString(),
+  };
 }
+
+/**
+ * How long an open socket may outlive what its access rests on (its tenant or agent disabled, the `sk_` key that
+ * minted it revoked, its visitor revoked): a thread with open sockets re-reads its standing on every idle sweep
+ * (src/thread/thread-settings.ts, at most half of this), and every refresh reads it first (docs/security.md).
+ */
+export const SOCKET_STANDING_BOUND_MS = 60_000;
 
 /** The oldest mark a disconnect at `now` still reaches. */
 export function activitySince(now: number): string {

@@ -14,6 +14,7 @@ import { operation } from "../http/openapi";
 import { forgetUnknownOrigins } from "../http/origin-lookup";
 import { deploymentStore } from "../http/store";
 import { requireAdminForWrites, tenantAuth } from "../http/tenant-auth";
+import { recheckTenantSockets } from "../http/tenant-disconnect";
 import type { AgentResponse } from "../shared/api";
 import { agentResponse, createAgentRequest, listResponse, patchAgentRequest } from "../shared/api";
 import { pageQuery } from "../shared/sessions-api";
@@ -117,6 +118,10 @@ export const agents = new Hono<AppEnv>()
       invalidateAgentKeys(agent.publicKey, updated.publicKey);
       invalidateGateAgent(agent.tenantId, agent.id);
       forgetUnknownOrigins();
+      // Its open sockets close 4403 now; each thread's own idle sweep closes any this misses (docs/security.md).
+      if (patch.status === "disabled") {
+        c.executionCtx.waitUntil(recheckTenantSockets(c.env, agent.tenantId, { agentId: agent.id }));
+      }
       return c.json(agentView(updated));
     },
   );

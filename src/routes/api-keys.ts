@@ -9,6 +9,7 @@ import { apiKeyView, issueApiKey } from "../http/issue-api-key";
 import { readJson } from "../http/json-body";
 import { operation } from "../http/openapi";
 import { requireAdminForWrites, tenantAuth } from "../http/tenant-auth";
+import { recheckTenantSockets } from "../http/tenant-disconnect";
 import { apiKeyResponse, createApiKeyRequest, createdApiKeyResponse, listResponse } from "../shared/api";
 import { pageQuery } from "../shared/sessions-api";
 import { getApiKey, listApiKeys, revokeApiKey } from "../storage/d1/tenant-credentials";
@@ -114,6 +115,9 @@ export const apiKeys = new Hono<AppEnv>()
           "The last active admin key cannot be revoked; create another admin key first.",
         );
       }
+      // Sockets opened with the key's private launches close 4403 now (and at the latest on their thread's next sweep).
+      if (outcome === "revoked")
+        c.executionCtx.waitUntil(recheckTenantSockets(c.env, c.get("tenant").tenantId));
       return c.body(null, 204);
     },
   );

@@ -73,6 +73,8 @@ interface LaunchTarget {
   origin?: string;
   /** A private launch's context (null: none, which clears the thread's); a public launch leaves it undefined. */
   context?: ContextVariables | null;
+  /** A private launch's `sk_` key: its tokens name it, so revoking it stops them (docs/security.md). */
+  apiKeyId?: string;
 }
 
 async function resolvePublic(c: AppContext, raw: unknown, origin: string | undefined): Promise<LaunchTarget> {
@@ -145,6 +147,7 @@ async function resolvePrivate(c: AppContext, raw: unknown): Promise<LaunchTarget
     issueVisitorToken: false,
     ...(body.threadId !== undefined ? { threadId: body.threadId } : {}),
     context: body.context ?? null,
+    apiKeyId: principal.apiKeyId,
   };
 }
 
@@ -349,6 +352,7 @@ export const launch = new Hono<AppEnv>()
         subjectKind: target.subjectKind,
         ...(target.origin !== undefined ? { origin: target.origin } : {}),
         ...(contextVersion > 0 ? { contextVersion } : {}),
+        ...(target.apiKeyId !== undefined ? { apiKeyId: target.apiKeyId } : {}),
       });
       const visitorToken = target.issueVisitorToken
         ? (

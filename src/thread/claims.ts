@@ -16,6 +16,8 @@ const claimsObject = z.strictObject({
   contextVersion: z.number().int().positive().optional(),
   /** The page origin the token was issued for, if any: a token refreshed on the socket keeps it. */
   origin: z.string().max(2048).optional(),
+  /** The `sk_` key a private launch was minted with: the socket lives only while that key is not revoked. */
+  apiKeyId: z.string().min(1).max(256).optional(),
 });
 
 /**
@@ -53,6 +55,7 @@ export function threadClaimsFrom(claims: LaunchClaims): ThreadClaims {
     subjectKind: claims.subjectKind ?? "visitor",
     ...(claims.contextVersion !== undefined ? { contextVersion: claims.contextVersion } : {}),
     ...(claims.origin !== undefined ? { origin: claims.origin } : {}),
+    ...(claims.apiKeyId !== undefined ? { apiKeyId: claims.apiKeyId } : {}),
   };
 }
 

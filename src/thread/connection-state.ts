@@ -11,7 +11,7 @@ const connectionStateSchema = z.object({
   lastActive: z.number(),
   /** The upgrade request (absent on sockets opened before it was kept). */
   meta: requestMetaSchema.optional(),
-  /** The frame budget (thread/frame-budget.ts); absent on sockets opened before it existed, which start full. */
+  /** A snapshot of its subject's frame budget (thread/frame-budget.ts), read back after the object hibernated. */
   frames: z.object({ tokens: z.number(), at: z.number() }).optional(),
 });
 

@@ -44,15 +44,22 @@ import { CLAIMS_HEADER, parseThreadClaims, type ThreadAddress, type ThreadClaims
 import { frameTooLarge, onlyProtocolFrames, parseClientMessage } from "./client-frames";
 import { connectionState } from "./connection-state";
 import type { FeedbackReply } from "./feedback";
-import { closeCode, dispatchFrame, dispatchTurn, dispatchUpgrade, isTurnFrame } from "./frame-dispatch";
+import {
+  closeCode,
+  dispatchFrame,
+  dispatchTurn,
+  dispatchUpgrade,
+  type FrameOutcome,
+  isTurnFrame,
+} from "./frame-dispatch";
 import { toWireEntry } from "./frames";
 import type { HandoffView } from "./handoff";
 import { keepAliveIfLong } from "./keep-alive";
 import { refusalResponse } from "./object-error";
 import { parseRequestMeta, REQUEST_META_HEADER, readRequestMeta } from "./request-meta";
 import { type RunInputView, rebuildRunInput } from "./run-input";
+import { SocketWatch } from "./socket-watch";
 import { streamingFetch } from "./streaming-fetch";
-import { TenantWatch } from "./tenant-watch";
 import {
   cancelRun,
   type EntriesPage,
@@ -99,14 +106,14 @@ export class ThreadAgent extends Agent<Env> {
   readonly #settings: Readonly<ThreadSettings>;
   readonly #sockets: ThreadSockets;
   readonly #gate: ThreadGate;
-  readonly #watch: TenantWatch;
+  readonly #watch: SocketWatch;
   readonly #projection: ProjectionWindow;
 
   /** The runtime constructs with `(ctx, env)`; only a test-only subclass passes other settings. */
   constructor(ctx: DurableObjectState, env: Env, settings: Readonly<ThreadSettings> = THREAD_SETTINGS) {
     super(ctx, env);
     this.#settings = settings;
-    this.#sockets = new ThreadSockets(() => this.getConnections(), settings.now);
+    this.#sockets = new ThreadSockets(() => this.getConnections(), settings.now, ctx.storage);
     this.#gate = new ThreadGate({
       storage: ctx.storage,
       db: env.DB,
@@ -115,10 +122,12 @@ export class ThreadAgent extends Agent<Env> {
       unknownThread: () => this.ctx.waitUntil(this.#vanish()),
       start: (binding) => this.#start(binding),
     });
-    this.#watch = new TenantWatch({
+    this.#watch = new SocketWatch({
       storage: ctx.storage,
       db: env.DB,
+      env,
       now: settings.now,
+      sockets: () => this.#sockets.watched(),
       closeAll: (code, reason) => this.#sockets.closeAll(code, reason),
     });
     this.#projection = new ProjectionWindow({
@@ -315,6 +324,7 @@ export class ThreadAgent extends Agent<Env> {
   async eraseThread(address: ThreadAddress): Promise<RpcResult<null>> {
     const runtime = await this.#gate.addressed(address);
     if (!runtime.ok) return runtime;
+    this.#sockets.forget();
     this.#sockets.closeAll(closeCode("not_found"), "thread erased");
     this.#gate.forget();
     await this.destroy();
@@ -364,6 +374,17 @@ export class ThreadAgent extends Agent<Env> {
       context: readThreadContext(this.ctx.storage),
       versionId: runtime === null ? null : runtime.current().versionId,
     });
+  }
+
+  /**
+   * RPC (an agent disabled, an `sk_` key or a visitor revoked): the thread re-reads what its sockets rest on and closes
+   * those that no longer stand with 4403.
+   */
+  async recheckSockets(address: ThreadAddress): Promise<RpcResult<{ open: number }>> {
+    const runtime = await this.#gate.addressed(address);
+    if (!runtime.ok) return runtime;
+    if (runtime.value !== null && this.#sockets.count() > 0) await this.#watch.recheck(runtime.value.binding);
+    return ok({ open: this.#sockets.count() });
   }
 
   /** RPC (an operator disabled the tenant): closes every socket of the thread with 4403. */
@@ -565,16 +586,7 @@ export class ThreadAgent extends Agent<Env> {
       : frame.type === "upgrade"
         ? await dispatchUpgrade(runtime.value, frame)
         : frame.type === "refresh"
-          ? {
-              frames: [
-                await refreshedToken(
-                  this.env,
-                  spent.claims,
-                  readThreadContext(this.ctx.storage).version,
-                  runtime.value.binding.preview !== undefined,
-                ),
-              ],
-            }
+          ? await this.#refresh(runtime.value, spent.claims)
           : dispatchFrame(runtime.value, frame, spent.claims.sub);
     // Read again: frames that arrived while this one waited (for the gate or the quota) spent from the same budget.
     this.#sockets.deliver(connection, connectionState(connection) ?? spent, outcome);
@@ -591,6 +603,21 @@ export class ThreadAgent extends Agent<Env> {
       }
     }
     this.#sockets.closed();
+  }
+
+  /**
+   * A token refresh re-checks what a launch checks (tenant, agent, the minting `sk_` key, the visitor) before it
+   * signs: a socket that no longer stands was just closed 4403 and gets no token (docs/security.md).
+   */
+  async #refresh(runtime: ThreadRuntime, claims: ThreadClaims): Promise<FrameOutcome> {
+    const standing = await this.#watch.admitsRefresh(runtime.binding, claims);
+    if (!standing.ok) {
+      if (standing.code === "forbidden") return { frames: [] };
+      return { frames: [{ type: "error", code: standing.code, message: standing.message }] };
+    }
+    const held = readThreadContext(this.ctx.storage).version;
+    const preview = runtime.binding.preview !== undefined;
+    return { frames: [await refreshedToken(this.env, claims, held, preview)] };
   }
 
   /** A thread never launched was named by crossed claims: once refused, the object keeps no storage at all. */

@@ -11,7 +11,10 @@ export interface ThreadSettings {
    * arming at once would, while a turn that ends sooner (nearly all of them) skips two alarm reschedules.
    */
   keepAliveAfterMs: number;
-  /** How often open sockets are checked for idleness. */
+  /**
+   * How often open sockets are checked for idleness and for what they rest on (src/thread/socket-watch.ts): at most
+   * half of SOCKET_STANDING_BOUND_MS, the documented 60 s a socket may outlive a disable or revocation.
+   */
   idleSweepSeconds: number;
   /** How often a thread with turns queued behind a run checks that they still get their turn (after its death too). */
   queueCheckSeconds: number;

@@ -22,6 +22,7 @@ export async function refreshedToken(
     sub: claims.sub,
     subjectKind: claims.subjectKind,
     ...(claims.origin !== undefined ? { origin: claims.origin } : {}),
+    ...(claims.apiKeyId !== undefined ? { apiKeyId: claims.apiKeyId } : {}),
     ...(contextVersion > 0 ? { contextVersion } : {}),
     ...(preview ? { preview: true as const } : {}),
   });

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { invalidateGateAgent } from "../../src/auth/gate-agent-cache";
 import { tenantQuota } from "../../src/auth/tenant-quota";
 import { failingD1, fetchWithDb } from "../helpers/d1-proxy";
-import { allThreadRows } from "../helpers/edge-gate";
+import { allThreadRows, privateLaunchRequest } from "../helpers/edge-gate";
 import { drainThread, projectedEntries, threadEntries, threadStub } from "../helpers/projection";
 import { expectError, json } from "../helpers/tenants";
 import {
@@ -20,6 +20,7 @@ import {
   ORIGIN,
 } from "../helpers/threads";
 
+const OTHER_ORIGIN = "https://other.example.com";
 const OFFLINE_TABLES = ["agent_messages", "agent_sessions", "threads"] as const;
 let offline = false;
 
@@ -143,5 +144,32 @@ describe("a D1 outage", () => {
     await bringD1Back();
     expect(await allThreadRows()).toBe(rows);
     expect(await tenantQuota(env, agent.tenantId).usage("launches")).toBe(launches);
+  });
+
+  it("admits a token only from the origin it was issued for while the gate knows nothing of the agent", async () => {
+    const agent = await liveAgent({ agent: { allowedOrigins: [ORIGIN, OTHER_ORIGIN] } });
+    const session = await launchVia(env.DB, { agentKey: agent.publicKey });
+    const backend = await json(
+      await privateLaunchRequest(agent.apiKey, { agentId: agent.agentId, subject: "user-outage" }),
+      201,
+      launchResponse,
+    );
+    const down = failingD1();
+    // A cold cache in this isolate: only the token can speak for the agent.
+    invalidateGateAgent(agent.tenantId, agent.agentId);
+    const get = (token: { threadId: string; token: string }, origin?: string) =>
+      fetchWithDb(down, `/v1/threads/${token.threadId}`, {
+        headers: {
+          Authorization: `Bearer ${token.token}`,
+          ...(origin !== undefined ? { Origin: origin } : {}),
+        },
+      });
+
+    // Another origin, even one the agent allows, is refused; the token's own origin is served.
+    await expectError(await get(session, OTHER_ORIGIN), 403, "forbidden");
+    expect((await get(session, ORIGIN)).status).toBe(200);
+    // A backend's token names no origin, so it vouches for no page: from one it waits for D1; without one it works.
+    await expectError(await get(backend, ORIGIN), 503, "upstream_unavailable");
+    expect((await get(backend)).status).toBe(200);
   });
 });

@@ -10,11 +10,12 @@ import { inTestThread } from "../helpers/test-thread-agent";
 import {
   clientMessageId,
   connect,
-  type FrameReader,
+  FrameReader,
   type Launch,
   launch,
   liveAgent,
   ORIGIN,
+  upgradeRequest,
 } from "../helpers/threads";
 
 const local = (options: Record<string, unknown>) => ({
@@ -444,6 +445,61 @@ describe("the per-socket frame budget", () => {
       () => ws.all("pong").length === LIMITS.frameBurst - 1 + 30 * LIMITS.framesPerSecond,
     );
     expect(ws.closed).toBeNull();
+  });
+});
+
+describe("the frame budget per (thread, visitor)", () => {
+  /** Opens a socket with `token` without a hello, so every frame it sends is the test's. */
+  async function rawSocket(session: Launch): Promise<FrameReader> {
+    const res = await upgradeRequest(session.threadId, { token: session.token });
+    if (res.status !== 101) expect.fail(`upgrade answered ${res.status}: ${await res.text()}`);
+    const ws = res.webSocket!;
+    ws.accept();
+    return new FrameReader(ws);
+  }
+
+  /** Pings until the socket closes; how many pongs came back. */
+  async function pingUntilClosed(ws: FrameReader, count: number): Promise<number> {
+    for (let i = 0; i < count && ws.closed === null; i += 1) {
+      try {
+        ws.send({ type: "ping" });
+      } catch {
+        break;
+      }
+    }
+    expect(await ws.waitClosed()).toEqual({ code: 4429, reason: "rate_limited" });
+    return ws.all("pong").length;
+  }
+
+  it("gives a reconnect with the same token no fresh burst: its frames are refused with 4429", async () => {
+    const agent = await liveAgent();
+    const session = await launch(agent.publicKey);
+    const first = await rawSocket(session);
+    expect(await pingUntilClosed(first, LIMITS.frameBurst * 3)).toBeGreaterThanOrEqual(LIMITS.frameBurst);
+
+    // The same token again: the budget it spent is the visitor's, not the closed socket's. Only what the real
+    // clock refilled in between (a second or two) is answered.
+    const second = await rawSocket(session);
+    expect(await pingUntilClosed(second, LIMITS.frameBurst)).toBeLessThan(5);
+
+    // Also after the object was evicted: the budget is read back from the thread's storage.
+    await evictDurableObject(await stub(agent, session.threadId));
+    const third = await rawSocket(session);
+    expect(await pingUntilClosed(third, LIMITS.frameBurst)).toBeLessThan(5);
+  });
+
+  it("shares one budget between two open sockets of the visitor", async () => {
+    const agent = await liveAgent();
+    const session = await launch(agent.publicKey);
+    const a = await rawSocket(session);
+    const b = await rawSocket(session);
+    const half = LIMITS.frameBurst / 2;
+    for (let i = 0; i < half; i += 1) a.send({ type: "ping" });
+    await a.next("pong", () => a.all("pong").length === half);
+    const fromB = await pingUntilClosed(b, LIMITS.frameBurst);
+    expect(fromB).toBeGreaterThanOrEqual(half);
+    expect(fromB).toBeLessThan(half + 5);
+    a.ws.close();
   });
 });
 

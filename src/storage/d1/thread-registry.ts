@@ -1,10 +1,7 @@
 // SQL for the `threads` registry: which tenant, agent, environment and subject own a launched thread.
 
-import { z } from "zod";
 import type { Environment } from "../../control/deployment-store";
-import { TENANT_STATUSES, type TenantStatus } from "../../shared/api";
-
-const statusRow = z.object({ status: z.enum(TENANT_STATUSES) });
+import type { TenantStatus } from "../../shared/api";
 
 export interface ThreadRecord {
   tenantId: string;
@@ -139,30 +136,6 @@ export async function findThreadAndTenantStatus(
     .bind(tenantId, threadId)
     .first<ThreadRow & { tenant_status: TenantStatus }>();
   return row === null ? null : { ...fromRow(row), tenantStatus: row.tenant_status };
-}
-
-/**
- * A thread with an open socket marks itself active (when its mark is older than `staleBefore`), and in the same
- * batch, after the mark, reads its tenant's status: either the mark is visible to a tenant's disconnect that reads
- * after it, or this read sees the status that disconnect follows. Null when the tenant is gone.
- */
-export async function markThreadActive(
-  db: D1Database,
-  thread: { tenantId: string; threadId: string },
-  at: string,
-  staleBefore: string,
-): Promise<TenantStatus | null> {
-  const [, read] = await db.batch([
-    db
-      .prepare(
-        `UPDATE threads SET active_at = ?
-         WHERE tenant_id = ? AND id = ? AND deleted_at IS NULL AND (active_at IS NULL OR active_at < ?)`,
-      )
-      .bind(at, thread.tenantId, thread.threadId, staleBefore),
-    db.prepare("SELECT status FROM tenants WHERE id = ?").bind(thread.tenantId),
-  ]);
-  const row = statusRow.safeParse(read?.results[0]);
-  return row.success ? row.data.status : null;
 }
 
 /** A page of a tenant's live threads marked active at or after `since`, in (active_at, id) order. */

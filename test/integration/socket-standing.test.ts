@@ -1,0 +1,178 @@
+// An open socket and its token refreshes last only while what its launch checked still stands: a disabled agent or
+// tenant, a revoked minting `sk_` key, a revoked visitor stop refreshes and close live sockets 4403, within 60 s.
+import { runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { threadObjectName } from "../../src/auth/do-name";
+import { verifyLaunchToken } from "../../src/auth/launch-token";
+import { SOCKET_STANDING_BOUND_MS } from "../../src/auth/socket-activity";
+import { visitorHash } from "../../src/http/subject-erasure";
+import type { ThreadAgent } from "../../src/thread/thread-agent";
+import { THREAD_SETTINGS } from "../../src/thread/thread-settings";
+import { privateLaunchRequest, readToken } from "../helpers/edge-gate";
+import { api, createApiKey, json } from "../helpers/tenants";
+import {
+  connect,
+  FrameReader,
+  type Launch,
+  type LiveAgent,
+  launch,
+  launchResponse,
+  liveAgent,
+  upgradeRequest,
+} from "../helpers/threads";
+
+async function threadStub(agent: LiveAgent, threadId: string) {
+  const name = await threadObjectName(env.DO_NAME_KEY, {
+    tenantId: agent.tenantId,
+    environment: "development",
+    agentId: agent.agentId,
+    threadId,
+  });
+  return env.THREAD.get(env.THREAD.idFromName(name));
+}
+
+/** The thread's idle sweep, as its alarm runs it every `idleSweepSeconds`. */
+async function sweep(agent: LiveAgent, threadId: string): Promise<void> {
+  const stub = await threadStub(agent, threadId);
+  await runInDurableObject(stub, (instance: ThreadAgent) => instance.sweepIdleConnections());
+}
+
+/** Sends `refresh` and expects the socket closed 4403 with `reason`, no token given. */
+async function refreshRefused(ws: FrameReader, reason: string): Promise<void> {
+  ws.send({ type: "refresh" });
+  expect(await ws.waitClosed()).toEqual({ code: 4403, reason });
+  expect(ws.all("token")).toEqual([]);
+}
+
+/** A backend (private) launch minted with `apiKey`. */
+async function privateLaunch(agent: LiveAgent, apiKey: string, subject: string): Promise<Launch> {
+  const res = await privateLaunchRequest(apiKey, { agentId: agent.agentId, subject });
+  return json(res, 201, launchResponse);
+}
+
+/** An upgrade with `session`'s token: refused, or accepted and closed 4403 before it could be used. */
+async function noNewSocket(session: Launch, reason: string): Promise<void> {
+  const res = await upgradeRequest(session.threadId, { token: session.token });
+  if (res.status !== 101) {
+    expect(res.status).toBe(403);
+    return;
+  }
+  const ws = res.webSocket!;
+  ws.accept();
+  const reader = new FrameReader(ws);
+  expect(await reader.waitClosed()).toEqual({ code: 4403, reason });
+  expect(reader.all("token")).toEqual([]);
+}
+
+describe("open sockets and refreshes re-check what a launch checks", () => {
+  it("re-reads on every idle sweep, which runs well within the 60 s bound", () => {
+    expect(SOCKET_STANDING_BOUND_MS).toBe(60_000);
+    expect(THREAD_SETTINGS.idleSweepSeconds * 1000).toBeLessThanOrEqual(SOCKET_STANDING_BOUND_MS / 2);
+  });
+
+  it("a disabled agent: the PATCH closes its live sockets 4403; other agents' stay", async () => {
+    const agent = await liveAgent();
+    const first = await connect(await launch(agent.publicKey));
+    const second = await connect(await launch(agent.publicKey));
+    const bystander = await liveAgent({ tenant: { tenantId: agent.tenantId, apiKey: agent.apiKey } });
+    const theirs = await connect(await launch(bystander.publicKey));
+
+    const res = await api(`/v1/agents/${agent.agentId}`, {
+      method: "PATCH",
+      key: agent.apiKey,
+      body: { status: "disabled" },
+    });
+    expect(res.status).toBe(200);
+    for (const ws of [first, second])
+      expect(await ws.waitClosed()).toEqual({ code: 4403, reason: "agent disabled" });
+
+    theirs.send({ type: "refresh" });
+    await theirs.next("token");
+    expect(theirs.closed).toBeNull();
+    theirs.ws.close();
+  });
+
+  it("a disabled agent: a refresh is refused and its socket closed 4403, with no fan-out at all", async () => {
+    const agent = await liveAgent();
+    const session = await launch(agent.publicKey);
+    const ws = await connect(session);
+    // Changed in D1 directly: nothing asks the thread, only the refresh's own check can tell.
+    await env.DB.prepare("UPDATE agents SET status = 'disabled' WHERE tenant_id = ? AND id = ?")
+      .bind(agent.tenantId, agent.agentId)
+      .run();
+    await refreshRefused(ws, "agent disabled");
+  });
+
+  it("a disabled agent: the thread's next idle sweep closes a socket nothing else told", async () => {
+    const agent = await liveAgent();
+    const session = await launch(agent.publicKey);
+    const ws = await connect(session);
+    await env.DB.prepare("UPDATE agents SET status = 'disabled' WHERE tenant_id = ? AND id = ?")
+      .bind(agent.tenantId, agent.agentId)
+      .run();
+    await sweep(agent, session.threadId);
+    expect(await ws.waitClosed()).toEqual({ code: 4403, reason: "agent disabled" });
+  });
+
+  it("a disabled tenant: a refresh is refused and its socket closed 4403", async () => {
+    const agent = await liveAgent();
+    const ws = await connect(await launch(agent.publicKey));
+    await env.DB.prepare("UPDATE tenants SET status = 'disabled' WHERE id = ?").bind(agent.tenantId).run();
+    await refreshRefused(ws, "tenant disabled");
+  });
+
+  it("a revoked minting key: the DELETE closes the key's sockets 4403, refreshes stop and no new socket opens", async () => {
+    const agent = await liveAgent({ agent: { visibility: "private" } });
+    const tenant = { tenantId: agent.tenantId, apiKey: agent.apiKey };
+    const minting = await createApiKey(tenant, "admin");
+    const session = await privateLaunch(agent, minting.apiKey, "user-revoked-key");
+    const other = await privateLaunch(agent, agent.apiKey, "user-other-key");
+    expect(readToken(session.token).claims.apiKeyId).toBe(minting.id);
+    const ws = await connect(session);
+    // A refreshed token names the same key.
+    ws.send({ type: "refresh" });
+    const refreshed = await verifyLaunchToken(env, (await ws.next("token")).token);
+    expect(refreshed.ok && refreshed.claims.apiKeyId).toBe(minting.id);
+    const bystander = await connect(other);
+
+    expect((await api(`/v1/api-keys/${minting.id}`, { method: "DELETE", key: agent.apiKey })).status).toBe(
+      204,
+    );
+    expect(await ws.waitClosed()).toEqual({ code: 4403, reason: "api key revoked" });
+    await noNewSocket(session, "api key revoked");
+
+    // Sockets of launches minted by another key go on.
+    bystander.send({ type: "refresh" });
+    await bystander.next("token");
+    expect(bystander.closed).toBeNull();
+    bystander.ws.close();
+  });
+
+  it("a revoked minting key: a refresh is refused and its socket closed 4403, with no fan-out at all", async () => {
+    const agent = await liveAgent({ agent: { visibility: "private" } });
+    const minting = await createApiKey({ tenantId: agent.tenantId, apiKey: agent.apiKey }, "admin");
+    const session = await privateLaunch(agent, minting.apiKey, "user-revoked-quietly");
+    const ws = await connect(session);
+    await env.DB.prepare("UPDATE api_keys SET revoked_at = ? WHERE tenant_id = ? AND id = ?")
+      .bind(new Date().toISOString(), agent.tenantId, minting.id)
+      .run();
+    await refreshRefused(ws, "api key revoked");
+    await noNewSocket(session, "api key revoked");
+  });
+
+  it("a revoked visitor: a refresh is refused and its socket closed 4403", async () => {
+    const agent = await liveAgent();
+    const session = await launch(agent.publicKey);
+    const ws = await connect(session);
+    const sub = String(readToken(session.token).claims.sub);
+    const hash = await visitorHash(env, agent.tenantId, sub);
+    const now = new Date();
+    await env.DB.prepare(
+      "INSERT INTO revoked_visitors (tenant_id, visitor_hash, revoked_at, expires_at) VALUES (?, ?, ?, ?)",
+    )
+      .bind(agent.tenantId, hash, now.toISOString(), new Date(now.getTime() + 3_600_000).toISOString())
+      .run();
+    await refreshRefused(ws, "visitor revoked");
+  });
+});
