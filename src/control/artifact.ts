@@ -186,3 +186,25 @@ export function publishIssues(artifact: Artifact): { path: string; message: stri
   }
   return issues;
 }
+
+/**
+ * The `local` model is a deterministic stand-in for development and tests (docs/api.md, "Models"): a version that
+ * answers real users with it is a mistake, so only a `development` deployment may publish one.
+ */
+export function localModelAllowed(environment: string): boolean {
+  return environment === "development";
+}
+
+/** The issue (`model.provider`) of a draft definition whose model this deployment's environment refuses. */
+export function environmentModelIssues(
+  definition: unknown,
+  environment: string,
+): { path: string; message: string }[] {
+  if (localModelAllowed(environment)) return [];
+  if (typeof definition !== "object" || definition === null || !("model" in definition)) return [];
+  const model = definition.model;
+  const provider = typeof model === "object" && model !== null && "provider" in model ? model.provider : null;
+  return provider === "local"
+    ? [{ path: "model.provider", message: `the 'local' model is for development only, not ${environment}` }]
+    : [];
+}
