@@ -86,12 +86,26 @@ export const DEFAULT_IDLE_MINUTES = 30;
 const MIN_IDLE_MINUTES = 5;
 const MAX_IDLE_MINUTES = 1440;
 
+/** A run's wall-clock limit unless the artifact sets `limits.runTimeoutMs` (docs/api.md, "The artifact"). */
+export const DEFAULT_RUN_TIMEOUT_MS = 300_000;
+const MIN_RUN_TIMEOUT_MS = 1_000;
+const MAX_RUN_TIMEOUT_MS = 900_000;
+
 export const limitsSchema = z.strictObject({
   maxMessageChars: z.number().int().min(1).max(100_000).optional(),
   maxSendsPerMinute: z.number().int().min(1).max(1000).optional(),
   maxSocketsPerThread: z.number().int().min(1).max(64).optional(),
   idleTimeoutSeconds: z.number().int().min(10).max(86_400).optional(),
   maxContextTokens: z.number().int().min(256).max(2_000_000).optional(),
+  runTimeoutMs: z
+    .number()
+    .int()
+    .min(MIN_RUN_TIMEOUT_MS)
+    .max(MAX_RUN_TIMEOUT_MS)
+    .optional()
+    .describe(
+      "Wall-clock limit of one run (model calls and tool calls together), in ms: 1000–900000, default 300000 (5 min). A run past it ends failed with reason 'timeout', keeping the text streamed so far.",
+    ),
   retention: z
     .strictObject({
       maxAgeDays: z.number().int().min(1).max(3650).optional(),
