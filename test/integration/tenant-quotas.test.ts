@@ -1,10 +1,11 @@
 // Per-tenant quotas the operator sets: launches and tokens per day, threads answering at once. Each refusal is a
 // 429 quota_exceeded with Retry-After (an error frame on a socket) and stores nothing.
-import { env } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { tenantRunQuota, UNLIMITED_RECHECK_MS } from "../../src/auth/run-quota";
 import { RUN_LEASE_MS, tenantQuota } from "../../src/auth/tenant-quota";
+import { OperatorClient } from "../../src/client/index";
 import { tenantFootprint } from "../helpers/edge-gate";
 import { api, expectError, json, operatorHeaders } from "../helpers/tenants";
 import { inTestQuota } from "../helpers/test-tenant-quota";
@@ -135,6 +136,29 @@ describe("launch shares", () => {
     expect((await readTenant(agent.tenantId)).quotas).toMatchObject({
       privateLaunchReservePercent: null,
       agentPublicLaunchSharePercent: null,
+    });
+  });
+
+  it("is set and read through the typed operator client", async () => {
+    const agent = await liveAgent();
+    const operator = new OperatorClient({
+      baseUrl: "http://api.test",
+      fetch: (input, init) => exports.default.fetch(input, init),
+      operatorToken: env.OPERATOR_TOKEN,
+    });
+    const updated = await operator.updateTenant(agent.tenantId, {
+      quotas: { launchesPerDay: 10, privateLaunchReservePercent: 20, agentPublicLaunchSharePercent: 30 },
+    });
+    expect(updated.launchBudget).toEqual({
+      launchesPerDay: 10,
+      privateReservePercent: 20,
+      publicLaunchesPerDay: 8,
+      agentPublicSharePercent: 30,
+      agentPublicLaunchesPerDay: 3,
+    });
+    expect((await operator.getTenant(agent.tenantId)).quotas).toMatchObject({
+      privateLaunchReservePercent: 20,
+      agentPublicLaunchSharePercent: 30,
     });
   });
 
