@@ -1,6 +1,6 @@
 // Launch rate limits per (agent key, client network) through the Workers Rate Limiting binding, and tenant quotas.
 import { AppError } from "../errors";
-import { tenantQuota } from "./tenant-quota";
+import { PUBLIC_LAUNCHES, tenantQuota } from "./tenant-quota";
 
 /** The binding's window; a refused caller is told to come back after it. */
 const LAUNCH_WINDOW_SECONDS = 60;
@@ -67,11 +67,6 @@ export function dailyLaunchQuota(env: Env): number {
   return Number.isInteger(n) && n > 0 ? n : 100_000;
 }
 
-/**
- * A new launch's quota: one unit of the tenant's daily launches and, for a public launch (`agentId`), one of that
- * agent's daily budget, in one call to the tenant's quota object (docs/decisions.md, "Launch budgets"). A disabled
- * tenant's launch is `403`; a refusal consumes nothing.
- */
 /** Gives back a launch `consumeLaunchQuota` took, when the launch failed before storing anything. Best effort. */
 export async function refundLaunchQuota(env: Env, tenantId: string, agentId?: string): Promise<void> {
   try {
@@ -81,6 +76,11 @@ export async function refundLaunchQuota(env: Env, tenantId: string, agentId?: st
   }
 }
 
+/**
+ * A new launch's quota: one unit of the tenant's daily launches and, for a public launch (`agentId`), one of the
+ * public launches and one of that agent's share, in one call to the tenant's quota object (docs/decisions.md,
+ * "Launch budgets"). A disabled tenant's launch is `403`; a refusal consumes nothing.
+ */
 export async function consumeLaunchQuota(env: Env, tenantId: string, agentId?: string): Promise<void> {
   const decision = await tenantQuota(env, tenantId).consumeLaunch(dailyLaunchQuota(env), agentId);
   if (decision.ok) return;
@@ -89,7 +89,9 @@ export async function consumeLaunchQuota(env: Env, tenantId: string, agentId?: s
     "quota_exceeded",
     decision.kind === "launches"
       ? "The daily launch quota for this account is used up."
-      : "The daily launch budget for this agent is used up.",
+      : decision.kind === PUBLIC_LAUNCHES
+        ? "The daily launch quota for this account's public launches is used up."
+        : "The daily launch budget for this agent is used up.",
     { retryAfter: decision.retryAfterSeconds },
   );
 }

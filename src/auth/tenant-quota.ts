@@ -17,6 +17,7 @@ import {
   uncountQuotaUse,
   writeTenantSettings,
 } from "../storage/quota-counters";
+import { launchBudget } from "./launch-budget";
 
 /** A launch's answer: taken, or refused because the tenant is disabled or a daily limit (`kind`) is used up. */
 export type LaunchDecision =
@@ -24,12 +25,8 @@ export type LaunchDecision =
   | { ok: false; disabled: true }
   | { ok: false; disabled?: undefined; kind: string; used: number; limit: number; retryAfterSeconds: number };
 
-/** An agent's new public launches per UTC day may use at most this share of the tenant's daily launch quota. */
-export const AGENT_LAUNCH_SHARE = 0.5;
-
-export function agentDailyLaunchBudget(tenantLimit: number): number {
-  return Math.max(1, Math.ceil(tenantLimit * AGENT_LAUNCH_SHARE));
-}
+/** Today's counter of all public launches; a refusal on it names the public share. */
+export const PUBLIC_LAUNCHES = "launches:public";
 
 /** A run's slot: granted with a lease id, or refused with the taxonomy code to answer. */
 export type RunGrant =
@@ -49,7 +46,13 @@ export const SETTINGS_REVALIDATE_MS = 300_000;
 
 const DEFAULT_SETTINGS: Omit<StoredTenantSettings, "loadedAt"> = {
   status: "active",
-  quotas: { launchesPerDay: null, tokensPerDay: null, concurrentThreads: null },
+  quotas: {
+    launchesPerDay: null,
+    tokensPerDay: null,
+    concurrentThreads: null,
+    privateLaunchReservePercent: null,
+    agentPublicLaunchSharePercent: null,
+  },
 };
 
 function utcDay(now: number): { day: string; secondsLeft: number } {
@@ -77,16 +80,21 @@ export class TenantQuota extends DurableObject<Env> {
 
   /**
    * Takes one launch of today if the tenant is active and its daily limit allows (its own `launchesPerDay`, else
-   * `defaultLimit`) and, for a public launch (`agentId` given), also one of that agent's daily budget (kind
-   * `launches:agent:<id>`, a share of the tenant's limit): both or neither. A refusal consumes nothing.
+   * `defaultLimit`) and, for a public launch (`agentId` given), also one of the public launches the private reserve
+   * leaves (kind `launches:public`) and one of that agent's public share (kind `launches:agent:<id>`): all or none
+   * (`launchBudget`, docs/operations.md "Launch shares"). A refusal consumes nothing.
    */
   async consumeLaunch(defaultLimit: number, agentId?: string): Promise<LaunchDecision> {
     const settings = await this.#settings();
     if (settings.status !== "active") return { ok: false, disabled: true };
-    const limit = settings.quotas.launchesPerDay ?? defaultLimit;
-    const charges = [{ kind: "launches", limit }];
-    if (agentId !== undefined)
-      charges.push({ kind: `launches:agent:${agentId}`, limit: agentDailyLaunchBudget(limit) });
+    const budget = launchBudget(settings.quotas, defaultLimit);
+    const charges = [{ kind: "launches", limit: budget.launchesPerDay }];
+    if (agentId !== undefined) {
+      charges.push(
+        { kind: PUBLIC_LAUNCHES, limit: budget.publicLaunchesPerDay },
+        { kind: `launches:agent:${agentId}`, limit: budget.agentPublicLaunchesPerDay },
+      );
+    }
     const { day, secondsLeft } = utcDay(this.#clock.now());
     const sql = this.ctx.storage.sql;
     // No await between the reads and the writes: the object runs this as one step, so no launch slips between them.
@@ -104,7 +112,10 @@ export class TenantQuota extends DurableObject<Env> {
     const { day } = utcDay(this.#clock.now());
     const sql = this.ctx.storage.sql;
     uncountQuotaUse(sql, "launches", day);
-    if (agentId !== undefined) uncountQuotaUse(sql, `launches:agent:${agentId}`, day);
+    if (agentId !== undefined) {
+      uncountQuotaUse(sql, PUBLIC_LAUNCHES, day);
+      uncountQuotaUse(sql, `launches:agent:${agentId}`, day);
+    }
   }
 
   /** Units of `kind` (`launches`, `tokens`) used today. */

@@ -359,7 +359,10 @@ export class OperatorClient {
   getTenant(tenantId: string): Promise<TenantResponse> {
     return this.#t.json("GET", `/v1/operator/tenants/${seg(tenantId)}`);
   }
-  /** Status (`disabled` refuses its keys, launches and sockets at once) and quotas. */
+  /**
+   * Status (`disabled` refuses its keys, launches and sockets at once), quotas and launch shares (the private reserve
+   * and the per-agent public share, in percent; the answer's `launchBudget` shows the launches they come to).
+   */
   updateTenant(tenantId: string, patch: TenantPatch): Promise<TenantResponse> {
     return this.#t.json("PATCH", `/v1/operator/tenants/${seg(tenantId)}`, { body: patch });
   }

@@ -168,6 +168,11 @@ export const DEFAULT_IDLE_MINUTES = 30;
 const MIN_IDLE_MINUTES = 5;
 const MAX_IDLE_MINUTES = 1440;
 
+/** A run's wall-clock limit unless the artifact sets `limits.runTimeoutMs` (docs/api.md, "The artifact"). */
+export const DEFAULT_RUN_TIMEOUT_MS = 300_000;
+const MIN_RUN_TIMEOUT_MS = 1_000;
+const MAX_RUN_TIMEOUT_MS = 900_000;
+
 export const limitsSchema = z.strictObject({
   maxMessageChars: z
     .number()
@@ -204,6 +209,15 @@ export const limitsSchema = z.strictObject({
     .max(2_000_000)
     .optional()
     .describe("Budget of the prompt sent to the model; the oldest turns are left out past it."),
+  runTimeoutMs: z
+    .number()
+    .int()
+    .min(MIN_RUN_TIMEOUT_MS)
+    .max(MAX_RUN_TIMEOUT_MS)
+    .optional()
+    .describe(
+      "Wall-clock limit of one run (model calls and tool calls together), in ms: 1000–900000, default 300000 (5 min). A run past it ends failed with reason 'timeout', keeping the text streamed so far.",
+    ),
   retention: z
     .strictObject({
       maxAgeDays: z
@@ -358,4 +372,26 @@ export function publishIssues(artifact: Artifact): { path: string; message: stri
     });
   }
   return issues;
+}
+
+/**
+ * The `local` model is a deterministic stand-in for development and tests (docs/api.md, "Models"): a version that
+ * answers real users with it is a mistake, so only a `development` deployment may publish one.
+ */
+export function localModelAllowed(environment: string): boolean {
+  return environment === "development";
+}
+
+/** The issue (`model.provider`) of a draft definition whose model this deployment's environment refuses. */
+export function environmentModelIssues(
+  definition: unknown,
+  environment: string,
+): { path: string; message: string }[] {
+  if (localModelAllowed(environment)) return [];
+  if (typeof definition !== "object" || definition === null || !("model" in definition)) return [];
+  const model = definition.model;
+  const provider = typeof model === "object" && model !== null && "provider" in model ? model.provider : null;
+  return provider === "local"
+    ? [{ path: "model.provider", message: `the 'local' model is for development only, not ${environment}` }]
+    : [];
 }

@@ -27,7 +27,28 @@ const PRIVATE_SUFFIXES = [
   "private",
   "arpa",
 ];
-const LOOPBACK_DNS_SERVICES = ["nip.io", "sslip.io", "xip.io", "localtest.me", "lvh.me", "vcap.me"];
+/**
+ * Public DNS names whose every subdomain answers with a loopback (or any requested) address, so "a public host" by
+ * name is this machine: the embedded-address services (`nip.io`, `sslip.io`, `xip.io`, `traefik.me`, `local.gd`)
+ * and the well-known loopback wildcards developers use instead of editing a hosts file (`localhost.direct`, which
+ * even has a public TLS certificate, `localtest.me`, `lvh.me`, `vcap.me`, `fuf.me`, `lacolhost.com`, `yoogle.com`,
+ * `localho.st`). Names under `localhost` itself are refused separately (RFC 6761); docs/tools.md lists them.
+ */
+export const LOOPBACK_DNS_SERVICES = [
+  "localhost.direct",
+  "nip.io",
+  "sslip.io",
+  "xip.io",
+  "traefik.me",
+  "local.gd",
+  "localtest.me",
+  "lvh.me",
+  "vcap.me",
+  "fuf.me",
+  "lacolhost.com",
+  "yoogle.com",
+  "localho.st",
+] as const;
 
 /** Lower case, without trailing dots or a port; `null` for something that is not a host. */
 function normaliseHost(host: string): string | null {

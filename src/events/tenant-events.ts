@@ -47,6 +47,8 @@ const ENDPOINTS_REVALIDATE_MS = 5 * 60_000;
 /** The delivery log and event bodies are kept this long once nothing waits for them. */
 export const DELIVERY_LOG_RETENTION_MS = 30 * 86_400_000;
 const PRUNE_EVERY_MS = 3_600_000;
+/** Redeliveries one event may have to one endpoint per hour (docs/webhooks.md, "Redelivery"). */
+export const REDELIVERY_LIMIT = { max: 10, windowMs: 3_600_000 } as const;
 
 const TENANT_KEY = "tenant_id";
 const LOADED_KEY = "endpoints_loaded_at";
@@ -163,10 +165,19 @@ export class TenantEvents extends DurableObject<Env> {
     if (!readEndpoints(this.ctx.storage.sql).some((e) => e.id === endpointId))
       await this.#loadEndpoints(tenantId);
     const now = this.#deps.now();
-    const id = redeliver(this.ctx.storage.sql, endpointId, deliveryId, now);
-    if (id === null) return refusal(fail("not_found", "Delivery not found."));
+    const made = redeliver(this.ctx.storage.sql, endpointId, deliveryId, now, REDELIVERY_LIMIT);
+    if (!made.ok && made.reason === "not_found") return refusal(fail("not_found", "Delivery not found."));
+    if (!made.ok) {
+      return refusal({
+        ...fail(
+          "rate_limited",
+          `This event was redelivered to this endpoint ${REDELIVERY_LIMIT.max} times in the last hour; try again later.`,
+        ),
+        retryAfter: Math.max(1, Math.ceil((made.retryAt - now) / 1000)),
+      });
+    }
     await this.#wake(now);
-    return ok({ id });
+    return ok({ id: made.id });
   }
 
   /** Delivers every due lane head, round after round, then sleeps until the next one is due. */

@@ -1,5 +1,7 @@
 // The checks of an artifact that only the request can make: its models and tools may never call the platform itself
-// (only the request knows the host it was reached on), and may call local plain http only in development.
+// (only the request knows the host it was reached on), may call local plain http only in development, and only
+// development may use the `local` model.
+import { environmentModelIssues } from "../control/artifact";
 import type { FieldIssue } from "../control/field-issues";
 import {
   localHttpAllowed,
@@ -17,4 +19,9 @@ export function requestUrlIssues(c: AppContext, definition: unknown): FieldIssue
     ...modelUrlIssues(definition, { platformHosts: hosts, allowLocalHttp }),
     ...platformToolUrlIssues(definition, hosts, allowLocalHttp),
   ];
+}
+
+/** Everything publishing (and a draft preview) checks beyond the artifact schema, for this request's deployment. */
+export function requestArtifactIssues(c: AppContext, definition: unknown): FieldIssue[] {
+  return [...environmentModelIssues(definition, c.env.ENVIRONMENT), ...requestUrlIssues(c, definition)];
 }

@@ -14,7 +14,7 @@ import type { PreviewSessionRequest, PreviewSessionResponse } from "../shared/la
 import { PROTOCOL } from "../shared/protocol";
 import { findPreview, insertPreviewThread, type PreviewTarget } from "../storage/d1/thread-previews";
 import type { PreviewPin } from "../thread/binding";
-import { requestUrlIssues } from "./artifact-checks";
+import { requestArtifactIssues } from "./artifact-checks";
 import type { AppContext } from "./context";
 import { deploymentStore } from "./store";
 import { threadUrls } from "./thread-urls";
@@ -47,7 +47,7 @@ async function previewedPin(c: AppContext, agent: AgentEntity, target: PreviewTa
   if (draft.revision !== target.draftRevision) {
     throw new AppError("precondition_failed", "Draft revision does not match the current draft.");
   }
-  const own = requestUrlIssues(c, draft.definition);
+  const own = requestArtifactIssues(c, draft.definition);
   if (own.length > 0) throw errors.badRequest("Draft is not a valid agent artifact.", own);
   const artifact: Artifact = unwrap(artifactFromDefinition(draft.definition));
   return {

@@ -3,6 +3,8 @@ import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import { z } from "zod";
 import { invalidateGateTenant } from "../auth/gate-agent-cache";
+import { launchBudget } from "../auth/launch-budget";
+import { dailyLaunchQuota } from "../auth/rate-limit";
 import { tenantQuota } from "../auth/tenant-quota";
 import { timeIdCursor } from "../control/page-cursor";
 import { errors } from "../errors";
@@ -36,12 +38,14 @@ const LIST = "operator-tenants";
 /** What the operator's cursors are bound to instead of a tenant (tenant ids start with `ten_`, so never this). */
 const OPERATOR_SCOPE = "operator";
 
-function tenantView(tenant: TenantRecord): TenantResponse {
+/** A tenant as the operator sees it: its own settings, and the launch budget they come to on this platform. */
+function tenantView(env: Env, tenant: TenantRecord): TenantResponse {
   return {
     id: tenant.id,
     name: tenant.name,
     status: tenant.status,
     quotas: tenant.quotas,
+    launchBudget: launchBudget(tenant.quotas, dailyLaunchQuota(env)),
     createdAt: tenant.createdAt,
   };
 }
@@ -121,7 +125,15 @@ export const operator = new Hono<AppEnv>()
       const result = await listTenants(c.env.DB, { limit: page.limit, ...(after ? { after } : {}) });
       const last = result.items.at(-1);
       const next = result.hasMore && last ? JSON.stringify([last.createdAt, last.id]) : undefined;
-      return c.json(await pageBody(c, LIST, result.items.map(tenantView), next, OPERATOR_SCOPE));
+      return c.json(
+        await pageBody(
+          c,
+          LIST,
+          result.items.map((tenant) => tenantView(c.env, tenant)),
+          next,
+          OPERATOR_SCOPE,
+        ),
+      );
     },
   )
   .get(
@@ -138,7 +150,7 @@ export const operator = new Hono<AppEnv>()
     async (c) => {
       const tenant = await getTenantRecord(c.env.DB, c.req.param("tenantId"));
       if (tenant === null) throw errors.notFound("Tenant");
-      return c.json(tenantView(tenant));
+      return c.json(tenantView(c.env, tenant));
     },
   )
   .patch(
@@ -146,7 +158,7 @@ export const operator = new Hono<AppEnv>()
     describeRoute(
       operation({
         tag: "Operator",
-        summary: "Change a tenant's status or quotas",
+        summary: "Change a tenant's status, quotas or launch shares",
         auth: "operatorToken",
         body: patchTenantRequest,
         response: { status: 200, schema: tenantResponse },
@@ -164,7 +176,7 @@ export const operator = new Hono<AppEnv>()
       await tenantQuota(c.env, tenantId).refreshSettings();
       // Keys, launches and new sockets are refused from here on; open sockets are closed in the background.
       if (patch.status === "disabled") c.executionCtx.waitUntil(disconnectTenant(c.env, tenantId));
-      return c.json(tenantView(tenant));
+      return c.json(tenantView(c.env, tenant));
     },
   )
   .get(

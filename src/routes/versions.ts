@@ -3,7 +3,7 @@ import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import type { AgentVersion } from "../control/deployment-store";
 import { errors, unwrap } from "../errors";
-import { requestUrlIssues } from "../http/artifact-checks";
+import { requestArtifactIssues } from "../http/artifact-checks";
 import type { AppEnv } from "../http/context";
 import { pageBody, readPage } from "../http/cursor";
 import { readJson } from "../http/json-body";
@@ -47,10 +47,10 @@ export const versions = new Hono<AppEnv>()
       const input = await readJson(c, publishVersionRequest);
       const agent = await loadAgent(c);
       const store = deploymentStore(c);
-      // The schema cannot know the host the platform was reached on, nor the environment's local-http rule.
+      // The schema cannot know the host the platform was reached on, nor the environment's rules (local http, the local model).
       const draft = await store.getDraft(agent.tenantId, agent.id);
       if (draft !== null && draft.revision === input.draftRevision) {
-        const own = requestUrlIssues(c, draft.definition);
+        const own = requestArtifactIssues(c, draft.definition);
         if (own.length > 0) throw errors.badRequest("Draft is not a valid agent artifact.", own);
       }
       const version = unwrap(await store.publishDraft(agent.tenantId, agent.id, input.draftRevision));

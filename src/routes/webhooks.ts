@@ -270,10 +270,10 @@ export const webhooks = new Hono<AppEnv>()
     describeRoute(
       operation({
         tag: "Webhooks",
-        summary: "Deliver an event again (same webhook-id)",
+        summary: "Deliver an event again (same webhook-id); at most 10 times per event and endpoint per hour",
         auth: "tenantKey",
         response: { status: 202, schema: z.object({ id: z.string() }) },
-        errors: [404, 502],
+        errors: [404, 429, 502],
       }),
     ),
     async (c) => {

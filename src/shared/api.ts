@@ -129,6 +129,10 @@ export const patchTenantRequest = z.strictObject({
       launchesPerDay: quotaValue.optional(),
       tokensPerDay: quotaValue.optional(),
       concurrentThreads: quotaValue.optional(),
+      /** Percent of the daily launch quota public launches may not use (kept for sk_ launches); default 50. */
+      privateLaunchReservePercent: z.number().int().min(0).max(100).nullable().optional(),
+      /** Percent of the daily launch quota one agent's public launches may use; default 50. */
+      agentPublicLaunchSharePercent: z.number().int().min(1).max(100).nullable().optional(),
     })
     .optional(),
 });
@@ -212,6 +216,19 @@ export const tenantQuotasResponse = z.strictObject({
   launchesPerDay: z.number().int().nullable(),
   tokensPerDay: z.number().int().nullable(),
   concurrentThreads: z.number().int().nullable(),
+  /** `null`: the default private reserve, 50% (see `launchBudget`). */
+  privateLaunchReservePercent: z.number().int().nullable(),
+  /** `null`: the default per-agent public share, 50% (see `launchBudget`). */
+  agentPublicLaunchSharePercent: z.number().int().nullable(),
+});
+
+/** The launches per UTC day the tenant gets now, defaults applied and rounded as enforced (docs/operations.md). */
+export const tenantLaunchBudgetResponse = z.strictObject({
+  launchesPerDay: z.number().int(),
+  privateReservePercent: z.number().int(),
+  publicLaunchesPerDay: z.number().int(),
+  agentPublicSharePercent: z.number().int(),
+  agentPublicLaunchesPerDay: z.number().int(),
 });
 
 export const tenantResponse = z.strictObject({
@@ -219,6 +236,7 @@ export const tenantResponse = z.strictObject({
   name: z.string(),
   status: z.enum(TENANT_STATUSES),
   quotas: tenantQuotasResponse,
+  launchBudget: tenantLaunchBudgetResponse,
   createdAt: timestamp,
 });
 

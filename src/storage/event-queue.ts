@@ -44,6 +44,8 @@ export function createEventQueue(sql: SqlStorage): void {
   sql.exec(
     "CREATE INDEX IF NOT EXISTS deliveries_pending ON deliveries (endpoint_id, lane, seq) WHERE status = 'pending'",
   );
+  // Redeliveries of one event to one endpoint, counted for their hourly limit (created on every start: idempotent).
+  sql.exec("CREATE INDEX IF NOT EXISTS deliveries_by_event ON deliveries (endpoint_id, event_seq, seq)");
   sql.exec("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)");
 }
 
@@ -271,16 +273,33 @@ export function deliveryLog(
   return { items: rows.slice(0, page.limit), hasMore: rows.length > page.limit };
 }
 
+/** How many redeliveries one event may have to one endpoint within a sliding window. */
+export interface RedeliveryLimit {
+  max: number;
+  windowMs: number;
+}
+
+export type Redelivered =
+  | { ok: true; id: string }
+  | { ok: false; reason: "not_found" }
+  /** `retryAt`: epoch ms when the oldest redelivery in the window leaves it. */
+  | { ok: false; reason: "limited"; retryAt: number };
+
+const createdAtRow = z.object({ created_at: z.number().int() });
+
 /**
- * A new pending delivery of the same event to the same endpoint (same `webhook-id`), due at once; null when the
- * delivery is unknown or its event's body is no longer kept.
+ * A new pending delivery of the same event to the same endpoint (same `webhook-id`), due at once; `not_found` when
+ * the delivery is unknown or its event's body is no longer kept, `limited` when that event already had `limit.max`
+ * redeliveries to that endpoint in the last `limit.windowMs` (every delivery of it after the first counts, so
+ * redelivering a redelivery spends the same allowance).
  */
 export function redeliver(
   sql: SqlStorage,
   endpointId: string,
   deliveryId: string,
   now: number,
-): string | null {
+  limit: RedeliveryLimit,
+): Redelivered {
   const rows = sql
     .exec(
       `SELECT v.seq, v.id, v.type, v.thread_id FROM deliveries d JOIN events v ON v.seq = d.event_seq
@@ -290,11 +309,27 @@ export function redeliver(
     )
     .toArray();
   const raw = rows[0];
-  if (raw === undefined) return null;
+  if (raw === undefined) return { ok: false, reason: "not_found" };
   const event = z
     .object({ seq: z.number().int(), id: z.string(), type: z.enum(EVENT_TYPES), thread_id: z.string() })
     .parse(raw);
-  return insertDelivery(sql, endpointId, { ...event, threadId: event.thread_id }, now);
+  const recent = sql
+    .exec(
+      `SELECT created_at FROM deliveries
+       WHERE endpoint_id = ?1 AND event_seq = ?2 AND created_at > ?3
+         AND seq > (SELECT MIN(seq) FROM deliveries WHERE endpoint_id = ?1 AND event_seq = ?2)
+       ORDER BY created_at`,
+      endpointId,
+      event.seq,
+      now - limit.windowMs,
+    )
+    .toArray()
+    .map((row) => createdAtRow.parse(row).created_at);
+  if (recent.length >= limit.max) {
+    const leaving = recent[recent.length - limit.max] ?? now;
+    return { ok: false, reason: "limited", retryAt: leaving + limit.windowMs };
+  }
+  return { ok: true, id: insertDelivery(sql, endpointId, { ...event, threadId: event.thread_id }, now) };
 }
 
 /**

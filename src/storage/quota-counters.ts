@@ -1,5 +1,5 @@
-// The TenantQuota object's tables: units used per quota kind and UTC day, the tenant's settings as last read from D1,
-// and the leases of runs in progress.
+// The TenantQuota object's tables: units used per quota kind and UTC day, the tenant's settings as last read from D1
+// (its launch shares in a table of their own), and the leases of runs in progress.
 import { z } from "zod";
 import { TENANT_STATUSES, type TenantQuotas, type TenantStatus } from "../shared/api";
 
@@ -17,6 +17,13 @@ export function createQuotaCounters(sql: SqlStorage): void {
     `CREATE TABLE IF NOT EXISTS tenant_settings (
        id INTEGER PRIMARY KEY CHECK (id = 1), status TEXT NOT NULL, launches_per_day INTEGER,
        tokens_per_day INTEGER, concurrent_threads INTEGER, loaded_at INTEGER NOT NULL)`,
+  );
+  // Added after `tenant_settings` (whose shape never changes): a settings row without its shares row is a copy
+  // read before shares existed, and is read again from D1.
+  sql.exec(
+    `CREATE TABLE IF NOT EXISTS tenant_launch_shares (
+       id INTEGER PRIMARY KEY CHECK (id = 1), private_reserve_percent INTEGER,
+       agent_public_share_percent INTEGER)`,
   );
   sql.exec(
     `CREATE TABLE IF NOT EXISTS run_leases (
@@ -54,18 +61,23 @@ export interface StoredTenantSettings {
 }
 
 const quota = z.number().int().positive().nullable();
+const percent = z.number().int().min(0).max(100).nullable();
 const settingsRow = z.object({
   status: z.enum(TENANT_STATUSES),
   launches_per_day: quota,
   tokens_per_day: quota,
   concurrent_threads: quota,
   loaded_at: z.number(),
+  private_reserve_percent: percent,
+  agent_public_share_percent: percent,
 });
 
 export function readTenantSettings(sql: SqlStorage): StoredTenantSettings | null {
   const row = sql
     .exec(
-      "SELECT status, launches_per_day, tokens_per_day, concurrent_threads, loaded_at FROM tenant_settings WHERE id = 1",
+      `SELECT s.status, s.launches_per_day, s.tokens_per_day, s.concurrent_threads, s.loaded_at,
+         l.private_reserve_percent, l.agent_public_share_percent
+       FROM tenant_settings s JOIN tenant_launch_shares l ON l.id = s.id WHERE s.id = 1`,
     )
     .toArray()[0];
   if (row === undefined) return null;
@@ -76,6 +88,8 @@ export function readTenantSettings(sql: SqlStorage): StoredTenantSettings | null
       launchesPerDay: r.launches_per_day,
       tokensPerDay: r.tokens_per_day,
       concurrentThreads: r.concurrent_threads,
+      privateLaunchReservePercent: r.private_reserve_percent,
+      agentPublicLaunchSharePercent: r.agent_public_share_percent,
     },
     loadedAt: r.loaded_at,
   };
@@ -93,6 +107,13 @@ export function writeTenantSettings(sql: SqlStorage, settings: StoredTenantSetti
     settings.quotas.tokensPerDay,
     settings.quotas.concurrentThreads,
     settings.loadedAt,
+  );
+  sql.exec(
+    `INSERT INTO tenant_launch_shares (id, private_reserve_percent, agent_public_share_percent) VALUES (1, ?, ?)
+     ON CONFLICT (id) DO UPDATE SET private_reserve_percent = excluded.private_reserve_percent,
+       agent_public_share_percent = excluded.agent_public_share_percent`,
+    settings.quotas.privateLaunchReservePercent,
+    settings.quotas.agentPublicLaunchSharePercent,
   );
 }
 

@@ -81,6 +81,27 @@ type RunOutcome =
   | { status: "aborted"; reason: string }
   | { status: "failed"; error: RunError };
 
+/**
+ * Why a run's signal was aborted when it ran past its wall-clock limit. Named `TimeoutError`, so the turn reports a
+ * timeout failure (not a cancellation) and every model and tool call under way stops with it.
+ */
+class RunTimeout extends Error {
+  override readonly name = "TimeoutError";
+
+  constructor(readonly limitMs: number) {
+    super(`The run passed its limit of ${limitMs} ms.`);
+  }
+
+  /** What the run frame, the run's record and `run.failed` say. */
+  runError(): RunError {
+    return {
+      code: "upstream_unavailable",
+      reason: "timeout",
+      message: `The reply took longer than this agent's limit of ${this.limitMs / 1000} seconds.`,
+    };
+  }
+}
+
 /** The stored, public part of a failure: code, reason (a provider's, when it gave one) and message. */
 function runError(error: { code: ErrorCode; reason?: ErrorReason; message: string }): RunError {
   return {
@@ -495,6 +516,10 @@ export class RunLifecycle {
       if (this.#live === live) this.#live = null;
       live.finish(final);
     };
+    // The run's wall-clock limit (docs/api.md, "The artifact"): past it the run's signal aborts with a RunTimeout,
+    // and the run is sealed failed with the text streamed so far.
+    const limitMs = threadLimits(this.#bindingAt(userEntry)).runTimeoutMs;
+    const deadline = setTimeout(() => live.controller.abort(new RunTimeout(limitMs)), limitMs);
     void this.#deps
       .keepAliveWhile(async () => {
         let final: Run;
@@ -511,6 +536,8 @@ export class RunLifecycle {
               live.stores,
             );
           }
+        } finally {
+          clearTimeout(deadline);
         }
         finish(final);
         // Every end gives the tenant's slot back with the run's tokens; an object that dies first lets it lapse.
@@ -527,6 +554,7 @@ export class RunLifecycle {
         try {
           last = runs.get(run.id) ?? run;
         } catch {}
+        clearTimeout(deadline);
         finish(last);
         void slot
           .release(tokens())
@@ -592,14 +620,18 @@ export class RunLifecycle {
     live.flush();
 
     const current = runs.get(live.runId) ?? running.value;
+    const stopped = live.controller.signal.reason;
     const sealed = this.#seal(
       current,
       live.text,
       result.status === "succeeded"
         ? { status: "succeeded" }
         : result.status === "aborted"
-          ? { status: "aborted", reason: String(live.controller.signal.reason ?? "cancelled") }
-          : { status: "failed", error: runError(result.error) },
+          ? { status: "aborted", reason: String(stopped ?? "cancelled") }
+          : {
+              status: "failed",
+              error: stopped instanceof RunTimeout ? stopped.runError() : runError(result.error),
+            },
       live.stores,
       toolCallsOfSteps(result.steps, live.text),
     );

@@ -1,4 +1,5 @@
 // A thread's limits: the agent version's own where it sets them, the protocol's defaults otherwise.
+import { DEFAULT_RUN_TIMEOUT_MS } from "../control/artifact";
 import { LIMITS } from "../shared/protocol";
 import type { ThreadBinding } from "../storage/pin-store";
 
@@ -11,6 +12,8 @@ export interface ThreadLimits {
   socketsPerThread: number;
   idleTimeoutSeconds: number;
   maxContextTokens: number;
+  /** Wall-clock limit of one run: past it the run ends `failed` with reason `timeout`. */
+  runTimeoutMs: number;
 }
 
 export function threadLimits(binding: ThreadBinding): ThreadLimits {
@@ -21,5 +24,6 @@ export function threadLimits(binding: ThreadBinding): ThreadLimits {
     socketsPerThread: limits.maxSocketsPerThread ?? LIMITS.socketsPerThread,
     idleTimeoutSeconds: limits.idleTimeoutSeconds ?? LIMITS.idleTimeoutSeconds,
     maxContextTokens: limits.maxContextTokens ?? DEFAULT_CONTEXT_TOKENS,
+    runTimeoutMs: limits.runTimeoutMs ?? DEFAULT_RUN_TIMEOUT_MS,
   };
 }

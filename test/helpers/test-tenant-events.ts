@@ -2,13 +2,19 @@
 import { runInDurableObject } from "cloudflare:test";
 import { TenantEvents } from "../../src/events/tenant-events";
 import { receiverFetch } from "./fake-receiver";
+import { TestClock } from "./test-thread-agent";
 
 /** The waits after each failed attempt in tests: as many as in production, short enough to await. */
 export const TEST_RETRY_DELAYS_MS = [50, 100, 150, 200, 250, 300, 350];
 
 export class TestTenantEvents extends TenantEvents {
+  /** The object's clock (real time unless a test moves it on): what its delivery log and limits are stamped with. */
+  readonly clock: TestClock;
+
   constructor(ctx: DurableObjectState, env: Env) {
-    super(ctx, env, { now: () => Date.now(), fetch: receiverFetch, retryDelaysMs: TEST_RETRY_DELAYS_MS });
+    const clock = new TestClock();
+    super(ctx, env, { now: () => clock.now(), fetch: receiverFetch, retryDelaysMs: TEST_RETRY_DELAYS_MS });
+    this.clock = clock;
   }
 }
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { digestOf } from "../../src/control/canonical-json";
 import { listResponse, versionResponse, versionSummaryResponse } from "../../src/shared/api";
+import { fetchWithEnv } from "../helpers/edge-gate";
 import {
   api,
   countRows,
@@ -134,6 +135,34 @@ describe("POST /v1/agents/:id/versions", () => {
       "precondition_failed",
     );
     expect(await countRows("agent_versions", tenant.tenantId)).toBe(0);
+  });
+
+  it("refuses to publish a version on the local model outside development, naming model.provider", async () => {
+    const tenant = await createTenant();
+    const agent = await createAgent(tenant.apiKey);
+    await saveDraft(tenant.apiKey, agent.id, 0, validArtifact());
+    const publishIn = (environment: string, draftRevision = 1) =>
+      fetchWithEnv({ ENVIRONMENT: environment }, `/v1/agents/${agent.id}/versions`, {
+        method: "POST",
+        headers: { Authorization: `Bearer ${tenant.apiKey}`, "Content-Type": "application/json" },
+        body: JSON.stringify({ draftRevision }),
+      });
+    for (const environment of ["staging", "production"]) {
+      const error = await expectError(await publishIn(environment), 400, "bad_request");
+      expect(fieldPaths(error)).toEqual(["model.provider"]);
+    }
+    expect(await countRows("agent_versions", tenant.tenantId)).toBe(0);
+
+    // Another provider publishes there; the local model still publishes in development.
+    await saveDraft(
+      tenant.apiKey,
+      agent.id,
+      1,
+      validArtifact({ model: { provider: "workers-ai", model: "@cf/meta/llama-3.1-8b-instruct" } }),
+    );
+    expect((await publishIn("staging", 2)).status).toBe(201);
+    await saveDraft(tenant.apiKey, agent.id, 2, validArtifact());
+    expect((await publishIn("development", 3)).status).toBe(201);
   });
 
   it("answers publishing without a draft with 404", async () => {

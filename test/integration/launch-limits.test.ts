@@ -281,11 +281,11 @@ function launchUnderQuota(
   });
 }
 
-describe("each agent's share of the tenant's daily launches", () => {
-  it("refuses an agent's public launches past its share with 429 quota_exceeded, leaving the tenant's rest", async () => {
+describe("each agent's share of the tenant's daily launches, and the private reserve", () => {
+  it("refuses public launches past the public share, then still admits the tenant's private launches", async () => {
     const abused = await liveAgent();
     const other = await liveAgent({ tenant: abused });
-    // A daily quota of 4: each agent's public launches may use half of it.
+    // A daily quota of 4 with the defaults: 2 kept for private launches, so 2 public ones, at most 2 per agent.
     for (let i = 0; i < 2; i++)
       expect((await launchUnderQuota(4, { agentKey: abused.publicKey })).status).toBe(201);
     const refused = await refusedWithoutTrace(
@@ -295,17 +295,47 @@ describe("each agent's share of the tenant's daily launches", () => {
       "quota_exceeded",
     );
     expect(Number(refused.headers.get("Retry-After"))).toBeGreaterThan(0);
+    // The public share is used up for every agent of the tenant, from any network.
+    for (let i = 0; i < 3; i++) {
+      await refusedWithoutTrace(
+        abused.tenantId,
+        () => launchUnderQuota(4, { agentKey: other.publicKey }),
+        429,
+        "quota_exceeded",
+      );
+    }
     const quota = tenantQuota(env, abused.tenantId);
     expect(await quota.usage("launches")).toBe(2);
+    expect(await quota.usage("launches:public")).toBe(2);
     expect(await quota.usage(`launches:agent:${abused.agentId}`)).toBe(2);
 
-    // The tenant's other agent still has the rest of the day.
-    for (let i = 0; i < 2; i++)
-      expect((await launchUnderQuota(4, { agentKey: other.publicKey })).status).toBe(201);
-    expect(await quota.usage("launches")).toBe(4);
+    // The tenant's backend still has the reserve: two private launches, then the day is used up for them too.
+    for (const subject of ["alice", "bob"]) {
+      const res = await launchUnderQuota(4, { agentId: other.agentId, subject }, { apiKey: other.apiKey });
+      expect(res.status, await res.text()).toBe(201);
+    }
     await refusedWithoutTrace(
       abused.tenantId,
-      () => launchUnderQuota(4, { agentKey: other.publicKey }),
+      () => launchUnderQuota(4, { agentId: other.agentId, subject: "carol" }, { apiKey: other.apiKey }),
+      429,
+      "quota_exceeded",
+    );
+    expect(await quota.usage("launches")).toBe(4);
+  });
+
+  it("lets private launches use the whole day, the public share included", async () => {
+    const agent = await liveAgent();
+    for (let i = 0; i < 3; i++) {
+      const res = await launchUnderQuota(
+        3,
+        { agentId: agent.agentId, subject: `user-${i}` },
+        { apiKey: agent.apiKey },
+      );
+      expect(res.status, await res.text()).toBe(201);
+    }
+    await refusedWithoutTrace(
+      agent.tenantId,
+      () => launchUnderQuota(3, { agentKey: agent.publicKey }),
       429,
       "quota_exceeded",
     );

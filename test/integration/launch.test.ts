@@ -618,7 +618,8 @@ describe("abuse limits", () => {
 
   it("answers 429 quota_exceeded once the tenant's daily launch quota is used up, consuming nothing", async () => {
     const agent = await liveAgent();
-    // Two agents of one tenant: each agent alone may use only its share of the day (docs/decisions.md).
+    // Two agents of one tenant: public launches may use only their share of the day, private ones all of it
+    // (docs/operations.md, "Launch shares").
     const second = await liveAgent({ tenant: agent });
     const quotaEnv = { TENANT_DAILY_LAUNCH_QUOTA: "2" };
     const send = (agentKey = agent.publicKey) =>
@@ -627,15 +628,22 @@ describe("abuse limits", () => {
         headers: { "Content-Type": "application/json", Origin: ORIGIN, "CF-Connecting-IP": freshIp() },
         body: JSON.stringify({ agentKey }),
       });
+    const sendPrivate = (subject: string) =>
+      fetchWithEnv(quotaEnv, "/v1/agent-sessions", {
+        method: "POST",
+        headers: {
+          "Content-Type": "application/json",
+          Authorization: `Bearer ${agent.apiKey}`,
+          "CF-Connecting-IP": freshIp(),
+        },
+        body: JSON.stringify({ agentId: second.agentId, subject }),
+      });
     expect((await send()).status).toBe(201);
-    expect((await send(second.publicKey)).status).toBe(201);
-    const res = await refusedWithoutTrace(
-      agent.tenantId,
-      () => send(second.publicKey),
-      429,
-      "quota_exceeded",
-    );
-    expect(Number(res.headers.get("Retry-After"))).toBeGreaterThan(0);
+    expect((await sendPrivate("alice")).status).toBe(201);
+    for (const refused of [() => send(second.publicKey), () => sendPrivate("bob")]) {
+      const res = await refusedWithoutTrace(agent.tenantId, refused, 429, "quota_exceeded");
+      expect(Number(res.headers.get("Retry-After"))).toBeGreaterThan(0);
+    }
     expect(await tenantQuota(env, agent.tenantId).usage("launches")).toBe(2);
 
     // The quota is per tenant: another tenant launches freely under the same limit.

@@ -1,10 +1,11 @@
 // Per-tenant quotas the operator sets: launches and tokens per day, threads answering at once. Each refusal is a
 // 429 quota_exceeded with Retry-After (an error frame on a socket) and stores nothing.
-import { env } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { tenantRunQuota, UNLIMITED_RECHECK_MS } from "../../src/auth/run-quota";
 import { RUN_LEASE_MS, tenantQuota } from "../../src/auth/tenant-quota";
+import { OperatorClient } from "../../src/client/index";
 import { tenantFootprint } from "../helpers/edge-gate";
 import { api, expectError, json, operatorHeaders } from "../helpers/tenants";
 import { inTestQuota } from "../helpers/test-tenant-quota";
@@ -65,10 +66,10 @@ async function refusedWithRetryAfter(res: Response): Promise<void> {
 
 describe("launchesPerDay", () => {
   it("replaces the platform default for the tenant; null clears it back", async () => {
-    // Two agents of one tenant: each agent's public launches may use half of the tenant's day (its own share).
+    // Two agents of one tenant, no private reserve: each agent's public launches may use half of the tenant's day.
     const agent = await liveAgent();
     const other = await liveAgent({ tenant: agent });
-    await setQuotas(agent.tenantId, { launchesPerDay: 2 });
+    await setQuotas(agent.tenantId, { launchesPerDay: 2, privateLaunchReservePercent: 0 });
     expect((await launchRequest({ agentKey: agent.publicKey })).status).toBe(201);
     expect((await launchRequest({ agentKey: other.publicKey })).status).toBe(201);
     const before = await tenantFootprint(agent.tenantId);
@@ -78,6 +79,105 @@ describe("launchesPerDay", () => {
 
     await setQuotas(agent.tenantId, { launchesPerDay: null });
     expect((await launchRequest({ agentKey: agent.publicKey })).status).toBe(201);
+  });
+});
+
+describe("launch shares", () => {
+  const tenantView = z.object({
+    quotas: z.object({
+      launchesPerDay: z.number().nullable(),
+      privateLaunchReservePercent: z.number().nullable(),
+      agentPublicLaunchSharePercent: z.number().nullable(),
+    }),
+    launchBudget: z.object({
+      launchesPerDay: z.number(),
+      privateReservePercent: z.number(),
+      publicLaunchesPerDay: z.number(),
+      agentPublicSharePercent: z.number(),
+      agentPublicLaunchesPerDay: z.number(),
+    }),
+  });
+  const readTenant = async (tenantId: string) =>
+    json(await api(`/v1/operator/tenants/${tenantId}`, { headers: operatorHeaders() }), 200, tenantView);
+
+  it("shows the private reserve and the per-agent public share, and a one-agent tenant gets what the operator set", async () => {
+    const agent = await liveAgent();
+    await setQuotas(agent.tenantId, { launchesPerDay: 2 });
+    // The defaults, shown as the launches they come to: half of 2 kept for the backend, one public launch.
+    expect((await readTenant(agent.tenantId)).launchBudget).toEqual({
+      launchesPerDay: 2,
+      privateReservePercent: 50,
+      publicLaunchesPerDay: 1,
+      agentPublicSharePercent: 50,
+      agentPublicLaunchesPerDay: 1,
+    });
+    expect((await launchRequest({ agentKey: agent.publicKey })).status).toBe(201);
+    await refusedWithRetryAfter(await launchRequest({ agentKey: agent.publicKey }));
+
+    // The operator gives the tenant's one public agent the whole day.
+    await setQuotas(agent.tenantId, { privateLaunchReservePercent: 0, agentPublicLaunchSharePercent: 100 });
+    const shown = await readTenant(agent.tenantId);
+    expect(shown.quotas).toEqual({
+      launchesPerDay: 2,
+      privateLaunchReservePercent: 0,
+      agentPublicLaunchSharePercent: 100,
+    });
+    expect(shown.launchBudget).toMatchObject({ publicLaunchesPerDay: 2, agentPublicLaunchesPerDay: 2 });
+    expect((await launchRequest({ agentKey: agent.publicKey })).status).toBe(201);
+    // Both launches of the day are used now.
+    await refusedWithRetryAfter(await launchRequest({ agentKey: agent.publicKey }));
+    expect(await tenantQuota(env, agent.tenantId).usage("launches")).toBe(2);
+
+    // null goes back to the defaults.
+    await setQuotas(agent.tenantId, {
+      privateLaunchReservePercent: null,
+      agentPublicLaunchSharePercent: null,
+    });
+    expect((await readTenant(agent.tenantId)).quotas).toMatchObject({
+      privateLaunchReservePercent: null,
+      agentPublicLaunchSharePercent: null,
+    });
+  });
+
+  it("is set and read through the typed operator client", async () => {
+    const agent = await liveAgent();
+    const operator = new OperatorClient({
+      baseUrl: "http://api.test",
+      fetch: (input, init) => exports.default.fetch(input, init),
+      operatorToken: env.OPERATOR_TOKEN,
+    });
+    const updated = await operator.updateTenant(agent.tenantId, {
+      quotas: { launchesPerDay: 10, privateLaunchReservePercent: 20, agentPublicLaunchSharePercent: 30 },
+    });
+    expect(updated.launchBudget).toEqual({
+      launchesPerDay: 10,
+      privateReservePercent: 20,
+      publicLaunchesPerDay: 8,
+      agentPublicSharePercent: 30,
+      agentPublicLaunchesPerDay: 3,
+    });
+    expect((await operator.getTenant(agent.tenantId)).quotas).toMatchObject({
+      privateLaunchReservePercent: 20,
+      agentPublicLaunchSharePercent: 30,
+    });
+  });
+
+  it.each([
+    ["a reserve over 100", { privateLaunchReservePercent: 101 }],
+    ["a negative reserve", { privateLaunchReservePercent: -1 }],
+    ["a fractional reserve", { privateLaunchReservePercent: 12.5 }],
+    ["an agent share of 0", { agentPublicLaunchSharePercent: 0 }],
+    ["an agent share over 100", { agentPublicLaunchSharePercent: 150 }],
+  ])("refuses %s with 400, changing nothing", async (_name, quotas) => {
+    const agent = await liveAgent();
+    const before = await readTenant(agent.tenantId);
+    const res = await api(`/v1/operator/tenants/${agent.tenantId}`, {
+      method: "PATCH",
+      headers: operatorHeaders(),
+      body: { quotas },
+    });
+    await expectError(res, 400, "bad_request");
+    expect(await readTenant(agent.tenantId)).toEqual(before);
   });
 });
 

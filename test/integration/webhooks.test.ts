@@ -3,11 +3,12 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { tenantEvents } from "../../src/events/tenant-events";
+import { REDELIVERY_LIMIT, tenantEvents } from "../../src/events/tenant-events";
 import { deliveryResponse, webhookResponse, webhookWithSecretResponse } from "../../src/shared/webhooks-api";
 import { fetchWithEnv } from "../helpers/edge-gate";
 import { type FakeReceiver, fakeReceiver, verified } from "../helpers/fake-receiver";
 import { api, createApiKey, createTenant, expectError, fieldPaths, json } from "../helpers/tenants";
+import { inTestEvents } from "../helpers/test-tenant-events";
 import { clientMessageId, type LiveAgent, launch, liveAgent, ORIGIN } from "../helpers/threads";
 import { waitFor } from "../helpers/wait-for";
 
@@ -167,6 +168,62 @@ describe("event webhooks", () => {
       404,
       "not_found",
     );
+  });
+
+  it("redelivers one event to one endpoint at most 10 times an hour: the next is 429 with Retry-After, sending nothing", async () => {
+    const agent = await liveAgent();
+    const receiver = fakeReceiver(200);
+    const hook = await register(agent.apiKey, receiver.url, ["thread.created"]);
+    await launch(agent.publicKey).then((session) =>
+      api(`/v1/threads/${session.threadId}/messages`, {
+        method: "POST",
+        headers: { Authorization: `Bearer ${session.token}`, Origin: ORIGIN },
+        body: { clientMessageId: clientMessageId(), text: "hi" },
+      }),
+    );
+    const first = await waitFor(
+      () => deliveries(agent.apiKey, hook.id),
+      (log) => log.items[0]?.status === "succeeded",
+      { what: "the first delivery" },
+    );
+    const original = first.items[0]?.id ?? "";
+    const redeliver = (deliveryId: string) =>
+      api(`/v1/webhooks/${hook.id}/deliveries/${deliveryId}/redeliver`, {
+        method: "POST",
+        key: agent.apiKey,
+      });
+
+    const made: string[] = [];
+    for (let i = 0; i < REDELIVERY_LIMIT.max; i++) {
+      made.push((await json(await redeliver(original), 202, z.object({ id: z.string() }))).id);
+    }
+    await waitFor(
+      () => deliveries(agent.apiKey, hook.id),
+      (log) => log.items.length === 11 && log.items.every((d) => d.status === "succeeded"),
+      { what: "ten redeliveries sent" },
+    );
+    expect(receiver.received).toHaveLength(11);
+
+    // The eleventh, of the delivery or of one of its redeliveries (the same event), is refused and sends nothing.
+    for (const deliveryId of [original, made[9] ?? ""]) {
+      const refused = await redeliver(deliveryId);
+      const retryAfter = Number(refused.headers.get("Retry-After"));
+      await expectError(refused, 429, "rate_limited");
+      expect(retryAfter).toBeGreaterThan(0);
+      expect(retryAfter).toBeLessThanOrEqual(3600);
+    }
+    expect((await deliveries(agent.apiKey, hook.id)).items).toHaveLength(11);
+    expect(receiver.received).toHaveLength(11);
+
+    // An hour on, the allowance is back.
+    await inTestEvents(tenantEvents(env, agent.tenantId), (events) => events.clock.advance(3_600_000));
+    expect((await redeliver(original)).status).toBe(202);
+    await waitFor(
+      () => Promise.resolve(receiver.received.length),
+      (n) => n === 12,
+      { what: "the redelivery after an hour" },
+    );
+    expect(new Set(receiver.received.map((r) => r.id)).size).toBe(1);
   });
 
   it("retries network errors and keeps a thread's events in order while its receiver is down", async () => {

@@ -63,6 +63,24 @@ describe("toolUrlProblem", () => {
     ["https://api.localhost/", "loopback"],
     ["https://127.0.0.1.nip.io/", "loopback"],
     ["https://app.lvh.me/", "loopback"],
+    // Names that resolve to loopback through public wildcard DNS.
+    ["https://localhost.direct/", "loopback"],
+    ["https://api.localhost.direct/hook", "loopback"],
+    ["https://A.Localhost.Direct./hook", "loopback"],
+    ["https://deep.sub.localhost/", "loopback"],
+    ["https://127-0-0-1.sslip.io/", "loopback"],
+    ["https://7f000001.nip.io/", "loopback"],
+    ["https://app.xip.io/", "loopback"],
+    ["https://readme.localtest.me/", "loopback"],
+    ["https://lvh.me/", "loopback"],
+    ["https://vcap.me/", "loopback"],
+    ["https://traefik.me/", "loopback"],
+    ["https://10-0-0-1.traefik.me/", "loopback"],
+    ["https://app.local.gd/", "loopback"],
+    ["https://x.fuf.me/", "loopback"],
+    ["https://x.lacolhost.com/", "loopback"],
+    ["https://x.yoogle.com/", "loopback"],
+    ["https://localho.st/", "loopback"],
     // Metadata and link-local.
     ["https://169.254.169.254/", "metadata"],
     ["https://169.254.169.254/latest/meta-data/", "metadata"],
@@ -108,6 +126,23 @@ describe("toolUrlProblem", () => {
     const problem = toolUrlProblem(url, PLATFORM);
     expect(problem).not.toBeNull();
     expect(problem?.toLowerCase()).toContain(reason.toLowerCase());
+  });
+
+  it("refuses a loopback-wildcard name as a model endpoint and in any environment, but not a look-alike", () => {
+    for (const url of ["https://llm.localhost.direct/v1", "https://traefik.me/v1"]) {
+      expect(modelUrlProblem(url, { allowLocalHttp: true }), url).toBe(
+        "must not point to a loopback address",
+      );
+    }
+    // Only the names themselves and names below them: a host that merely ends in the same letters is public.
+    for (const url of [
+      "https://mylocalhost.direct/",
+      "https://notnip.io/",
+      "https://localhost.directory/",
+      "https://lvh.me.example.com/",
+    ]) {
+      expect(toolUrlProblem(url), url).toBeNull();
+    }
   });
 
   it("refuses the platform's host only when told which it is", () => {

@@ -12,6 +12,7 @@ export interface TenantRecord extends Tenant {
 }
 
 const quota = z.number().int().positive().nullable();
+const percent = z.number().int().min(0).max(100).nullable();
 
 const recordRow = z
   .object({
@@ -22,6 +23,8 @@ const recordRow = z
     launches_per_day: quota,
     tokens_per_day: quota,
     concurrent_threads: quota,
+    private_launch_reserve_percent: percent,
+    agent_public_launch_share_percent: percent,
   })
   .transform(
     (row): TenantRecord => ({
@@ -33,11 +36,14 @@ const recordRow = z
         launchesPerDay: row.launches_per_day,
         tokensPerDay: row.tokens_per_day,
         concurrentThreads: row.concurrent_threads,
+        privateLaunchReservePercent: row.private_launch_reserve_percent,
+        agentPublicLaunchSharePercent: row.agent_public_launch_share_percent,
       },
     }),
   );
 
-const RECORD_COLUMNS = "id, name, status, created_at, launches_per_day, tokens_per_day, concurrent_threads";
+const RECORD_COLUMNS =
+  "id, name, status, created_at, launches_per_day, tokens_per_day, concurrent_threads, private_launch_reserve_percent, agent_public_launch_share_percent";
 
 export async function createTenant(
   db: D1Database,
@@ -89,6 +95,8 @@ const QUOTA_COLUMNS = {
   launchesPerDay: "launches_per_day",
   tokensPerDay: "tokens_per_day",
   concurrentThreads: "concurrent_threads",
+  privateLaunchReservePercent: "private_launch_reserve_percent",
+  agentPublicLaunchSharePercent: "agent_public_launch_share_percent",
 } as const satisfies Record<keyof TenantQuotas, string>;
 
 /**
