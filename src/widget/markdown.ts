@@ -27,13 +27,7 @@ const LINK_PROTOCOLS = ["http:", "https:", "mailto:"];
 /** An absolute http(s) or mailto URL, normalised; anything else (javascript:, data:, relative) is null. */
 export function safeHref(raw: string): string | null {
   const value = raw.trim();
-  if (
-    value === "" ||
-    /\s/.test(value) ||
-    [...value].some((c) => c.charCodeAt(0) < 32 || c.charCodeAt(0) === 127)
-  ) {
-    return null;
-  }
+  if (/[\s\p{Cc}]/u.test(value)) return null;
   try {
     const url = new URL(value);
     return LINK_PROTOCOLS.includes(url.protocol) ? url.href : null;
@@ -84,7 +78,14 @@ const startsBlock = (line: string) =>
   QUOTE.test(line) ||
   marker(line) !== null;
 
-function parseLines(lines: string[]): SourcedBlock[] {
+/**
+ * Quotes, list items, emphasis and link labels nest at most this deep; anything deeper stays plain text, so a reply
+ * like `"> - "` repeated thousands of times renders instead of exhausting the call stack (docs/widget.md#security).
+ */
+export const MAX_NESTING = 32;
+
+function parseLines(lines: string[], depth: number): SourcedBlock[] {
+  if (depth > MAX_NESTING) return [{ block: { t: "p", c: parseInline(lines.join("\n"), depth) }, src: "" }];
   const out: SourcedBlock[] = [];
   let i = 0;
   const n = lines.length;
@@ -112,13 +113,13 @@ function parseLines(lines: string[]): SourcedBlock[] {
         body.push(raw.slice(Math.min(indent, leading(raw))));
         i++;
       }
-      push({ t: "pre", v: body.join("\n"), ...(fence[3] ? { lang: fence[3] } : {}) }, from);
+      push({ t: "pre", v: body.join("\n"), lang: fence[3] }, from);
       continue;
     }
     const heading = headingLine(line);
     if (heading !== null) {
       i++;
-      push({ t: "p", c: [{ t: "strong", c: parseInline(heading.text ?? "") }] }, from);
+      push({ t: "p", c: [{ t: "strong", c: parseInline(heading.text ?? "", depth + 1) }] }, from);
       continue;
     }
     if (HR.test(line)) {
@@ -134,12 +135,12 @@ function parseLines(lines: string[]): SourcedBlock[] {
         inner.push(m[1]!);
         i++;
       }
-      push({ t: "quote", c: parseLines(inner).map((b) => b.block) }, from);
+      push({ t: "quote", c: parseLines(inner, depth + 1).map((b) => b.block) }, from);
       continue;
     }
     const first = marker(line);
     if (first !== null) {
-      const list = parseList(lines, i, first);
+      const list = parseList(lines, i, first, depth);
       i = list.next;
       push(list.block, from);
       continue;
@@ -149,12 +150,17 @@ function parseLines(lines: string[]): SourcedBlock[] {
       para.push(lines[i]!.trim());
       i++;
     }
-    push({ t: "p", c: parseInline(para.join("\n")) }, from);
+    push({ t: "p", c: parseInline(para.join("\n"), depth) }, from);
   }
   return out;
 }
 
-function parseList(lines: string[], start: number, first: Marker): { block: Block; next: number } {
+function parseList(
+  lines: string[],
+  start: number,
+  first: Marker,
+  depth: number,
+): { block: Block; next: number } {
   const n = lines.length;
   const items: Block[][] = [];
   let i = start;
@@ -183,7 +189,7 @@ function parseList(lines: string[], start: number, first: Marker): { block: Bloc
       body.push(line.trim());
       i++;
     }
-    items.push(parseLines(body).map((b) => b.block));
+    items.push(parseLines(body, depth + 1).map((b) => b.block));
     let j = i;
     while (j < n && blank(lines[j]!)) j++;
     const next = j < n ? marker(lines[j]!) : null;
@@ -200,7 +206,7 @@ export function parseMarkdownSourced(text: string): SourcedBlock[] {
     .replace(/\r\n?/g, "\n")
     .split("\n")
     .map((line) => line.replace(/^\t+/, (tabs) => "    ".repeat(tabs.length)));
-  return parseLines(lines);
+  return parseLines(lines, 0);
 }
 
 // ---- inlines ----
@@ -265,15 +271,18 @@ function closingDelimiter(s: string, from: number, d: string): number {
     if (d.length === 1 && (s[j + 1] === ch || s[j - 1] === ch)) continue;
     let end = j;
     while (s[end + d.length] === ch) end++;
-    if (ch === "_" && WORD.test(s[end + d.length] ?? "")) continue;
-    return end;
+    if (ch !== "_" || !WORD.test(s[end + d.length] ?? "")) return end;
+    // Every later start in this run of underscores ends where this one does: skip the run (else "_" × n is cubic).
+    j = end;
   }
   return -1;
 }
 
 const BARE_URL = /^(?:https?:\/\/|mailto:)[^\s<>"]+/;
 
-export function parseInline(s: string): Inline[] {
+/** Inline nodes of `s`, nested `depth` levels deep; past MAX_NESTING the text is kept as it is. */
+export function parseInline(s: string, depth: number): Inline[] {
+  if (depth > MAX_NESTING) return [{ t: "text", v: s }];
   const out: Inline[] = [];
   let buf = "";
   const flush = () => {
@@ -324,12 +333,12 @@ export function parseInline(s: string): Inline[] {
       if (link !== null) {
         const href = safeHref(link.url);
         // Images never load (a model-written image URL can leak data); they become a link to the image.
-        const label: Inline[] = image ? [{ t: "text", v: link.label || link.url }] : parseInline(link.label);
+        const label: Inline[] = image
+          ? [{ t: "text", v: link.label || link.url }]
+          : parseInline(link.label, depth + 1);
+        // One node at a time: spreading a label of many thousand nodes into push() overflows the stack.
         if (href !== null) emit({ t: "a", href, c: label });
-        else {
-          flush();
-          out.push(...label);
-        }
+        else for (const node of label) emit(node);
         i = link.end;
         continue;
       }
@@ -362,7 +371,10 @@ export function parseInline(s: string): Inline[] {
       if (next !== undefined && !SPACE.test(next) && !intraword) {
         const close = closingDelimiter(s, i + d.length, d);
         if (close > i + d.length) {
-          emit({ t: d.length === 2 ? "strong" : "em", c: parseInline(s.slice(i + d.length, close)) });
+          emit({
+            t: d.length === 2 ? "strong" : "em",
+            c: parseInline(s.slice(i + d.length, close), depth + 1),
+          });
           i = close + d.length;
           continue;
         }

@@ -15,7 +15,8 @@ export interface DomDocument<N> {
 
 function el<N>(doc: DomDocument<N>, tag: string, children: N[] = []): DomElement<N> {
   const node = doc.createElement(tag);
-  node.append(...children);
+  // One child at a time: a spread of a long reply's hundred thousand nodes overflows the call stack.
+  for (const child of children) node.append(child);
   return node;
 }
 
@@ -108,6 +109,9 @@ export class MarkdownView<N> {
     });
     const changed = next.length !== this.#blocks.length || next.some((b, i) => b !== this.#blocks[i]);
     this.#blocks = next;
-    if (changed) this.root.replaceChildren(...next.map((b) => b.node));
+    if (changed) {
+      this.root.replaceChildren();
+      for (const b of next) this.root.append(b.node);
+    }
   }
 }

@@ -16,11 +16,12 @@ export class StubNode {
   }
 
   append(...nodes: StubNode[]): void {
-    this.children.push(...nodes);
+    for (const node of nodes) this.children.push(node);
   }
 
   replaceChildren(...nodes: StubNode[]): void {
-    this.children.splice(0, this.children.length, ...nodes);
+    this.children.length = 0;
+    this.append(...nodes);
   }
 
   /** Every element below (and including) this node. */

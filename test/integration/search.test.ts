@@ -182,6 +182,31 @@ describe("GET /v1/sessions?q=", () => {
     for (const word of words) expect(word.startsWith(tenantToken(agent.tenantId))).toBe(true);
   });
 
+  it("never indexes one tenant's text under another tenant's term, whatever marks it holds", async () => {
+    const attacker = await liveAgent({ agent: { visibility: "private" } });
+    const victim = await liveAgent({ agent: { visibility: "private" } });
+    const victimTerm = `${tenantToken(victim.tenantId)}invoice`;
+    // U+0903 is a mark to a JS regex but a separator to FTS5: cut as one word, the text after it became a term of its
+    // own, spelled as the victim's term.
+    const planted = await conversation(attacker, "user-1", [`x\u0903${victimTerm} x\u064b${victimTerm}`]);
+    const own = await conversation(victim, "user-1", ["Please resend the invoice"]);
+    const matches = await env.DB.prepare(
+      "SELECT tenant_id AS tenantId, session_id AS threadId FROM agent_messages_fts WHERE agent_messages_fts MATCH ?",
+    )
+      .bind(`"${victimTerm}"`)
+      .all<{ tenantId: string; threadId: string }>();
+    // The victim's message and the local model's echo of it; nothing of the attacker's.
+    expect(matches.results).toEqual([
+      { tenantId: victim.tenantId, threadId: own },
+      { tenantId: victim.tenantId, threadId: own },
+    ]);
+    expect((await search(victim, q("invoice"))).items.map((i) => i.threadId)).toEqual([own]);
+    // The attacker's text is still searchable, under its own terms.
+    expect((await search(attacker, q(`x\u0903${victimTerm}`))).items.map((i) => i.threadId)).toEqual([
+      planted,
+    ]);
+  });
+
   it("forgets erased and retention-expired text", async () => {
     const agent = await liveAgent({
       agent: { visibility: "private" },

@@ -656,6 +656,51 @@ describe("thread HTTP", () => {
     expect(resumed).toContain("Echo: sse please");
     expect((await branch(session)).filter((e) => e.role === "user")).toHaveLength(1);
   });
+
+  it("resumes a running SSE stream from Last-Event-ID with exactly the deltas after it", async () => {
+    // 40 chunks 50 ms apart: the run is still streaming when the second request arrives.
+    const agent = await liveAgent({ artifact: local({ chunks: 40, chunkDelayMs: 50 }) });
+    const session = await launch(agent.publicKey);
+    const cmid = clientMessageId();
+    const post = (headers: Record<string, string>) =>
+      api(`/v1/threads/${session.threadId}/messages`, {
+        method: "POST",
+        headers: {
+          Authorization: `Bearer ${session.token}`,
+          Origin: ORIGIN,
+          Accept: "text/event-stream",
+          ...headers,
+        },
+        body: { clientMessageId: cmid, text: "resume me while you are still writing" },
+      });
+    const deltasOf = (text: string) =>
+      [...text.matchAll(/^id: (\d+)\nevent: delta\ndata: (.*)$/gm)].map((m) => ({
+        id: Number(m[1]),
+        delta: JSON.parse(m[2]!) as { seq: number; text: string },
+      }));
+
+    // The first client reads three deltas and drops the connection.
+    const reader = (await post({})).body!.getReader();
+    const decoder = new TextDecoder();
+    let seen = "";
+    while (deltasOf(seen).length < 3) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      seen += decoder.decode(value, { stream: true });
+    }
+    await reader.cancel().catch(() => {});
+    const before = deltasOf(seen).slice(0, 3);
+    expect(before.map((d) => d.id)).toEqual([1, 2, 3]);
+
+    const resumed = await post({ "Last-Event-ID": "3" });
+    const after = deltasOf(await resumed.text());
+    // Deltas on the resumed stream prove it joined the run while it ran (an ended run resumes as its sealed reply).
+    expect(after.map((d) => d.id)).toEqual(Array.from({ length: 37 }, (_, i) => i + 4));
+    expect(after.map((d) => d.delta.seq)).toEqual(after.map((d) => d.id));
+    const reply = (await branch(session)).at(-1)!;
+    expect(reply).toMatchObject({ role: "assistant", text: "Echo: resume me while you are still writing" });
+    expect([...before, ...after].map((d) => d.delta.text).join("")).toBe(reply.text);
+  });
 });
 
 describe("idle sockets", () => {

@@ -26,6 +26,17 @@ describe("search index terms", () => {
     expect(matchExpression("ten_a", searchWords("Müller"))).toBe(`"${tenantToken("ten_a")}Müller"`);
   });
 
+  it("cuts words where FTS5's tokenizer does, not where JS Unicode properties would", () => {
+    const key = tenantToken("ten_a");
+    // U+0903 and U+064B are marks, but FTS5 separates at them; U+0301 it folds away inside a word only.
+    expect(indexTerms("ten_a", "ab\u0903cd e\u064bf")).toBe(
+      [`${key}ab`, `${key}cd`, `${key}e`, `${key}f`].join(" "),
+    );
+    expect(indexTerms("ten_a", "\u0301e\u0301")).toBe(`${key}\u00e9`);
+    // An unassigned code point is part of a word to FTS5; a lone surrogate is stored as U+FFFD, a separator.
+    expect(indexTerms("ten_a", "a\u0378b c\ud800d")).toBe([`${key}a\u0378b`, `${key}c`, `${key}d`].join(" "));
+  });
+
   it("gives two tenants different terms for the same word, and quotes every query word", () => {
     expect(indexTerms("ten_a", "refund")).not.toBe(indexTerms("ten_b", "refund"));
     // A key cannot run into another's: hex has no `x`, so `t…x` ends at the first `x`.

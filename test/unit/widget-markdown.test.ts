@@ -1,7 +1,7 @@
 // The widget's markdown: an allowlist of DOM nodes, inert against HTML and script URLs, stable while streaming.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { safeHref } from "../../src/widget/markdown";
+import { MAX_NESTING, safeHref } from "../../src/widget/markdown";
 import { headingLine, itemLine, type ScanMeter, trimUrlTail } from "../../src/widget/markdown-scan";
 import { MarkdownView, renderMarkdown } from "../../src/widget/render-markdown";
 import { StubNode, stubDocument, toHtml } from "../helpers/dom-stub";
@@ -106,6 +106,7 @@ describe("safeHref", () => {
     expect(safeHref("mailto:a@b.example")).toBe("mailto:a@b.example");
     expect(safeHref("https://example.com/a b")).toBeNull();
     expect(safeHref("https://example.com/\u0000")).toBeNull();
+    expect(safeHref("https://example.com/\u0085")).toBeNull();
     expect(safeHref("ftp://example.com")).toBeNull();
     expect(safeHref("")).toBeNull();
   });
@@ -165,6 +166,122 @@ describe("any model output", () => {
         );
       }),
     );
+  });
+});
+
+/** The text a reader sees, in document order (a code block's language label first, as the widget shows it). */
+function shownText(nodes: StubNode[]): string {
+  return nodes
+    .map((node) =>
+      node.nodeType === 3 ? node.text : (node.attributes.get("data-lang") ?? "") + shownText(node.children),
+    )
+    .join("");
+}
+
+/** How many elements deep the rendered tree goes. */
+function depthOf(nodes: StubNode[]): number {
+  let deepest = 0;
+  for (const node of nodes) if (node.nodeType === 1) deepest = Math.max(deepest, 1 + depthOf(node.children));
+  return deepest;
+}
+
+// Each block level adds at most a list and its item, each inline level one element.
+const MAX_ELEMENT_DEPTH = 2 * (MAX_NESTING + 2) + 2;
+const words = (text: string) => text.replace(/[^xyz]/g, "");
+
+describe("deeply nested or very long replies", () => {
+  const syntax = [
+    "> ",
+    ">",
+    "- ",
+    "* ",
+    "+ ",
+    "1. ",
+    "2) ",
+    "> - ",
+    "- > ",
+    "*",
+    "**",
+    "_",
+    "__",
+    "` ",
+    "`x`",
+    // A fence's info string shows only its first word (as the language label), so fences end their line here.
+    "```\n",
+    "~~~\n",
+    "```zy\n",
+    "[",
+    "]",
+    "![",
+    "# ",
+    "---",
+    "\\",
+    "<",
+    ")",
+    "https://1.2/",
+    "[x](https://1.2/)",
+    "![y](https://1.2/)",
+  ];
+  // Words use only x, y and z, which no syntax token above contains, so every one must reach the page.
+  const token = fc.oneof(
+    fc.constantFrom(...syntax),
+    fc.stringMatching(/^[xyz]{1,6}$/),
+    fc.constantFrom(" ", "  ", "    ", "\t", "\n", "\n\n", "\n    "),
+  );
+  const shallow = fc.array(token, { maxLength: 120 }).map((parts) => parts.join(""));
+  // A short run of nesting syntax repeated up to 3,000 times, then a body: the shape that used to overflow the stack.
+  const deep = fc
+    .tuple(
+      fc.array(fc.constantFrom(...syntax.slice(0, 21), "  ", "\n", "\n  ", "x"), {
+        minLength: 1,
+        maxLength: 4,
+      }),
+      fc.integer({ min: 1, max: 3_000 }),
+      fc.array(token, { maxLength: 20 }),
+    )
+    .map(([unit, times, body]) => {
+      const run = unit.join("");
+      return run.repeat(Math.min(times, Math.floor(8_000 / run.length))) + body.join("");
+    });
+
+  it('renders `"> - "` repeated 2,000 times, nesting 32 levels and showing the rest as text', () => {
+    const text = `${"> - ".repeat(1_999)}deep`;
+    expect(text.length).toBe(8_000);
+    const nodes = renderMarkdown(stubDocument, text);
+    expect(depthOf(nodes)).toBeLessThanOrEqual(MAX_ELEMENT_DEPTH);
+    // 17 quotes and 16 lists deep (33 levels), then the rest of the line as it was written.
+    const rest = text.slice(16 * 4 + 2).replace(/>/g, "&gt;");
+    expect(toHtml(nodes)).toBe(
+      `${"<blockquote><ul><li>".repeat(16)}<blockquote><p>${rest}</p></blockquote>${"</li></ul></blockquote>".repeat(16)}`,
+    );
+    // While streaming too: the transcript re-renders the growing reply on every frame.
+    const root = new StubNode(1, "div");
+    const view = new MarkdownView(stubDocument, root);
+    for (let end = 0; end <= text.length; end += 997) view.update(text.slice(0, end));
+    view.update(text);
+    expect(toHtml(root.children)).toBe(toHtml(nodes));
+  });
+
+  it("renders any nesting of quotes, lists, code, emphasis and links without throwing, keeping every word", () => {
+    fc.assert(
+      fc.property(fc.oneof(shallow, deep), (text) => {
+        const nodes = renderMarkdown(stubDocument, text);
+        expect(depthOf(nodes)).toBeLessThanOrEqual(MAX_ELEMENT_DEPTH);
+        expect(words(shownText(nodes))).toBe(words(text));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("renders replies of hundreds of thousands of lines, as the model's output limit allows", () => {
+    // 200,000 output tokens is about 800,000 characters. Each shape once spread one argument per node into a single
+    // call, which overflows the stack past about 120,000 arguments.
+    for (const unit of ["x\n", "x\n\n", "- x\n", "> x\n", "[x\n"]) {
+      const text = unit === "[x\n" ? `[${"x\n".repeat(150_000)}](javascript:1)` : unit.repeat(150_000);
+      const root = new StubNode(1, "div");
+      new MarkdownView(stubDocument, root).update(text);
+      expect(words(shownText(root.children)).length, JSON.stringify(unit)).toBe(words(text).length);
+    }
   });
 });
 

@@ -1,8 +1,12 @@
 // The words of message text and of search queries as the search index stores them (migrations/0010): each word is
 // one term that starts with its tenant's key, so a query reads only its own tenant's doclist for each word.
 //
-// Index and query cut words with the same function and FTS5's tokenizer then folds both the same way (case, and
-// diacritics), so whatever a word is cut into, the query's terms are the ones the text was indexed under.
+// Index and query cut words with the same function, and it cuts exactly where FTS5's tokenizer does
+// (./fts5-token-classes): were FTS5 to cut inside one of our words, the part after the cut would be a term without
+// this tenant's key, or with another tenant's key spelled out in the text (docs/security.md#tenancy). FTS5 then folds
+// both the same way (case, and diacritics).
+
+import { CONTINUES, tokenClass, WORD } from "./fts5-token-classes";
 
 /** Words beyond this many in a query are ignored: each is one more posting list to intersect. */
 const QUERY_MAX_WORDS = 16;
@@ -10,8 +14,6 @@ const QUERY_MAX_WORDS = 16;
 const SEARCHABLE_ROLES = new Set(["user", "assistant", "human_agent"]);
 
 const encoder = new TextEncoder();
-/** Letters, digits and marks (the tokenizer's word characters), after compatibility composition. */
-const WORD = /[\p{L}\p{N}\p{M}]+/gu;
 
 /**
  * The tenant's key as every one of its terms starts: `t`, the hex of the id's UTF-8 bytes, `x`. Letters and digits
@@ -23,8 +25,23 @@ export function tenantToken(tenantId: string): string {
   return `t${hex}x`;
 }
 
-function words(text: string): string[] {
-  return text.normalize("NFKC").match(WORD) ?? [];
+/**
+ * The words of `text` after compatibility composition, cut as FTS5's unicode61 tokenizer cuts them: a word starts at a
+ * word character and runs over word characters and the diacritics it folds away; everything else separates.
+ */
+export function words(text: string): string[] {
+  const out: string[] = [];
+  let word = "";
+  for (const char of text.normalize("NFKC")) {
+    const kind = tokenClass(char.codePointAt(0)!);
+    if (kind === WORD || (kind === CONTINUES && word !== "")) word += char;
+    else if (word !== "") {
+      out.push(word);
+      word = "";
+    }
+  }
+  if (word !== "") out.push(word);
+  return out;
 }
 
 /** The words of a user's query (at most 16), or none (then nothing can match). */

@@ -4,7 +4,7 @@
 // The FTS5 index (migrations/0010) holds every word as a term that starts with its tenant's key, and every MATCH
 // here asks for the caller's terms (./search-terms), so FTS5 only reads the caller's postings for the query's words;
 // `tenant_id = ?` is checked on each hit as well. The user's text never reaches FTS5 syntax: it is cut into words
-// (letters, digits and marks, as the tokenizer sees them) and each term is quoted.
+// (exactly as the tokenizer cuts it, ./search-terms) and each term is quoted.
 import { z } from "zod";
 import { matchExpression, searchWords } from "./search-terms";
 import { SESSION_COLUMNS, type SessionFilter, type SessionRecord, sessionRow } from "./sessions-repository";
