@@ -43,7 +43,6 @@ describe("the customer test page with a foreign ?service=", () => {
     assert.match(await page.getByRole("alert").textContent(), /must be a loopback origin/);
     assert.equal(await page.locator("agent-thread").count(), 0, "no widget was loaded from anywhere");
 
-
     // Even a script element some other way names that host is refused by the page's policy, before the network.
     const src = `http://${EVIL}/test/boot.js`;
     const failed = page.waitForEvent("requestfailed", (request) => request.url() === src);
