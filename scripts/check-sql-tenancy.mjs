@@ -31,8 +31,8 @@ const EXCEPTIONS = [
   },
   {
     file: "src/storage/d1/thread-previews.ts",
-    fragment: "FROM thread_previews WHERE expires_at <= ?",
-    why: "housekeeping: lists only previews already expired, each then erased within its own tenant",
+    fragment: "FROM thread_previews p WHERE p.expires_at <= ?",
+    why: "housekeeping: lists only previews already expired (each hold read within the preview's own tenant), each then erased within its own tenant",
   },
   {
     file: "src/storage/d1/agent-origins.ts",

@@ -1,6 +1,7 @@
 // `npm run erase:demo [-- --port 8787 --threads 50]`: against `npm run dev`, a new tenant with two agents and 50
-// threads of one subject across them (one turn each), then DELETE /v1/subjects/:subject; prints the receipt, verifies
-// it against /.well-known/jwks.json, and scans what is left — over HTTP, and in the local D1 database.
+// threads of one subject across them (one turn each), then POST /v1/subject-erasures {subject}; prints the receipt,
+// verifies it against /.well-known/jwks.json and its subjectDigest against the tenant's digest key, and scans what is
+// left — over HTTP, and in the local D1 database.
 import { spawnSync } from "node:child_process";
 import { parseArgs } from "node:util";
 import { AdminClient, launchPrivate, OperatorClient } from "agent-threads/client";
@@ -174,6 +175,21 @@ async function main() {
   );
   const missing = threadIds.filter((threadId) => !claims.threadIds.includes(threadId));
   if (missing.length > 0) throw new CliError(`the receipt does not name ${missing.length} of the threads.`);
+  // The receipt names the subject only as an HMAC under the tenant's key: recomputed here from the subject id.
+  const { key } = await step("Reading the subject digest key", admin.subjects.digestKey());
+  const hmac = await crypto.subtle.importKey(
+    "raw",
+    Buffer.from(key, "base64url"),
+    { name: "HMAC", hash: "SHA-256" },
+    false,
+    ["sign"],
+  );
+  const digest = Buffer.from(
+    await crypto.subtle.sign("HMAC", hmac, new TextEncoder().encode(subject)),
+  ).toString("base64url");
+  if (claims.subjectDigest !== digest)
+    throw new CliError("the receipt's subjectDigest is not HMAC(key, subject).");
+  console.log(`  subjectDigest ${claims.subjectDigest} = HMAC-SHA-256(tenant key, "${subject}")`);
 
   // The scan, over HTTP.
   const list = await request(baseUrl, "GET", `/v1/sessions?subject=${encodeURIComponent(subject)}`, {

@@ -11,7 +11,7 @@ import { assets } from "./routes/assets";
 import { consoleRoutes } from "./routes/console";
 import { contract } from "./routes/contract";
 import { drafts } from "./routes/drafts";
-import { erasures, subjects, wellKnown } from "./routes/erasures";
+import { erasures, retiredSubjects, subjectDigestKeys, subjectErasures, wellKnown } from "./routes/erasures";
 import { health } from "./routes/health";
 import { holds, subjectHolds } from "./routes/holds";
 import { launch } from "./routes/launch";
@@ -50,11 +50,14 @@ export function createApp() {
   v1.route("/secrets", secrets);
   v1.route("/sessions", sessions);
   v1.route("/holds", holds);
-  v1.route("/subjects", subjectHolds);
+  v1.route("/subject-holds", subjectHolds);
   v1.route("/usage", usage);
   v1.route("/analytics", analytics);
   v1.route("/webhooks", webhooks);
-  v1.route("/subjects", subjects);
+  v1.route("/subject-erasures", subjectErasures);
+  v1.route("/subject-digest-key", subjectDigestKeys);
+  // The retired path forms (the subject in the URL): 410 naming the new route, before any credential is read.
+  v1.route("/subjects", retiredSubjects);
   v1.route("/erasures", erasures);
   v1.route("/operator", operator);
   v1.route("/console", consoleRoutes);

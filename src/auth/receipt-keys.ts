@@ -69,6 +69,8 @@ export interface ReceiptPayload {
   scope: { agentId?: string; kind: "subject" | "me" };
   threadIds: string[];
   erasedAt: string;
+  /** HMAC of the subject under the tenant's digest key (src/auth/subject-digest.ts). */
+  subjectDigest: string;
 }
 
 /** A compact JWS (EdDSA) over the receipt's JSON. */

@@ -21,11 +21,12 @@ import type {
   VersionSummaryResponse,
 } from "../shared/api";
 import type { ConsoleSessionResponse } from "../shared/console-api";
-import type { ErasureResponse } from "../shared/erasure-api";
+import type { ErasureResponse, SubjectDigestKeyResponse, SubjectErasureRequest } from "../shared/erasure-api";
 import type { LaunchResponse, PreviewSessionRequest, PreviewSessionResponse } from "../shared/launch-api";
 import type { WireEntry } from "../shared/protocol";
 import type {
   HandoffResponse,
+  HoldResponse,
   HumanMessageRequest,
   MessageResponse,
   RunInputResponse,
@@ -53,10 +54,12 @@ export type {
   VersionSummaryResponse,
 } from "../shared/api";
 export type { ConsoleSessionResponse } from "../shared/console-api";
+export type { ErasureResponse, SubjectDigestKeyResponse } from "../shared/erasure-api";
 export type { PreviewSessionRequest, PreviewSessionResponse } from "../shared/launch-api";
 export type { WireEntry } from "../shared/protocol";
 export type {
   HandoffResponse,
+  HoldResponse,
   HumanMessageRequest,
   MessageResponse,
   RunInputResponse,
@@ -208,15 +211,19 @@ class Sessions {
   }
 }
 
-/** Erasure by subject (docs/privacy.md): every thread of one of the tenant's users, with a signed receipt. */
+/**
+ * Erasure and legal holds by subject (docs/privacy.md): every thread of one of the tenant's users. The subject always
+ * travels in a JSON body, never in a URL (URLs reach request logs and traces).
+ */
 class Subjects {
   constructor(readonly t: Transport) {}
   /**
-   * One call of `DELETE /v1/subjects/:subject`: `completed` with the receipt, or `pending` with `remaining` when the
+   * One call of `POST /v1/subject-erasures`: `completed` with the receipt, or `pending` with `remaining` when the
    * subject has more threads than one call erases — call again (the same job continues), or use `eraseAll`.
    */
   erase(subject: string, options: { agentId?: string } = {}): Promise<ErasureResponse> {
-    return this.t.json("DELETE", `/v1/subjects/${seg(subject)}`, { query: { ...options } });
+    const body: SubjectErasureRequest = { subject, ...options };
+    return this.t.json("POST", "/v1/subject-erasures", { body });
   }
   /** Repeats `erase` until the job completes, and answers the completed erasure with its receipt. */
   async eraseAll(subject: string, options: { agentId?: string } = {}) {
@@ -228,6 +235,21 @@ class Subjects {
   /** A kept erasure and its receipt (`GET /v1/erasures/:id`). */
   erasure(erasureId: string): Promise<ErasureResponse> {
     return this.t.json("GET", `/v1/erasures/${seg(erasureId)}`);
+  }
+  /**
+   * The tenant's key for receipts' `subjectDigest` (`GET /v1/subject-digest-key`): a receipt covers `subject` when
+   * its digest is base64url(HMAC-SHA-256(key, subject)).
+   */
+  digestKey(): Promise<SubjectDigestKeyResponse> {
+    return this.t.json("GET", "/v1/subject-digest-key");
+  }
+  /** `PUT /v1/subject-holds`: every thread of the subject, present and future, is kept from erasure and retention. */
+  hold(subject: string, reason: string): Promise<HoldResponse> {
+    return this.t.json("PUT", "/v1/subject-holds", { body: { subject, reason } });
+  }
+  /** `DELETE /v1/subject-holds`: lifts the subject's hold (`not_found` when there is none). */
+  releaseHold(subject: string): Promise<void> {
+    return this.t.empty("DELETE", "/v1/subject-holds", { body: { subject } });
   }
 }
 

@@ -81,6 +81,8 @@ function codeOfStatus(status: number): ErrorCode {
       return "forbidden";
     case 404:
       return "not_found";
+    case 410:
+      return "gone";
     case 409:
       return "conflict";
     case 412:

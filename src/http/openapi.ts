@@ -39,6 +39,7 @@ const ERROR_STATUSES = {
   401: ["Unauthenticated", "Missing, unknown or expired credential (`unauthenticated`, `token_expired`)."],
   403: ["Forbidden", "The credential may not do this (`forbidden`), e.g. a read-only key writing."],
   404: ["NotFound", "No such object for this caller (`not_found`); other tenants' objects are 404 too."],
+  410: ["Gone", "This route was retired (`gone`); the message names the route that replaced it."],
   409: ["Conflict", "The request conflicts with current state (`conflict`; `reason` may say why)."],
   412: ["PreconditionFailed", "`If-Match` names a stale revision (`precondition_failed`)."],
   413: ["PayloadTooLarge", "The body is over this route's limit (`payload_too_large`)."],
@@ -247,6 +248,25 @@ export function operation(spec: OperationSpec): DescribeRouteOptions {
       ? { requestBody: { required: true, content: json(spec.body, "input") } }
       : {}),
     responses,
+  } as DescribeRouteOptions;
+}
+
+/**
+ * A retired route, kept only to answer `410 gone` naming its replacement (no credential needed: it does nothing).
+ * Listed, deprecated, so a client generated from the document sees it moved.
+ */
+export function retiredOperation(spec: {
+  tag: string;
+  summary: string;
+  replacement: string;
+}): DescribeRouteOptions {
+  return {
+    tags: [spec.tag],
+    summary: spec.summary,
+    description: `Retired: answers \`410 gone\` and does nothing. Use \`${spec.replacement}\`.`,
+    deprecated: true,
+    security: [],
+    responses: { 410: errorRef(410) },
   } as DescribeRouteOptions;
 }
 

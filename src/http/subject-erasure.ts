@@ -1,11 +1,13 @@
 // Erasure by subject (SPEC §12): a job in D1 that erases a subject's threads in bounded batches, resumes where a cut-off
 // call stopped, and ends with a signed receipt. Shared by `DELETE /v1/subjects/:subject` and `DELETE /v1/me/threads`.
 import { receiptKeys, signReceipt } from "../auth/receipt-keys";
+import { subjectDigest } from "../auth/subject-digest";
 import { rowAddress, threadStubFor } from "../auth/thread-stub";
 import { newId } from "../control/ids";
 import { AppError, unwrap } from "../errors";
 import { eventBody, MAX_EVENTS_PER_ACCEPT, tenantEvents } from "../events/tenant-events";
-import { hmacSha256 } from "../shared/bytes";
+import { base64urlDecode, hmacSha256 } from "../shared/bytes";
+import { receiptPayloadSchema } from "../shared/erasure-api";
 import { toHex } from "../shared/hex";
 import {
   completeJob,
@@ -67,14 +69,29 @@ export async function eraseSubject(
     /** Erased last (the launch token's own thread for `/me`): the token then still works for a repeat after 202. */
     lastThreadId?: string;
     threadsPerCall?: number;
+    /**
+     * Runs once no legal hold refuses the erasure, before the job lists its threads (a visitor's revocation): a
+     * refused erasure changes nothing, and a thread started before it took effect is still listed and erased.
+     */
+    beforeErase?: () => Promise<void>;
   },
 ): Promise<ErasureOutcome> {
   const { tenantId, subject, scope } = input;
   // The receipt key loads before anything is erased: a misconfigured key cannot strand a half-done job.
   await receiptKeys(env);
   const scopeHash = await erasureScopeHash(env, tenantId, scope, subject);
+  const digest = await subjectDigest(env, tenantId, subject);
   let job = await latestJobForScope(env.DB, tenantId, scopeHash);
   if (job === null || job.status === "completed") {
+    if (input.beforeErase !== undefined) {
+      await refuseIfHeld(
+        env.DB,
+        tenantId,
+        subject,
+        await subjectThreadIds(env.DB, tenantId, subject, scope.agentId),
+      );
+      await input.beforeErase();
+    }
     const found = await subjectThreadIds(env.DB, tenantId, subject, scope.agentId);
     const threadIds = [
       ...found.filter((id) => id !== input.lastThreadId),
@@ -98,7 +115,8 @@ export async function eraseSubject(
   }
   // A hold placed while the job was pending stops it too: what is left is checked again on every call.
   await refuseIfHeld(env.DB, tenantId, subject, job.threadIds.slice(job.done));
-  return continueJob(env, job, input.threadsPerCall ?? THREADS_PER_CALL);
+  if (input.beforeErase !== undefined) await input.beforeErase();
+  return continueJob(env, job, digest, input.threadsPerCall ?? THREADS_PER_CALL);
 }
 
 function completed(job: ErasureJob): ErasureOutcome {
@@ -106,7 +124,12 @@ function completed(job: ErasureJob): ErasureOutcome {
   return { status: "completed", job: { ...job, receipt: job.receipt, erasedAt: job.erasedAt } };
 }
 
-async function continueJob(env: Env, job: ErasureJob, threadsPerCall: number): Promise<ErasureOutcome> {
+async function continueJob(
+  env: Env,
+  job: ErasureJob,
+  digest: string,
+  threadsPerCall: number,
+): Promise<ErasureOutcome> {
   const stop = Math.min(job.threadIds.length, job.done + threadsPerCall);
   let done = job.done;
   while (done < stop) {
@@ -125,6 +148,7 @@ async function continueJob(env: Env, job: ErasureJob, threadsPerCall: number): P
     scope: job.scope,
     threadIds: job.threadIds,
     erasedAt,
+    subjectDigest: digest,
   });
   await completeJob(env.DB, { tenantId: job.tenantId, id: job.id, erasedAt, receipt });
   // Another call may have completed it a moment earlier: the stored receipt is the one.
@@ -187,6 +211,18 @@ function unavailable(cause: unknown): AppError {
   );
 }
 
+/** The `subjectDigest` a stored receipt carries (its own signed payload), or undefined for one issued before it. */
+export function receiptSubjectDigest(receipt: string): string | undefined {
+  const bytes = base64urlDecode(receipt.split(".")[1] ?? "");
+  if (bytes === null) return undefined;
+  try {
+    const parsed = receiptPayloadSchema.safeParse(JSON.parse(new TextDecoder().decode(bytes)));
+    return parsed.success ? parsed.data.subjectDigest : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The answer to an erasure call: 200 with the receipt once done, 202 while threads remain. */
 export function erasureAnswer(c: AppContext, outcome: ErasureOutcome) {
   const { job } = outcome;
@@ -196,6 +232,7 @@ export function erasureAnswer(c: AppContext, outcome: ErasureOutcome) {
       202,
     );
   }
+  const digest = receiptSubjectDigest(outcome.job.receipt);
   return c.json(
     {
       id: job.id,
@@ -204,6 +241,7 @@ export function erasureAnswer(c: AppContext, outcome: ErasureOutcome) {
       scope: job.scope,
       threadIds: job.threadIds,
       erasedAt: outcome.job.erasedAt,
+      ...(digest !== undefined ? { subjectDigest: digest } : {}),
     },
     200,
   );

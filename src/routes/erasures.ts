@@ -1,55 +1,115 @@
-// Erasure by subject (SPEC §12): `DELETE /v1/subjects/:subject` (sk_), the kept receipts at `GET /v1/erasures/:id`,
-// and the receipt keys at `/.well-known/jwks.json`.
+// Erasure by subject (SPEC §12): `POST /v1/subject-erasures` (sk_, the subject in the body), the kept receipts at
+// `GET /v1/erasures/:id`, the tenant's subject digest key, and the receipt keys at `/.well-known/jwks.json`.
 import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import { receiptJwks } from "../auth/receipt-keys";
-import { errors } from "../errors";
+import { subjectDigestKey } from "../auth/subject-digest";
+import { AppError, errors } from "../errors";
 import type { AppEnv } from "../http/context";
-import { parseWith } from "../http/json-body";
-import { operation } from "../http/openapi";
+import { readJson } from "../http/json-body";
+import { operation, retiredOperation } from "../http/openapi";
 import { deploymentStore } from "../http/store";
-import { eraseSubject, erasureAnswer } from "../http/subject-erasure";
+import { eraseSubject, erasureAnswer, receiptSubjectDigest } from "../http/subject-erasure";
 import { requireAdminForWrites, tenantAuth } from "../http/tenant-auth";
-import { erasureResponse, subjectErasureQuery } from "../shared/erasure-api";
+import { base64urlEncode } from "../shared/bytes";
+import {
+  erasureResponse,
+  type SubjectDigestKeyResponse,
+  subjectDigestKeyResponse,
+  subjectErasureRequest,
+} from "../shared/erasure-api";
 import { findJob } from "../storage/d1/erasures";
 
-/** A subject as private launches accept it (`POST /v1/agent-sessions`), URL-decoded by the router. */
-const MAX_SUBJECT_CHARS = 256;
 const ERASURE_ID = /^era_[a-z2-7]{26}$/;
 
-export const subjects = new Hono<AppEnv>().use("*", tenantAuth, requireAdminForWrites).delete(
-  "/:subject",
+export const subjectErasures = new Hono<AppEnv>().use("*", tenantAuth, requireAdminForWrites).post(
+  "/",
   describeRoute(
     operation({
       tag: "Privacy",
       summary: "Erase every conversation of a subject, with a signed receipt",
       description:
-        "Erases the subject's threads (all agents, or `agentId`'s) from the thread objects, the D1 projection, the " +
-        'registry, pins and the webhook payload store. 200 with the receipt; 202 `{status: "pending", remaining}` ' +
-        "when more threads remain than one call erases: repeat the same request, which continues the same job " +
-        "(same `id`). A repeat after completion with no new thread answers the same receipt.",
+        "The subject goes in the JSON body, never in the URL (URLs reach request logs and traces). Erases the " +
+        "subject's threads (all agents, or `agentId`'s) from the thread objects, the D1 projection, the registry, " +
+        'pins and the webhook payload store. 200 with the receipt; 202 `{status: "pending", remaining}` when more ' +
+        "threads remain than one call erases: repeat the same request, which continues the same job (same `id`). " +
+        "A repeat after completion with no new thread answers the same receipt. The receipt's `subjectDigest` is " +
+        "HMAC-SHA-256 of the subject under the key of `GET /v1/subject-digest-key`.",
       auth: "tenantKey",
-      query: subjectErasureQuery,
+      body: subjectErasureRequest,
       response: { status: 200, schema: erasureResponse },
       extraResponses: { 202: { description: "Part way: repeat to continue.", schema: erasureResponse } },
-      errors: [400, 404, 409, 502],
+      errors: [400, 404, 409, 413, 415, 502],
     }),
   ),
   async (c) => {
-    const subject = c.req.param("subject");
-    if (subject.length === 0 || subject.length > MAX_SUBJECT_CHARS) throw errors.notFound("Subject");
-    const query = parseWith(subjectErasureQuery, c.req.query(), "Query");
+    const body = await readJson(c, subjectErasureRequest);
     const { tenantId } = c.get("tenant");
-    if (query.agentId !== undefined && (await deploymentStore(c).getAgent(tenantId, query.agentId)) === null)
+    if (body.agentId !== undefined && (await deploymentStore(c).getAgent(tenantId, body.agentId)) === null)
       throw errors.notFound("Agent");
     const outcome = await eraseSubject(c.env, {
       tenantId,
-      subject,
-      scope: { kind: "subject", ...(query.agentId !== undefined ? { agentId: query.agentId } : {}) },
+      subject: body.subject,
+      scope: { kind: "subject", ...(body.agentId !== undefined ? { agentId: body.agentId } : {}) },
     });
     return erasureAnswer(c, outcome);
   },
 );
+
+/** `GET /v1/subject-digest-key`: derived per tenant on each call (src/auth/subject-digest.ts), never stored. */
+export const subjectDigestKeys = new Hono<AppEnv>().use("*", tenantAuth).get(
+  "/",
+  describeRoute(
+    operation({
+      tag: "Privacy",
+      summary: "The tenant's key for the `subjectDigest` of erasure receipts",
+      description:
+        "A receipt names its subject only as `subjectDigest`: base64url (unpadded) HMAC-SHA-256 of the subject's " +
+        "UTF-8 bytes under this key. Compute it for a subject id to show which subject a receipt covers. The key " +
+        "is the tenant's alone and never changes.",
+      auth: "tenantKey",
+      response: { status: 200, schema: subjectDigestKeyResponse },
+    }),
+  ),
+  async (c) => {
+    const key = await subjectDigestKey(c.env, c.get("tenant").tenantId);
+    const body: SubjectDigestKeyResponse = { algorithm: "HMAC-SHA-256", key: base64urlEncode(key) };
+    return c.json(body, 200, { "Cache-Control": "no-store" });
+  },
+);
+
+/** The retired path forms, which put the end user's id in the URL: 410 naming the new route, nothing done. */
+export function retiredSubjectRoute(replacement: string): never {
+  throw new AppError(
+    "gone",
+    `This route took the subject in the URL and was retired; use ${replacement} with the subject in the JSON body.`,
+  );
+}
+
+const ERASE = "POST /v1/subject-erasures {subject, agentId?}";
+const HOLD = "PUT /v1/subject-holds {subject, reason}";
+const LIFT = "DELETE /v1/subject-holds {subject}";
+
+export const retiredSubjects = new Hono<AppEnv>()
+  .delete(
+    "/:subject",
+    describeRoute(
+      retiredOperation({ tag: "Privacy", summary: "Retired subject erasure", replacement: ERASE }),
+    ),
+    () => retiredSubjectRoute(ERASE),
+  )
+  .put(
+    "/:subject/hold",
+    describeRoute(retiredOperation({ tag: "Privacy", summary: "Retired subject hold", replacement: HOLD })),
+    () => retiredSubjectRoute(HOLD),
+  )
+  .delete(
+    "/:subject/hold",
+    describeRoute(
+      retiredOperation({ tag: "Privacy", summary: "Retired subject hold lift", replacement: LIFT }),
+    ),
+    () => retiredSubjectRoute(LIFT),
+  );
 
 export const erasures = new Hono<AppEnv>().use("*", tenantAuth, requireAdminForWrites).get(
   "/:erasureId",
@@ -74,13 +134,16 @@ export const erasures = new Hono<AppEnv>().use("*", tenantAuth, requireAdminForW
         remaining: job.threadIds.length - job.done,
       });
     }
+    const receipt = job.receipt ?? "";
+    const digest = receiptSubjectDigest(receipt);
     return c.json({
       id: job.id,
       status: "completed" as const,
-      receipt: job.receipt ?? "",
+      receipt,
       scope: job.scope,
       threadIds: job.threadIds,
       erasedAt: job.erasedAt ?? job.createdAt,
+      ...(digest !== undefined ? { subjectDigest: digest } : {}),
     });
   },
 );

@@ -3,24 +3,15 @@ import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import { z } from "zod";
 import { AppError, errors } from "../errors";
-import type { AppContext, AppEnv } from "../http/context";
+import type { AppEnv } from "../http/context";
 import { pageBody, readPage } from "../http/cursor";
 import { readJson } from "../http/json-body";
 import { operation } from "../http/openapi";
 import { holdView } from "../http/session-views";
 import { requireAdminForWrites, tenantAuth } from "../http/tenant-auth";
 import { listResponse } from "../shared/api";
-import { holdRequest, holdResponse, pageQuery } from "../shared/sessions-api";
+import { holdResponse, pageQuery, subjectHoldRelease, subjectHoldRequest } from "../shared/sessions-api";
 import { listHolds, putHold, removeHold } from "../storage/d1/legal-holds";
-
-const MAX_SUBJECT_CHARS = 256;
-
-/** The path's subject as the tenant's backend names it (launch `subject`); nothing longer can be one. */
-function subjectParam(c: AppContext): string {
-  const subject = c.req.param("subject") ?? "";
-  if (subject.length === 0 || subject.length > MAX_SUBJECT_CHARS) throw errors.notFound("Subject");
-  return subject;
-}
 
 const holdPosition = z.tuple([z.string(), z.enum(["thread", "subject"]), z.string()]);
 
@@ -63,26 +54,29 @@ export const holds = new Hono<AppEnv>().use("*", tenantAuth, requireAdminForWrit
   },
 );
 
+/**
+ * Holds on a subject (every thread of it, present and future). The subject travels in the JSON body, never in the
+ * URL: URLs reach request logs and traces (docs/privacy.md#legal-holds).
+ */
 export const subjectHolds = new Hono<AppEnv>()
-  .use("/:subject/hold", tenantAuth, requireAdminForWrites)
+  .use("*", tenantAuth, requireAdminForWrites)
   .put(
-    "/:subject/hold",
+    "/",
     describeRoute(
       operation({
         tag: "Privacy",
         summary: "Place a legal hold on a subject: every thread of it, present and future, is held",
+        description: "A repeated PUT re-words the reason and keeps the original time.",
         auth: "tenantKey",
-        body: holdRequest,
+        body: subjectHoldRequest,
         response: { status: 200, schema: holdResponse },
-        errors: [404],
       }),
     ),
     async (c) => {
-      const subject = subjectParam(c);
-      const body = await readJson(c, holdRequest);
+      const body = await readJson(c, subjectHoldRequest);
       const hold = await putHold(c.env.DB, c.get("tenant").tenantId, {
         scope: "subject",
-        target: subject,
+        target: body.subject,
         reason: body.reason,
         createdAt: new Date().toISOString(),
         createdByKey: c.get("tenant").apiKeyId,
@@ -91,19 +85,21 @@ export const subjectHolds = new Hono<AppEnv>()
     },
   )
   .delete(
-    "/:subject/hold",
+    "/",
     describeRoute(
       operation({
         tag: "Privacy",
         summary: "Lift a subject's legal hold (threads with their own hold stay held)",
+        description: "DELETE with a JSON body `{subject}`.",
         auth: "tenantKey",
+        body: subjectHoldRelease,
         response: { status: 204, description: "Lifted." },
         errors: [404],
       }),
     ),
     async (c) => {
-      const subject = subjectParam(c);
-      if (!(await removeHold(c.env.DB, c.get("tenant").tenantId, "subject", subject)))
+      const body = await readJson(c, subjectHoldRelease);
+      if (!(await removeHold(c.env.DB, c.get("tenant").tenantId, "subject", body.subject)))
         throw errors.notFound("Hold");
       return c.body(null, 204);
     },

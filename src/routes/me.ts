@@ -87,7 +87,7 @@ export const me = new Hono<AppEnv>()
         tag: "Privacy",
         summary: 'Erase all of this subject\'s threads with this agent ("Delete my conversations")',
         description:
-          "The launch token's subject, with the token's agent: every thread erased as `DELETE /v1/subjects/:subject` " +
+          "The launch token's subject, with the token's agent: every thread erased as `POST /v1/subject-erasures` " +
           "does, and a visitor's token revoked (later launches with it answer 401). 200 with the receipt, or 202 " +
           "with `remaining` when the call must be repeated to finish.",
         auth: "launchToken",
@@ -100,8 +100,9 @@ export const me = new Hono<AppEnv>()
       const claims = await launchAccess(c, launchBearer(c.req.header("Authorization")), {
         threadFromPath: false,
       });
-      // Revoked first: once the visitor asked, no launch with its token starts a thread, even part way through.
-      if (claims.subjectKind === "visitor") {
+      // Revoked once no hold refuses the erasure (a refused one changes nothing), before the job lists the threads:
+      // once the visitor asked, no launch with its token starts a thread, even part way through.
+      const revoke = async () => {
         const now = new Date();
         const expiresAt = new Date(now.getTime() + tokenPolicy(c.env).visitorTtlSeconds * 1000);
         await revokeVisitor(
@@ -111,12 +112,13 @@ export const me = new Hono<AppEnv>()
           now.toISOString(),
           expiresAt.toISOString(),
         );
-      }
+      };
       const outcome = await eraseSubject(c.env, {
         tenantId: claims.tenantId,
         subject: claims.sub,
         scope: { kind: "me", agentId: claims.agentId },
         lastThreadId: claims.threadId,
+        ...(claims.subjectKind === "visitor" ? { beforeErase: revoke } : {}),
       });
       return erasureAnswer(c, outcome);
     },

@@ -1,4 +1,5 @@
-// Tenant admin: tokens in/out and runs per day from the projection (`GET /v1/usage?from&to&agentId`).
+// Tenant admin: tokens in/out and runs per day (`GET /v1/usage?from&to&agentId`), from the analytics rollup,
+// which erasure and retention never lower (usage is billing data, docs/privacy.md).
 
 import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";

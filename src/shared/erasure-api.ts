@@ -1,4 +1,4 @@
-// The erasure-by-subject contract (SPEC §12): the request query and the receipt and job shapes.
+// The erasure-by-subject contract (SPEC §12): the request body, the subject digest key, and the receipt and job shapes.
 import { z } from "zod";
 
 export const erasureScopeSchema = z.object({
@@ -7,22 +7,51 @@ export const erasureScopeSchema = z.object({
   agentId: z.string().optional(),
 });
 
-/** What a receipt's JWS payload holds: ids and a time, never the subject nor any content. */
+/** A subject as private launches accept it (`POST /v1/agent-sessions`). */
+export const MAX_SUBJECT_CHARS = 256;
+
+const subjectDigestField = z
+  .string()
+  .describe(
+    "base64url (unpadded) HMAC-SHA-256 of the subject's UTF-8 bytes under the tenant's key " +
+      "(`GET /v1/subject-digest-key`): shows which subject the receipt covers without naming it. Absent only on " +
+      "receipts issued before digests existed.",
+  );
+
+/** What a receipt's JWS payload holds: ids, a time and the subject's keyed digest, never the subject nor content. */
 export const receiptPayloadSchema = z.object({
   id: z.string(),
   tenantId: z.string(),
   scope: erasureScopeSchema,
   threadIds: z.array(z.string()),
   erasedAt: z.iso.datetime(),
+  subjectDigest: subjectDigestField.optional(),
 });
 
-export const subjectErasureQuery = z.strictObject({
+export const subjectField = z
+  .string()
+  .min(1)
+  .max(MAX_SUBJECT_CHARS)
+  .describe("The end user's id, as the private launch's `subject` (or a visitor's id).");
+
+/** `POST /v1/subject-erasures`: the subject travels in the body, never in the URL (docs/privacy.md). */
+export const subjectErasureRequest = z.strictObject({
+  subject: subjectField,
   agentId: z
     .string()
     .regex(/^[A-Za-z0-9_-]{1,128}$/)
     .optional()
     .describe("Erase only this agent's threads of the subject."),
 });
+export type SubjectErasureRequest = z.infer<typeof subjectErasureRequest>;
+
+/** `GET /v1/subject-digest-key`: the tenant's key for checking a receipt's `subjectDigest`. */
+export const subjectDigestKeyResponse = z.object({
+  algorithm: z.literal("HMAC-SHA-256"),
+  /** The raw 32-byte key, base64url (unpadded). */
+  key: z.string(),
+});
+export type SubjectDigestKeyResponse = z.infer<typeof subjectDigestKeyResponse>;
 
 /** 200: done, with the receipt (a compact JWS, EdDSA, verifiable with `/.well-known/jwks.json`). */
 export const erasureCompleted = z.object({
@@ -32,6 +61,7 @@ export const erasureCompleted = z.object({
   scope: erasureScopeSchema,
   threadIds: z.array(z.string()),
   erasedAt: z.iso.datetime(),
+  subjectDigest: subjectDigestField.optional(),
 });
 
 /** 202: more threads than one call erases; repeat the same request to continue (same `id`). */

@@ -7,6 +7,7 @@ export const ERROR_CODES = [
   "token_expired",
   "forbidden",
   "not_found",
+  "gone",
   "conflict",
   "precondition_failed",
   "payload_too_large",
@@ -22,22 +23,25 @@ export type ErrorCode = (typeof ERROR_CODES)[number];
 export type { ErrorReason, ProviderErrorReason } from "./error-reasons";
 
 /** HTTP status for every code; a `Record` so an unmapped code fails to compile. */
-export const HTTP_STATUS: Record<ErrorCode, 400 | 401 | 403 | 404 | 409 | 412 | 413 | 415 | 429 | 500 | 502> =
-  {
-    bad_request: 400,
-    unauthenticated: 401,
-    token_expired: 401,
-    forbidden: 403,
-    not_found: 404,
-    conflict: 409,
-    precondition_failed: 412,
-    payload_too_large: 413,
-    unsupported_media_type: 415,
-    rate_limited: 429,
-    quota_exceeded: 429,
-    upstream_unavailable: 502,
-    internal: 500,
-  };
+export const HTTP_STATUS: Record<
+  ErrorCode,
+  400 | 401 | 403 | 404 | 409 | 410 | 412 | 413 | 415 | 429 | 500 | 502
+> = {
+  bad_request: 400,
+  unauthenticated: 401,
+  token_expired: 401,
+  forbidden: 403,
+  not_found: 404,
+  gone: 410,
+  conflict: 409,
+  precondition_failed: 412,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
+  quota_exceeded: 429,
+  upstream_unavailable: 502,
+  internal: 500,
+};
 
 /** WebSocket close code for every code; `null` where the code never closes a socket. */
 export const WS_CLOSE_CODE: Record<ErrorCode, number | null> = {
@@ -46,6 +50,7 @@ export const WS_CLOSE_CODE: Record<ErrorCode, number | null> = {
   token_expired: 4401,
   forbidden: 4403,
   not_found: 4404,
+  gone: null,
   conflict: 4409,
   precondition_failed: null,
   payload_too_large: 1009,

@@ -1,6 +1,7 @@
 // The sessions, messages, usage and "my threads" API contract (SPEC §3.3, §3.4): zod request and response shapes.
 import { z } from "zod";
 import { environmentSchema } from "./api";
+import { subjectField } from "./erasure-api";
 import { FEEDBACK_RATINGS, MAX_AGENT_NAME_CHARS, THREAD_MODES } from "./protocol";
 
 const isoTime = z.iso.datetime();
@@ -17,10 +18,16 @@ export const sessionHold = z.object({
 
 export const MAX_HOLD_REASON_CHARS = 500;
 
-/** `PUT /v1/sessions/:threadId/hold` and `PUT /v1/subjects/:subject/hold`. */
-export const holdRequest = z.strictObject({
-  reason: z.string().trim().min(1).max(MAX_HOLD_REASON_CHARS),
-});
+const holdReason = z.string().trim().min(1).max(MAX_HOLD_REASON_CHARS);
+
+/** `PUT /v1/sessions/:threadId/hold`. */
+export const holdRequest = z.strictObject({ reason: holdReason });
+
+/** `PUT /v1/subject-holds`: the subject in the body, never in the URL. */
+export const subjectHoldRequest = z.strictObject({ subject: subjectField, reason: holdReason });
+
+/** `DELETE /v1/subject-holds`. */
+export const subjectHoldRelease = z.strictObject({ subject: subjectField });
 
 /** A hold as `GET /v1/holds` and the PUT routes answer it. */
 export const holdResponse = z.object({

@@ -67,3 +67,15 @@ export function readContextVersion(storage: DurableObjectStorage, version: numbe
     return null;
   }
 }
+
+/**
+ * Zero retention's idle purge (docs/privacy.md#zero-retention): the variables go, the version stays, so a delivery of
+ * the same (already purged) version is not adopted again; the kept versions are blanked too. Call inside the purge's
+ * transaction.
+ */
+export function blankThreadContext(storage: DurableObjectStorage): void {
+  const held = readThreadContext(storage);
+  if (held.version > 0)
+    writeMeta(storage, CONTEXT_KEY, JSON.stringify({ version: held.version, variables: {} }));
+  storage.sql.exec("UPDATE context_versions SET variables_json = '{}' WHERE variables_json <> '{}'");
+}

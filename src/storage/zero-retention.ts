@@ -1,6 +1,9 @@
 // Zero retention (SPEC §12) in the thread object: after the thread's last activity plus `idleMinutes`, every entry's
 // text and every tool payload is blanked in place. Entry ids, the tree, runs, usage and counts stay; a purged message
-// keeps `{text: "", purged: true}` (and its status) so history shows it as purged.
+// keeps `{text: "", purged: true}` (and its status) so history shows it as purged. The thread's context variables go
+// too (here, and in D1's registry row by the thread object once this commits).
+import { blankThreadContext } from "./context-store";
+
 const MINUTE_MS = 60_000;
 
 /** Epoch ms of the thread's last activity: its newest entry, run start or end, or feedback. */
@@ -71,6 +74,7 @@ export function purgeText(storage: DurableObjectStorage): number {
     sql.exec("UPDATE feedback SET comment = NULL WHERE comment IS NOT NULL");
     sql.exec("DELETE FROM run_chunks");
     sql.exec("UPDATE thread_events SET data_json = json_remove(data_json, '$.comment', '$.reason')");
+    blankThreadContext(storage);
     return messages + withStatus + others;
   });
 }

@@ -23,6 +23,7 @@ import {
 import { D1DeploymentStore } from "../storage/d1/d1-deployment-store";
 import { shorterAge, threadRetentionOverrides } from "../storage/d1/session-retention";
 import { projectionReadDb, projectionTargets } from "../storage/d1/shards";
+import { clearThreadContext } from "../storage/d1/thread-registry";
 import { projectionBacklog } from "../storage/outbox";
 import type { ThreadBinding } from "../storage/pin-store";
 import { backoffMs, drainOutbox } from "../storage/projection-drain";
@@ -459,6 +460,16 @@ export class ThreadAgent extends Agent<Env> {
       return;
     }
     runtime.textPurged();
+    // The registry's copy of the context variables goes too; if D1 cannot be reached, the purge (idempotent) runs
+    // again a minute later until it can.
+    try {
+      await clearThreadContext(this.env.DB, runtime.binding.tenantId, runtime.binding.threadId);
+    } catch (error) {
+      console.error(
+        JSON.stringify({ level: "error", message: "context purge deferred", error: String(error) }),
+      );
+      await this.schedule(60, "purgeIdleText");
+    }
   }
 
   /** Scheduled daily: retention over the thread's storage, then a reconciliation of D1 with the thread. */

@@ -305,3 +305,49 @@ describe("agent-threads/client", () => {
     expect([unreachable.status, unreachable.code]).toEqual([0, "upstream_unavailable"]);
   });
 });
+
+describe("admin.subjects", () => {
+  it("holds, erases and checks a subject with the subject only in request bodies, never in a URL", async () => {
+    const urls: string[] = [];
+    const recording: FetchLike = (input, init) => {
+      urls.push(new Request(input, init).url);
+      return workerFetch(input, init);
+    };
+    const { tenant } = await newTenant();
+    const admin = new AdminClient({ baseUrl, fetch: recording, apiKey: tenant.apiKey });
+    const { agent } = await releasedAgent(admin, { visibility: "private" });
+    const subject = `user-${crypto.randomUUID()}`;
+    const session = launchResponse.parse(await admin.launch({ agentId: agent.id, subject }));
+
+    expect(await admin.subjects.hold(subject, "Case 12")).toMatchObject({
+      scope: "subject",
+      target: subject,
+    });
+    const held = await caught(admin.subjects.erase(subject));
+    expect([held.status, held.code, held.reason]).toEqual([409, "conflict", "legal_hold"]);
+    await admin.subjects.releaseHold(subject);
+    const missing = await caught(admin.subjects.releaseHold(subject));
+    expect([missing.status, missing.code]).toEqual([404, "not_found"]);
+
+    const done = await admin.subjects.eraseAll(subject);
+    expect(done.threadIds).toEqual([session.threadId]);
+    const { key } = await admin.subjects.digestKey();
+    const hmac = await crypto.subtle.importKey(
+      "raw",
+      Uint8Array.from(atob(key.replace(/-/g, "+").replace(/_/g, "/")), (ch) => ch.charCodeAt(0)),
+      { name: "HMAC", hash: "SHA-256" },
+      false,
+      ["sign"],
+    );
+    const mac = new Uint8Array(await crypto.subtle.sign("HMAC", hmac, new TextEncoder().encode(subject)));
+    const digest = btoa(String.fromCharCode(...mac))
+      .replace(/\+/g, "-")
+      .replace(/\//g, "_")
+      .replace(/=+$/, "");
+    expect(done.subjectDigest).toBe(digest);
+    expect((await admin.subjects.erasure(done.id)).status).toBe("completed");
+
+    expect(urls.length).toBeGreaterThan(5);
+    for (const url of urls) expect(url).not.toContain(subject);
+  });
+});

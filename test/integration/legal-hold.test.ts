@@ -41,6 +41,11 @@ async function conversation(agent: LiveAgent, subject: string, text: string) {
   return { threadId: launched.threadId, stub };
 }
 
+const putSubjectHold = (agent: LiveAgent, subject: string, reason: string) =>
+  api("/v1/subject-holds", { method: "PUT", key: agent.apiKey, body: { subject, reason } });
+const liftSubjectHold = (agent: LiveAgent, subject: string) =>
+  api("/v1/subject-holds", { method: "DELETE", key: agent.apiKey, body: { subject } });
+
 const putThreadHold = (agent: LiveAgent, threadId: string, body: unknown, key = agent.apiKey) =>
   api(`/v1/sessions/${threadId}/hold`, { method: "PUT", key, body });
 
@@ -161,10 +166,10 @@ describe("legal hold on a thread", () => {
     // A subject hold in the other tenant on the same subject id covers nothing here.
     expect(
       (
-        await api("/v1/subjects/user-iso/hold", {
+        await api("/v1/subject-holds", {
           method: "PUT",
           key: other.apiKey,
-          body: { reason: "theirs" },
+          body: { subject: "user-iso", reason: "theirs" },
         })
       ).status,
     ).toBe(200);
@@ -185,10 +190,10 @@ describe("legal hold on a subject", () => {
     const free = await conversation(agent, "user-free", "not held");
 
     const placed = await json(
-      await api("/v1/subjects/user-subj/hold", {
+      await api("/v1/subject-holds", {
         method: "PUT",
         key: agent.apiKey,
-        body: { reason: "Employment dispute" },
+        body: { subject: "user-subj", reason: "Employment dispute" },
       }),
       200,
       holdItem,
@@ -233,14 +238,8 @@ describe("legal hold on a subject", () => {
     );
     expect([...holds.items, ...rest.items].map((h) => h.scope).sort()).toEqual(["subject", "thread"]);
 
-    expect((await api("/v1/subjects/user-subj/hold", { method: "DELETE", key: agent.apiKey })).status).toBe(
-      204,
-    );
-    await expectError(
-      await api("/v1/subjects/user-subj/hold", { method: "DELETE", key: agent.apiKey }),
-      404,
-      "not_found",
-    );
+    expect((await liftSubjectHold(agent, "user-subj")).status).toBe(204);
+    await expectError(await liftSubjectHold(agent, "user-subj"), 404, "not_found");
     expect((await api(`/v1/sessions/${a.threadId}`, { method: "DELETE", key: agent.apiKey })).status).toBe(
       409,
     );
@@ -248,4 +247,52 @@ describe("legal hold on a subject", () => {
       204,
     );
   });
+
+  // Both halves of retention must match a subject hold by subject: the D1 job's filter (held subjects against the
+  // session's user id, for sessions scheduled by the version's policy and for those found by the agent's own age) and
+  // the thread object's own daily pass (which asks D1 whether the thread's subject is held).
+  for (const setting of ["the version's retention", "only the agent's retention"] as const) {
+    it(`keeps a held subject's threads from the retention job and the thread's own pass, with ${setting}`, async () => {
+      const agent = await liveAgent({
+        agent: { visibility: "private" },
+        ...(setting === "the version's retention"
+          ? { artifact: { limits: { retention: { maxAgeDays: 1 } } } }
+          : {}),
+      });
+      if (setting === "only the agent's retention") {
+        const patched = await api(`/v1/agents/${agent.agentId}`, {
+          method: "PATCH",
+          key: agent.apiKey,
+          body: { retention: { maxAgeDays: 1 } },
+        });
+        expect(patched.status).toBe(200);
+      }
+      const subject = `user-${crypto.randomUUID()}`;
+      const text = `held by subject ${crypto.randomUUID()}`;
+      const t = await conversation(agent, subject, text);
+      expect((await putSubjectHold(agent, subject, "Subject access dispute")).status).toBe(200);
+
+      await inTestThread(t.stub, (instance) => instance.clock.advance(3 * DAY_MS));
+      const held = await runRetentionJob(env, Date.now() + 3 * DAY_MS);
+      expect(held.affected.map((s) => s.threadId)).not.toContain(t.threadId);
+      expect((await projectedEntries(agent.tenantId, t.threadId)).map((e) => e.text)).toContain(text);
+      // The thread's own daily pass asks D1 and skips it too; its drain then has nothing to delete.
+      await inTestThread(t.stub, (instance) => instance.dailyMaintenance());
+      expect((await threadEntries(t.stub)).map((e) => e.text)).toContain(text);
+      await drainThread(t.stub);
+      expect((await projectedEntries(agent.tenantId, t.threadId)).map((e) => e.text)).toContain(text);
+
+      expect((await liftSubjectHold(agent, subject)).status).toBe(204);
+      const lifted = await runRetentionJob(env, Date.now() + 3 * DAY_MS);
+      expect(lifted.affected.map((s) => s.threadId)).toContain(t.threadId);
+      expect(await threadEntries(t.stub)).toEqual([]);
+      await drainThread(t.stub);
+      expect(await projectedEntries(agent.tenantId, t.threadId)).toEqual([]);
+      await expectNothingLeft({
+        tenantId: agent.tenantId,
+        needles: [text],
+        threads: [{ tenantId: agent.tenantId, agentId: agent.agentId, threadId: t.threadId }],
+      });
+    });
+  }
 });

@@ -72,6 +72,21 @@ describe("GET /v1/openapi.json", () => {
     expect(doc.paths["/v1/agents/{agentId}/draft"]?.put?.responses["412"]).toEqual({
       $ref: "#/components/responses/PreconditionFailed",
     });
+    // The subject travels in a body, never a path: the erasure and hold routes take JSON, the path forms are retired.
+    const erasure = doc.paths["/v1/subject-erasures"]?.post as { requestBody?: unknown } | undefined;
+    expect(JSON.stringify(erasure?.requestBody)).toContain('"subject"');
+    expect(JSON.stringify(doc.paths["/v1/subject-holds"]?.delete)).toContain('"subject"');
+    expect(doc.paths["/v1/subject-digest-key"]?.get?.security).toEqual([{ tenantKey: [] }, consoleSession]);
+    for (const [path, method] of [
+      ["/v1/subjects/{subject}", "delete"],
+      ["/v1/subjects/{subject}/hold", "put"],
+      ["/v1/subjects/{subject}/hold", "delete"],
+    ] as const) {
+      const retired = doc.paths[path]?.[method] as { deprecated?: boolean; responses: object } | undefined;
+      expect(retired?.deprecated).toBe(true);
+      expect(retired?.responses).toEqual({ 410: { $ref: "#/components/responses/Gone" } });
+    }
+    expect(JSON.stringify(doc.paths["/v1/erasures/{erasureId}"])).toContain("subjectDigest");
     const text = JSON.stringify(doc);
     // Request bodies come from the routes' own zod schemas: the release weights rule and the draft's If-Match.
     expect(text).toContain('"allocations"');

@@ -9,7 +9,7 @@ import { tenantEvents } from "../../src/events/tenant-events";
 import { PREVIEW_TTL_MS } from "../../src/http/preview-session";
 import { expirePreviews } from "../../src/jobs/previews";
 import { previewSessionResponse } from "../../src/shared/launch-api";
-import { expectNothingLeft } from "../helpers/erasure-scan";
+import { expectNothingLeft, scanForErased } from "../helpers/erasure-scan";
 import { fakeReceiver } from "../helpers/fake-receiver";
 import { drainThread, launchFor, threadStub } from "../helpers/projection";
 import {
@@ -32,6 +32,7 @@ import {
   liveAgent,
   upgradeRequest,
 } from "../helpers/threads";
+import { waitFor } from "../helpers/wait-for";
 
 const OWN_ORIGIN = new URL(API).origin;
 
@@ -277,6 +278,56 @@ describe("POST /v1/agents/:agentId/draft/preview-session", () => {
       await previewRequest(agent, { draftRevision: 2, threadId: session.threadId }),
       404,
       "not_found",
+    );
+  });
+
+  it("is kept past its day while under a legal hold, and erased by the next run once the hold is lifted", async () => {
+    const agent = await agentWithDraft();
+    const session = await preview(agent, { draftRevision: 2 });
+    const socket = await connect(session, { origin: OWN_ORIGIN });
+    const text = `held preview ${crypto.randomUUID()}`;
+    expect((await turn(socket, text)).status).toBe("succeeded");
+    const stub = await threadStub(agent, session.threadId);
+    await drainThread(stub);
+    const hold = `/v1/sessions/${session.threadId}/hold`;
+    expect((await api(hold, { method: "PUT", key: agent.apiKey, body: { reason: "Audit 7" } })).status).toBe(
+      200,
+    );
+
+    // A day and more later (the job's clock), the hold keeps everything: D1 rows, preview row, the object's text.
+    const later = Date.now() + PREVIEW_TTL_MS + 60_000;
+    await expirePreviews(env, later);
+    const counts = async () =>
+      z.object({ messages: z.number(), previews: z.number() }).parse(
+        await env.DB.prepare(
+          `SELECT (SELECT COUNT(*) FROM agent_messages WHERE tenant_id = ?1 AND session_id = ?2) AS messages,
+             (SELECT COUNT(*) FROM thread_previews WHERE tenant_id = ?1 AND thread_id = ?2) AS previews`,
+        )
+          .bind(agent.tenantId, session.threadId)
+          .first(),
+      );
+    expect((await counts()).previews).toBe(1);
+    expect((await counts()).messages).toBeGreaterThan(0);
+    expect(await listed(agent, "&preview=true")).toHaveLength(1);
+    const kept = await runInDurableObject(stub, (_instance, state) =>
+      JSON.stringify(state.storage.sql.exec("SELECT body_json FROM entries").toArray()),
+    );
+    expect(kept).toContain(text);
+
+    expect((await api(hold, { method: "DELETE", key: agent.apiKey })).status).toBe(204);
+    await expirePreviews(env, later);
+    expect(await counts()).toEqual({ messages: 0, previews: 0 });
+    socket.ws.close();
+    // The erased object resets itself just after answering: the scan reads it once it is back.
+    await waitFor(
+      () =>
+        scanForErased({
+          tenantId: agent.tenantId,
+          needles: [text],
+          threads: [{ tenantId: agent.tenantId, agentId: agent.agentId, threadId: session.threadId }],
+        }),
+      (found) => found.length === 0,
+      { what: "nothing of the held preview left once lifted and expired" },
     );
   });
 });

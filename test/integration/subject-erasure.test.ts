@@ -1,5 +1,6 @@
-// Erasure by subject (SPEC §12): DELETE /v1/subjects/:subject and DELETE /v1/me/threads erase every thread of the
-// subject, answer a receipt that verifies against /.well-known/jwks.json, resume after a cut-off, and leave nothing.
+// Erasure by subject (SPEC §12): POST /v1/subject-erasures and DELETE /v1/me/threads erase every thread of the
+// subject, answer a receipt that verifies against /.well-known/jwks.json (its subjectDigest an HMAC under the key of
+// GET /v1/subject-digest-key), resume after a cut-off, and leave nothing. The subject never travels in a URL.
 import { env, exports } from "cloudflare:workers";
 import { compactVerify, createLocalJWKSet } from "jose";
 import { Webhook } from "standardwebhooks";
@@ -30,8 +31,33 @@ async function verifiedReceipt(receipt: string, kid = "r2") {
   return receiptPayloadSchema.parse(JSON.parse(new TextDecoder().decode(payload)));
 }
 
-function eraseSubject(agent: Pick<LiveAgent, "apiKey">, subject: string, query = "") {
-  return api(`/v1/subjects/${encodeURIComponent(subject)}${query}`, { method: "DELETE", key: agent.apiKey });
+function eraseSubject(
+  agent: Pick<LiveAgent, "apiKey">,
+  subject: string,
+  extra: Record<string, unknown> = {},
+) {
+  return api("/v1/subject-erasures", { method: "POST", key: agent.apiKey, body: { subject, ...extra } });
+}
+
+/** The tenant's digest key as the API hands it out. */
+async function digestKey(agent: Pick<LiveAgent, "apiKey">): Promise<Uint8Array<ArrayBuffer>> {
+  const res = await api("/v1/subject-digest-key", { key: agent.apiKey });
+  expect(res.status).toBe(200);
+  const body = z
+    .strictObject({ algorithm: z.literal("HMAC-SHA-256"), key: z.string() })
+    .parse(await res.json());
+  const binary = atob(body.key.replace(/-/g, "+").replace(/_/g, "/"));
+  return Uint8Array.from(binary, (ch) => ch.charCodeAt(0));
+}
+
+/** base64url(HMAC-SHA-256(key, subject)), computed here with WebCrypto, independently of the server's code. */
+async function expectedDigest(key: Uint8Array<ArrayBuffer>, subject: string): Promise<string> {
+  const hmac = await crypto.subtle.importKey("raw", key, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  const mac = new Uint8Array(await crypto.subtle.sign("HMAC", hmac, new TextEncoder().encode(subject)));
+  return btoa(String.fromCharCode(...mac))
+    .replace(/\+/g, "-")
+    .replace(/\//g, "_")
+    .replace(/=+$/, "");
 }
 
 /** A thread of `subject` with one turn per text (the echo model answers each). */
@@ -83,7 +109,7 @@ async function jobRow(tenantId: string) {
     );
 }
 
-describe("DELETE /v1/subjects/:subject", () => {
+describe("POST /v1/subject-erasures", () => {
   it("erases the subject's threads across agents, with a receipt that verifies against the JWKS", async () => {
     const first = await liveAgent({ agent: { visibility: "private" } });
     const second = await secondAgent(first);
@@ -109,12 +135,16 @@ describe("DELETE /v1/subjects/:subject", () => {
     expect(body.id).toMatch(/^era_/);
     expect(new Set(body.threadIds)).toEqual(new Set([a.session.threadId, b.session.threadId]));
     const payload = await verifiedReceipt(body.receipt);
+    // The receipt names the subject only as an HMAC under the tenant's own key, which the test recomputes.
+    const digest = await expectedDigest(await digestKey(first), subject);
+    expect(body.subjectDigest).toBe(digest);
     expect(payload).toEqual({
       id: body.id,
       tenantId: first.tenantId,
       scope: { kind: "subject" },
       threadIds: body.threadIds,
       erasedAt: body.erasedAt,
+      subjectDigest: digest,
     });
 
     expect(await sessionCount(first, subject)).toBe(0);
@@ -159,7 +189,7 @@ describe("DELETE /v1/subjects/:subject", () => {
     const a = await conversation(first, subject, ["stays with the first agent"]);
     const b = await conversation(second, subject, [gone]);
 
-    const res = await eraseSubject(first, subject, `?agentId=${second.agentId}`);
+    const res = await eraseSubject(first, subject, { agentId: second.agentId });
     expect(res.status).toBe(200);
     const body = erasureCompleted.parse(await res.json());
     expect(body.threadIds).toEqual([b.session.threadId]);
@@ -195,9 +225,13 @@ describe("DELETE /v1/subjects/:subject", () => {
       api(path, {
         method,
         key: agent.apiKey,
-        ...(method === "PUT" ? { body: { reason: "Case 2026-17" } } : {}),
+        ...(path === subjectHold
+          ? { body: method === "PUT" ? { subject, reason: "Case 2026-17" } : { subject } }
+          : method === "PUT"
+            ? { body: { reason: "Case 2026-17" } }
+            : {}),
       });
-    const subjectHold = `/v1/subjects/${encodeURIComponent(subject)}/hold`;
+    const subjectHold = "/v1/subject-holds";
     const threadHold = `/v1/sessions/${b.session.threadId}/hold`;
 
     expect((await hold(subjectHold, "PUT")).status).toBe(200);
@@ -246,10 +280,35 @@ describe("DELETE /v1/subjects/:subject", () => {
     const reader = await createApiKey({ tenantId: agent.tenantId, apiKey: agent.apiKey }, "read");
 
     await expectError(await eraseSubject(reader, subject), 403, "forbidden");
-    await expectError(await eraseSubject(agent, subject, "?agentId=agt_nothing"), 404, "not_found");
-    await expectError(await eraseSubject(agent, subject, "?agentId=a%20b"), 400, "bad_request");
-    await expectError(await eraseSubject(agent, subject, "?other=1"), 400, "bad_request");
-    await expectError(await api(`/v1/subjects/${subject}`, { method: "DELETE" }), 401, "unauthenticated");
+    await expectError(await eraseSubject(agent, subject, { agentId: "agt_nothing" }), 404, "not_found");
+    await expectError(await eraseSubject(agent, subject, { agentId: "a b" }), 400, "bad_request");
+    await expectError(await eraseSubject(agent, subject, { other: 1 }), 400, "bad_request");
+    await expectError(await eraseSubject(agent, "", {}), 400, "bad_request");
+    await expectError(await eraseSubject(agent, "x".repeat(257), {}), 400, "bad_request");
+    await expectError(
+      await api("/v1/subject-erasures", {
+        method: "POST",
+        key: agent.apiKey,
+        body: { agentId: agent.agentId },
+      }),
+      400,
+      "bad_request",
+    );
+    await expectError(
+      await api("/v1/subject-erasures", {
+        method: "POST",
+        key: agent.apiKey,
+        body: JSON.stringify({ subject }),
+        headers: { "Content-Type": "text/plain" },
+      }),
+      415,
+      "unsupported_media_type",
+    );
+    await expectError(
+      await api("/v1/subject-erasures", { method: "POST", body: { subject } }),
+      401,
+      "unauthenticated",
+    );
     // Another tenant erasing the same subject id erases nothing of this tenant's.
     const foreign = erasureCompleted.parse(await (await eraseSubject(other, subject)).json());
     expect(foreign.threadIds).toEqual([]);
@@ -269,6 +328,96 @@ describe("DELETE /v1/subjects/:subject", () => {
       needles: [subject, text],
       threads: [erased(agent, mine.session.threadId)],
     });
+  });
+
+  it("answers the retired path forms 410 gone naming the new route, doing nothing", async () => {
+    const agent = await liveAgent({ agent: { visibility: "private" } });
+    const subject = `user-${crypto.randomUUID()}`;
+    const text = `still here ${crypto.randomUUID()}`;
+    const mine = await conversation(agent, subject, [text]);
+    const path = `/v1/subjects/${encodeURIComponent(subject)}`;
+    const retired = [
+      { method: "DELETE", path, names: "POST /v1/subject-erasures" },
+      { method: "PUT", path: `${path}/hold`, names: "PUT /v1/subject-holds", body: { reason: "Case 9" } },
+      { method: "DELETE", path: `${path}/hold`, names: "DELETE /v1/subject-holds" },
+    ];
+    for (const { method, path: at, names, body } of retired) {
+      for (const key of [agent.apiKey, undefined]) {
+        const error = await expectError(
+          await api(at, { method, ...(key !== undefined ? { key } : {}), ...(body ? { body } : {}) }),
+          410,
+          "gone",
+        );
+        expect(error.message).toContain(names);
+        // The answer never echoes the subject it was sent in the path.
+        expect(error.message).not.toContain(subject);
+      }
+    }
+    // Nothing happened: the thread is there, no erasure job, no hold.
+    expect((await api(`/v1/sessions/${mine.session.threadId}/messages`, { key: agent.apiKey })).status).toBe(
+      200,
+    );
+    const counts = await env.DB.prepare(
+      `SELECT (SELECT COUNT(*) FROM erasures WHERE tenant_id = ?1) AS jobs,
+         (SELECT COUNT(*) FROM legal_holds WHERE tenant_id = ?1) AS holds`,
+    )
+      .bind(agent.tenantId)
+      .first();
+    expect(counts).toEqual({ jobs: 0, holds: 0 });
+  });
+
+  it("places and lifts a subject hold with the subject in the body; refuses bad bodies storing nothing", async () => {
+    const agent = await liveAgent({ agent: { visibility: "private" } });
+    const subject = `user-${crypto.randomUUID()}`;
+    const holds = (method: "PUT" | "DELETE", body: unknown, key = agent.apiKey) =>
+      api("/v1/subject-holds", { method, key, body });
+    const reader = await createApiKey({ tenantId: agent.tenantId, apiKey: agent.apiKey }, "read");
+    for (const body of [
+      { reason: "no subject" },
+      { subject, reason: "" },
+      { subject: "", reason: "x" },
+      { subject },
+    ]) {
+      await expectError(await holds("PUT", body), 400, "bad_request");
+    }
+    await expectError(await holds("PUT", { subject, reason: "Case 1" }, reader.apiKey), 403, "forbidden");
+    await expectError(await holds("DELETE", { subject }), 404, "not_found");
+    const none = await env.DB.prepare("SELECT COUNT(*) AS n FROM legal_holds WHERE tenant_id = ?")
+      .bind(agent.tenantId)
+      .first<{ n: number }>();
+    expect(none?.n).toBe(0);
+
+    const placed = await holds("PUT", { subject, reason: "Case 1" });
+    expect(placed.status).toBe(200);
+    expect(await placed.json()).toMatchObject({ scope: "subject", target: subject, reason: "Case 1" });
+    await expectError(await holds("DELETE", { subject }, reader.apiKey), 403, "forbidden");
+    await expectError(await holds("DELETE", {}), 400, "bad_request");
+    expect((await holds("DELETE", { subject })).status).toBe(204);
+    await expectError(await holds("DELETE", { subject }), 404, "not_found");
+  });
+
+  it("gives each tenant its own stable digest key; the kept receipt carries the same digest", async () => {
+    const agent = await liveAgent({ agent: { visibility: "private" } });
+    const other = await liveAgent({ agent: { visibility: "private" } });
+    const reader = await createApiKey({ tenantId: agent.tenantId, apiKey: agent.apiKey }, "read");
+    const key = await digestKey(agent);
+    expect(key.byteLength).toBe(32);
+    expect(await digestKey(reader)).toEqual(key);
+    expect(await digestKey(other)).not.toEqual(key);
+    await expectError(await api("/v1/subject-digest-key"), 401, "unauthenticated");
+
+    const subject = `user-${crypto.randomUUID()}`;
+    await conversation(agent, subject, [`digested ${crypto.randomUUID()}`]);
+    const body = erasureCompleted.parse(await (await eraseSubject(agent, subject)).json());
+    expect(body.subjectDigest).toBe(await expectedDigest(key, subject));
+    // Another subject's digest differs; another tenant's key gives another digest for the same subject.
+    expect(body.subjectDigest).not.toBe(await expectedDigest(key, `${subject}x`));
+    expect(body.subjectDigest).not.toBe(await expectedDigest(await digestKey(other), subject));
+    const kept = erasureCompleted.parse(
+      await (await api(`/v1/erasures/${body.id}`, { key: agent.apiKey })).json(),
+    );
+    expect(kept.subjectDigest).toBe(body.subjectDigest);
+    expect((await verifiedReceipt(kept.receipt)).subjectDigest).toBe(body.subjectDigest);
   });
 
   it("sends session.erased with ids only, and the events object keeps no body of the erased threads", async () => {
@@ -417,6 +566,7 @@ describe("DELETE /v1/me/threads", () => {
     expect(body.threadIds.at(-1)).toBe(second.threadId);
     expect(await verifiedReceipt(body.receipt)).toMatchObject({
       scope: { kind: "me", agentId: agent.agentId },
+      subjectDigest: await expectedDigest(await digestKey(agent), visitorId),
     });
 
     // The visitor token no longer launches, and its erased threads no longer resume (the thread object's tombstone
@@ -432,6 +582,38 @@ describe("DELETE /v1/me/threads", () => {
       needles: [visitorId, ...texts],
       threads: [erased(agent, first.threadId), erased(agent, second.threadId)],
     });
+  });
+
+  it("refused by a legal hold (409), changes nothing: the visitor is not revoked, its threads stay", async () => {
+    const agent = await liveAgent();
+    const first = await launch(agent.publicKey);
+    const visitorToken = first.visitorToken!;
+    const text = `held visitor ${crypto.randomUUID()}`;
+    await converse(first, [text]);
+    const threadHold = `/v1/sessions/${first.threadId}/hold`;
+    expect(
+      (await api(threadHold, { method: "PUT", key: agent.apiKey, body: { reason: "Case 2026-40" } })).status,
+    ).toBe(200);
+
+    const refused = await deleteMine(first.token);
+    expect(refused.status).toBe(409);
+    expect(
+      z.object({ error: z.object({ code: z.string(), reason: z.string() }) }).parse(await refused.json())
+        .error,
+    ).toEqual({ code: "conflict", reason: "legal_hold" });
+    // The visitor token still launches (a new thread, and the held one resumes), and the thread still answers.
+    expect((await visitorLaunch(agent, visitorToken)).status).toBe(201);
+    expect((await visitorLaunch(agent, visitorToken, first.threadId)).status).toBe(201);
+    expect((await api(`/v1/sessions/${first.threadId}/messages`, { key: agent.apiKey })).status).toBe(200);
+    const revoked = await env.DB.prepare("SELECT COUNT(*) AS n FROM revoked_visitors WHERE tenant_id = ?")
+      .bind(agent.tenantId)
+      .first<{ n: number }>();
+    expect(revoked?.n).toBe(0);
+
+    // Lifted, the same request erases and revokes.
+    expect((await api(threadHold, { method: "DELETE", key: agent.apiKey })).status).toBe(204);
+    expect((await deleteMine(first.token)).status).toBe(200);
+    await expectError(await visitorLaunch(agent, visitorToken), 401, "unauthenticated");
   });
 
   it("erases a signed-in user's threads with the token's agent only", async () => {
@@ -485,9 +667,10 @@ describe("GET /.well-known/jwks.json", () => {
     const r2 = "dGVzdC1yZWNlaXB0LWtleS10d28tMDEyMzQ1Njc4OWFiY2RlZg";
     // Signed while r1 was current.
     const before = { RECEIPT_SIGNING_KEYS: JSON.stringify({ current: "r1", keys: { r1 } }) };
-    const res = await fetchWithEnv(before, `/v1/subjects/${subject}`, {
-      method: "DELETE",
-      headers: { Authorization: `Bearer ${agent.apiKey}` },
+    const res = await fetchWithEnv(before, "/v1/subject-erasures", {
+      method: "POST",
+      headers: { Authorization: `Bearer ${agent.apiKey}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ subject }),
     });
     expect(res.status).toBe(200);
     const { receipt } = erasureCompleted.parse(await res.json());

@@ -1,8 +1,9 @@
-// GET /v1/usage: tokens in/out and runs per day, from the projection, for the caller's tenant only.
+// GET /v1/usage: tokens in/out and runs per day, for the caller's tenant only; erasure never lowers them.
 import { runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { usageResponse } from "../../src/shared/sessions-api";
+import { analyticsResponse, usageResponse } from "../../src/shared/sessions-api";
 import { converse, drainThread, launchFor, secondAgent, threadStub } from "../helpers/projection";
 import { api, createApiKey, expectError, json } from "../helpers/tenants";
 import { type LiveAgent, liveAgent } from "../helpers/threads";
@@ -81,6 +82,57 @@ describe("GET /v1/usage", () => {
     // Today as the server saw it: either side of a midnight the request may have crossed.
     expect([day(asked), day(Date.now())]).toContain(recent.to);
     expect(recent.from).toBe(day(Date.parse(recent.to) - 29 * DAY_MS));
+  });
+
+  it("keeps erased threads' runs and tokens (billing data) and agrees with analytics before and after", async () => {
+    const agent = await liveAgent({ agent: { visibility: "private" } });
+    const subject = `user-${crypto.randomUUID()}`;
+    const one = await conversation(agent, subject, ["first question", "second question"]);
+    const two = await conversation(agent, subject, ["another thread"]);
+    const kept = await launchFor(agent, "user-kept");
+    await converse(kept, ["a thread erased on its own"]);
+    await drainThread(await threadStub(agent, kept.threadId));
+    const three = await threadTokens(agent, kept.threadId);
+
+    /** Usage and analytics of the same tenant over the same days, day by day. */
+    const both = async () => {
+      const usage = await json(await api(`/v1/usage?${around}`, { key: agent.apiKey }), 200, usageResponse);
+      const analytics = await json(
+        await api(`/v1/analytics?${around}&groupBy=day`, { key: agent.apiKey }),
+        200,
+        analyticsResponse,
+      );
+      return {
+        usage: usage.items.map((d) => [d.day, d.runs, d.inputTokens, d.outputTokens]),
+        analytics: analytics.items.map((d) => [d.key, d.turns, d.inputTokens, d.outputTokens]),
+        totals: usage.totals,
+      };
+    };
+    const before = await both();
+    expect(before.totals).toEqual({
+      runs: one.runs + two.runs + three.runs,
+      inputTokens: one.input + two.input + three.input,
+      outputTokens: one.output + two.output + three.output,
+    });
+    expect(before.usage).toEqual(before.analytics);
+
+    // Erasure removes text, never usage: by subject (two threads) and one thread on its own.
+    const erased = await api("/v1/subject-erasures", {
+      method: "POST",
+      key: agent.apiKey,
+      body: { subject },
+    });
+    expect(erased.status).toBe(200);
+    expect((await api(`/v1/sessions/${kept.threadId}`, { method: "DELETE", key: agent.apiKey })).status).toBe(
+      204,
+    );
+    const runsLeft = await env.DB.prepare("SELECT COUNT(*) AS n FROM agent_runs WHERE tenant_id = ?")
+      .bind(agent.tenantId)
+      .first<{ n: number }>();
+    expect(runsLeft?.n).toBe(0);
+
+    const after = await both();
+    expect(after).toEqual(before);
   });
 
   it("refuses malformed ranges and missing keys", async () => {

@@ -2,13 +2,20 @@
 
 import { runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { artifactSchema } from "../../src/control/artifact";
+import { privateLaunchRequest } from "../helpers/edge-gate";
+import { expectNothingLeft } from "../helpers/erasure-scan";
+import { fakeOpenAICompatible } from "../helpers/fake-providers";
 import { converse, drainThread, launchFor, threadEntries, threadStub } from "../helpers/projection";
-import { api, expectError, validArtifact } from "../helpers/tenants";
+import { api, expectError, json, validArtifact } from "../helpers/tenants";
 import { inTestThread } from "../helpers/test-thread-agent";
-import { liveAgent } from "../helpers/threads";
+import { clientMessageId, launchResponse, liveAgent } from "../helpers/threads";
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
 
 const MINUTE_MS = 60_000;
 const SECRET = "my card number is 4111-1111";
@@ -155,6 +162,75 @@ describe("zero retention", () => {
     // A later turn still works (the model sees only what remains) and the next idle period purges it too.
     await converse(session, ["a new question"]);
     expect((await threadEntries(stub)).at(-1)?.text).toBe("Echo: a new question");
+  });
+
+  it("clears the context variables at the idle purge, in D1's registry row and in the thread object", async () => {
+    const MODEL_URL = "https://llm.example.com/v1";
+    const agent = await liveAgent({
+      agent: { visibility: "private" },
+      artifact: {
+        instructions: "Help {{name}} on the {{plan}} plan.",
+        model: { provider: "openai-compatible", model: "gpt-fake", baseUrl: MODEL_URL },
+        limits: { retention: { mode: "zero", idleMinutes: 5 } },
+      },
+    });
+    const model = fakeOpenAICompatible([
+      { kind: "text", deltas: ["Sure."] },
+      { kind: "text", deltas: ["Again."] },
+    ]);
+    vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
+      const url = new Request(input, init).url;
+      if (url.startsWith(MODEL_URL)) return model.fetch(input, init);
+      throw new Error(`unexpected outbound request to ${url}`);
+    });
+    const systemPrompts = () =>
+      model.requests.map(
+        (r) =>
+          z.object({ messages: z.array(z.object({ role: z.string(), content: z.unknown() })) }).parse(r.body)
+            .messages[0]?.content,
+      );
+    const name = `Zed${crypto.randomUUID().replaceAll("-", "")}`;
+    const launched = await json(
+      await privateLaunchRequest(agent.apiKey, {
+        agentId: agent.agentId,
+        subject: "user-context",
+        context: { name, plan: "platinum" },
+      }),
+      201,
+      launchResponse,
+    );
+    const send = async (text: string) => {
+      const res = await api(`/v1/threads/${launched.threadId}/messages`, {
+        method: "POST",
+        headers: { Authorization: `Bearer ${launched.token}` },
+        body: { clientMessageId: clientMessageId(), text },
+      });
+      expect(res.status).toBe(201);
+    };
+    await send("hello");
+    expect(systemPrompts()[0]).toBe(`Help ${name} on the platinum plan.`);
+    const stub = await threadStub(agent, launched.threadId);
+    await drainThread(stub);
+    const registry = () =>
+      env.DB.prepare("SELECT context, context_version FROM threads WHERE tenant_id = ? AND id = ?")
+        .bind(agent.tenantId, launched.threadId)
+        .first();
+    expect(JSON.stringify(await registry())).toContain(name);
+
+    await inTestThread(stub, async (instance) => {
+      instance.clock.advance(6 * MINUTE_MS);
+      await instance.purgeIdleText();
+    });
+    expect(await registry()).toEqual({ context: null, context_version: 1 });
+    // Nowhere in D1, the thread object (its tables and keys), or the tenant's events and quota objects.
+    await expectNothingLeft({
+      tenantId: agent.tenantId,
+      needles: [name, "platinum"],
+      threads: [{ tenantId: agent.tenantId, agentId: agent.agentId, threadId: launched.threadId }],
+    });
+    // The next turn (with the same token) renders the instructions without the purged variables.
+    await send("and again");
+    expect(systemPrompts()[1]).toBe("Help  on the  plan.");
   });
 
   it("validates mode and idleMinutes in the artifact and in the served JSON Schema", async () => {

@@ -124,21 +124,18 @@ export const SESSIONS_SQL = {
     after: `SELECT ${MESSAGE_COLUMNS} ${MESSAGES_FROM} WHERE m.tenant_id = ? AND m.session_id = ? AND m.user_id = ?
       AND (m.seq > ? OR (m.seq = ? AND m.id > ?)) ORDER BY m.seq, m.id LIMIT ?`,
   },
-  usageTokens: {
-    all: `SELECT day, SUM(input_tokens) AS input_tokens, SUM(output_tokens) AS output_tokens FROM agent_usage
-      WHERE tenant_id = ? AND day >= ? AND day <= ?
-      AND session_id NOT IN (SELECT id FROM agent_sessions WHERE tenant_id = ? AND preview = 1) GROUP BY day ORDER BY day`,
-    agent: `SELECT day, SUM(input_tokens) AS input_tokens, SUM(output_tokens) AS output_tokens FROM agent_usage
-      WHERE tenant_id = ? AND day >= ? AND day <= ? AND agent_id = ?
-      AND session_id NOT IN (SELECT id FROM agent_sessions WHERE tenant_id = ? AND preview = 1) GROUP BY day ORDER BY day`,
-  },
-  usageRuns: {
-    all: `SELECT day, COUNT(*) AS runs FROM agent_runs WHERE tenant_id = ? AND day >= ? AND day <= ?
-      AND session_id NOT IN (SELECT id FROM agent_sessions WHERE tenant_id = ? AND preview = 1)
-      GROUP BY day ORDER BY day`,
-    agent: `SELECT day, COUNT(*) AS runs FROM agent_runs WHERE tenant_id = ? AND day >= ? AND day <= ?
-      AND agent_id = ?
-      AND session_id NOT IN (SELECT id FROM agent_sessions WHERE tenant_id = ? AND preview = 1) GROUP BY day ORDER BY day`,
+  /**
+   * Usage is billing data: read from the analytics rollup, which erasure and retention never subtract from (they
+   * remove text, never counts), so `GET /v1/usage` and `GET /v1/analytics` agree after an erasure (docs/privacy.md).
+   * Preview threads never enter the rollup. Days with only threads or feedback (no run, no token) are left out.
+   */
+  usage: {
+    all: `SELECT day, SUM(turns) AS runs, SUM(input_tokens) AS input_tokens, SUM(output_tokens) AS output_tokens
+      FROM agent_analytics_daily WHERE tenant_id = ? AND day >= ? AND day <= ?
+      GROUP BY day HAVING SUM(turns) <> 0 OR SUM(input_tokens) <> 0 OR SUM(output_tokens) <> 0 ORDER BY day`,
+    agent: `SELECT day, SUM(turns) AS runs, SUM(input_tokens) AS input_tokens, SUM(output_tokens) AS output_tokens
+      FROM agent_analytics_daily WHERE tenant_id = ? AND day >= ? AND day <= ? AND agent_id = ?
+      GROUP BY day HAVING SUM(turns) <> 0 OR SUM(input_tokens) <> 0 OR SUM(output_tokens) <> 0 ORDER BY day`,
   },
   erase: [
     "DELETE FROM agent_message_feedback WHERE tenant_id = ? AND session_id = ?",
@@ -176,13 +173,7 @@ export function sessionsSql(): { scope: ScopeKind | "tenant-only"; sql: string }
   out.push({ scope: "tenant", sql: SESSIONS_SQL.listMessages.after });
   out.push({ scope: "subject", sql: SESSIONS_SQL.listMessagesOfSubject.first });
   out.push({ scope: "subject", sql: SESSIONS_SQL.listMessagesOfSubject.after });
-  for (const sql of [
-    SESSIONS_SQL.usageTokens.all,
-    SESSIONS_SQL.usageTokens.agent,
-    SESSIONS_SQL.usageRuns.all,
-    SESSIONS_SQL.usageRuns.agent,
-    ...SESSIONS_SQL.erase,
-  ]) {
+  for (const sql of [SESSIONS_SQL.usage.all, SESSIONS_SQL.usage.agent, ...SESSIONS_SQL.erase]) {
     out.push({ scope: "tenant-only", sql });
   }
   return out;
@@ -250,8 +241,12 @@ function parseJsonText(text: string | null): unknown {
   }
 }
 
-const tokensRow = z.object({ day: z.string(), input_tokens: z.number(), output_tokens: z.number() });
-const runsRow = z.object({ day: z.string(), runs: z.number() });
+const usageRow = z.object({
+  day: z.string(),
+  runs: z.number(),
+  input_tokens: z.number(),
+  output_tokens: z.number(),
+});
 
 function scopeBindings(scope: ReadScope): string[] {
   return scope.kind === "tenant" ? [scope.tenantId] : [scope.tenantId, scope.subject, scope.agentId];
@@ -334,39 +329,16 @@ export async function usageByDay(
   tenantId: string,
   range: { from: string; to: string; agentId?: string },
 ): Promise<UsageDay[]> {
-  // The last binding is the tenant again: preview threads' rows are left out (SPEC §10).
-  const bindings = [
-    tenantId,
-    range.from,
-    range.to,
-    ...(range.agentId !== undefined ? [range.agentId] : []),
-    tenantId,
-  ];
+  const bindings = [tenantId, range.from, range.to, ...(range.agentId !== undefined ? [range.agentId] : [])];
   const which = range.agentId !== undefined ? "agent" : "all";
-  const [tokens, runs] = await db.batch([
-    db.prepare(SESSIONS_SQL.usageTokens[which]).bind(...bindings),
-    db.prepare(SESSIONS_SQL.usageRuns[which]).bind(...bindings),
-  ]);
-  const days = new Map<string, UsageDay>();
-  const at = (d: string) => {
-    let entry = days.get(d);
-    if (entry === undefined) {
-      entry = { day: d, runs: 0, inputTokens: 0, outputTokens: 0 };
-      days.set(d, entry);
-    }
-    return entry;
-  };
-  for (const r of tokens?.results ?? []) {
-    const t = tokensRow.parse(r);
-    const entry = at(t.day);
-    entry.inputTokens = t.input_tokens;
-    entry.outputTokens = t.output_tokens;
-  }
-  for (const r of runs?.results ?? []) {
-    const n = runsRow.parse(r);
-    at(n.day).runs = n.runs;
-  }
-  return [...days.values()].sort((a, b) => (a.day < b.day ? -1 : a.day > b.day ? 1 : 0));
+  const { results } = await db
+    .prepare(SESSIONS_SQL.usage[which])
+    .bind(...bindings)
+    .all();
+  return results.map((r) => {
+    const row = usageRow.parse(r);
+    return { day: row.day, runs: row.runs, inputTokens: row.input_tokens, outputTokens: row.output_tokens };
+  });
 }
 
 /** The statements deleting a thread's projected rows (sessions, messages, runs, tool calls, usage, feedback). */

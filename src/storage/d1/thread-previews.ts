@@ -104,12 +104,20 @@ export async function findPreview(
   return row === null ? null : fromRow(row);
 }
 
-/** Previews expired at `now`, oldest first, across tenants: the scheduled job erases them. */
+/**
+ * Previews expired at `now`, oldest first, across tenants: the scheduled job erases them. A preview under a legal hold
+ * (its own, or its subject's) is left out until the hold is lifted: holds bind previews too (docs/privacy.md).
+ */
 export async function expiredPreviews(db: D1Database, now: string, limit: number): Promise<PreviewRecord[]> {
   const { results } = await db
     .prepare(
-      `SELECT tenant_id, thread_id, agent_id, draft_revision, version, digest, created_at, expires_at
-       FROM thread_previews WHERE expires_at <= ? ORDER BY expires_at LIMIT ?`,
+      `SELECT p.tenant_id, p.thread_id, p.agent_id, p.draft_revision, p.version, p.digest, p.created_at, p.expires_at
+       FROM thread_previews p WHERE p.expires_at <= ?
+         AND NOT EXISTS (SELECT 1 FROM legal_holds h WHERE h.tenant_id = p.tenant_id
+           AND ((h.scope = 'thread' AND h.target = p.thread_id)
+             OR (h.scope = 'subject' AND h.target = (SELECT t.subject FROM threads t
+               WHERE t.tenant_id = p.tenant_id AND t.id = p.thread_id))))
+       ORDER BY p.expires_at LIMIT ?`,
     )
     .bind(now, limit)
     .all();

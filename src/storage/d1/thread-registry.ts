@@ -104,6 +104,17 @@ export async function replaceThreadContext(
   return row === null ? null : row.context_version;
 }
 
+/**
+ * Zero retention's idle purge: drops a thread's context variables (docs/privacy.md#zero-retention). The version is
+ * kept, so no token's claim becomes newer than the object's copy; a later launch with context sets the next version.
+ */
+export async function clearThreadContext(db: D1Database, tenantId: string, threadId: string): Promise<void> {
+  await db
+    .prepare("UPDATE threads SET context = NULL WHERE tenant_id = ? AND id = ? AND context IS NOT NULL")
+    .bind(tenantId, threadId)
+    .run();
+}
+
 /** A live thread's context and its version, for the thread object catching up; null for no live row. */
 export async function findThreadContext(
   db: D1Database,
