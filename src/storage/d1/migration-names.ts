@@ -17,5 +17,5 @@ export const MIGRATIONS: readonly string[] = [
   "0014_run_input_digest.sql",
   "0015_console_sessions_previews.sql",
   "0016_projection_shards.sql",
-  "0018_limits_launch_shares.sql",
+  "0017_launch_shares.sql",
 ];
