@@ -51,11 +51,6 @@ export async function erasureScopeHash(
   return toHex(await hmacSha256(env.DO_NAME_KEY, message));
 }
 
-/** The key a revoked visitor is kept under: an HMAC of tenant and visitor id. */
-export async function visitorHash(env: Env, tenantId: string, visitorId: string): Promise<string> {
-  return toHex(await hmacSha256(env.DO_NAME_KEY, ["revoked-visitor", tenantId, visitorId].join("\n")));
-}
-
 /**
  * Erases every live thread of `subject` in `scope`, or continues the pending job that already does. A repeat after
  * completion, with no new thread of the subject since, answers the same receipt. `threadsPerCall` is for tests.

@@ -5,8 +5,8 @@
 // (docs/security.md, "Open sockets and refreshes").
 import { GATE_STALE_IF_ERROR_MS } from "../auth/gate-agent-cache";
 import { activityMark, SOCKET_ACTIVITY_REFRESH_MS } from "../auth/socket-activity";
+import { visitorHash } from "../auth/visitor-revocation";
 import { fail, ok, type Result } from "../errors";
-import { visitorHash } from "../http/subject-erasure";
 import { readSocketStanding, type SocketStanding } from "../storage/d1/socket-standing";
 import { readMetaInteger, writeMeta } from "../storage/thread-meta";
 import type { ThreadClaims } from "./claims";

@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { threadObjectName } from "../../src/auth/do-name";
 import { verifyLaunchToken } from "../../src/auth/launch-token";
 import { SOCKET_STANDING_BOUND_MS } from "../../src/auth/socket-activity";
-import { visitorHash } from "../../src/http/subject-erasure";
+import { visitorHash } from "../../src/auth/visitor-revocation";
 import type { ThreadAgent } from "../../src/thread/thread-agent";
 import { THREAD_SETTINGS } from "../../src/thread/thread-settings";
 import { privateLaunchRequest, readToken } from "../helpers/edge-gate";
