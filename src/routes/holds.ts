@@ -66,7 +66,7 @@ export const subjectHolds = new Hono<AppEnv>()
       operation({
         tag: "Privacy",
         summary: "Place a legal hold on a subject: every thread of it, present and future, is held",
-        description: "A repeated PUT re-words the reason and keeps the original time.",
+        description: "A repeated PUT re-words the reason and keeps the original time. `reason` is optional.",
         auth: "tenantKey",
         body: subjectHoldRequest,
         response: { status: 200, schema: holdResponse },
@@ -77,7 +77,7 @@ export const subjectHolds = new Hono<AppEnv>()
       const hold = await putHold(c.env.DB, c.get("tenant").tenantId, {
         scope: "subject",
         target: body.subject,
-        reason: body.reason,
+        reason: body.reason ?? "",
         createdAt: new Date().toISOString(),
         createdByKey: c.get("tenant").apiKeyId,
       });
@@ -90,7 +90,8 @@ export const subjectHolds = new Hono<AppEnv>()
       operation({
         tag: "Privacy",
         summary: "Lift a subject's legal hold (threads with their own hold stay held)",
-        description: "DELETE with a JSON body `{subject}`.",
+        description:
+          "DELETE with a JSON body `{subject, reason?}` (the reason is not kept once the hold is lifted).",
         auth: "tenantKey",
         body: subjectHoldRelease,
         response: { status: 204, description: "Lifted." },

@@ -23,11 +23,11 @@ const holdReason = z.string().trim().min(1).max(MAX_HOLD_REASON_CHARS);
 /** `PUT /v1/sessions/:threadId/hold`. */
 export const holdRequest = z.strictObject({ reason: holdReason });
 
-/** `PUT /v1/subject-holds`: the subject in the body, never in the URL. */
-export const subjectHoldRequest = z.strictObject({ subject: subjectField, reason: holdReason });
+/** `PUT /v1/subject-holds`: the subject in the body, never in the URL; the reason is optional (kept as ""). */
+export const subjectHoldRequest = z.strictObject({ subject: subjectField, reason: holdReason.optional() });
 
-/** `DELETE /v1/subject-holds`. */
-export const subjectHoldRelease = z.strictObject({ subject: subjectField });
+/** `DELETE /v1/subject-holds`: a reason may be sent, as with the PUT; a lifted hold keeps nothing of it. */
+export const subjectHoldRelease = z.strictObject({ subject: subjectField, reason: holdReason.optional() });
 
 /** A hold as `GET /v1/holds` and the PUT routes answer it. */
 export const holdResponse = z.object({

@@ -183,6 +183,35 @@ describe("legal hold on a thread", () => {
 });
 
 describe("legal hold on a subject", () => {
+  it("takes a subject hold without a reason, and a release that sends one", async () => {
+    const agent = await liveAgent({ agent: { visibility: "private" } });
+    const held = await conversation(agent, "user-noreason", "held without a reason");
+    const placed = await json(
+      await api("/v1/subject-holds", {
+        method: "PUT",
+        key: agent.apiKey,
+        body: { subject: "user-noreason" },
+      }),
+      200,
+      holdItem,
+    );
+    expect(placed).toMatchObject({ scope: "subject", target: "user-noreason", reason: "" });
+    await expectError(
+      await api(`/v1/sessions/${held.threadId}`, { method: "DELETE", key: agent.apiKey }),
+      409,
+      "conflict",
+    );
+    const lifted = await api("/v1/subject-holds", {
+      method: "DELETE",
+      key: agent.apiKey,
+      body: { subject: "user-noreason", reason: "Matter closed" },
+    });
+    expect(lifted.status).toBe(204);
+    expect((await api(`/v1/sessions/${held.threadId}`, { method: "DELETE", key: agent.apiKey })).status).toBe(
+      204,
+    );
+  });
+
   it("covers every thread of the subject, in the views and against erasure, until lifted", async () => {
     const agent = await liveAgent({ agent: { visibility: "private" } });
     const a = await conversation(agent, "user-subj", "first thread");
