@@ -110,7 +110,10 @@ async function jobRow(tenantId: string) {
 }
 
 describe("POST /v1/subject-erasures", () => {
-  it("erases the subject's threads across agents, with a receipt that verifies against the JWKS", async () => {
+  // Sized for a loaded 2-core machine: every erased thread is a call into its own object.
+  it("erases the subject's threads across agents, with a receipt that verifies against the JWKS", {
+    timeout: 90_000,
+  }, async () => {
     const first = await liveAgent({ agent: { visibility: "private" } });
     const second = await secondAgent(first);
     const subject = `user-${crypto.randomUUID()}`;
@@ -466,7 +469,10 @@ describe("POST /v1/subject-erasures", () => {
     });
   });
 
-  it("resumes a job cut off midway: the second call finishes it with the same receipt id", async () => {
+  // Sized for a loaded 2-core machine: every erased thread is a call into its own object.
+  it("resumes a job cut off midway: the second call finishes it with the same receipt id", {
+    timeout: 90_000,
+  }, async () => {
     const agent = await liveAgent({ agent: { visibility: "private" } });
     const subject = `user-${crypto.randomUUID()}`;
     const text = `cut off ${crypto.randomUUID()}`;
@@ -527,7 +533,7 @@ describe("POST /v1/subject-erasures", () => {
       needles: [subject, text],
       threads: [real.session.threadId, ...seeded].map((id) => erased(agent, id)),
     });
-  }, 90_000);
+  }, 180_000);
 });
 
 describe("DELETE /v1/me/threads", () => {
