@@ -50,3 +50,11 @@ export function writeThreadVersion(storage: DurableObjectStorage, version: Threa
     now,
   );
 }
+
+/** Every stored upgrade target's number and digest, oldest first: what a thread checks before trusting them. */
+export function storedThreadVersions(storage: DurableObjectStorage): { version: number; digest: string }[] {
+  return storage.sql
+    .exec("SELECT version, digest FROM thread_versions ORDER BY version")
+    .toArray()
+    .map((row) => ({ version: Number(row.version), digest: String(row.digest) }));
+}

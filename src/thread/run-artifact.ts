@@ -3,7 +3,7 @@ import type { Artifact } from "../control/artifact";
 import { fail, ok, type Result } from "../errors";
 import type { Entry } from "../storage/entry-store";
 import type { ThreadBinding } from "../storage/pin-store";
-import { readThreadVersion, type ThreadVersion } from "../storage/thread-versions";
+import { readThreadVersion, storedThreadVersions, type ThreadVersion } from "../storage/thread-versions";
 import { DEFAULT_CONTEXT_TOKENS } from "./thread-limits";
 
 const tampered = () => fail("internal", "The thread's agent version failed its digest check.");
@@ -40,11 +40,7 @@ export class VersionBindings {
   }
 
   async #read(): Promise<void> {
-    const rows = this.#storage.sql
-      .exec("SELECT version, digest FROM thread_versions ORDER BY version")
-      .toArray()
-      .map((row) => ({ version: Number(row.version), digest: String(row.digest) }));
-    for (const { version, digest } of rows) {
+    for (const { version, digest } of storedThreadVersions(this.#storage)) {
       if (this.#verified.has(version)) continue;
       const read = await readThreadVersion(this.#storage, version);
       if (!read.ok) {
