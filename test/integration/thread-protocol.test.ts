@@ -38,6 +38,22 @@ async function branch(
     .items;
 }
 
+/** One message sent over SSE, as often as called with the same clientMessageId (extra headers such as Last-Event-ID). */
+function ssePost(session: Launch, text: string) {
+  const cmid = clientMessageId();
+  return (headers: Record<string, string>) =>
+    api(`/v1/threads/${session.threadId}/messages`, {
+      method: "POST",
+      headers: {
+        Authorization: `Bearer ${session.token}`,
+        Origin: ORIGIN,
+        Accept: "text/event-stream",
+        ...headers,
+      },
+      body: { clientMessageId: cmid, text },
+    });
+}
+
 function address(agent: { tenantId: string; agentId: string }, threadId: string) {
   return {
     tenantId: agent.tenantId,
@@ -631,18 +647,7 @@ describe("thread HTTP", () => {
   it("streams SSE and resumes from Last-Event-ID without duplicates", async () => {
     const agent = await liveAgent({ artifact: local({ chunks: 8, chunkDelayMs: 20 }) });
     const session = await launch(agent.publicKey);
-    const cmid = clientMessageId();
-    const post = (headers: Record<string, string>) =>
-      api(`/v1/threads/${session.threadId}/messages`, {
-        method: "POST",
-        headers: {
-          Authorization: `Bearer ${session.token}`,
-          Origin: ORIGIN,
-          Accept: "text/event-stream",
-          ...headers,
-        },
-        body: { clientMessageId: cmid, text: "sse please" },
-      });
+    const post = ssePost(session, "sse please");
     const first = await post({});
     expect(first.headers.get("Content-Type")).toContain("text/event-stream");
     const full = await first.text();
@@ -661,18 +666,7 @@ describe("thread HTTP", () => {
     // 40 chunks 50 ms apart: the run is still streaming when the second request arrives.
     const agent = await liveAgent({ artifact: local({ chunks: 40, chunkDelayMs: 50 }) });
     const session = await launch(agent.publicKey);
-    const cmid = clientMessageId();
-    const post = (headers: Record<string, string>) =>
-      api(`/v1/threads/${session.threadId}/messages`, {
-        method: "POST",
-        headers: {
-          Authorization: `Bearer ${session.token}`,
-          Origin: ORIGIN,
-          Accept: "text/event-stream",
-          ...headers,
-        },
-        body: { clientMessageId: cmid, text: "resume me while you are still writing" },
-      });
+    const post = ssePost(session, "resume me while you are still writing");
     const deltasOf = (text: string) =>
       [...text.matchAll(/^id: (\d+)\nevent: delta\ndata: (.*)$/gm)].map((m) => ({
         id: Number(m[1]),
