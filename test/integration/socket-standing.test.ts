@@ -65,6 +65,13 @@ async function noNewSocket(session: Launch, reason: string): Promise<void> {
   expect(reader.all("token")).toEqual([]);
 }
 
+/** Disables the agent in D1 directly: nothing tells its threads, so only their own checks can notice. */
+async function disableInD1(agent: { tenantId: string; agentId: string }): Promise<void> {
+  await env.DB.prepare("UPDATE agents SET status = 'disabled' WHERE tenant_id = ? AND id = ?")
+    .bind(agent.tenantId, agent.agentId)
+    .run();
+}
+
 describe("open sockets and refreshes re-check what a launch checks", () => {
   it("re-reads on every idle sweep, which runs well within the 60 s bound", () => {
     expect(SOCKET_STANDING_BOUND_MS).toBe(60_000);
@@ -98,9 +105,7 @@ describe("open sockets and refreshes re-check what a launch checks", () => {
     const session = await launch(agent.publicKey);
     const ws = await connect(session);
     // Changed in D1 directly: nothing asks the thread, only the refresh's own check can tell.
-    await env.DB.prepare("UPDATE agents SET status = 'disabled' WHERE tenant_id = ? AND id = ?")
-      .bind(agent.tenantId, agent.agentId)
-      .run();
+    await disableInD1(agent);
     await refreshRefused(ws, "agent disabled");
   });
 
@@ -108,9 +113,7 @@ describe("open sockets and refreshes re-check what a launch checks", () => {
     const agent = await liveAgent();
     const session = await launch(agent.publicKey);
     const ws = await connect(session);
-    await env.DB.prepare("UPDATE agents SET status = 'disabled' WHERE tenant_id = ? AND id = ?")
-      .bind(agent.tenantId, agent.agentId)
-      .run();
+    await disableInD1(agent);
     await sweep(agent, session.threadId);
     expect(await ws.waitClosed()).toEqual({ code: 4403, reason: "agent disabled" });
   });
