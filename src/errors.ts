@@ -5,7 +5,7 @@ export type { ErrorCode, ErrorReason } from "./shared/errors";
 
 export class AppError extends Error {
   readonly code: ErrorCode;
-  /** Why, beside the code, where a client can act on it (SPEC §8): `no_active_release`, a provider's failure. */
+  /** Why, beside the code, where a client can act on it (docs/protocol.md): `no_active_release`, a provider's failure. */
   readonly reason: ErrorReason | undefined;
   readonly status: number;
   /** Safe, structured detail for the client (for example failing field paths). */

@@ -1,4 +1,4 @@
-// Console session credentials `cs_<id>_<secret>` (SPEC §10): 128-bit ids, 256-bit secrets, stored only as a keyed
+// Console session credentials `cs_<id>_<secret>` (docs/api.md): 128-bit ids, 256-bit secrets, stored only as a keyed
 // digest; the session's CSRF token is derived from its id, so nothing else is stored and a reload can ask for it again.
 import { base32 } from "../control/ids";
 import { base64urlEncode, constantTimeEqual, hmacSha256, randomBytes } from "../shared/bytes";

@@ -9,7 +9,7 @@ export const LAUNCH_TOKEN_TYP = "agent-launch+jwt";
 
 const id = z.string().min(1).max(256);
 
-/** The JWT payload as SPEC §2 names it (`agentEntityId` on the wire); code reads `agentId`. */
+/** The JWT payload as docs/security.md names it (`agentEntityId` on the wire); code reads `agentId`. */
 export const launchClaimsSchema = z
   .object({
     iss: z.string(),
@@ -25,9 +25,9 @@ export const launchClaimsSchema = z
     /** How the subject was established: an anonymous visitor, or the tenant's signed-in user. */
     subjectKind: z.enum(["visitor", "user"]).optional(),
     origin: z.string().max(2048).optional(),
-    /** The thread's context version at this launch (SPEC §8): the object re-reads its context when it is behind. */
+    /** The thread's context version at this launch (docs/protocol.md): the object re-reads its context when it is behind. */
     contextVersion: z.number().int().positive().optional(),
-    /** A preview thread's token (SPEC §10): valid only from the deployment's own origin, the console's. */
+    /** A preview thread's token (docs/api.md): valid only from the deployment's own origin, the console's. */
     preview: z.literal(true).optional(),
     /** A private launch's `sk_` key id: revoking that key stops the token's refreshes and sockets (docs/security.md). */
     apiKeyId: id.optional(),

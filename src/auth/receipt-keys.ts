@@ -1,4 +1,4 @@
-// Erasure receipt signing keys (SPEC §12): Ed25519, by `kid`, from `RECEIPT_SIGNING_KEYS`; public halves as a JWKS.
+// Erasure receipt signing keys (docs/privacy.md): Ed25519, by `kid`, from `RECEIPT_SIGNING_KEYS`; public halves as a JWKS.
 import { CompactSign, type JWK } from "jose";
 import { utf8 } from "../shared/bytes";
 import { parseKeySet } from "./signing-keys";

@@ -45,7 +45,7 @@ export async function authorizeLaunch(request: LaunchAccessRequest): Promise<Lau
     throw tokenError(verified);
   }
   const claims = verified.claims;
-  // Another thread is "not found" for this token whether or not it exists: no existence oracle (SPEC §3).
+  // Another thread is "not found" for this token whether or not it exists: no existence oracle (docs/api.md).
   if (request.threadId !== null && request.threadId !== claims.threadId) {
     throw new AppError("not_found", "Thread not found.");
   }

@@ -1,4 +1,4 @@
-// Token lifetimes per environment: defaults from SPEC §2, overridable by Worker vars.
+// Token lifetimes per environment: defaults from docs/security.md, overridable by Worker vars.
 export interface TokenPolicy {
   issuer: string;
   audience: string;

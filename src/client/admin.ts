@@ -1,4 +1,4 @@
-// The tenant admin API (`sk_…`, SPEC §3.4) and the operator API (§3.5), one method per route, typed from src/shared.
+// The tenant admin API (`sk_…`, docs/api.md) and the operator API (docs/operations.md), one method per route, typed from src/shared.
 import type { z } from "zod";
 import type {
   AgentResponse,
@@ -286,7 +286,7 @@ class Secrets {
 }
 
 /**
- * The console's cookie session (SPEC §10), from a page of the Worker's own origin (its `fetch` carries the cookie).
+ * The console's cookie session (docs/api.md), from a page of the Worker's own origin (its `fetch` carries the cookie).
  * Requests on the session need the answer's `csrfToken` as `X-Console-CSRF` in the client's `headers`.
  */
 class ConsoleSessions {
@@ -329,7 +329,7 @@ export class AdminClient {
 
   /**
    * `apiKey` is the tenant's `sk_…`. The console leaves it out: its browser sends the session cookie, and `headers`
-   * carries the session's `X-Console-CSRF` (SPEC §10).
+   * carries the session's `X-Console-CSRF` (docs/api.md).
    */
   constructor(options: ClientOptions & { apiKey?: string }) {
     const { apiKey, ...rest } = options;
@@ -351,7 +351,7 @@ export class AdminClient {
     return this.#t.json("GET", "/v1/usage", { query: { ...query } });
   }
 
-  /** Turns, failures, tokens, latency and feedback by version or by day (SPEC §11). */
+  /** Turns, failures, tokens, latency and feedback by version or by day (docs/api.md). */
   analytics(query: AnalyticsQuery = {}) {
     return readAnalytics(this.#t, query);
   }

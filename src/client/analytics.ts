@@ -1,4 +1,4 @@
-// Analytics (SPEC §11): turns, failures, tokens, first-delta latency and feedback, by version or by day.
+// Analytics (docs/api.md): turns, failures, tokens, first-delta latency and feedback, by version or by day.
 import type { z } from "zod";
 import type { AnalyticsResponse, analyticsQuery } from "../shared/sessions-api";
 import type { Transport } from "./http";

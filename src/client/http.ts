@@ -15,7 +15,7 @@ export interface ClientOptions {
   timeoutMs?: number;
 }
 
-/** Every failure the API answers, as one class: the SPEC §3 taxonomy code, plus what the body and headers said. */
+/** Every failure the API answers, as one class: the docs/api.md taxonomy code, plus what the body and headers said. */
 export class AgentThreadsError extends Error {
   override readonly name = "AgentThreadsError";
   /** HTTP status; 0 when no response arrived (network failure or timeout). */
@@ -152,7 +152,7 @@ export interface CallOptions {
   signal?: AbortSignal;
 }
 
-/** `{items, nextCursor?}`: every list endpoint's page (SPEC §3). */
+/** `{items, nextCursor?}`: every list endpoint's page (docs/api.md). */
 export interface Page<T> {
   items: T[];
   nextCursor?: string;

@@ -1,11 +1,11 @@
-// Launching a thread (SPEC §3.1): a public agent as a browser would (its page's Origin), or a private one from the
+// Launching a thread (docs/api.md): a public agent as a browser would (its page's Origin), or a private one from the
 // tenant's backend for a signed-in user, with that user's context variables.
 import type { LaunchResponse } from "../shared/launch-api";
 import { type ClientOptions, Transport } from "./http";
 
 export type { LaunchResponse } from "../shared/launch-api";
 
-/** A thread's context variables (SPEC §8): up to 32 keys, values a string, number or boolean. */
+/** A thread's context variables (docs/protocol.md): up to 32 keys, values a string, number or boolean. */
 export type ContextVariables = Record<string, string | number | boolean>;
 
 export interface PublicLaunchRequest {

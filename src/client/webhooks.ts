@@ -1,4 +1,4 @@
-// Event webhooks (SPEC §9, docs/webhooks.md): endpoints, their secrets (shown on create and rotate only), the
+// Event webhooks (docs/webhooks.md, docs/webhooks.md): endpoints, their secrets (shown on create and rotate only), the
 // delivery log and redelivery.
 import type { z } from "zod";
 import type {

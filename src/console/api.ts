@@ -1,4 +1,4 @@
-// The console's one way to the API: the signed-in session (SPEC §10) and the typed client over it. The API key is
+// The console's one way to the API: the signed-in session (docs/api.md) and the typed client over it. The API key is
 // sent once, to POST /v1/console/session, and never kept: the browser holds only the HttpOnly cookie, and this module
 // holds the session's CSRF token in memory (a reload asks GET /v1/console/session for it again).
 import { signal } from "@preact/signals";

@@ -1,4 +1,4 @@
-// Every screen but sign-in loads on demand: the first screen carries only the shell (SPEC budget: ≤ 80 KB gzip).
+// Every screen but sign-in loads on demand: the first screen carries only the shell (its budget: ≤ 80 KB gzip, scripts/check-console-budget.mjs).
 import type { ComponentType } from "preact";
 
 export type ScreenProps = { params: Record<string, string> };

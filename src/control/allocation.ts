@@ -1,4 +1,4 @@
-// Deterministic weighted assignment of a thread to one of a release's versions (SPEC §4).
+// Deterministic weighted assignment of a thread to one of a release's versions (docs/api.md).
 import { canonicalJson, sha256Hex } from "./canonical-json";
 import type { Environment } from "./deployment-store";
 

@@ -235,7 +235,7 @@ export const limitsSchema = z.strictObject({
         .optional()
         .describe("A thread keeps at most this many messages; the oldest go first."),
       /**
-       * SPEC §12 zero retention: D1 never receives message text, and the thread object blanks all entry text
+       * docs/privacy.md zero retention: D1 never receives message text, and the thread object blanks all entry text
        * `idleMinutes` (default 30) after the thread's last activity. `standard` (the default) keeps text.
        */
       mode: z
@@ -283,7 +283,7 @@ export const widgetSchema = z.strictObject({
     .describe("The widget's language for this agent, a BCP 47 tag such as `es` or `pt-BR`."),
 });
 
-/** How the thread behaves as a conversation; `multitask` defaults to `reject` (SPEC §8, double-texting). */
+/** How the thread behaves as a conversation; `multitask` defaults to `reject` (docs/protocol.md, double-texting). */
 export const conversationSchema = z.strictObject({
   multitask: z
     .enum(MULTITASK_STRATEGIES)
@@ -291,7 +291,7 @@ export const conversationSchema = z.strictObject({
     .describe("What a message sent during a reply does: reject (default), enqueue, interrupt or rollback."),
 });
 
-/** SPEC §8: a person of the tenant's team may take the conversation over; `enabled` gives the model a tool to ask. */
+/** docs/protocol.md: a person of the tenant's team may take the conversation over; `enabled` gives the model a tool to ask. */
 export const handoffSchema = z.strictObject({
   enabled: z
     .boolean()
@@ -299,7 +299,7 @@ export const handoffSchema = z.strictObject({
 });
 
 /**
- * SPEC §11: `offer` lets the visitor of a thread on this version accept the version the agent's active release would
+ * docs/api.md: `offer` lets the visitor of a thread on this version accept the version the agent's active release would
  * give the thread now, when that one is newer (`ready.upgrade`); `never` (the default) offers nothing.
  */
 export const UPGRADE_POLICIES = ["never", "offer"] as const;

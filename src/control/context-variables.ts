@@ -1,4 +1,4 @@
-// A thread's context variables (SPEC §8): what a private launch's `context` may hold, and its one stored spelling.
+// A thread's context variables (docs/protocol.md): what a private launch's `context` may hold, and its one stored spelling.
 import { z } from "zod";
 import { canonicalJson } from "./canonical-json";
 

@@ -22,7 +22,7 @@ export interface AgentEntity {
   visibility: "public" | "private";
   allowedOrigins: string[];
   publicKey: string;
-  /** SPEC §12: a max age over all of the agent's threads (the shorter of it and the version's applies), or null. */
+  /** docs/privacy.md: a max age over all of the agent's threads (the shorter of it and the version's applies), or null. */
   retention: AgentRetention | null;
   createdAt: string;
   updatedAt: string;

@@ -1,4 +1,4 @@
-// What a pinned artifact shows in the widget (SPEC §8): its presentation fields, the greeting filled from context.
+// What a pinned artifact shows in the widget (docs/protocol.md): its presentation fields, the greeting filled from context.
 import type { Presentation } from "../shared/presentation";
 import type { Artifact } from "./artifact";
 import { expandContext } from "./context-template";

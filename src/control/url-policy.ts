@@ -1,5 +1,5 @@
 // Where an agent tool, model or event webhook may send a request: public https hosts only, checked at configuration
-// and again at call time; in development also local plain http (SPEC §9), so a local receiver works with `npm run dev`.
+// and again at call time; in development also local plain http (docs/webhooks.md), so a local receiver works with `npm run dev`.
 
 export interface ToolUrlOptions {
   /** Hosts of this platform (the Worker's own host); a tool pointing at them, or below them, is refused. */
@@ -211,7 +211,7 @@ export function toolUrlProblem(url: string, options: ToolUrlOptions = {}): strin
   return hostProblem(host, options.platformHosts ?? []);
 }
 
-/** SPEC §9's exception: only a `development` deployment may call local plain-http endpoints. */
+/** docs/webhooks.md's exception: only a `development` deployment may call local plain-http endpoints. */
 export function localHttpAllowed(environment: string): boolean {
   return environment === "development";
 }

@@ -7,7 +7,7 @@ export const DELIVERY_TIMEOUT_MS = 10_000;
 
 /**
  * Waits after the nth failed attempt (Standard Webhooks' suggested schedule): 5 s, 5 min, 30 min, 2 h, 5 h, 10 h,
- * 10 h — about 27.5 hours of retries in all (SPEC §9: at least 24 h) — then the delivery has failed.
+ * 10 h — about 27.5 hours of retries in all (docs/webhooks.md: at least 24 h) — then the delivery has failed.
  */
 export const RETRY_DELAYS_MS: readonly number[] = [
   5_000,

@@ -1,5 +1,5 @@
 // One Durable Object per tenant that delivers its events to its webhook endpoints: durable, at least once, retried
-// with backoff for over a day, in order per (endpoint, thread), with a delivery log (SPEC §9).
+// with backoff for over a day, in order per (endpoint, thread), with a delivery log (docs/webhooks.md).
 //
 // Threads (and the control plane, for `session.erased`) hand events over by RPC; a thread deletes its copy only once
 // `accept` answered, so an event is always stored somewhere. Fan-out and delivery read this object's own copy of the

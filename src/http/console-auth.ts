@@ -1,4 +1,4 @@
-// The console's cookie session as a credential (SPEC §10): same-origin requests only, the CSRF header on every one,
+// The console's cookie session as a credential (docs/api.md): same-origin requests only, the CSRF header on every one,
 // and the session re-checked against its API key and tenant each time. tenant-auth.ts falls back to it when a
 // request sends no Authorization header.
 import { getCookie } from "hono/cookie";

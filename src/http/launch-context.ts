@@ -1,4 +1,4 @@
-// A private launch's context variables become its thread's (SPEC §8): the registry row holds them, a live object is told.
+// A private launch's context variables become its thread's (docs/protocol.md): the registry row holds them, a live object is told.
 import { rowAddress, threadStubFor } from "../auth/thread-stub";
 import { type ContextVariables, contextText } from "../control/context-variables";
 import { replaceThreadContext, type ThreadRecord } from "../storage/d1/thread-registry";

@@ -1,4 +1,4 @@
-// The presentation a launch answers with (SPEC §8): the pinned version's, or for a thread not yet pinned the version
+// The presentation a launch answers with (docs/protocol.md): the pinned version's, or for a thread not yet pinned the version
 // the active release assigns it. The `ready` frame, sent by the pinned thread itself, has the last word.
 import { selectAllocation } from "../control/allocation";
 import type { ContextVariables } from "../control/context-variables";

@@ -1,4 +1,4 @@
-// The OpenAPI 3.1 document of `/v1`, built from the routes' own `describeRoute` metadata and zod schemas (SPEC §10).
+// The OpenAPI 3.1 document of `/v1`, built from the routes' own `describeRoute` metadata and zod schemas (docs/api.md).
 //
 // How a route joins the document (new routes too — the route-coverage test fails for any that does not):
 //   .post("/", describeRoute(operation({ tag: "Agents", summary: "Create an agent", auth: "tenantKey",

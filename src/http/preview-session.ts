@@ -1,4 +1,4 @@
-// `POST /v1/agents/:agentId/draft/preview-session` (SPEC §10): the console's playground talks to a draft revision (or
+// `POST /v1/agents/:agentId/draft/preview-session` (docs/api.md): the console's playground talks to a draft revision (or
 // a published version) through a preview thread — a real thread object, pinned when it is created to the artifact
 // previewed, marked `preview` in the registry so that no list, usage or analytics counts it, and erased after 24 h.
 import { enforceSubjectLaunchLimit } from "../auth/abuse-limits";

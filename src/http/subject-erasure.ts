@@ -1,4 +1,4 @@
-// Erasure by subject (SPEC §12): a job in D1 that erases a subject's threads in bounded batches, resumes where a cut-off
+// Erasure by subject (docs/privacy.md): a job in D1 that erases a subject's threads in bounded batches, resumes where a cut-off
 // call stopped, and ends with a signed receipt. Shared by `POST /v1/subject-erasures` and `DELETE /v1/me/threads`.
 import { receiptKeys, signReceipt } from "../auth/receipt-keys";
 import { subjectDigest } from "../auth/subject-digest";

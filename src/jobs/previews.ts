@@ -1,4 +1,4 @@
-// The scheduled end of preview threads (SPEC §10): a day after it was opened, a preview thread is erased everywhere —
+// The scheduled end of preview threads (docs/api.md): a day after it was opened, a preview thread is erased everywhere —
 // its registry row becomes a tombstone (its tokens are refused from then on), its projected rows and its thread
 // object's storage go — and then its preview row. No `session.erased` event: its tenant's backend never heard of it.
 import { rowAddress, threadStubFor } from "../auth/thread-stub";

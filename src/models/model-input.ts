@@ -44,7 +44,7 @@ export function modelInputOf(
   };
 }
 
-/** `sha256:<hex>` of the input's canonical JSON (SPEC §4's canonical form: sorted keys, no undefined). */
+/** `sha256:<hex>` of the input's canonical JSON (docs/api.md's canonical form: sorted keys, no undefined). */
 export function inputDigest(input: ModelInput): Promise<string> {
   return digestOf(input);
 }

@@ -7,7 +7,7 @@ import type { ErrorCode } from "../shared/errors";
 /** A failed model call as a user may see it: a code and reason, a safe message, and whether trying again may help. */
 export interface ModelError {
   code: ErrorCode;
-  /** Why the provider failed (SPEC §8), on every `upstream_unavailable`: what the owner or user can do differs. */
+  /** Why the provider failed (docs/protocol.md), on every `upstream_unavailable`: what the owner or user can do differs. */
   reason?: ProviderErrorReason;
   message: string;
   retryable: boolean;

@@ -1,4 +1,4 @@
-// Tenant admin: per-version analytics from the projection's rollup (`GET /v1/analytics`, SPEC §11).
+// Tenant admin: per-version analytics from the projection's rollup (`GET /v1/analytics`, docs/api.md).
 import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import type { AppEnv } from "../http/context";

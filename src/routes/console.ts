@@ -1,4 +1,4 @@
-// The console's sign-in (SPEC §10): an API key exchanged once for an HttpOnly cookie session, read back after a
+// The console's sign-in (docs/api.md): an API key exchanged once for an HttpOnly cookie session, read back after a
 // reload, and ended. The key itself is never stored, by the browser or here; the session holds only its key's id.
 import { Hono } from "hono";
 import { createMiddleware } from "hono/factory";

@@ -1,4 +1,4 @@
-// The machine-readable contract (SPEC §10): `GET /v1/openapi.json` and `GET /v1/schemas/artifact.json`, public.
+// The machine-readable contract (docs/api.md): `GET /v1/openapi.json` and `GET /v1/schemas/artifact.json`, public.
 import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import { z } from "zod";

@@ -1,4 +1,4 @@
-// Erasure by subject (SPEC §12): `POST /v1/subject-erasures` (sk_, the subject in the body), the kept receipts at
+// Erasure by subject (docs/privacy.md): `POST /v1/subject-erasures` (sk_, the subject in the body), the kept receipts at
 // `GET /v1/erasures/:id`, the tenant's subject digest key, and the receipt keys at `/.well-known/jwks.json`.
 import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";

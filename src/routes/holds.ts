@@ -1,4 +1,4 @@
-// Tenant admin: legal holds (SPEC §12) — the tenant's holds listed, and holds on a subject (every thread of it).
+// Tenant admin: legal holds (docs/privacy.md) — the tenant's holds listed, and holds on a subject (every thread of it).
 import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import { z } from "zod";

@@ -1,5 +1,5 @@
 // An end user's own threads with one agent (`GET /v1/me/threads`), scoped by the launch token's tenant, agent and
-// subject; `DELETE /v1/me/threads` erases them all (SPEC §12) and revokes the visitor.
+// subject; `DELETE /v1/me/threads` erases them all (docs/privacy.md) and revokes the visitor.
 import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import { z } from "zod";

@@ -84,7 +84,7 @@ function unavailable(cause: unknown): AppError {
 }
 
 /**
- * `session.erased` (SPEC §9, §12: ids only), straight to the tenant's events object once the erasure succeeded; that
+ * `session.erased` (docs/webhooks.md, docs/privacy.md: ids only), straight to the tenant's events object once the erasure succeeded; that
  * object also forgets the thread's earlier event bodies. The DELETE answers 204 only once the event is stored there:
  * if the object cannot take it, the answer is 502 and a retried DELETE (which finds the erased thread's tombstone and
  * erases again, harmlessly) records it — at least once, never silently lost.
@@ -382,11 +382,11 @@ export const sessions = new Hono<AppEnv>()
     ),
     async (c) => {
       const thread = await registryRow(c, { includeDeleted: true });
-      // A held thread (its own hold or its subject's) is kept whole: nothing below runs (SPEC §12).
+      // A held thread (its own hold or its subject's) is kept whole: nothing below runs (docs/privacy.md).
       const hold = await findHold(c.env.DB, thread.tenantId, thread.id);
       if (hold !== null) throw heldError(hold.scope);
       // Deleted first, so tokens for the thread are refused and late projections write nothing from here on; the
-      // tombstone keeps no subject and the pin goes (SPEC §12: no subject id left anywhere).
+      // tombstone keeps no subject and the pin goes (docs/privacy.md: no subject id left anywhere).
       const at = new Date().toISOString();
       await eraseThreadRecord(c.env.DB, thread.tenantId, thread.id, at);
       await eraseSessionRows(c.env, thread.tenantId, thread.id, at);

@@ -1,4 +1,4 @@
-// Tenant admin: event webhook endpoints (SPEC §9) — CRUD, secrets shown once, the delivery log and redelivery.
+// Tenant admin: event webhook endpoints (docs/webhooks.md) — CRUD, secrets shown once, the delivery log and redelivery.
 import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import { z } from "zod";

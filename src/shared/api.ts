@@ -1,4 +1,4 @@
-// The tenant admin and operator API contract: zod request and response shapes for `/v1` (SPEC §3.4, §3.5).
+// The tenant admin and operator API contract: zod request and response shapes for `/v1` (docs/api.md, docs/operations.md).
 import { z } from "zod";
 import { canonicalOriginPattern } from "./origin-policy";
 
@@ -55,7 +55,7 @@ export const patchAgentRequest = z.strictObject({
   visibility: z.enum(["public", "private"]).optional(),
   allowedOrigins: allowedOrigins.optional(),
   rotatePublicKey: z.literal(true).optional(),
-  /** SPEC §12: a max age over all of the agent's threads, existing ones too; null clears it. */
+  /** docs/privacy.md: a max age over all of the agent's threads, existing ones too; null clears it. */
   retention: z
     .strictObject({ maxAgeDays: z.number().int().min(1).max(3650) })
     .nullable()

@@ -1,4 +1,4 @@
-// The console contract (SPEC §10): the cookie session the console signs in with, and its draft playground's launches.
+// The console contract (docs/api.md): the cookie session the console signs in with, and its draft playground's launches.
 import { z } from "zod";
 import { API_KEY_SCOPES } from "./api";
 

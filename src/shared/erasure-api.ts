@@ -1,4 +1,4 @@
-// The erasure-by-subject contract (SPEC §12): the request body, the subject digest key, and the receipt and job shapes.
+// The erasure-by-subject contract (docs/privacy.md): the request body, the subject digest key, and the receipt and job shapes.
 import { z } from "zod";
 
 export const erasureScopeSchema = z.object({

@@ -1,6 +1,6 @@
-// Every error `reason` (SPEC §3, §8, §12): its own module, so a bundle that needs only the codes (the widget) omits it.
+// Every error `reason` (docs/api.md, docs/protocol.md, docs/privacy.md): its own module, so a bundle that needs only the codes (the widget) omits it.
 /**
- * Why a model provider failed, beside the code `upstream_unavailable` (SPEC §8, "Errors"): what a user or the
+ * Why a model provider failed, beside the code `upstream_unavailable` (docs/protocol.md, "Errors"): what a user or the
  * agent's owner can do about it differs (fix the key, shorten the conversation, wait).
  */
 export const PROVIDER_ERROR_REASONS = [

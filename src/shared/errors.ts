@@ -1,4 +1,4 @@
-// The one error taxonomy of the product (SPEC §3), shared by the Worker and the widget.
+// The one error taxonomy of the product (docs/api.md), shared by the Worker and the widget.
 import type { ErrorReason } from "./error-reasons";
 
 export const ERROR_CODES = [

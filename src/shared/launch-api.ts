@@ -1,4 +1,4 @@
-// The launch contract (SPEC §3.1): what `POST /v1/agent-sessions` answers, shared by the Worker's tests and the client.
+// The launch contract (docs/api.md): what `POST /v1/agent-sessions` answers, shared by the Worker's tests and the client.
 import { z } from "zod";
 import { presentationSchema } from "./presentation";
 import { PROTOCOL } from "./protocol";
@@ -19,7 +19,7 @@ export const launchResponse = z.object({
 export type LaunchResponse = z.infer<typeof launchResponse>;
 
 /**
- * `POST /v1/agents/:agentId/draft/preview-session` (SPEC §10): a preview thread on exactly one of a draft revision or
+ * `POST /v1/agents/:agentId/draft/preview-session` (docs/api.md): a preview thread on exactly one of a draft revision or
  * a published version; `threadId` asks for a fresh token for a preview thread this call created.
  */
 export const previewSessionRequest = z

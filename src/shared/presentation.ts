@@ -1,4 +1,4 @@
-// How an agent presents itself in the widget (SPEC §8): sent in the launch response and the `ready` frame.
+// How an agent presents itself in the widget (docs/protocol.md): sent in the launch response and the `ready` frame.
 import { z } from "zod";
 
 export const THEMES = ["light", "dark", "auto"] as const;

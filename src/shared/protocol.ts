@@ -31,11 +31,11 @@ const clientMessageId = z
 export const RUN_STATUSES = ["queued", "running", "succeeded", "failed", "aborted"] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 
-/** What a send, edit or regenerate does while a run is live (the artifact's `conversation.multitask`, SPEC §8). */
+/** What a send, edit or regenerate does while a run is live (the artifact's `conversation.multitask`, docs/protocol.md). */
 export const MULTITASK_STRATEGIES = ["reject", "enqueue", "interrupt", "rollback"] as const;
 export type MultitaskStrategy = (typeof MULTITASK_STRATEGIES)[number];
 
-/** Who answers the user: the model (`agent`) or a person of the tenant's team (`handoff`, SPEC §8). */
+/** Who answers the user: the model (`agent`) or a person of the tenant's team (`handoff`, docs/protocol.md). */
 export const THREAD_MODES = ["agent", "handoff"] as const;
 export type ThreadMode = (typeof THREAD_MODES)[number];
 
@@ -82,7 +82,7 @@ export const clientFrameSchema = z.discriminatedUnion("type", [
     rating: z.enum(FEEDBACK_RATINGS).nullable(),
     comment: z.string().max(MAX_FEEDBACK_COMMENT_CHARS).optional(),
   }),
-  /** Accepts the upgrade `ready.upgrade` offered (SPEC §11); any other version is refused. */
+  /** Accepts the upgrade `ready.upgrade` offered (docs/api.md); any other version is refused. */
   z.strictObject({ type: z.literal("upgrade"), version: z.number().int().positive() }),
 ]);
 
@@ -108,11 +108,11 @@ export const entrySchema = z.object({
   clientMessageId: z.string().optional(),
   /** `human_agent` messages: the person's display name, when the tenant gave one. */
   authorName: z.string().optional(),
-  /** Zero retention (SPEC §12): the thread's text was deleted after it went idle; `text` is empty. */
+  /** Zero retention (docs/privacy.md): the thread's text was deleted after it went idle; `text` is empty. */
   purged: z.literal(true).optional(),
   /** `event` entries: what happened. */
   event: z.object({ type: z.enum(ENTRY_EVENTS), agentName: z.string().optional() }).optional(),
-  /** `version_change` entries: the version the turns below it run on, and the one before (SPEC §11). */
+  /** `version_change` entries: the version the turns below it run on, and the one before (docs/api.md). */
   versionChange: z.object({ fromVersion: z.number().int(), toVersion: z.number().int() }).optional(),
   /** Assistant entries in `history` pages: the user's current rating. */
   feedback: feedbackSchema.optional(),
@@ -128,12 +128,12 @@ export const serverFrameSchema = z.discriminatedUnion("type", [
     threadId: id,
     leafId: id.nullable(),
     agent: z.object({ name: z.string(), version: z.number().int() }),
-    /** The pinned version's presentation (SPEC §8); the greeting is expanded with the thread's context. */
+    /** The pinned version's presentation (docs/protocol.md); the greeting is expanded with the thread's context. */
     presentation: presentationSchema.optional(),
     mode: z.enum(THREAD_MODES),
     /** In handoff: the person answering, when the tenant named one. */
     agentName: z.string().optional(),
-    /** A newer version the visitor may move the thread to with `{type: "upgrade", version}` (SPEC §11). */
+    /** A newer version the visitor may move the thread to with `{type: "upgrade", version}` (docs/api.md). */
     upgrade: z.object({ version: z.number().int() }).optional(),
   }),
   z.object({ type: z.literal("mode"), mode: z.enum(THREAD_MODES), agentName: z.string().optional() }),

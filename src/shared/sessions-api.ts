@@ -1,4 +1,4 @@
-// The sessions, messages, usage and "my threads" API contract (SPEC §3.3, §3.4): zod request and response shapes.
+// The sessions, messages, usage and "my threads" API contract (docs/protocol.md, docs/api.md): zod request and response shapes.
 import { z } from "zod";
 import { environmentSchema } from "./api";
 import { subjectField } from "./erasure-api";
@@ -9,7 +9,7 @@ const day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, "must be a date such as 2026
 
 export const RUN_STATUS_NAMES = ["queued", "running", "succeeded", "failed", "aborted"] as const;
 
-/** SPEC §12: a legal hold as a session view shows it; `scope` says whether the thread or its subject is held. */
+/** docs/privacy.md: a legal hold as a session view shows it; `scope` says whether the thread or its subject is held. */
 export const sessionHold = z.object({
   reason: z.string(),
   since: isoTime,
@@ -47,7 +47,7 @@ export const sessionResponse = z.object({
   /** The pinned version (and its digest): the one the thread was bound to. */
   agentVersion: z.number().int(),
   artifactDigest: z.string(),
-  /** The version of the current leaf: the pinned one until an upgrade moved the thread (SPEC §11). */
+  /** The version of the current leaf: the pinned one until an upgrade moved the thread (docs/api.md). */
   version: z.number().int(),
   subject: z.string(),
   title: z.string().nullable(),
@@ -55,11 +55,11 @@ export const sessionResponse = z.object({
   lastMessageAt: isoTime.nullable(),
   leafId: z.string().nullable(),
   lastRun: z.object({ id: z.string(), status: z.enum(RUN_STATUS_NAMES) }).nullable(),
-  /** `handoff` while a person of the tenant's team handles the thread (SPEC §8). */
+  /** `handoff` while a person of the tenant's team handles the thread (docs/protocol.md). */
   mode: z.enum(THREAD_MODES),
   /** The legal hold that keeps this thread from retention and erasure, or null. */
   hold: sessionHold.nullable(),
-  /** Present (true) only on a preview thread of the console (SPEC §10): listed with `preview=true`, gone after 24 h. */
+  /** Present (true) only on a preview thread of the console (docs/api.md): listed with `preview=true`, gone after 24 h. */
   preview: z.literal(true).optional(),
   createdAt: isoTime,
   updatedAt: isoTime,
@@ -76,7 +76,7 @@ export const sessionListItem = sessionResponse.extend({ match: sessionMatch.opti
 export const myThreadResponse = z.object({
   threadId: z.string(),
   agentVersion: z.number().int(),
-  /** The version of the current leaf (SPEC §11). */
+  /** The version of the current leaf (docs/api.md). */
   version: z.number().int(),
   title: z.string().nullable(),
   messageCount: z.number().int(),
@@ -105,7 +105,7 @@ export const messageResponse = z.object({
   toolCalls: z.json().nullable(),
   /** `human_agent` messages: the person's display name. */
   authorName: z.string().nullable(),
-  /** The agent version in effect where the entry sits: the one that produced a reply (SPEC §11). */
+  /** The agent version in effect where the entry sits: the one that produced a reply (docs/api.md). */
   version: z
     .number()
     .int()
@@ -115,7 +115,7 @@ export const messageResponse = z.object({
     .string()
     .nullable()
     .describe(
-      "Assistant messages: the `inputDigest` of the run that produced it (SPEC §11), as GET …/runs/:runId/input verifies it; null otherwise or when the run never reached a model.",
+      "Assistant messages: the `inputDigest` of the run that produced it (docs/api.md), as GET …/runs/:runId/input verifies it; null otherwise or when the run never reached a model.",
     ),
   /** Assistant messages the user rated: the current rating (latest wins); null otherwise. */
   feedback: z
@@ -238,7 +238,7 @@ export const handoffResponse = z.object({
 });
 export type HandoffResponse = z.infer<typeof handoffResponse>;
 
-/** `POST /v1/sessions/:threadId/upgrade`: a published version of the thread's own agent (SPEC §11). */
+/** `POST /v1/sessions/:threadId/upgrade`: a published version of the thread's own agent (docs/api.md). */
 export const upgradeRequest = z.strictObject({ version: z.number().int().positive() });
 export type UpgradeRequest = z.infer<typeof upgradeRequest>;
 
@@ -259,7 +259,7 @@ export const humanMessageRequest = z.strictObject({
 export type HumanMessageRequest = z.infer<typeof humanMessageRequest>;
 
 /**
- * A run's audit record with its model input rebuilt from storage (SPEC §11): the canonical JSON of
+ * A run's audit record with its model input rebuilt from storage (docs/api.md): the canonical JSON of
  * `{model, messages, tools, parameters}` hashes to `inputDigest`; `verified` says the server checked that it does.
  */
 export const runInputResponse = z.object({

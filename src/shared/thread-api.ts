@@ -1,4 +1,4 @@
-// Launch and thread-over-HTTP response shapes (SPEC §3.1, §3.3), as the OpenAPI document and clients read them.
+// Launch and thread-over-HTTP response shapes (docs/api.md, docs/protocol.md), as the OpenAPI document and clients read them.
 import { z } from "zod";
 import { ERROR_REASONS } from "./error-reasons";
 import { ERROR_CODES } from "./errors";
@@ -28,7 +28,7 @@ export const threadInfoResponse = z.object({
     versionId: z.string(),
     digest: z.string(),
   }),
-  /** The version of the current leaf, which the next turn below it runs on (SPEC §11); the pin's until an upgrade. */
+  /** The version of the current leaf, which the next turn below it runs on (docs/api.md); the pin's until an upgrade. */
   version: z.number().int(),
   createdAt: z.iso.datetime(),
   updatedAt: z.iso.datetime(),

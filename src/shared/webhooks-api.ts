@@ -1,4 +1,4 @@
-// The event webhooks' wire shapes (SPEC §9): endpoint requests and responses, delivery log items, the event body.
+// The event webhooks' wire shapes (docs/webhooks.md): endpoint requests and responses, delivery log items, the event body.
 import { z } from "zod";
 
 export const EVENT_TYPES = [

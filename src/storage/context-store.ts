@@ -1,4 +1,4 @@
-// The thread object's copy of its context variables (SPEC §8), kept in `meta` with the registry version it came from,
+// The thread object's copy of its context variables (docs/protocol.md), kept in `meta` with the registry version it came from,
 // and every version it adopted, so a run's instructions can be rendered again with the context it ran under.
 import { z } from "zod";
 import { type ContextVariables, contextVariablesSchema } from "../control/context-variables";

@@ -17,7 +17,7 @@ export const ENTRY_KINDS = [
 ] as const;
 export type EntryKind = (typeof ENTRY_KINDS)[number];
 
-/** `human_agent`: a person of the tenant's team answering during a handoff (SPEC §8). */
+/** `human_agent`: a person of the tenant's team answering during a handoff (docs/protocol.md). */
 export const ENTRY_ROLES = ["user", "assistant", "system", "tool", "human_agent"] as const;
 export type EntryRole = (typeof ENTRY_ROLES)[number];
 

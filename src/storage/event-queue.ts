@@ -333,7 +333,7 @@ export function redeliver(
 }
 
 /**
- * Erasure (SPEC §12): the thread's earlier event bodies go, and their pending deliveries fail; the delivery log keeps
+ * Erasure (docs/privacy.md): the thread's earlier event bodies go, and their pending deliveries fail; the delivery log keeps
  * only ids and types. `keepEventId` is the `session.erased` event itself.
  */
 export function eraseThreadEvents(sql: SqlStorage, threadId: string, keepEventId: string): void {

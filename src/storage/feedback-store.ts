@@ -1,4 +1,4 @@
-// The user's feedback on assistant entries in the thread's SQLite (SPEC §8): one row per entry, latest wins.
+// The user's feedback on assistant entries in the thread's SQLite (docs/protocol.md): one row per entry, latest wins.
 //
 // A change writes its row, its outbox row (the D1 projection) and its `message.feedback` event in one transaction.
 import { z } from "zod";

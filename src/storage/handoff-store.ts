@@ -1,4 +1,4 @@
-// The thread's mode (SPEC §8 handoff) in its `meta` table: durable across eviction, read by `ready` and the projection.
+// The thread's mode (docs/protocol.md handoff) in its `meta` table: durable across eviction, read by `ready` and the projection.
 import { z } from "zod";
 import type { ThreadMode } from "../shared/protocol";
 import { deleteMeta, readMeta, writeMeta } from "./thread-meta";

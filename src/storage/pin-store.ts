@@ -8,7 +8,7 @@ import { parseJsonColumn } from "./json-column";
 import { readMeta, writeMeta } from "./thread-meta";
 
 /**
- * What a preview thread (`POST /v1/agents/:id/draft/preview-session`, SPEC §10) is bound to: a draft revision (its
+ * What a preview thread (`POST /v1/agents/:id/draft/preview-session`, docs/api.md) is bound to: a draft revision (its
  * pin's `version` is 0) or a published version. Kept in `meta` beside the pin, written with it, never changed.
  */
 export type PreviewMark = { draftRevision: number } | { version: number };

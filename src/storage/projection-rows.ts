@@ -49,7 +49,7 @@ const bodyFieldsSchema = z.object({
 
 /**
  * Kinds whose D1 `content` is a structured fact, never conversation text: kept under zero retention. Every other
- * kind's content is empty there (SPEC §12: D1 never receives message text).
+ * kind's content is empty there (docs/privacy.md: D1 never receives message text).
  */
 const FACT_KINDS: ReadonlySet<string> = new Set(["event", "model_change"]);
 

@@ -1,4 +1,4 @@
-// Events for the tenant's backend (SPEC §9), kept in the thread's SQLite until the webhook deliveries drain them.
+// Events for the tenant's backend (docs/webhooks.md), kept in the thread's SQLite until the webhook deliveries drain them.
 //
 // Each event is written inside the `transactionSync` of the change it reports, so a change is never committed
 // without its event (or the reverse). The thread forwards them to its tenant's events object (src/events/) and

@@ -41,7 +41,7 @@ export const threadExportSchema = z.strictObject({
       role: z.enum(ENTRY_ROLES).nullable(),
       runId: z.string().nullable(),
       body: z.json(),
-      /** The agent version in effect at the entry (SPEC §11): the pin's until a `version_change` above it. */
+      /** The agent version in effect at the entry (docs/api.md): the pin's until a `version_change` above it. */
       version: z.number().int().positive(),
       createdAt: isoTime,
     }),

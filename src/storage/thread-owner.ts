@@ -12,7 +12,7 @@ const OWNER_KIND_KEY = "owner_subject_kind";
 /**
  * In the object's key/value store, not a table: erasure deletes every table (and the schema version with them), and
  * this key is written after that, so the object's next life starts from an empty schema that still knows it is erased.
- * It holds only the time: no subject, no content (SPEC §12).
+ * It holds only the time: no subject, no content (docs/privacy.md).
  */
 const TOMBSTONE_KEY = "thread_erased_at";
 

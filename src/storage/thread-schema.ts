@@ -197,7 +197,7 @@ export const THREAD_MIGRATIONS: readonly ThreadMigration[] = [
   {
     version: 7,
     up: [
-      // Turns waiting behind a live run (double-texting, SPEC §8): the request a queued run was made from, until the
+      // Turns waiting behind a live run (double-texting, docs/protocol.md): the request a queued run was made from, until the
       // run starts and its user message enters the tree, or it ends unstarted. Urgent turns (interrupt, rollback) go
       // first; `ord` keeps arrival order. A row exists exactly while its run is `queued`.
       `CREATE TABLE queued_turns (
@@ -211,7 +211,7 @@ export const THREAD_MIGRATIONS: readonly ThreadMigration[] = [
   {
     version: 8,
     up: [
-      // The user's current rating of an assistant entry (SPEC §8), latest wins; a cleared one keeps its row with a
+      // The user's current rating of an assistant entry (docs/protocol.md), latest wins; a cleared one keeps its row with a
       // NULL rating so the projection can clear D1's copy. `revision` grows with every change (the upsert guard).
       `CREATE TABLE feedback (
         entry_id TEXT PRIMARY KEY,
@@ -222,7 +222,7 @@ export const THREAD_MIGRATIONS: readonly ThreadMigration[] = [
         updated_at INTEGER NOT NULL,
         revision INTEGER NOT NULL
       )`,
-      // Events for the tenant's backend (SPEC §9: \`message.feedback\`, \`handoff.requested\`), written in the
+      // Events for the tenant's backend (docs/webhooks.md: \`message.feedback\`, \`handoff.requested\`), written in the
       // transaction of the change they report, kept for the webhook deliveries to drain.
       `CREATE TABLE thread_events (
         seq INTEGER PRIMARY KEY,
@@ -236,14 +236,14 @@ export const THREAD_MIGRATIONS: readonly ThreadMigration[] = [
   {
     version: 9,
     up: [
-      // Why a failed run failed, beside its code (SPEC §8, "Errors"): a provider's `auth`, `context_length`, ….
+      // Why a failed run failed, beside its code (docs/protocol.md, "Errors"): a provider's `auth`, `context_length`, ….
       `ALTER TABLE runs ADD COLUMN error_reason TEXT`,
     ],
   },
   {
     version: 10,
     up: [
-      // Per-thread upgrades (SPEC §11): a `version_change` entry moves the turns below it to another version of the
+      // Per-thread upgrades (docs/api.md): a `version_change` entry moves the turns below it to another version of the
       // agent. SQLite cannot widen a CHECK in place, so the tree is copied once into a table that allows the kind
       // and carries `agent_version`: the version in effect at each entry (the nearest `version_change` at or above
       // it, inherited from the parent on append; NULL = the pin's).
@@ -279,7 +279,7 @@ export const THREAD_MIGRATIONS: readonly ThreadMigration[] = [
   {
     version: 11,
     up: [
-      // A run's audit record (SPEC §11): the digest of its first model call's input, the prompt builder and the
+      // A run's audit record (docs/api.md): the digest of its first model call's input, the prompt builder and the
       // artifact that made it, and the context version in force; all NULL for a run that never reached a model.
       `ALTER TABLE runs ADD COLUMN input_digest TEXT`,
       `ALTER TABLE runs ADD COLUMN prompt_builder TEXT`,
@@ -297,7 +297,7 @@ export const THREAD_MIGRATIONS: readonly ThreadMigration[] = [
   {
     version: 12,
     up: [
-      // From a run's acceptance to its first streamed delta, for per-version analytics (SPEC §11).
+      // From a run's acceptance to its first streamed delta, for per-version analytics (docs/api.md).
       `ALTER TABLE runs ADD COLUMN first_delta_ms INTEGER`,
     ],
   },

@@ -1,4 +1,4 @@
-// The agent versions a thread was upgraded to (SPEC §11), in its own SQLite: written once each, re-verified on load.
+// The agent versions a thread was upgraded to (docs/api.md), in its own SQLite: written once each, re-verified on load.
 import { z } from "zod";
 import { type Artifact, artifactSchema } from "../control/artifact";
 import { digestOf } from "../control/canonical-json";

@@ -1,4 +1,4 @@
-// Zero retention (SPEC §12) in the thread object: after the thread's last activity plus `idleMinutes`, every entry's
+// Zero retention (docs/privacy.md) in the thread object: after the thread's last activity plus `idleMinutes`, every entry's
 // text and every tool payload is blanked in place. Entry ids, the tree, runs, usage and counts stay; a purged message
 // keeps `{text: "", purged: true}` (and its status) so history shows it as purged. The thread's context variables go
 // too (here, and in D1's registry row by the thread object once this commits).

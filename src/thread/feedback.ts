@@ -1,4 +1,4 @@
-// Feedback on assistant replies (SPEC §8): checked, stored (latest wins), announced to every socket of the thread.
+// Feedback on assistant replies (docs/protocol.md): checked, stored (latest wins), announced to every socket of the thread.
 import { fail, ok, type Result } from "../errors";
 import {
   type FeedbackRating,

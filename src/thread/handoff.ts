@@ -1,4 +1,4 @@
-// Handoff (SPEC §8): a person of the tenant's team takes the thread over; user sends are stored and start no run.
+// Handoff (docs/protocol.md): a person of the tenant's team takes the thread over; user sends are stored and start no run.
 //
 // The mode lives in the thread's `meta` (durable across eviction); each change is also an `event` entry on the
 // active branch, so transcripts and history show it, and a `mode` frame to every socket.

@@ -67,7 +67,7 @@ export function persistedText(chunks: RunChunkStore, runId: string): string {
 }
 
 /**
- * A delta leaves only once it is durable (SPEC §8, "No text a client saw is ever lost"): it is written to its chunk row
+ * A delta leaves only once it is durable (docs/protocol.md, "No text a client saw is ever lost"): it is written to its chunk row
  * first, synchronously, and the object's output gate holds every frame sent after a write until that write is
  * confirmed. So whatever any client received survives the object's death, and the sealed `interrupted` entry holds
  * it. The first delta of a run is written and sent at once; later deltas of one event-loop turn share one write.

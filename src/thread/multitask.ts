@@ -1,4 +1,4 @@
-// Double-texting (SPEC §8): which strategy a turn that arrives during a run follows, and how a queued turn is kept.
+// Double-texting (docs/protocol.md): which strategy a turn that arrives during a run follows, and how a queued turn is kept.
 import type { Artifact } from "../control/artifact";
 import type { MultitaskStrategy, ServerFrame } from "../shared/protocol";
 import type { QueuedTurn, QueuedTurnRecord } from "../storage/queued-turn-store";

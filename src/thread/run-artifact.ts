@@ -1,4 +1,4 @@
-// The artifact a turn runs on (SPEC §11): the pin, or the version a `version_change` above the turn moved it to.
+// The artifact a turn runs on (docs/api.md): the pin, or the version a `version_change` above the turn moved it to.
 import type { Artifact } from "../control/artifact";
 import { fail, ok, type Result } from "../errors";
 import type { Entry } from "../storage/entry-store";

@@ -1,4 +1,4 @@
-// `run.succeeded` and `run.failed` for the tenant's backend (SPEC §9), recorded in the transaction that seals the run.
+// `run.succeeded` and `run.failed` for the tenant's backend (docs/webhooks.md), recorded in the transaction that seals the run.
 import type { ThreadBinding } from "../storage/pin-store";
 import type { Run } from "../storage/run-store";
 import { recordThreadEvent } from "../storage/thread-events";

@@ -1,4 +1,4 @@
-// A run's model input rebuilt from storage (SPEC §11): its branch, tool history, context and artifact, by its builder.
+// A run's model input rebuilt from storage (docs/api.md): its branch, tool history, context and artifact, by its builder.
 import { expandContext } from "../control/context-template";
 import { fail, ok, type Result } from "../errors";
 import { inputDigest, type ModelInput, type ModelParameters, modelInputOf } from "../models/model-input";
@@ -62,7 +62,7 @@ export async function rebuildRunInput(
   const entries = new EntryStore(storage, { now: Date.now });
   const userEntry = entries.get(run.userEntryId);
   if (userEntry === null) return fail("not_found", "The run's message is no longer stored.");
-  // Zero retention blanks every entry's text at once (SPEC §12): the input cannot be rebuilt, and saying so beats an
+  // Zero retention blanks every entry's text at once (docs/privacy.md): the input cannot be rebuilt, and saying so beats an
   // answer that fails its own digest.
   const body = userEntry.body;
   if (typeof body === "object" && body !== null && "purged" in body && body.purged === true) {

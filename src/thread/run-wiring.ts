@@ -33,7 +33,7 @@ export interface WiringDeps {
 export interface RunWiring {
   /** The stores the run writes through: redacting ones when it resolved any secret, else the ones it was given. */
   stores: RunStores;
-  /** The artifact's instructions with the thread's context variables filled in (SPEC §8). */
+  /** The artifact's instructions with the thread's context variables filled in (docs/protocol.md). */
   instructions: string;
   /** The version of the thread's context those variables came from (0: none), for the run's audit record. */
   contextVersion: number;

@@ -296,7 +296,7 @@ export class ThreadAgent extends Agent<Env> {
     const runtime = await this.#gate.addressed(address);
     if (!runtime.ok) return runtime;
     if (runtime.value === null) return ok(null);
-    // Zero retention (SPEC §12): the thread keeps no content worth exporting, so export refuses rather than answer a
+    // Zero retention (docs/privacy.md): the thread keeps no content worth exporting, so export refuses rather than answer a
     // document whose text comes and goes with the thread's idleness (docs/privacy.md).
     if (zeroRetentionIdleMinutes(runtime.value.binding.artifact) !== null) {
       return refusal(
@@ -445,7 +445,7 @@ export class ThreadAgent extends Agent<Env> {
   }
 
   /**
-   * Scheduled under zero retention (SPEC §12): once the thread has been idle for the artifact's `idleMinutes`, all of
+   * Scheduled under zero retention (docs/privacy.md): once the thread has been idle for the artifact's `idleMinutes`, all of
    * its entry text and tool payloads are blanked; while it is active (or a run is live) it looks again later.
    */
   async purgeIdleText(): Promise<void> {

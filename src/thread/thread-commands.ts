@@ -39,12 +39,12 @@ export interface ThreadInfo {
   threadId: string;
   /** The pinned version. */
   agent: { id: string; name: string; version: number; versionId: string; digest: string };
-  /** The version of the current leaf (SPEC §11). */
+  /** The version of the current leaf (docs/api.md). */
   version: number;
   createdAt: string;
   updatedAt: string;
   leafId: string | null;
-  /** `handoff` while a person answers (SPEC §8). */
+  /** `handoff` while a person answers (docs/protocol.md). */
   mode: ThreadMode;
 }
 

@@ -91,7 +91,7 @@ export class ThreadGate {
   }
 
   /**
-   * A new preview thread (SPEC §10): its owner and its pin, the artifact the console previews, both before its first
+   * A new preview thread (docs/api.md): its owner and its pin, the artifact the console previews, both before its first
    * token exists. Repeating the same claim and pin is a no-op.
    */
   async claimPreview(claims: unknown, pin: PreviewPin): Promise<Result<ThreadRuntime>> {

@@ -199,7 +199,7 @@ export class ThreadRuntime {
   }
 
   /**
-   * Moves the thread to `version` from its leaf on (SPEC §11): refused with nothing stored while a reply runs or
+   * Moves the thread to `version` from its leaf on (docs/api.md): refused with nothing stored while a reply runs or
    * waits, in handoff, or when the leaf already runs on it; a visitor may take only the version offered to it.
    */
   async upgrade(version: number, by: UpgradeBy): Promise<Result<UpgradeReply>> {
@@ -253,7 +253,7 @@ export class ThreadRuntime {
     return ok(null);
   }
 
-  /** Who answers the user now, and the tenant's commands that change it (SPEC §8). */
+  /** Who answers the user now, and the tenant's commands that change it (docs/protocol.md). */
   get handoff(): Handoff {
     return this.#handoff;
   }

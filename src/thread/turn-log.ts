@@ -1,4 +1,4 @@
-// The one structured log line per turn (SPEC §13), written when its run ends: ids, model, timings, tokens, outcome.
+// The one structured log line per turn (docs/operations.md), written when its run ends: ids, model, timings, tokens, outcome.
 import type { ErrorCode, ErrorReason } from "../shared/errors";
 import type { RunStatus } from "../shared/protocol";
 import type { ThreadBinding } from "../storage/pin-store";

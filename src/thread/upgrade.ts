@@ -1,4 +1,4 @@
-// Per-thread opt-in upgrade (SPEC §11): a `version_change` entry at the leaf moves the turns below it to another
+// Per-thread opt-in upgrade (docs/api.md): a `version_change` entry at the leaf moves the turns below it to another
 // published version of the same agent; branches forked above it keep the version they had.
 import { selectAllocation } from "../control/allocation";
 import { digestOf } from "../control/canonical-json";

@@ -23,7 +23,7 @@ export interface ToolCallContext {
   /** The end user (`sub`), or `null` for an anonymous visitor. */
   subject: string | null;
   runId: string;
-  /** The thread's context variables from its latest private launch (SPEC §8); sent as `{}` when there are none. */
+  /** The thread's context variables from its latest private launch (docs/protocol.md); sent as `{}` when there are none. */
   variables?: ContextVariables;
 }
 

@@ -1,4 +1,4 @@
-// The built-in `request_handoff` tool of an artifact with `handoff: {enabled: true}` (SPEC §8): the model asks for a
+// The built-in `request_handoff` tool of an artifact with `handoff: {enabled: true}` (docs/protocol.md): the model asks for a
 // person; the runtime records the request and starts the handoff once the reply is sealed.
 import type { JSONValue, LanguageModelV4FunctionTool } from "@ai-sdk/provider";
 import { z } from "zod";

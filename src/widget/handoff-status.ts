@@ -1,4 +1,4 @@
-// The line above the composer while a person answers the thread instead of the model (handoff, SPEC §8).
+// The line above the composer while a person answers the thread instead of the model (handoff, docs/protocol.md).
 import type { ThreadMode } from "../shared/protocol";
 import { handoffText } from "./control-rules";
 import { h } from "./dom";

@@ -1,4 +1,4 @@
-// The agent's presentation in the widget (SPEC §8): theme, position, accent, suggested prompts, strings and locale,
+// The agent's presentation in the widget (docs/protocol.md): theme, position, accent, suggested prompts, strings and locale,
 // layered under what the host page configured (docs/decisions.md, "Widget presentation").
 import type { Presentation } from "../shared/presentation";
 import { h } from "./dom";

@@ -221,7 +221,7 @@ describe("message controls", () => {
   });
 
   it("sends thumbs down as feedback on the reply, and takes it back on a second click", async () => {
-    // Needs the server's side of feedback (SPEC §8): stored and shown on GET /v1/sessions/:id/messages.
+    // Needs the server's side of feedback (docs/protocol.md): stored and shown on GET /v1/sessions/:id/messages.
     const { page } = await openCustomerPage(browser);
     await openAndConnect(page);
     await talk(page, "rate this");
@@ -339,7 +339,7 @@ describe("handoff to a person", () => {
   const browser = useBrowser();
 
   it("shows the person's message live under their name, with a status line, and passes axe", async () => {
-    // Needs the server's side of handoff (SPEC §8): POST /v1/sessions/:id/handoff and …/messages.
+    // Needs the server's side of handoff (docs/protocol.md): POST /v1/sessions/:id/handoff and …/messages.
     const { page, w } = await openCustomerPage(browser, { reducedMotion: "reduce" });
     await openAndConnect(page);
     await talk(page, "I would like to talk to a person");

@@ -1,4 +1,4 @@
-// A per-thread upgrade (SPEC §11) in a real browser: the version change shows as a quiet divider in the
+// A per-thread upgrade (docs/api.md) in a real browser: the version change shows as a quiet divider in the
 // transcript, live when the tenant upgrades the thread and again in the history after a reload; passes axe.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -46,7 +46,7 @@ describe("a per-thread upgrade", () => {
   const browser = useBrowser();
 
   it("shows a version change as a quiet divider, live and after a reload", async () => {
-    // Needs the server's side of upgrades (SPEC §11): POST /v1/sessions/:id/upgrade.
+    // Needs the server's side of upgrades (docs/api.md): POST /v1/sessions/:id/upgrade.
     const slug = `upgrade-${Date.now().toString(36)}`;
     const agent = await seedAgent(BASE_URL, API_KEY, {
       slug,

@@ -1,4 +1,4 @@
-// One conformance suite for every DeploymentStore implementation: the rules of SPEC §4, held identically.
+// One conformance suite for every DeploymentStore implementation: the rules of docs/api.md, held identically.
 import { describe, expect, it } from "vitest";
 import { bucketFor, pickAllocation } from "../../src/control/allocation";
 import { digestOf } from "../../src/control/canonical-json";

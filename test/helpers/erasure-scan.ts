@@ -1,4 +1,4 @@
-// The scan that proves an erasure (SPEC §12): every row of every D1 table, and every table and key of the erased
+// The scan that proves an erasure (docs/privacy.md): every row of every D1 table, and every table and key of the erased
 // threads' objects and of the tenant's events and quota objects, searched for the subject id and the erased text.
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";

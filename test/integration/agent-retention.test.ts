@@ -1,4 +1,4 @@
-// Retention set on the agent (SPEC §12): all of its threads, existing ones included, the shorter of it and the version's.
+// Retention set on the agent (docs/privacy.md): all of its threads, existing ones included, the shorter of it and the version's.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";

@@ -1,4 +1,4 @@
-// GET /v1/analytics (SPEC §11): a 50/50 release read as an experiment — threads, turns, failures, tokens, first-delta
+// GET /v1/analytics (docs/api.md): a 50/50 release read as an experiment — threads, turns, failures, tokens, first-delta
 // percentiles and feedback per version and per day, from the projection's rollup; preview threads left out, counts
 // kept across erasure and never doubled by a replayed projection, one tenant's figures only.
 import { env } from "cloudflare:workers";

@@ -1,4 +1,4 @@
-// The console's cookie session (SPEC §10): sign-in with an API key, the cookie's attributes, the admin API on the
+// The console's cookie session (docs/api.md): sign-in with an API key, the cookie's attributes, the admin API on the
 // cookie plus X-Console-CSRF from the Worker's own origin only, read-only keys, sign-out, expiry and revocation.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";

@@ -1,4 +1,4 @@
-// Erasure leaves no subject id behind (SPEC §12): not in the registry's tombstone, not in a pin, not in D1's copy.
+// Erasure leaves no subject id behind (docs/privacy.md): not in the registry's tombstone, not in a pin, not in D1's copy.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { expectNothingLeft } from "../helpers/erasure-scan";

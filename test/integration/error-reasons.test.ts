@@ -1,4 +1,4 @@
-// Errors carry a reason beside their code (SPEC §8): a launch that could never run is refused at launch with
+// Errors carry a reason beside their code (docs/protocol.md): a launch that could never run is refused at launch with
 // `no_active_release`, and a provider's failure reaches the user named — in the run frame, the HTTP reply (JSON and
 // SSE) and the stored run — for every HTTP model adapter, answered by local fakes of the providers' wire formats.
 import { runInDurableObject } from "cloudflare:test";

@@ -1,4 +1,4 @@
-// Feedback on assistant replies (SPEC §8): over WebSocket and HTTP, latest wins, null clears, shown on the message in
+// Feedback on assistant replies (docs/protocol.md): over WebSocket and HTTP, latest wins, null clears, shown on the message in
 // the sessions API, refused for anything but an assistant entry of the same thread, and kept across eviction.
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";

@@ -253,7 +253,7 @@ const contextText: fc.Arbitrary<string> = fc.oneof(
   },
 );
 
-/** What SPEC §8 allows as a context, written apart from the server's schema. */
+/** What docs/protocol.md allows as a context, written apart from the server's schema. */
 function contextAllowed(value: unknown): boolean {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
   const entries = Object.entries(value);
@@ -275,7 +275,7 @@ function contextAllowed(value: unknown): boolean {
 const registryContext = z.object({ context: z.string().nullable() });
 
 describe("fuzzing the launch context", () => {
-  it("answers arbitrary private contexts with 201 exactly when SPEC allows them, storing them, else 400 storing nothing", async () => {
+  it("answers arbitrary private contexts with 201 exactly when the documented rules allow them, storing them, else 400 storing nothing", async () => {
     const statuses = new Set<number>();
     let launchNo = 0;
     await fc.assert(

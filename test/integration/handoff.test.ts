@@ -1,4 +1,4 @@
-// Handoff (SPEC §8): a person of the tenant's team takes a thread over; sends are stored without a run, the person's
+// Handoff (docs/protocol.md): a person of the tenant's team takes a thread over; sends are stored without a run, the person's
 // replies reach every socket and D1, every socket learns each mode change, and the model can ask for one.
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";

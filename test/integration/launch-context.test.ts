@@ -1,4 +1,4 @@
-// Context variables of a private launch (SPEC §8): limits refused without trace, expanded into the model's
+// Context variables of a private launch (docs/protocol.md): limits refused without trace, expanded into the model's
 // instructions, handed to tools, and replaced by each later private launch from the next turn on.
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";

@@ -1,4 +1,4 @@
-// Legal hold (SPEC §12): a held thread is kept from erasure (409 legal_hold) and from retention until it is lifted.
+// Legal hold (docs/privacy.md): a held thread is kept from erasure (409 legal_hold) and from retention until it is lifted.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";

@@ -1,4 +1,4 @@
-// Double-texting (SPEC §8): what a send does while a reply streams, under each strategy, over WebSocket and HTTP.
+// Double-texting (docs/protocol.md): what a send does while a reply streams, under each strategy, over WebSocket and HTTP.
 import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";

@@ -57,7 +57,7 @@ describe("GET /v1/openapi.json", () => {
 
   it("names each route's auth scheme and the one error shape", async () => {
     const { doc } = await getDoc();
-    // A tenant-admin route takes the key, or the console's cookie with its CSRF header (SPEC §10).
+    // A tenant-admin route takes the key, or the console's cookie with its CSRF header (docs/api.md).
     const consoleSession = { consoleCookie: [], consoleCsrf: [] };
     expect(doc.paths["/v1/agents"]?.post?.security).toEqual([{ tenantKey: [] }, consoleSession]);
     expect(doc.paths["/v1/console/session"]?.post?.security).toEqual([]);

@@ -1,4 +1,4 @@
-// Presentation (SPEC §8): the launch response and the `ready` frame carry the pinned version's title, greeting,
+// Presentation (docs/protocol.md): the launch response and the `ready` frame carry the pinned version's title, greeting,
 // prompts and widget settings (only those set), the greeting filled from the thread's context variables.
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -162,7 +162,7 @@ describe("presentation", () => {
           .parse(await res.json()).presentation,
       ).toBe(undefined);
     } else {
-      // A build that refuses launches without an active release (SPEC §8) presents nothing either.
+      // A build that refuses launches without an active release (docs/protocol.md) presents nothing either.
       expect(res.status).toBe(409);
     }
   });

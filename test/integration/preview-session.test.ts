@@ -1,4 +1,4 @@
-// Preview threads (SPEC §10): `POST /v1/agents/:id/draft/preview-session` opens a real thread on a draft revision (or
+// Preview threads (docs/api.md): `POST /v1/agents/:id/draft/preview-session` opens a real thread on a draft revision (or
 // a published version), whose token works only from the deployment's own origin; previews stay out of session lists
 // (unless asked for), usage, analytics, webhooks and launches, and the scheduled job erases them after a day.
 import { runInDurableObject } from "cloudflare:test";

@@ -1,4 +1,4 @@
-// Reproducible message audit (SPEC §11): every run's model input rebuilt from storage is, byte for byte, what the
+// Reproducible message audit (docs/api.md): every run's model input rebuilt from storage is, byte for byte, what the
 // provider received, for each adapter; the HTTP route verifies its digest and keeps tenants and erasure apart.
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";

@@ -1,4 +1,4 @@
-// GET /v1/sessions?q= (SPEC §11): full-text search over one tenant's message text with a snippet per session,
+// GET /v1/sessions?q= (docs/api.md): full-text search over one tenant's message text with a snippet per session,
 // combined with the list's filters, safe for any text, and forgetting erased and expired text.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";

@@ -1,4 +1,4 @@
-// Erasure by subject (SPEC §12): POST /v1/subject-erasures and DELETE /v1/me/threads erase every thread of the
+// Erasure by subject (docs/privacy.md): POST /v1/subject-erasures and DELETE /v1/me/threads erase every thread of the
 // subject, answer a receipt that verifies against /.well-known/jwks.json (its subjectDigest an HMAC under the key of
 // GET /v1/subject-digest-key), resume after a cut-off, and leave nothing. The subject never travels in a URL.
 import { env, exports } from "cloudflare:workers";

@@ -1,4 +1,4 @@
-// Per-thread opt-in upgrade (SPEC §11): a `version_change` entry moves the turns below it to another version of the
+// Per-thread opt-in upgrade (docs/api.md): a `version_change` entry moves the turns below it to another version of the
 // agent, forks above it keep the old one; D1, the thread's info, the session views, eviction and export follow.
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";

@@ -1,4 +1,4 @@
-// Tool history (SPEC §8): a turn's tool call and result stay in the branch, and the next turn's request to each
+// Tool history (docs/protocol.md): a turn's tool call and result stay in the branch, and the next turn's request to each
 // provider carries them in that provider's own shape; branches, eviction, budgets, D1 and export see them too.
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";

@@ -1,4 +1,4 @@
-// One structured JSON log line per turn (SPEC §13), naming the Worker request that started it and no content.
+// One structured JSON log line per turn (docs/operations.md), naming the Worker request that started it and no content.
 import { exports } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it, type MockInstance, vi } from "vitest";
 import { z } from "zod";

@@ -1,4 +1,4 @@
-// Event webhooks (SPEC §9): endpoints and secrets, signed deliveries verified by the reference `standardwebhooks`
+// Event webhooks (docs/webhooks.md): endpoints and secrets, signed deliveries verified by the reference `standardwebhooks`
 // library, retries with the same webhook-id, the delivery log, redelivery, tenancy and the URL policy.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";

@@ -1,4 +1,4 @@
-// Zero retention (SPEC §12): D1 never receives message text, and the thread object blanks its text once idle.
+// Zero retention (docs/privacy.md): D1 never receives message text, and the thread object blanks its text once idle.
 
 import { runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";

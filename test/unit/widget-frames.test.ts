@@ -80,7 +80,7 @@ const VALID: unknown[] = [
   { type: "pong", extra: "ignored like zod does" },
   // The answer to a `refresh` frame: a new launch token for the same thread.
   { type: "token", token: "eyJ.a.b", expiresAt: "2026-01-01T00:05:00.000Z" },
-  // Handoff (SPEC §8): the thread's mode on ready and on each change, and a person's message.
+  // Handoff (docs/protocol.md): the thread's mode on ready and on each change, and a person's message.
   {
     type: "ready",
     protocol: 1,

@@ -1,7 +1,7 @@
 // What the agent list (create) and the agent's settings share: visibility, allowed origins, the slug, the embed.
 import { Field } from "../ui/field";
 
-/** SPEC §3.4's slug (src/shared/api.ts `slugSchema`), repeated here as a pattern so the console ships no zod. */
+/** docs/api.md's slug (src/shared/api.ts `slugSchema`), repeated here as a pattern so the console ships no zod. */
 export const SLUG_PATTERN = "[a-z0-9][a-z0-9\\-]{0,62}";
 
 /** A slug suggested from a name: "Support bot (EU)" → "support-bot-eu". */

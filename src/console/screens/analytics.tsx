@@ -1,5 +1,5 @@
 // Usage and analytics (/console/analytics): turns, failures, tokens and first-delta latency by day, and the versions
-// of an agent's release side by side (SPEC §11). Preview threads are never counted (the API leaves them out).
+// of an agent's release side by side (docs/api.md). Preview threads are never counted (the API leaves them out).
 import { useEffect, useState } from "preact/hooks";
 import type { ReleaseResponse, UsageResponse } from "../../client/admin";
 import type { AnalyticsItem, AnalyticsResponse } from "../../client/analytics";

@@ -1,4 +1,4 @@
-// A run's audit record (SPEC §11): the exact model input rebuilt from storage, its digest and whether it verified.
+// A run's audit record (docs/api.md): the exact model input rebuilt from storage, its digest and whether it verified.
 import { useId, useState } from "preact/hooks";
 import type { RunInputResponse } from "../../client/admin";
 import { api, describeError } from "../api";

@@ -1,4 +1,4 @@
-// A conversation's entries as the tree they are (SPEC §5): edits, regenerations and rollbacks are siblings below the
+// A conversation's entries as the tree they are (docs/storage.md): edits, regenerations and rollbacks are siblings below the
 // same parent, so every leaf is one branch. Pure functions over the message list, so the screen only renders.
 
 /** What the tree needs of a message: `GET /v1/sessions/:threadId/messages` items satisfy it. */

@@ -1,4 +1,4 @@
-// Per-version analytics from the D1 rollup (SPEC §11): threads, turns, failures, tokens, feedback and first-delta
+// Per-version analytics from the D1 rollup (docs/api.md): threads, turns, failures, tokens, feedback and first-delta
 // percentiles of one tenant, by agent version or by day.
 //
 // The rollup tables (migrations/0010) are kept by triggers on the projected tables; this file only reads them and

@@ -1,4 +1,4 @@
-// SQL for console sessions (SPEC §10). Every statement binds tenant_id, except the look-up by session id that runs
+// SQL for console sessions (docs/api.md). Every statement binds tenant_id, except the look-up by session id that runs
 // before the tenant is known and the job's deletion of expired rows.
 import { z } from "zod";
 import { API_KEY_SCOPES, type ApiKeyScope, TENANT_STATUSES, type TenantStatus } from "../../shared/api";

@@ -1,4 +1,4 @@
-// SQL for erasure by subject (SPEC §12): the subject's threads, the erasure jobs and their receipts, and the
+// SQL for erasure by subject (docs/privacy.md): the subject's threads, the erasure jobs and their receipts, and the
 // revoked visitors. Nothing here stores a subject id; jobs and revocations are keyed by HMACs of it.
 import { z } from "zod";
 import type { Environment } from "../../control/deployment-store";

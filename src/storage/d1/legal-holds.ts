@@ -1,4 +1,4 @@
-// Legal holds (SPEC §12) on D1: a thread or a subject held by the tenant; retention and erasure skip what is held.
+// Legal holds (docs/privacy.md) on D1: a thread or a subject held by the tenant; retention and erasure skip what is held.
 //
 // A thread is held when it has a thread hold or its subject has a subject hold. Every statement binds tenant_id.
 import { z } from "zod";
@@ -153,7 +153,7 @@ export async function listHolds(
     : { items: kept, next: { createdAt: last.createdAt, scope: last.scope, target: last.target } };
 }
 
-/** SPEC §12: a held thread is never erased; the refusal names the hold so the tenant knows what to lift. */
+/** docs/privacy.md: a held thread is never erased; the refusal names the hold so the tenant knows what to lift. */
 export function heldError(scope: "thread" | "subject"): AppError {
   return new AppError(
     "conflict",

@@ -19,7 +19,7 @@ export interface MessageRow {
   toolCalls: string | null;
   /** `human_agent` messages: the person's display name. */
   authorName: string | null;
-  /** The agent version in effect at the entry (SPEC §11): the one that produced it. */
+  /** The agent version in effect at the entry (docs/api.md): the one that produced it. */
   agentVersion: number;
   /** Only the projection's upsert guard reads it. */
   version: number;

@@ -20,7 +20,7 @@ export interface SessionSnapshot {
   agentVersion: number;
   versionId: string;
   artifactDigest: string;
-  /** The version of the current leaf (SPEC §11); the pinned one until an upgrade. */
+  /** The version of the current leaf (docs/api.md); the pinned one until an upgrade. */
   leafVersion: number;
   /** JSON text. */
   state: string;
@@ -53,7 +53,7 @@ export interface RunRow {
   createdAt: string;
   startedAt: string | null;
   endedAt: string | null;
-  /** `sha256:` of the run's first model call input (SPEC §11); null when it never reached a model. */
+  /** `sha256:` of the run's first model call input (docs/api.md); null when it never reached a model. */
   inputDigest: string | null;
   firstDeltaMs: number | null;
   /** `firstDeltaBucket(firstDeltaMs)`, for the analytics histogram. */

@@ -4,7 +4,7 @@
 // the job needs no artifact; an agent's own max age (`PATCH /v1/agents/:id {retention}`) is joined in, and the
 // shorter of the two applies. Sessions of such an agent that no version policy scheduled are found by age (only one
 // created before the cutoff can hold an older message); once pruned they are scheduled like the others. Held
-// sessions (SPEC §12 legal hold) are never selected, and are again as soon as the hold is lifted. It mirrors the thread's own rule: messages older than the max age, and everything
+// sessions (docs/privacy.md legal hold) are never selected, and are again as soon as the hold is lifted. It mirrors the thread's own rule: messages older than the max age, and everything
 // older than the newest N messages, except entries of a run the projection still shows as live. It never
 // re-roots: a row projected ahead of its parent would look orphaned here; the thread's own pass (mirrored by the
 // drain) re-roots exactly.

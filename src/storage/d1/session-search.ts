@@ -1,4 +1,4 @@
-// Full-text search over one tenant's message text (SPEC §11): the sessions whose messages contain every word of a
+// Full-text search over one tenant's message text (docs/api.md): the sessions whose messages contain every word of a
 // query, newest match first, each with the matching message and a snippet of it.
 //
 // The FTS5 index (migrations/0010) holds every word as a term that starts with its tenant's key, and every MATCH

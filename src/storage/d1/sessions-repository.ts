@@ -18,7 +18,7 @@ export interface SessionFilter {
   subject?: string;
   /** ISO time; sessions updated strictly after it. */
   updatedAfter?: string;
-  /** Only the console's preview threads (SPEC §10); without it, every session but those. */
+  /** Only the console's preview threads (docs/api.md); without it, every session but those. */
   preview?: boolean;
 }
 
@@ -31,7 +31,7 @@ export interface SessionRecord {
   /** The pinned version. */
   agentVersion: number;
   artifactDigest: string;
-  /** The version of the current leaf (SPEC §11). */
+  /** The version of the current leaf (docs/api.md). */
   leafVersion: number;
   subject: string;
   state: { leafId: string | null; lastRun: { id: string; status: RunStatusName } | null };
@@ -41,7 +41,7 @@ export interface SessionRecord {
   lastMessageAt: string | null;
   createdAt: string;
   updatedAt: string;
-  /** A preview thread of the console (SPEC §10). */
+  /** A preview thread of the console (docs/api.md). */
   preview: boolean;
 }
 

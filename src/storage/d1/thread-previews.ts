@@ -1,4 +1,4 @@
-// SQL for preview threads (SPEC §10): the registry row of a thread the console opened on a draft or a version, marked
+// SQL for preview threads (docs/api.md): the registry row of a thread the console opened on a draft or a version, marked
 // `preview = 1`, and its `thread_previews` row — what it previews and when the scheduled job erases it.
 import { z } from "zod";
 import type { Environment } from "../../control/deployment-store";

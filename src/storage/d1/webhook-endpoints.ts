@@ -1,4 +1,4 @@
-// SQL for a tenant's event webhook endpoints (SPEC §9). Every statement binds tenant_id; the secret stays sealed.
+// SQL for a tenant's event webhook endpoints (docs/webhooks.md). Every statement binds tenant_id; the secret stays sealed.
 import { z } from "zod";
 import { EVENT_TYPES, type EventType } from "../../shared/webhooks-api";
 import { parseJsonColumn } from "../json-column";
