@@ -115,7 +115,17 @@ describe("a tool url at publish time", () => {
   it("admits a local plain-http tool in development only; staging and production refuse it (400 tools.0.url)", async () => {
     const tenant = await createTenant();
     const agent = await createAgent(tenant.apiKey);
-    await saveDraft(tenant.apiKey, agent.id, 0, validArtifact(loopbackTool("http://127.0.0.1:8788/tool")));
+    // A provider model, so the tool's URL is the only thing staging and production refuse (the local model is
+    // refused there too, by its own rule).
+    await saveDraft(
+      tenant.apiKey,
+      agent.id,
+      0,
+      validArtifact({
+        model: openAiModel("https://llm.example.com/v1"),
+        ...loopbackTool("http://127.0.0.1:8788/tool"),
+      }),
+    );
     for (const ENVIRONMENT of ["production", "staging"]) {
       const error = await expectError(
         await publishVia(tenant.apiKey, agent.id, { ENVIRONMENT }),
