@@ -379,7 +379,8 @@ describe("POST /v1/subject-erasures", () => {
       { reason: "no subject" },
       { subject, reason: "" },
       { subject: "", reason: "x" },
-      { subject },
+      { subject, reason: "x".repeat(501) },
+      { subject, note: "not a field" },
     ]) {
       await expectError(await holds("PUT", body), 400, "bad_request");
     }
