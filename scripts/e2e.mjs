@@ -1,6 +1,6 @@
 // `npm run test:e2e`: builds the widget and the client, starts a throwaway `wrangler dev`, seeds agents, drives Debian's Chromium
 // through test/e2e/*.test.mjs with node's test runner, and writes test-results/e2e.json for CI's totals.
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { run } from "node:test";
 import { spec } from "node:test/reporters";
@@ -54,7 +54,9 @@ async function main() {
       console.log(`  demo: ${server.baseUrl}/demo.html?key=${server.keys.fast}\nCtrl-C stops.`);
       await new Promise(() => {});
     }
-    return await runTests(server, values.only);
+    const code = await runTests(server, values.only);
+    if (code !== 0) printRefusals(server.logFile);
+    return code;
   } finally {
     await server.stop();
   }
@@ -101,6 +103,21 @@ async function runTests(server, only) {
   writeFileSync(join(results, "e2e.json"), `${JSON.stringify(report, null, 2)}\n`);
   console.log(`browser tests: ${counts.passed} passed, ${counts.failed} failed`);
   return report.success ? 0 : 1;
+}
+
+/** After a failure: the server's refused and failed requests (the log is gone once the server stops). */
+function printRefusals(logFile) {
+  let lines = [];
+  try {
+    lines = readFileSync(logFile, "utf8").split("\n");
+  } catch {
+    return;
+  }
+  const refused = lines.filter(
+    (line) => / [45]\d\d [A-Z]/.test(line) || /"level":"(?:warn|error)"/.test(line),
+  );
+  console.log(`\nthe server's last ${Math.min(refused.length, 80)} refused or failed requests and warnings:`);
+  for (const line of refused.slice(-80)) console.log(`  ${line}`);
 }
 
 await runMain(main);
