@@ -101,6 +101,23 @@ export function focused(page) {
   }));
 }
 
+/**
+ * The focused element once focus has had up to 5 s to reach `expected`: a new page moves focus to its h1 after it
+ * renders, which a fast machine can check before. The caller still asserts the answer, so focus that never moves fails.
+ */
+export async function focusedOnceSettled(page, expected) {
+  await page
+    .waitForFunction(
+      ({ tag, text }) =>
+        document.activeElement?.tagName.toLowerCase() === tag &&
+        document.activeElement?.textContent?.trim() === text,
+      expected,
+      { timeout: 5_000 },
+    )
+    .catch(() => {});
+  return focused(page);
+}
+
 /** CSP and Trusted Types violations the page reported so far. */
 export const cspViolations = (page) => page.evaluate(() => window.__cspViolations ?? []);
 

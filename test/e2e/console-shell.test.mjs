@@ -12,6 +12,7 @@ import {
   cspViolations,
   csrfToken,
   focused,
+  focusedOnceSettled,
   PHONE,
   signIn,
   signOut,
@@ -73,7 +74,11 @@ describe("the console", () => {
     await page.getByRole("button", { name: "Create agent" }).click();
 
     await waitForHeading(page, "Console made");
-    assert.deepEqual(await focused(page), { tag: "h1", text: "Console made" }, "focus moved to the new page");
+    assert.deepEqual(
+      await focusedOnceSettled(page, { tag: "h1", text: "Console made" }),
+      { tag: "h1", text: "Console made" },
+      "focus moved to the new page",
+    );
     await waitForText(page.getByRole("status"), "Agent “Console made” created.");
     const created = await agentBySlug(slug);
     assert.ok(created, "the agent exists in the API");
@@ -159,7 +164,10 @@ describe("the console", () => {
     // Navigation by the menu moves focus to the new page's heading.
     await page.getByRole("navigation", { name: "Console" }).getByRole("link", { name: "Agents" }).click();
     await waitForHeading(page, "Agents");
-    assert.deepEqual(await focused(page), { tag: "h1", text: "Agents" });
+    assert.deepEqual(await focusedOnceSettled(page, { tag: "h1", text: "Agents" }), {
+      tag: "h1",
+      text: "Agents",
+    });
     assert.deepEqual(await cspViolations(page), []);
     assert.deepEqual(log.errors, []);
   });
