@@ -3,13 +3,13 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { threadObjectName } from "../../src/auth/do-name";
 import { verifyLaunchToken } from "../../src/auth/launch-token";
 import { SOCKET_STANDING_BOUND_MS } from "../../src/auth/socket-activity";
 import { visitorHash } from "../../src/auth/visitor-revocation";
 import type { ThreadAgent } from "../../src/thread/thread-agent";
 import { THREAD_SETTINGS } from "../../src/thread/thread-settings";
 import { privateLaunchRequest, readToken } from "../helpers/edge-gate";
+import { threadStub } from "../helpers/projection";
 import { api, createApiKey, json } from "../helpers/tenants";
 import {
   connect,
@@ -21,16 +21,6 @@ import {
   liveAgent,
   upgradeRequest,
 } from "../helpers/threads";
-
-async function threadStub(agent: LiveAgent, threadId: string) {
-  const name = await threadObjectName(env.DO_NAME_KEY, {
-    tenantId: agent.tenantId,
-    environment: "development",
-    agentId: agent.agentId,
-    threadId,
-  });
-  return env.THREAD.get(env.THREAD.idFromName(name));
-}
 
 /** The thread's idle sweep, as its alarm runs it every `idleSweepSeconds`. */
 async function sweep(agent: LiveAgent, threadId: string): Promise<void> {
