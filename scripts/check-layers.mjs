@@ -16,7 +16,8 @@ const root = fileURLToPath(new URL("..", import.meta.url));
  */
 const LAYERS = [
   [["src/index.ts", "src/app.ts"]],
-  ["src/routes/", "src/jobs/"],
+  ["src/routes/", "src/jobs/", "src/objects/"],
+  ["src/services/"],
   ["src/http/"],
   ["src/thread/"],
   ["src/events/"],

@@ -5,9 +5,9 @@ import { expirePreviews } from "./jobs/previews";
 import { runRetentionJob } from "./jobs/retention";
 import { runShardMoves } from "./jobs/shard-moves";
 
-export { TenantQuota } from "./auth/tenant-quota";
-export { TenantEvents } from "./events/tenant-events";
-export { ThreadAgent } from "./thread/thread-agent";
+export { TenantEvents } from "./objects/tenant-events";
+export { TenantQuota } from "./objects/tenant-quota";
+export { ThreadAgent } from "./objects/thread-agent";
 
 export default {
   fetch: app.fetch,

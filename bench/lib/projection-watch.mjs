@@ -60,7 +60,7 @@ export async function watchProjection(statePath, { intervalMs = 20 } = {}) {
 
   /**
    * Drains that reached D1 for the watched threads: each one raised its session row's version by one. Versions are
-   * reserved in blocks of 1,000 per object lifetime (src/storage/projection-drain.ts `VERSION_BLOCK`; a restart,
+   * reserved in blocks of 1,000 per object lifetime (src/storage/projection/projection-drain.ts `VERSION_BLOCK`; a restart,
    * such as an idle eviction between launch and connect, skips to the next block), so the drains of a lifetime are
    * the version modulo 1,000.
    */

@@ -24,7 +24,7 @@ export function activityMark(now: number): { at: string; staleBefore: string } {
 /**
  * How long an open socket may outlive what its access rests on (its tenant or agent disabled, the `sk_` key that
  * minted it revoked, its visitor revoked): a thread with open sockets re-reads its standing on every idle sweep
- * (src/thread/thread-settings.ts, at most half of this), and every refresh reads it first (docs/security.md).
+ * (src/thread/object/thread-settings.ts, at most half of this), and every refresh reads it first (docs/security.md).
  */
 export const SOCKET_STANDING_BOUND_MS = 60_000;
 

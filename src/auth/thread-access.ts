@@ -1,6 +1,6 @@
 // Who may use a thread with a launch token, as the edge decides it: the token, and the agent's state and origins (from
 // the isolate's gate cache). Whether the token's subject owns the thread, and whether it still exists, is the thread
-// object's own decision (src/thread/thread-gate.ts); `/v1/me/*` alone asks the registry (`requireRegistryThread`).
+// object's own decision (src/thread/object/thread-gate.ts); `/v1/me/*` alone asks the registry (`requireRegistryThread`).
 import { AppError, databaseUnavailable } from "../errors";
 import { originAllowed } from "../shared/origin-policy";
 import { findThreadAndTenantStatus } from "../storage/d1/thread-registry";

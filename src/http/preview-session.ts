@@ -4,7 +4,6 @@
 import { enforceSubjectLaunchLimit } from "../auth/abuse-limits";
 import { signLaunchToken } from "../auth/launch-token";
 import { newThreadId } from "../auth/thread-ids";
-import { threadStub } from "../auth/thread-stub";
 import type { Artifact } from "../control/artifact";
 import { digestOf } from "../control/canonical-json";
 import type { AgentEntity, Environment } from "../control/deployment-store";
@@ -13,7 +12,8 @@ import { AppError, databaseUnavailable, errors, fromDatabase, unwrap } from "../
 import type { PreviewSessionRequest, PreviewSessionResponse } from "../shared/launch-api";
 import { PROTOCOL } from "../shared/protocol";
 import { findPreview, insertPreviewThread, type PreviewTarget } from "../storage/d1/thread-previews";
-import type { PreviewPin } from "../thread/binding";
+import { threadStub } from "../thread/contract/thread-stub";
+import type { PreviewPin } from "../thread/object/binding";
 import { requestArtifactIssues } from "./artifact-checks";
 import type { AppContext } from "./context";
 import { deploymentStore } from "./store";

@@ -2,7 +2,6 @@
 // call stopped, and ends with a signed receipt. Shared by `POST /v1/subject-erasures` and `DELETE /v1/me/threads`.
 import { receiptKeys, signReceipt } from "../auth/receipt-keys";
 import { subjectDigest } from "../auth/subject-digest";
-import { rowAddress, threadStubFor } from "../auth/thread-stub";
 import { newId } from "../control/ids";
 import { AppError, unwrap } from "../errors";
 import { eventBody, MAX_EVENTS_PER_ACCEPT, tenantEvents } from "../events/tenant-events";
@@ -22,7 +21,8 @@ import {
   threadAddresses,
 } from "../storage/d1/erasures";
 import { refuseIfHeld } from "../storage/d1/legal-holds";
-import { newEventId } from "../storage/thread-events";
+import { newEventId } from "../storage/thread/thread-events";
+import { rowAddress, threadStubFor } from "../thread/contract/thread-stub";
 import type { AppContext } from "./context";
 
 /**

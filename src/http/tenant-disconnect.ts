@@ -2,11 +2,11 @@
 // the window), a batch at a time, off the request path. Disabling the tenant closes them all (stopping if the tenant
 // is enabled again meanwhile); disabling an agent or revoking a key or visitor asks each to re-check its sockets.
 import { activitySince } from "../auth/socket-activity";
-import { rowAddress, threadStubFor } from "../auth/thread-stub";
 import type { RpcResult } from "../errors";
 import { getTenantSettings } from "../storage/d1/tenants";
 import { listActiveThreads } from "../storage/d1/thread-registry";
-import type { ThreadAddress } from "../thread/claims";
+import type { ThreadAddress } from "../thread/contract/claims";
+import { rowAddress, threadStubFor } from "../thread/contract/thread-stub";
 
 /** Threads asked at once; each ask is one RPC that wakes the thread's object. */
 export const DISCONNECT_BATCH = 50;

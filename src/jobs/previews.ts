@@ -1,10 +1,11 @@
 // The scheduled end of preview threads (docs/api.md): a day after it was opened, a preview thread is erased everywhere —
 // its registry row becomes a tombstone (its tokens are refused from then on), its projected rows and its thread
 // object's storage go — and then its preview row. No `session.erased` event: its tenant's backend never heard of it.
-import { rowAddress, threadStubFor } from "../auth/thread-stub";
+
 import { unwrap } from "../errors";
 import { eraseThreadsRows, threadAddresses } from "../storage/d1/erasures";
 import { deletePreviews, expiredPreviews, type PreviewRecord } from "../storage/d1/thread-previews";
+import { rowAddress, threadStubFor } from "../thread/contract/thread-stub";
 
 /** Previews per run: the cron fires every few minutes, so a backlog drains over several runs. */
 const PREVIEWS_PER_RUN = 100;

@@ -4,9 +4,10 @@
 // deletes from D1 exactly what they deleted. This job makes D1 honour the policy even for threads that sleep, and
 // asks each thread it pruned to apply the policy too, at the thread's own clock: that is later than `now`, so the
 // thread deletes at least what D1 lost here, and its drain then deletes from D1 anything more it deleted.
-import { threadStub } from "../auth/thread-stub";
+
 import { type DueSession, dueSessions, pruneSession, tenantsPage } from "../storage/d1/session-retention";
 import { shardDb, tenantShard, writeShardsOf } from "../storage/d1/shards";
+import { threadStub } from "../thread/contract/thread-stub";
 
 const DAY_MS = 86_400_000;
 const TENANT_PAGE = 100;

@@ -48,7 +48,7 @@ const ROWID_SPAN = 5_000;
 const LEASE_MS = 60_000;
 /** Work per scheduled run. */
 export const MOVE_BUDGET_MS = 20_000;
-/** A batch the drain started can still land this long after (its timeout, src/storage/projection-lane.ts). */
+/** A batch the drain started can still land this long after (its timeout, src/storage/projection/projection-lane.ts). */
 const IN_FLIGHT_MS = 30_000;
 
 /** `SHARD_MOVE_GRACE_MS`; by default the map cache's age plus a batch's timeout. */

@@ -7,7 +7,6 @@ import { GATE_UNAVAILABLE, gateAgentCached } from "../auth/gate-agent-cache";
 import { signLaunchToken } from "../auth/launch-token";
 import { clientIp, consumeLaunchQuota, enforceLaunchRateLimit, refundLaunchQuota } from "../auth/rate-limit";
 import { newThreadId, THREAD_ID_PATTERN } from "../auth/thread-ids";
-import { threadStub } from "../auth/thread-stub";
 import { visitorHash } from "../auth/visitor-revocation";
 import { newVisitorId, signVisitorToken, verifyVisitorToken } from "../auth/visitor-token";
 import { type ContextVariables, contextText, contextVariablesSchema } from "../control/context-variables";
@@ -29,6 +28,7 @@ import { PROTOCOL } from "../shared/protocol";
 import { launchResponse } from "../shared/thread-api";
 import { visitorRevoked } from "../storage/d1/erasures";
 import { insertThread } from "../storage/d1/thread-registry";
+import { threadStub } from "../thread/contract/thread-stub";
 
 export const MAX_LAUNCH_BODY_BYTES = 8 * 1024;
 /** A backend launch may carry up to 8 KiB of context variables beside the rest (docs/decisions.md). */

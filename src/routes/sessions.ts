@@ -2,7 +2,6 @@
 import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import { z } from "zod";
-import { rowAddress, threadStubFor } from "../auth/thread-stub";
 import { AppError, errors, type Result, unwrap } from "../errors";
 import { eventBody, tenantEvents } from "../events/tenant-events";
 import type { AppContext, AppEnv } from "../http/context";
@@ -39,7 +38,8 @@ import {
 } from "../storage/d1/sessions-repository";
 import { projectionReadDb } from "../storage/d1/shards";
 import { eraseThreadRecord, findThread, type ThreadRecord } from "../storage/d1/thread-registry";
-import { newEventId } from "../storage/thread-events";
+import { newEventId } from "../storage/thread/thread-events";
+import { rowAddress, threadStubFor } from "../thread/contract/thread-stub";
 
 const THREAD_ID = /^[A-Za-z0-9_-]{1,128}$/;
 const RUN_ID = /^[A-Za-z0-9_-]{1,128}$/;

@@ -2,7 +2,6 @@
 import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import type { LaunchClaims } from "../auth/launch-token";
-import { threadStub } from "../auth/thread-stub";
 import { AppError, failureError, unwrap } from "../errors";
 import type { AppContext, AppEnv } from "../http/context";
 import { DEFAULT_MAX_BODY_BYTES, parseWith, readJsonText } from "../http/json-body";
@@ -17,10 +16,15 @@ import {
   messageReplyResponse,
   threadInfoResponse,
 } from "../shared/thread-api";
-import { CLAIMS_HEADER, threadClaimsFrom } from "../thread/claims";
-import { responseRefusal } from "../thread/object-error";
-import { REQUEST_META_HEADER, type RequestMeta } from "../thread/request-meta";
-import { feedbackBodySchema, type PostMessage, postMessageSchema } from "../thread/thread-commands";
+import { CLAIMS_HEADER, threadClaimsFrom } from "../thread/contract/claims";
+import { responseRefusal } from "../thread/contract/object-error";
+import { REQUEST_META_HEADER, type RequestMeta } from "../thread/contract/request-meta";
+import { threadStub } from "../thread/contract/thread-stub";
+import {
+  feedbackBodySchema,
+  type PostMessage,
+  postMessageSchema,
+} from "../thread/conversation/thread-commands";
 
 const INTERNAL_ORIGIN = "https://thread.internal";
 const RUN_ID = /^[A-Za-z0-9_-]{1,128}$/;

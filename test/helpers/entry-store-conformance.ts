@@ -1,6 +1,6 @@
 // Prism's session-store conformance cases as a reusable suite, run against an entry store living in a thread object.
 import { describe, expect, it } from "vitest";
-import type { AppendInput, EntryStore } from "../../src/storage/entry-store";
+import type { AppendInput, EntryStore } from "../../src/storage/thread/entry-store";
 
 /** The part of the entry store the contract speaks about. */
 export type EntryStoreContract = Pick<

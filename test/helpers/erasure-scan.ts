@@ -3,8 +3,8 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
-import { threadObjectName } from "../../src/auth/do-name";
 import type { Environment } from "../../src/control/deployment-store";
+import { threadObjectName } from "../../src/thread/contract/object-name";
 
 export interface ErasedThread {
   tenantId: string;

@@ -1,6 +1,6 @@
 // A tenant events object whose deliveries reach the test's fake receivers, retried after milliseconds, not minutes.
 import { runInDurableObject } from "cloudflare:test";
-import { TenantEvents } from "../../src/events/tenant-events";
+import { TenantEvents } from "../../src/objects/tenant-events";
 import { receiverFetch } from "./fake-receiver";
 import { TestClock } from "./test-thread-agent";
 

@@ -1,6 +1,6 @@
 // A tenant quota object whose clock a test can move: the production class, only its clock replaced.
 import { runInDurableObject } from "cloudflare:test";
-import { TenantQuota } from "../../src/auth/tenant-quota";
+import { TenantQuota } from "../../src/objects/tenant-quota";
 import { TestClock } from "./test-thread-agent";
 
 export class TestTenantQuota extends TenantQuota {

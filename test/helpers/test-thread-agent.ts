@@ -1,8 +1,8 @@
 // A thread object whose clock and keep-alive timer a test can drive: the production class, only its settings replaced.
 import { runInDurableObject } from "cloudflare:test";
-import type { ThreadAddress } from "../../src/thread/claims";
-import { ThreadAgent } from "../../src/thread/thread-agent";
-import { THREAD_SETTINGS } from "../../src/thread/thread-settings";
+import { ThreadAgent } from "../../src/objects/thread-agent";
+import type { ThreadAddress } from "../../src/thread/contract/claims";
+import { THREAD_SETTINGS } from "../../src/thread/object/thread-settings";
 
 /** The object's clock: real time plus however far a test has moved it on. */
 export class TestClock {

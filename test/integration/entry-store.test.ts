@@ -2,10 +2,10 @@
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { type AppendInput, EntryStore } from "../../src/storage/entry-store";
-import { projectedEntrySeq, projectionBacklog } from "../../src/storage/outbox";
-import { applyThreadRetention } from "../../src/storage/thread-retention";
-import { migrateThreadSchema } from "../../src/storage/thread-schema";
+import { projectedEntrySeq, projectionBacklog } from "../../src/storage/projection/outbox";
+import { type AppendInput, EntryStore } from "../../src/storage/thread/entry-store";
+import { applyThreadRetention } from "../../src/storage/thread/thread-retention";
+import { migrateThreadSchema } from "../../src/storage/thread/thread-schema";
 import { describeEntryStore, type MakeThread } from "../helpers/entry-store-conformance";
 import { rowsReadBy } from "../helpers/rows-read";
 

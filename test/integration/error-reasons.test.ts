@@ -5,9 +5,9 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
-import { threadObjectName } from "../../src/auth/do-name";
-import { threadExportSchema } from "../../src/storage/thread-export";
-import { openRunStores } from "../../src/thread/run-stores";
+import { threadExportSchema } from "../../src/storage/thread/thread-export";
+import { threadObjectName } from "../../src/thread/contract/object-name";
+import { openRunStores } from "../../src/thread/run/run-stores";
 import { privateLaunchRequest, refusedWithoutTrace } from "../helpers/edge-gate";
 import { type FakeReply, fakeAnthropic, fakeOpenAICompatible } from "../helpers/fake-providers";
 import {

@@ -4,9 +4,9 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { ServerFrame } from "../../src/shared/protocol";
-import { migrateThreadSchema } from "../../src/storage/thread-schema";
-import { DELTAS_PER_CHUNK, LiveRun } from "../../src/thread/live-run";
-import { openRunStores } from "../../src/thread/run-stores";
+import { migrateThreadSchema } from "../../src/storage/thread/thread-schema";
+import { DELTAS_PER_CHUNK, LiveRun } from "../../src/thread/run/live-run";
+import { openRunStores } from "../../src/thread/run/run-stores";
 
 const newThread = () => env.THREAD.get(env.THREAD.idFromName(`live-run-${crypto.randomUUID()}`));
 

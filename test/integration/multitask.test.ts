@@ -3,9 +3,9 @@ import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { threadObjectName } from "../../src/auth/do-name";
 import { tenantQuota } from "../../src/auth/tenant-quota";
 import { LIMITS, type ServerFrame } from "../../src/shared/protocol";
+import { threadObjectName } from "../../src/thread/contract/object-name";
 import { api, expectError, json, operatorHeaders } from "../helpers/tenants";
 import { inTestQuota } from "../helpers/test-tenant-quota";
 import {

@@ -8,9 +8,9 @@ import { tenantRunQuota } from "../../src/auth/run-quota";
 import { type Artifact, artifactSchema } from "../../src/control/artifact";
 import { digestOf } from "../../src/control/canonical-json";
 import type { ServerFrame } from "../../src/shared/protocol";
-import type { ThreadBinding } from "../../src/storage/pin-store";
-import type { RequestMeta } from "../../src/thread/request-meta";
-import { ThreadRuntime } from "../../src/thread/thread-runtime";
+import type { ThreadBinding } from "../../src/storage/thread/pin-store";
+import type { RequestMeta } from "../../src/thread/contract/request-meta";
+import { ThreadRuntime } from "../../src/thread/conversation/thread-runtime";
 import { fetchWithEnv } from "../helpers/edge-gate";
 import {
   API,

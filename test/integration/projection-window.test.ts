@@ -4,8 +4,11 @@ import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { DEFAULT_PROJECTION_WINDOW_MS, projectionWindowMs } from "../../src/storage/projection-lane";
-import { readMeta } from "../../src/storage/thread-meta";
+import {
+  DEFAULT_PROJECTION_WINDOW_MS,
+  projectionWindowMs,
+} from "../../src/storage/projection/projection-lane";
+import { readMeta } from "../../src/storage/thread/thread-meta";
 import { converse, projectedEntries, threadEntries, threadStub } from "../helpers/projection";
 import { inTestThread } from "../helpers/test-thread-agent";
 import { launch, liveAgent } from "../helpers/threads";

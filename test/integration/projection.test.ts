@@ -5,11 +5,11 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { PROJECTION_SQL, upsertRun, upsertSession } from "../../src/storage/d1/projection-writer";
-import { enqueueOutbox, projectedEntrySeq, setProjectedEntrySeq } from "../../src/storage/outbox";
-import { BACKOFF_CAP_MS, backoffMs, drainOutbox } from "../../src/storage/projection-drain";
-import { reconcileProjection } from "../../src/storage/projection-reconcile";
-import { titleFrom } from "../../src/storage/projection-rows";
-import { RunStore } from "../../src/storage/run-store";
+import { enqueueOutbox, projectedEntrySeq, setProjectedEntrySeq } from "../../src/storage/projection/outbox";
+import { BACKOFF_CAP_MS, backoffMs, drainOutbox } from "../../src/storage/projection/projection-drain";
+import { reconcileProjection } from "../../src/storage/projection/projection-reconcile";
+import { titleFrom } from "../../src/storage/projection/projection-rows";
+import { RunStore } from "../../src/storage/thread/run-store";
 import {
   bindingOf,
   converse,

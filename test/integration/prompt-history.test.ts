@@ -3,10 +3,10 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { type BranchMessage, buildPrompt } from "../../src/models/prompt";
-import { type Entry, EntryStore } from "../../src/storage/entry-store";
-import type { Run } from "../../src/storage/run-store";
-import { migrateThreadSchema } from "../../src/storage/thread-schema";
-import { PromptHistory } from "../../src/thread/prompt-history";
+import { type Entry, EntryStore } from "../../src/storage/thread/entry-store";
+import type { Run } from "../../src/storage/thread/run-store";
+import { migrateThreadSchema } from "../../src/storage/thread/thread-schema";
+import { PromptHistory } from "../../src/thread/run/prompt-history";
 import { rowsReadBy } from "../helpers/rows-read";
 
 const BUDGET = 256;

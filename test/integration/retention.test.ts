@@ -12,14 +12,14 @@ import { artifactSchema } from "../../src/control/artifact";
 import worker from "../../src/index";
 import { runRetentionJob } from "../../src/jobs/retention";
 import { insertThread } from "../../src/storage/d1/thread-registry";
-import { EntryStore } from "../../src/storage/entry-store";
-import { projectedEntrySeq } from "../../src/storage/outbox";
-import type { ThreadBinding } from "../../src/storage/pin-store";
-import { drainOutbox } from "../../src/storage/projection-drain";
-import { RunStore } from "../../src/storage/run-store";
-import { applyThreadRetention } from "../../src/storage/thread-retention";
-import { migrateThreadSchema } from "../../src/storage/thread-schema";
-import { ToolCallStore } from "../../src/storage/tool-call-store";
+import { projectedEntrySeq } from "../../src/storage/projection/outbox";
+import { drainOutbox } from "../../src/storage/projection/projection-drain";
+import { EntryStore } from "../../src/storage/thread/entry-store";
+import type { ThreadBinding } from "../../src/storage/thread/pin-store";
+import { RunStore } from "../../src/storage/thread/run-store";
+import { applyThreadRetention } from "../../src/storage/thread/thread-retention";
+import { migrateThreadSchema } from "../../src/storage/thread/thread-schema";
+import { ToolCallStore } from "../../src/storage/thread/tool-call-store";
 import {
   converse,
   drainThread,

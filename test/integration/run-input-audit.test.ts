@@ -13,12 +13,12 @@ import { buildPrompt } from "../../src/models/prompt";
 import { PROMPT_BUILDERS, type PromptBuilder } from "../../src/models/prompt-builders";
 import { resolveModel } from "../../src/models/resolve-model";
 import { messageResponse, runInputResponse } from "../../src/shared/sessions-api";
-import { adoptThreadContext } from "../../src/storage/context-store";
-import type { ThreadBinding } from "../../src/storage/pin-store";
-import { readRunAudit } from "../../src/storage/run-audit-store";
-import { VersionBindings } from "../../src/thread/run-artifact";
-import { type RunInputView, rebuildRunInput } from "../../src/thread/run-input";
-import { ThreadRuntime, type TurnRequest } from "../../src/thread/thread-runtime";
+import { adoptThreadContext } from "../../src/storage/thread/context-store";
+import type { ThreadBinding } from "../../src/storage/thread/pin-store";
+import { readRunAudit } from "../../src/storage/thread/run-audit-store";
+import { ThreadRuntime, type TurnRequest } from "../../src/thread/conversation/thread-runtime";
+import { VersionBindings } from "../../src/thread/run/run-artifact";
+import { type RunInputView, rebuildRunInput } from "../../src/thread/run/run-input";
 import {
   type FakeReply,
   fakeAnthropic,

@@ -2,12 +2,12 @@
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { EntryStore } from "../../src/storage/entry-store";
-import { RunChunkStore } from "../../src/storage/run-chunk-store";
-import { RunStore } from "../../src/storage/run-store";
-import { migrateThreadSchema } from "../../src/storage/thread-schema";
-import { ToolCallStore } from "../../src/storage/tool-call-store";
-import { UsageStore } from "../../src/storage/usage-store";
+import { EntryStore } from "../../src/storage/thread/entry-store";
+import { RunChunkStore } from "../../src/storage/thread/run-chunk-store";
+import { RunStore } from "../../src/storage/thread/run-store";
+import { migrateThreadSchema } from "../../src/storage/thread/thread-schema";
+import { ToolCallStore } from "../../src/storage/thread/tool-call-store";
+import { UsageStore } from "../../src/storage/thread/usage-store";
 
 let tick = Date.UTC(2026, 0, 1);
 const now = () => tick++;

@@ -1,12 +1,12 @@
 // The export is streamed from the thread object page by page: any size, the same bytes as the whole document.
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { EntryStore } from "../../src/storage/entry-store";
-import { readPin } from "../../src/storage/pin-store";
-import { RunStore } from "../../src/storage/run-store";
-import { exportThreadStream, threadExportSchema } from "../../src/storage/thread-export";
-import { ToolCallStore } from "../../src/storage/tool-call-store";
-import { UsageStore } from "../../src/storage/usage-store";
+import { EntryStore } from "../../src/storage/thread/entry-store";
+import { readPin } from "../../src/storage/thread/pin-store";
+import { RunStore } from "../../src/storage/thread/run-store";
+import { exportThreadStream, threadExportSchema } from "../../src/storage/thread/thread-export";
+import { ToolCallStore } from "../../src/storage/thread/tool-call-store";
+import { UsageStore } from "../../src/storage/thread/usage-store";
 import { converse, launchFor, threadStub } from "../helpers/projection";
 import { api } from "../helpers/tenants";
 import { liveAgent } from "../helpers/threads";

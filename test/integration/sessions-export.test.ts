@@ -1,7 +1,7 @@
 // GET /v1/sessions/:threadId/export: the whole thread from its object, as JSON, for the owning tenant only.
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { threadExportSchema } from "../../src/storage/thread-export";
+import { threadExportSchema } from "../../src/storage/thread/thread-export";
 import { converse, launchFor, threadEntries, threadStub } from "../helpers/projection";
 import { api, createApiKey, expectError, json } from "../helpers/tenants";
 import { liveAgent } from "../helpers/threads";

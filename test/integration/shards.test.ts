@@ -10,13 +10,13 @@ import { OperatorClient } from "../../src/client/index";
 import { PREVIEW_TTL_MS } from "../../src/http/preview-session";
 import { expirePreviews } from "../../src/jobs/previews";
 import { advanceMove, runShardMoves } from "../../src/jobs/shard-moves";
+import type { ThreadAgent } from "../../src/objects/thread-agent";
 import { listResponse, tenantShardResponse } from "../../src/shared/api";
 import { previewSessionResponse } from "../../src/shared/launch-api";
 import { analyticsResponse, sessionListItem, usageResponse } from "../../src/shared/sessions-api";
 import { PROJECTED_TABLES, ROLLUP_TABLES } from "../../src/storage/d1/shard-copy";
 import { placeByWeight, SHARDS, type ShardName } from "../../src/storage/d1/shards";
-import { projectionBacklog } from "../../src/storage/outbox";
-import type { ThreadAgent } from "../../src/thread/thread-agent";
+import { projectionBacklog } from "../../src/storage/projection/outbox";
 import { converse, launchFor, threadEntries, threadStub } from "../helpers/projection";
 import {
   API,

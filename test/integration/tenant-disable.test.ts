@@ -2,10 +2,10 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { threadObjectName } from "../../src/auth/do-name";
 import { SOCKET_ACTIVITY_REFRESH_MS } from "../../src/auth/socket-activity";
 import { disconnectTenant } from "../../src/http/tenant-disconnect";
-import type { ThreadAgent } from "../../src/thread/thread-agent";
+import type { ThreadAgent } from "../../src/objects/thread-agent";
+import { threadObjectName } from "../../src/thread/contract/object-name";
 import {
   allThreadRows,
   bodyWithoutRequestId,

@@ -2,9 +2,9 @@
 import { env, exports } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { threadObjectName } from "../../src/auth/do-name";
 import { publishedVersionResponse } from "../../src/shared/api";
-import type { ThreadClaims } from "../../src/thread/claims";
+import type { ThreadClaims } from "../../src/thread/contract/claims";
+import { threadObjectName } from "../../src/thread/contract/object-name";
 import { readToken, threadObjects } from "../helpers/edge-gate";
 import { claimCases, now, session, tokenCases } from "../helpers/forged-tokens";
 import { API, api, expectError, json } from "../helpers/tenants";

@@ -2,9 +2,9 @@
 import { abortAllDurableObjects, evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { threadObjectName } from "../../src/auth/do-name";
+import type { ThreadAgent } from "../../src/objects/thread-agent";
 import { LIMITS } from "../../src/shared/protocol";
-import type { ThreadAgent } from "../../src/thread/thread-agent";
+import { threadObjectName } from "../../src/thread/contract/object-name";
 import { api, createRelease, publish, saveDraft, validArtifact } from "../helpers/tenants";
 import { inTestThread } from "../helpers/test-thread-agent";
 import {

@@ -2,18 +2,22 @@
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { adoptThreadContext, readContextVersion, readThreadContext } from "../../src/storage/context-store";
-import { EntryStore } from "../../src/storage/entry-store";
-import { projectedEntrySeq } from "../../src/storage/outbox";
-import { readRunAudit } from "../../src/storage/run-audit-store";
-import { RunStore } from "../../src/storage/run-store";
+import { projectedEntrySeq } from "../../src/storage/projection/outbox";
+import {
+  adoptThreadContext,
+  readContextVersion,
+  readThreadContext,
+} from "../../src/storage/thread/context-store";
+import { EntryStore } from "../../src/storage/thread/entry-store";
+import { readRunAudit } from "../../src/storage/thread/run-audit-store";
+import { RunStore } from "../../src/storage/thread/run-store";
 import {
   migrateThreadSchema,
   THREAD_MIGRATIONS,
   THREAD_SCHEMA_VERSION,
   threadSchemaVersion,
-} from "../../src/storage/thread-schema";
-import { UsageStore } from "../../src/storage/usage-store";
+} from "../../src/storage/thread/thread-schema";
+import { UsageStore } from "../../src/storage/thread/usage-store";
 
 const now = () => Date.UTC(2026, 0, 2);
 const newThread = () => env.THREAD.get(env.THREAD.idFromName(`thread-schema-${crypto.randomUUID()}`));

@@ -6,8 +6,8 @@ import { tenantRunQuota } from "../../src/auth/run-quota";
 import { type Artifact, artifactSchema } from "../../src/control/artifact";
 import { digestOf } from "../../src/control/canonical-json";
 import type { ServerFrame } from "../../src/shared/protocol";
-import type { ThreadBinding } from "../../src/storage/pin-store";
-import { ThreadRuntime } from "../../src/thread/thread-runtime";
+import type { ThreadBinding } from "../../src/storage/thread/pin-store";
+import { ThreadRuntime } from "../../src/thread/conversation/thread-runtime";
 import { verifyWebhook } from "../../src/tools/webhook-signature";
 import { api, createTenant } from "../helpers/tenants";
 

@@ -4,7 +4,7 @@ import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
-import { threadExportSchema } from "../../src/storage/thread-export";
+import { threadExportSchema } from "../../src/storage/thread/thread-export";
 import { fakeOpenAICompatible } from "../helpers/fake-providers";
 import { drainThread, launchFor, secondAgent, threadStub } from "../helpers/projection";
 import { api, createRelease, expectError, json, publish, saveDraft, validArtifact } from "../helpers/tenants";

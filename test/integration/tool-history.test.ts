@@ -4,18 +4,18 @@ import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
-import { threadObjectName } from "../../src/auth/do-name";
 import { tenantRunQuota } from "../../src/auth/run-quota";
 import { type Artifact, artifactSchema } from "../../src/control/artifact";
 import { digestOf } from "../../src/control/canonical-json";
 import { buildPrompt } from "../../src/models/prompt";
 import type { ServerFrame } from "../../src/shared/protocol";
-import { type Entry, EntryStore } from "../../src/storage/entry-store";
-import type { ThreadBinding } from "../../src/storage/pin-store";
-import type { Run } from "../../src/storage/run-store";
-import { migrateThreadSchema } from "../../src/storage/thread-schema";
-import { PromptHistory } from "../../src/thread/prompt-history";
-import { ThreadRuntime, type TurnRequest } from "../../src/thread/thread-runtime";
+import { type Entry, EntryStore } from "../../src/storage/thread/entry-store";
+import type { ThreadBinding } from "../../src/storage/thread/pin-store";
+import type { Run } from "../../src/storage/thread/run-store";
+import { migrateThreadSchema } from "../../src/storage/thread/thread-schema";
+import { threadObjectName } from "../../src/thread/contract/object-name";
+import { ThreadRuntime, type TurnRequest } from "../../src/thread/conversation/thread-runtime";
+import { PromptHistory } from "../../src/thread/run/prompt-history";
 import {
   type FakeReply,
   fakeAnthropic,

@@ -3,15 +3,15 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { projectionBacklog } from "../../src/storage/outbox";
+import { projectionBacklog } from "../../src/storage/projection/outbox";
 import {
   forwardedEventSeq,
   markEventsForwarded,
   recordThreadEvent,
   threadEventsAfter,
   unforwardedEventCount,
-} from "../../src/storage/thread-events";
-import { migrateThreadSchema } from "../../src/storage/thread-schema";
+} from "../../src/storage/thread/thread-events";
+import { migrateThreadSchema } from "../../src/storage/thread/thread-schema";
 import { threadStub } from "../helpers/projection";
 import { clientMessageId, connect, launch, liveAgent } from "../helpers/threads";
 import { waitFor } from "../helpers/wait-for";

@@ -1,7 +1,7 @@
 // The frame budget's token bucket: exactly a burst at one instant, then refills at the configured rate.
 import { describe, expect, it } from "vitest";
 import { LIMITS } from "../../src/shared/protocol";
-import { type FrameBucket, laterBucket, spendFrame } from "../../src/thread/frame-budget";
+import { type FrameBucket, laterBucket, spendFrame } from "../../src/thread/object/frame-budget";
 
 /** Spends at `now` until refused; returns how many frames were admitted and the bucket left. */
 function spendAll(

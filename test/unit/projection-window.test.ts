@@ -1,7 +1,7 @@
 // ProjectionWindow's throttle: the first request drains at once, requests inside the window share one drain at its
 // end (armed first), and a window of 0 drains on every request.
 import { describe, expect, it } from "vitest";
-import { ProjectionWindow } from "../../src/storage/projection-lane";
+import { ProjectionWindow } from "../../src/storage/projection/projection-lane";
 
 function harness(windowMs: number) {
   let now = 1_000;

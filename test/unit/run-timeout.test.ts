@@ -2,8 +2,8 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { artifactSchema, DEFAULT_RUN_TIMEOUT_MS } from "../../src/control/artifact";
-import type { ThreadBinding } from "../../src/storage/pin-store";
-import { threadLimits } from "../../src/thread/thread-limits";
+import type { ThreadBinding } from "../../src/storage/thread/pin-store";
+import { threadLimits } from "../../src/thread/run/thread-limits";
 
 const minimal = {
   schemaVersion: 1,

@@ -1,6 +1,6 @@
 // Where an SSE client resumes a run: the Last-Event-ID it sends, read as a delta seq or as "from the start".
 import { describe, expect, it } from "vitest";
-import { lastEventId } from "../../src/thread/sse-stream";
+import { lastEventId } from "../../src/thread/object/sse-stream";
 
 const withId = (id?: string) =>
   new Request(

@@ -8,7 +8,7 @@ import {
   OMITTED_OUTPUT,
   storedToolCalls,
   toolCallsOfSteps,
-} from "../../src/thread/tool-history";
+} from "../../src/thread/run/tool-history";
 
 const usage = { inputTokens: 0, outputTokens: 0 };
 

@@ -3,7 +3,7 @@
 // with and without it, so only the distance to D1 differs between the two figures.
 import { app } from "../../../src/app";
 import { TenantQuota as ProductTenantQuota } from "../../../src/auth/tenant-quota";
-import { ThreadAgent as ProductThreadAgent } from "../../../src/thread/thread-agent";
+import { ThreadAgent as ProductThreadAgent } from "../../../src/objects/thread-agent";
 
 export { TenantEvents } from "../../../src/events/tenant-events";
 

@@ -1,9 +1,9 @@
-// B3: the product's entry store (src/storage/entry-store.ts) in a Durable Object of its own, timed from inside the
+// B3: the product's entry store (src/storage/thread/entry-store.ts) in a Durable Object of its own, timed from inside the
 // object so the figures are storage work only. Its baselines run in the same object: plain INSERTs for appends, and
 // "list every entry and walk parents in memory" for branch reads.
 import { DurableObject } from "cloudflare:workers";
-import { EntryStore } from "../../../src/storage/entry-store";
-import { migrateThreadSchema } from "../../../src/storage/thread-schema";
+import { EntryStore } from "../../../src/storage/thread/entry-store";
+import { migrateThreadSchema } from "../../../src/storage/thread/thread-schema";
 import type { BenchEnv } from "./bench-env";
 
 export interface TreeShape {

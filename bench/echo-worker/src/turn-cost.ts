@@ -1,15 +1,15 @@
 // B4: what one turn costs — Durable Object SQLite rows written, and the D1 projection's batches, statements and rows —
-// measured by driving the product's ThreadRuntime (src/thread/thread-runtime.ts) with the local model over a metered
-// storage, then draining the outbox into a metered D1 (src/storage/projection-drain.ts) after each turn, as the
+// measured by driving the product's ThreadRuntime (src/thread/conversation/thread-runtime.ts) with the local model over a metered
+// storage, then draining the outbox into a metered D1 (src/storage/projection/projection-drain.ts) after each turn, as the
 // thread object does. Same code paths as the thread object, without sockets.
 import { DurableObject } from "cloudflare:workers";
 import type { Artifact } from "../../../src/control/artifact";
 import { insertThread } from "../../../src/storage/d1/thread-registry";
-import type { ThreadBinding } from "../../../src/storage/pin-store";
-import { drainOutbox } from "../../../src/storage/projection-drain";
-import { ProjectionWindow } from "../../../src/storage/projection-lane";
-import { migrateThreadSchema } from "../../../src/storage/thread-schema";
-import { ThreadRuntime } from "../../../src/thread/thread-runtime";
+import { drainOutbox } from "../../../src/storage/projection/projection-drain";
+import { ProjectionWindow } from "../../../src/storage/projection/projection-lane";
+import type { ThreadBinding } from "../../../src/storage/thread/pin-store";
+import { migrateThreadSchema } from "../../../src/storage/thread/thread-schema";
+import { ThreadRuntime } from "../../../src/thread/conversation/thread-runtime";
 import type { BenchEnv } from "./bench-env";
 import { D1Meter, type D1Tally } from "./d1-meter";
 import { StorageMeter, type StorageTally } from "./instrumented-storage";

@@ -1,0 +1,202 @@
+// Exact per-tenant quotas and the tenant's on/off switch, in one small Durable Object per tenant: launches and tokens
+// per UTC day, and runs in progress at once (leases that expire, so a dead holder frees its slot by itself).
+import { DurableObject } from "cloudflare:workers";
+import { launchBudget } from "../auth/launch-budget";
+import {
+  type LaunchDecision,
+  PUBLIC_LAUNCHES,
+  type QuotaClock,
+  RUN_LEASE_MS,
+  type RunGrant,
+  SETTINGS_REVALIDATE_MS,
+} from "../auth/tenant-quota";
+import type { TenantQuotas, TenantStatus } from "../shared/api";
+import { getTenantSettings } from "../storage/d1/tenants";
+import {
+  countQuotaUse,
+  createQuotaCounters,
+  deleteRunLease,
+  expireRunLeases,
+  insertRunLease,
+  leasedThreads,
+  quotaUsed,
+  readTenantSettings,
+  renewRunLease,
+  type StoredTenantSettings,
+  uncountQuotaUse,
+  writeTenantSettings,
+} from "../storage/quota/quota-counters";
+
+/** A concurrency refusal's Retry-After: runs end at any moment, so a client may try again soon. */
+const CONCURRENCY_RETRY_SECONDS = 5;
+
+const DEFAULT_SETTINGS: Omit<StoredTenantSettings, "loadedAt"> = {
+  status: "active",
+  quotas: {
+    launchesPerDay: null,
+    tokensPerDay: null,
+    concurrentThreads: null,
+    privateLaunchReservePercent: null,
+    agentPublicLaunchSharePercent: null,
+  },
+};
+
+function utcDay(now: number): { day: string; secondsLeft: number } {
+  const date = new Date(now);
+  const next = Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate() + 1);
+  return { day: date.toISOString().slice(0, 10), secondsLeft: Math.ceil((next - now) / 1000) };
+}
+
+export class TenantQuota extends DurableObject<Env> {
+  readonly #clock: QuotaClock;
+  /** Reads of the tenant started, and the newest one stored: an older read finishing late never overwrites. */
+  #readsStarted = 0;
+  #readStored = 0;
+
+  /** The runtime constructs with `(ctx, env)`; only a test-only subclass passes another clock. */
+  constructor(ctx: DurableObjectState, env: Env, clock: QuotaClock = { now: () => Date.now() }) {
+    super(ctx, env);
+    this.#clock = clock;
+    createQuotaCounters(ctx.storage.sql);
+  }
+
+  /**
+   * Takes one launch of today if the tenant is active and its daily limit allows (its own `launchesPerDay`, else
+   * `defaultLimit`) and, for a public launch (`agentId` given), also one of the public launches the private reserve
+   * leaves (kind `launches:public`) and one of that agent's public share (kind `launches:agent:<id>`): all or none
+   * (`launchBudget`, docs/operations.md "Launch shares"). A refusal consumes nothing.
+   */
+  async consumeLaunch(defaultLimit: number, agentId?: string): Promise<LaunchDecision> {
+    const settings = await this.#settings();
+    if (settings.status !== "active") return { ok: false, disabled: true };
+    const budget = launchBudget(settings.quotas, defaultLimit);
+    const charges = [{ kind: "launches", limit: budget.launchesPerDay }];
+    if (agentId !== undefined) {
+      charges.push(
+        { kind: PUBLIC_LAUNCHES, limit: budget.publicLaunchesPerDay },
+        { kind: `launches:agent:${agentId}`, limit: budget.agentPublicLaunchesPerDay },
+      );
+    }
+    const { day, secondsLeft } = utcDay(this.#clock.now());
+    const sql = this.ctx.storage.sql;
+    // No await between the reads and the writes: the object runs this as one step, so no launch slips between them.
+    for (const { kind, limit: kindLimit } of charges) {
+      const used = quotaUsed(sql, kind, day);
+      if (used >= kindLimit)
+        return { ok: false, kind, used, limit: kindLimit, retryAfterSeconds: secondsLeft };
+    }
+    for (const { kind } of charges) countQuotaUse(sql, kind, day);
+    return { ok: true };
+  }
+
+  /** Gives back a launch `consumeLaunch` took (same `agentId`) when the launch could store nothing after all. */
+  async refundLaunch(agentId?: string): Promise<void> {
+    const { day } = utcDay(this.#clock.now());
+    const sql = this.ctx.storage.sql;
+    uncountQuotaUse(sql, "launches", day);
+    if (agentId !== undefined) {
+      uncountQuotaUse(sql, PUBLIC_LAUNCHES, day);
+      uncountQuotaUse(sql, `launches:agent:${agentId}`, day);
+    }
+  }
+
+  /** Units of `kind` (`launches`, `tokens`) used today. */
+  async usage(kind: string): Promise<number> {
+    const { day } = utcDay(this.#clock.now());
+    return quotaUsed(this.ctx.storage.sql, kind, day);
+  }
+
+  /** Re-reads the tenant's status and quotas from D1 now: the operator API calls it after every change. */
+  async refreshSettings(): Promise<{ status: TenantStatus; quotas: TenantQuotas }> {
+    const settings = await this.#load();
+    return { status: settings.status, quotas: settings.quotas };
+  }
+
+  /**
+   * A slot for a run of `threadId`: refused while the tenant is disabled, once today's tokens are used up, or when
+   * `concurrentThreads` other threads hold a live lease. A thread that already holds one gets another (its runs
+   * are one at a time anyway). A refusal stores nothing.
+   */
+  async startRun(threadId: string): Promise<RunGrant> {
+    const settings = await this.#settings();
+    if (settings.status !== "active") {
+      return { ok: false, code: "forbidden", message: "This account is disabled." };
+    }
+    const now = this.#clock.now();
+    const sql = this.ctx.storage.sql;
+    const { tokensPerDay, concurrentThreads } = settings.quotas;
+    const { day, secondsLeft } = utcDay(now);
+    if (tokensPerDay !== null && quotaUsed(sql, "tokens", day) >= tokensPerDay) {
+      return {
+        ok: false,
+        code: "quota_exceeded",
+        message: "The daily token quota for this account is used up.",
+        retryAfter: secondsLeft,
+      };
+    }
+    expireRunLeases(sql, now);
+    if (concurrentThreads !== null) {
+      const { threads, holdsOne } = leasedThreads(sql, threadId);
+      if (!holdsOne && threads >= concurrentThreads) {
+        return {
+          ok: false,
+          code: "quota_exceeded",
+          message: "Too many conversations of this account are answering at once; try again shortly.",
+          retryAfter: CONCURRENCY_RETRY_SECONDS,
+        };
+      }
+    }
+    const leaseId = crypto.randomUUID();
+    insertRunLease(sql, { id: leaseId, threadId, expiresAt: now + RUN_LEASE_MS });
+    return {
+      ok: true,
+      leaseId,
+      leaseMs: RUN_LEASE_MS,
+      unlimited: tokensPerDay === null && concurrentThreads === null,
+    };
+  }
+
+  /** Keeps a run's lease alive; false when it had already expired (the slot may have gone to another run). */
+  async renewRun(leaseId: string): Promise<boolean> {
+    return renewRunLease(this.ctx.storage.sql, leaseId, this.#clock.now() + RUN_LEASE_MS);
+  }
+
+  /** A run ended (however it ended): its slot, if it took one, is freed and its tokens count towards today's. */
+  async endRun(leaseId: string | null, tokens: number): Promise<void> {
+    const sql = this.ctx.storage.sql;
+    if (leaseId !== null) deleteRunLease(sql, leaseId);
+    if (Number.isSafeInteger(tokens) && tokens > 0) {
+      countQuotaUse(sql, "tokens", utcDay(this.#clock.now()).day, tokens);
+    }
+  }
+
+  /** The stored copy; read from D1 the first time, re-read in the background once it is old. */
+  async #settings(): Promise<StoredTenantSettings> {
+    const stored = readTenantSettings(this.ctx.storage.sql);
+    if (stored === null) return this.#load();
+    if (this.#clock.now() - stored.loadedAt > SETTINGS_REVALIDATE_MS) {
+      this.ctx.waitUntil(this.#load().catch(() => undefined));
+    }
+    return stored;
+  }
+
+  /**
+   * Reads the tenant from D1, started now (never joined to a read already under way, which may predate the change
+   * a caller just made), and stores it unless a read started later was stored first. Returns the stored copy.
+   */
+  async #load(): Promise<StoredTenantSettings> {
+    // Named by the tenant id (`tenantQuota` below), so the name is the tenant.
+    const tenantId = this.ctx.id.name;
+    if (tenantId === undefined) throw new Error("TenantQuota must be reached by tenant name.");
+    const started = ++this.#readsStarted;
+    const loadedAt = this.#clock.now();
+    const read = await getTenantSettings(this.env.DB, tenantId);
+    const settings: StoredTenantSettings = { ...(read ?? DEFAULT_SETTINGS), loadedAt };
+    if (started > this.#readStored) {
+      this.#readStored = started;
+      writeTenantSettings(this.ctx.storage.sql, settings);
+      return settings;
+    }
+    return readTenantSettings(this.ctx.storage.sql) ?? settings;
+  }
+}

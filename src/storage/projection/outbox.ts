@@ -1,0 +1,96 @@
+// The projection backlog: what D1 has yet to learn, queued in the same SQLite transaction as the change itself.
+//
+// Entries are append-only and ordered by seq, so they need no queue: D1 lacks exactly the entries above the
+// `projected_entry_seq` watermark kept in `meta`. Records that change in place (runs, tool calls) go through the
+// `outbox` table, one row per record while it waits; a run's usage travels with the run.
+import type { JsonValue } from "../redact";
+import { readMetaInteger, writeMeta } from "../thread/thread-meta";
+
+/**
+ * What a row projects: a run (with its usage), a tool call or an entry's feedback; `entry` and `usage` rows come only
+ * from older builds.
+ */
+const OUTBOX_KINDS = ["entry", "run", "tool_call", "usage", "feedback"] as const;
+type OutboxKind = (typeof OUTBOX_KINDS)[number];
+
+export interface OutboxItem {
+  kind: Exclude<OutboxKind, "entry" | "usage">;
+  /** Id of the projected record (for usage: `<runId>:<turn>`; for feedback: the entry's id). */
+  refId: string;
+  /** Grows with every change of the record; the drain's upsert ignores anything not newer than D1's copy. */
+  version: number;
+  /** The record as D1 should see it, already redacted. */
+  payload: JsonValue;
+}
+
+/** Meta key: every entry at or below this seq is in D1 (or was deleted by retention before it got there). */
+export const PROJECTED_ENTRY_SEQ_KEY = "projected_entry_seq";
+
+/**
+ * Queues one change for the D1 projection. Call it inside the `transactionSync` that writes the change, so a
+ * change without its outbox row (or the reverse) can never be committed. A record already waiting keeps its one row
+ * as it is, with nothing written: the drain projects the record as it is when it drains, and deletes the row only
+ * if the record's revision is still the one it sent (otherwise the row takes the newer revision and waits for the
+ * next drain). `fresh`: the record was created in this very transaction, so no row for it can be waiting. Returns
+ * the row's seq.
+ */
+export function enqueueOutbox(
+  storage: DurableObjectStorage,
+  item: OutboxItem,
+  now: number,
+  options: { fresh?: boolean } = {},
+): number {
+  // A record created in this transaction cannot be waiting yet; one that is waiting costs a read, not a write.
+  const waiting = options.fresh
+    ? undefined
+    : storage.sql
+        .exec<{ seq: number }>(
+          "SELECT seq FROM outbox WHERE kind = ? AND ref_id = ? LIMIT 1",
+          item.kind,
+          item.refId,
+        )
+        .toArray()[0];
+  if (waiting !== undefined) return waiting.seq;
+  return storage.sql
+    .exec<{ seq: number }>(
+      "INSERT INTO outbox (kind, ref_id, version, payload_json, attempts, next_attempt_at) VALUES (?, ?, ?, ?, 0, ?) RETURNING seq",
+      item.kind,
+      item.refId,
+      item.version,
+      JSON.stringify(item.payload),
+      now,
+    )
+    .one().seq;
+}
+
+/** A queued record's revision as the thread holds it now; null when it is gone (or has no revision of its own). */
+export function currentRevision(storage: DurableObjectStorage, kind: string, refId: string): number | null {
+  const table =
+    kind === "run" ? "runs" : kind === "tool_call" ? "tool_calls" : kind === "feedback" ? "feedback" : null;
+  if (table === null) return null;
+  const key = kind === "feedback" ? "entry_id" : "id";
+  const row = storage.sql.exec(`SELECT revision FROM ${table} WHERE ${key} = ?`, refId).toArray()[0];
+  return row === undefined ? null : Number(row.revision);
+}
+
+/** The entry watermark; every object has it from schema version 4 on. */
+export function projectedEntrySeq(storage: DurableObjectStorage): number {
+  const value = readMetaInteger(storage, PROJECTED_ENTRY_SEQ_KEY) ?? 0;
+  return Math.max(0, value);
+}
+
+export function setProjectedEntrySeq(storage: DurableObjectStorage, seq: number): void {
+  writeMeta(storage, PROJECTED_ENTRY_SEQ_KEY, String(seq));
+}
+
+/** Entries above the watermark (a range count over the rowid). */
+function entriesAwaitingProjection(storage: DurableObjectStorage): number {
+  const after = projectedEntrySeq(storage);
+  return Number(storage.sql.exec("SELECT COUNT(*) AS n FROM entries WHERE seq > ?", after).one().n);
+}
+
+/** Changes D1 has yet to learn: waiting outbox rows (due or backing off) and entries above the watermark. */
+export function projectionBacklog(storage: DurableObjectStorage): number {
+  const rows = Number(storage.sql.exec("SELECT COUNT(*) AS n FROM outbox").one().n);
+  return rows + entriesAwaitingProjection(storage);
+}

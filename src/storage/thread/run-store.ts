@@ -1,0 +1,365 @@
+// The thread's runs table: a run's lifecycle from queued to its end, found again by id or idempotency key.
+import { z } from "zod";
+import { fail, ok, type Result } from "../../errors";
+import { ERROR_REASONS } from "../../shared/error-reasons";
+import { ERROR_CODES, type ErrorCode, type ErrorReason } from "../../shared/errors";
+import { RUN_STATUSES, type RunStatus } from "../../shared/protocol";
+import { enqueueOutbox } from "../projection/outbox";
+import { createRedactor, type Redactor } from "../redact";
+import { invalidRunRecord, type RunStoreOptions, recordIdSchema } from "./run-types";
+
+/** The only moves a run can make; anything else is a conflict. */
+const NEXT_STATUS: Record<RunStatus, readonly RunStatus[]> = {
+  // A queued run that cannot start (its tenant's run quota refused it, its place is gone) fails unstarted.
+  queued: ["running", "failed", "aborted"],
+  running: ["succeeded", "failed", "aborted"],
+  succeeded: [],
+  failed: [],
+  aborted: [],
+};
+
+export const isTerminalRunStatus = (status: RunStatus): boolean => NEXT_STATUS[status].length === 0;
+
+// A type alias, not an interface, so a run stays assignable to JsonValue for the outbox payload.
+export type RunError = {
+  code: ErrorCode;
+  /** Why, beside the code (a provider failure's `auth`, `context_length`, …); absent when none applies. */
+  reason?: ErrorReason;
+  message: string;
+};
+
+export interface Run {
+  id: string;
+  status: RunStatus;
+  idempotencyKey: string | null;
+  userEntryId: string | null;
+  assistantEntryId: string | null;
+  parentEntryId: string | null;
+  createdAt: number;
+  startedAt: number | null;
+  endedAt: number | null;
+  abortReason: string | null;
+  error: RunError | null;
+  versionId: string | null;
+  /** From the run's acceptance to its first streamed delta; null until one streamed (or when none did). */
+  firstDeltaMs: number | null;
+  /** Grows with every change (the D1 projection's version). */
+  revision: number;
+}
+
+export interface NewRun {
+  id?: string;
+  idempotencyKey?: string;
+  parentEntryId?: string;
+  userEntryId?: string;
+  versionId?: string;
+  /**
+   * The run starts as it is created (no other run is live, its quota slot is held): it is stored `running` at once,
+   * one row write instead of a queued row and its transition.
+   */
+  start?: boolean;
+}
+
+export interface RunPatch {
+  userEntryId?: string;
+  assistantEntryId?: string;
+  abortReason?: string;
+  error?: RunError;
+  /** Set when the run ends, from the live run's clock; kept if already set. */
+  firstDeltaMs?: number;
+}
+
+const newRunSchema = z.object({
+  id: recordIdSchema.optional(),
+  idempotencyKey: z.string().min(1).max(256).optional(),
+  parentEntryId: recordIdSchema.optional(),
+  userEntryId: recordIdSchema.optional(),
+  versionId: recordIdSchema.optional(),
+  start: z.boolean().optional(),
+});
+
+const runPatchSchema = z.object({
+  userEntryId: recordIdSchema.optional(),
+  assistantEntryId: recordIdSchema.optional(),
+  // Long texts are cut, not refused: ending a run must never fail because a provider's message was verbose.
+  abortReason: z
+    .string()
+    .min(1)
+    .transform((t) => t.slice(0, 1000))
+    .optional(),
+  error: z
+    .object({
+      code: z.enum(ERROR_CODES),
+      reason: z.enum(ERROR_REASONS).optional(),
+      message: z.string().transform((t) => t.slice(0, 4000)),
+    })
+    .optional(),
+  firstDeltaMs: z.number().int().min(0).optional(),
+});
+
+const runRowSchema = z.object({
+  id: z.string(),
+  status: z.enum(RUN_STATUSES),
+  idempotency_key: z.string().nullable(),
+  user_entry_id: z.string().nullable(),
+  assistant_entry_id: z.string().nullable(),
+  parent_entry_id: z.string().nullable(),
+  created_at: z.number().int(),
+  started_at: z.number().int().nullable(),
+  ended_at: z.number().int().nullable(),
+  abort_reason: z.string().nullable(),
+  error_code: z.enum(ERROR_CODES).nullable(),
+  error_message: z.string().nullable(),
+  error_reason: z.enum(ERROR_REASONS).nullable(),
+  version_id: z.string().nullable(),
+  first_delta_ms: z.number().int().nullable(),
+  revision: z.number().int(),
+});
+
+const RUN_COLUMNS =
+  "id, status, idempotency_key, user_entry_id, assistant_entry_id, parent_entry_id, created_at, started_at, ended_at, abort_reason, error_code, error_message, error_reason, version_id, first_delta_ms, revision";
+
+/** Where a page of runs in creation order ended. */
+export interface RunPosition {
+  createdAt: number;
+  /** The run's creation order (`runs.seq`). */
+  seq: number;
+}
+
+function toRun(row: unknown): Run {
+  const r = runRowSchema.parse(row);
+  return {
+    id: r.id,
+    status: r.status,
+    idempotencyKey: r.idempotency_key,
+    userEntryId: r.user_entry_id,
+    assistantEntryId: r.assistant_entry_id,
+    parentEntryId: r.parent_entry_id,
+    createdAt: r.created_at,
+    startedAt: r.started_at,
+    endedAt: r.ended_at,
+    abortReason: r.abort_reason,
+    error:
+      r.error_code === null
+        ? null
+        : {
+            code: r.error_code,
+            ...(r.error_reason !== null ? { reason: r.error_reason } : {}),
+            message: r.error_message ?? "",
+          },
+    versionId: r.version_id,
+    firstDeltaMs: r.first_delta_ms,
+    revision: r.revision,
+  };
+}
+
+/** One run by id; the other run tables check with it that the run they write for exists. */
+export function findRun(storage: DurableObjectStorage, runId: string): Run | null {
+  const row = storage.sql.exec(`SELECT ${RUN_COLUMNS} FROM runs WHERE id = ?`, runId).toArray()[0];
+  return row ? toRun(row) : null;
+}
+
+export class RunStore {
+  readonly #storage: DurableObjectStorage;
+  readonly #now: () => number;
+  readonly #redactor: Redactor;
+  readonly #newId: () => string;
+
+  constructor(storage: DurableObjectStorage, options: RunStoreOptions) {
+    this.#storage = storage;
+    this.#now = options.now;
+    this.#redactor = createRedactor(options.secrets ?? []);
+    this.#newId = options.newId ?? (() => crypto.randomUUID());
+  }
+
+  /**
+   * Creates a queued run (a running one with `start`); a known idempotency key returns the run it created before
+   * (`created: false`).
+   */
+  create(input: NewRun = {}): Result<{ run: Run; created: boolean }> {
+    const parsed = newRunSchema.safeParse(input);
+    if (!parsed.success) return invalidRunRecord(parsed.error);
+    const n = parsed.data;
+    return this.#storage.transactionSync((): Result<{ run: Run; created: boolean }> => {
+      if (n.idempotencyKey !== undefined) {
+        const existing = this.byIdempotencyKey(n.idempotencyKey);
+        if (existing) return ok({ run: existing, created: false });
+      }
+      const runId = n.id ?? this.#newId();
+      const now = this.#now();
+      // The idempotency key was checked above, so a conflict here can only be the id.
+      const inserted = this.#storage.sql
+        .exec(
+          `INSERT INTO runs (id, seq, status, idempotency_key, user_entry_id, parent_entry_id, created_at, started_at,
+             version_id, revision)
+           VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM runs), ?, ?, ?, ?, ?, ?, ?, 1)
+           ON CONFLICT DO NOTHING RETURNING ${RUN_COLUMNS}`,
+          runId,
+          n.start === true ? "running" : "queued",
+          n.idempotencyKey ?? null,
+          n.userEntryId ?? null,
+          n.parentEntryId ?? null,
+          now,
+          n.start === true ? now : null,
+          n.versionId ?? null,
+        )
+        .toArray()[0];
+      if (inserted === undefined) return fail("conflict", "A run with this id already exists.", { runId });
+      const run = toRun(inserted);
+      this.#enqueueRun(run, now, { fresh: true });
+      return ok({ run, created: true });
+    });
+  }
+
+  get(runId: string): Run | null {
+    return findRun(this.#storage, runId);
+  }
+
+  /**
+   * Runs in creation order (ties in insertion order), `limit` at a time after `after`, the position `page` returned
+   * with the last run of the previous page: how an export reads every run without holding them all.
+   */
+  page(after: RunPosition | null, limit: number): { runs: Run[]; last: RunPosition | null } {
+    const rows = this.#storage.sql
+      .exec(
+        `SELECT ${RUN_COLUMNS}, seq AS position FROM runs
+         WHERE created_at > ?1 OR (created_at = ?1 AND seq > ?2) ORDER BY created_at, seq LIMIT ?3`,
+        after?.createdAt ?? Number.MIN_SAFE_INTEGER,
+        after?.seq ?? 0,
+        limit,
+      )
+      .toArray();
+    const runs = rows.map(toRun);
+    const lastRow = rows[rows.length - 1];
+    const lastRun = runs[runs.length - 1];
+    return {
+      runs,
+      last: lastRow && lastRun ? { createdAt: lastRun.createdAt, seq: Number(lastRow.position) } : null,
+    };
+  }
+
+  /** The run an idempotency key created; a scan of the thread's runs (the key has no index: schema 16). */
+  byIdempotencyKey(key: string): Run | null {
+    const row = this.#storage.sql
+      .exec(`SELECT ${RUN_COLUMNS} FROM runs WHERE idempotency_key = ? LIMIT 1`, key)
+      .toArray()[0];
+    return row ? toRun(row) : null;
+  }
+
+  /** Runs not yet finished (queued or running), oldest first. */
+  active(): Run[] {
+    return this.#storage.sql
+      .exec(`SELECT ${RUN_COLUMNS} FROM runs WHERE status IN ('queued', 'running') ORDER BY created_at, id`)
+      .toArray()
+      .map(toRun);
+  }
+
+  /**
+   * How many runs were created after `since`, looking only at the newest `atMost` (a rate limit needs to know
+   * whether a bound is reached, not the whole history).
+   */
+  countCreatedAfter(since: number, atMost: number): number {
+    const row = this.#storage.sql
+      .exec(
+        // Every send, edit and regenerate starts one run; runs are inserted in time order, so seq is recency.
+        "SELECT COUNT(*) AS n FROM (SELECT created_at FROM runs ORDER BY seq DESC LIMIT ?) WHERE created_at > ?",
+        atMost,
+        since,
+      )
+      .one();
+    return Number(row.n);
+  }
+
+  /**
+   * Moves a run to `to` if the lifecycle allows it (queued→running→succeeded|failed|aborted, queued→failed|aborted).
+   * Ending a run deletes its delta chunks in the same transaction: the final entry now holds the text. Call it
+   * inside the caller's `transactionSync` together with the final entry's append to commit both at once.
+   */
+  transition(runId: string, to: RunStatus, patch: RunPatch = {}): Result<Run> {
+    const parsed = runPatchSchema.safeParse(patch);
+    if (!parsed.success) return invalidRunRecord(parsed.error);
+    const p = parsed.data;
+    return this.#storage.transactionSync((): Result<Run> => {
+      const run = this.get(runId);
+      if (!run) return fail("not_found", "Run not found.");
+      if (!NEXT_STATUS[run.status].includes(to)) {
+        return fail("conflict", `A ${run.status} run cannot become ${to}.`, { status: run.status });
+      }
+      const now = this.#now();
+      const ending = isTerminalRunStatus(to);
+      const row = this.#storage.sql.exec(
+        `UPDATE runs SET
+           status = ?,
+           started_at = CASE WHEN ? = 'running' THEN ? ELSE started_at END,
+           ended_at = CASE WHEN ? THEN ? ELSE ended_at END,
+           user_entry_id = COALESCE(?, user_entry_id),
+           assistant_entry_id = COALESCE(?, assistant_entry_id),
+           abort_reason = COALESCE(?, abort_reason),
+           error_code = COALESCE(?, error_code),
+           error_message = COALESCE(?, error_message),
+           error_reason = COALESCE(?, error_reason),
+           first_delta_ms = COALESCE(first_delta_ms, ?),
+           revision = revision + 1
+         WHERE id = ? RETURNING ${RUN_COLUMNS}`,
+        to,
+        to,
+        now,
+        ending ? 1 : 0,
+        now,
+        p.userEntryId ?? null,
+        p.assistantEntryId ?? null,
+        p.abortReason === undefined ? null : this.#redactor.text(p.abortReason),
+        p.error?.code ?? null,
+        p.error === undefined ? null : this.#redactor.text(p.error.message),
+        p.error?.reason ?? null,
+        p.firstDeltaMs ?? null,
+        runId,
+      );
+      const updated = toRun(row.one());
+      // The one write outside the runs table: chunks exist only for a live run, and the run's end is what ends them.
+      if (ending) this.#storage.sql.exec("DELETE FROM run_chunks WHERE run_id = ?", runId);
+      this.#enqueueRun(updated, now);
+      return ok(updated);
+    });
+  }
+
+  /**
+   * Records where a queued run's user message went once it is placed (a turn queued behind another run enters the
+   * tree only when it starts). Only a queued run without a user entry takes one.
+   */
+  placeUserEntry(
+    runId: string,
+    place: { userEntryId: string; parentEntryId: string | null; versionId?: string },
+  ): Result<Run> {
+    return this.#storage.transactionSync((): Result<Run> => {
+      const run = this.get(runId);
+      if (!run) return fail("not_found", "Run not found.");
+      if (run.status !== "queued" || run.userEntryId !== null) {
+        return fail("conflict", "Only a queued run waiting for its message can be placed.", {
+          status: run.status,
+        });
+      }
+      const now = this.#now();
+      const row = this.#storage.sql.exec(
+        `UPDATE runs SET user_entry_id = ?, parent_entry_id = ?, version_id = COALESCE(?, version_id),
+         revision = revision + 1 WHERE id = ? RETURNING ${RUN_COLUMNS}`,
+        place.userEntryId,
+        place.parentEntryId,
+        place.versionId ?? null,
+        runId,
+      );
+      const updated = toRun(row.one());
+      this.#enqueueRun(updated, now);
+      return ok(updated);
+    });
+  }
+
+  #enqueueRun(run: Run, now: number, options: { fresh?: boolean } = {}): void {
+    enqueueOutbox(
+      this.#storage,
+      { kind: "run", refId: run.id, version: run.revision, payload: { ...run } },
+      now,
+      options,
+    );
+  }
+}

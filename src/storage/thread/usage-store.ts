@@ -1,0 +1,189 @@
+// The usage table: token counts per provider turn of a run; run totals are sums over its turns, never stored twice.
+import { z } from "zod";
+import { fail, ok, type Result } from "../../errors";
+import { findRun } from "./run-store";
+import { invalidRunRecord, type RunStoreOptions } from "./run-types";
+
+export interface UsageTurn {
+  provider: string;
+  model: string;
+  inputTokens: number;
+  outputTokens: number;
+}
+
+export interface UsageRecord extends UsageTurn {
+  runId: string;
+  turn: number;
+  createdAt: number;
+}
+
+export interface UsageTotals {
+  turns: number;
+  inputTokens: number;
+  outputTokens: number;
+}
+
+const tokens = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+// Provider turns count from 0 (the model loop's step index).
+const turnNumber = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+
+const usageTurnSchema = z.object({
+  provider: z.string().min(1).max(128),
+  model: z.string().min(1).max(256),
+  inputTokens: tokens,
+  outputTokens: tokens,
+});
+
+const usageRowSchema = z.object({
+  run_id: z.string(),
+  turn: z.number().int(),
+  provider: z.string(),
+  model: z.string(),
+  input_tokens: z.number().int(),
+  output_tokens: z.number().int(),
+  created_at: z.number(),
+});
+
+const totalsRowSchema = z.object({
+  turns: z.number().int(),
+  input_tokens: z.number().int(),
+  output_tokens: z.number().int(),
+});
+
+const runTotalsRowSchema = totalsRowSchema.extend({ run_id: z.string(), first_at: z.number().int() });
+
+/** Usage holds no secrets (names and counts only), so the store takes no redaction list. */
+export class UsageStore {
+  readonly #storage: DurableObjectStorage;
+  readonly #now: () => number;
+
+  constructor(storage: DurableObjectStorage, options: RunStoreOptions) {
+    this.#storage = storage;
+    this.#now = options.now;
+  }
+
+  /** Records one provider turn's token usage (turns count from 0); each (run, turn) is recorded once. */
+  record(runId: string, turn: number, usage: UsageTurn): Result<UsageTurn & { runId: string; turn: number }> {
+    const parsedTurn = turnNumber.safeParse(turn);
+    if (!parsedTurn.success) return invalidRunRecord(parsedTurn.error);
+    const parsed = usageTurnSchema.safeParse(usage);
+    if (!parsed.success) return invalidRunRecord(parsed.error);
+    const u = parsed.data;
+    return this.#storage.transactionSync((): Result<UsageTurn & { runId: string; turn: number }> => {
+      if (!findRun(this.#storage, runId)) return fail("not_found", "Run not found.");
+      const recorded = this.#storage.sql
+        .exec("SELECT 1 AS present FROM usage WHERE run_id = ? AND turn = ?", runId, parsedTurn.data)
+        .toArray();
+      if (recorded.length > 0) return fail("conflict", "Usage for this turn is already recorded.");
+      const now = this.#now();
+      this.#storage.sql.exec(
+        `INSERT INTO usage (run_id, turn, provider, model, input_tokens, output_tokens, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?)`,
+        runId,
+        parsedTurn.data,
+        u.provider,
+        u.model,
+        u.inputTokens,
+        u.outputTokens,
+        now,
+      );
+      // No outbox row of its own: usage is recorded while its run is live, and the run's end queues the run, whose
+      // projection carries its usage.
+      return ok({ runId, turn: parsedTurn.data, ...u });
+    });
+  }
+
+  /** Every recorded provider turn of one run in turn order, or of the whole thread in time order. */
+  records(runId?: string): UsageRecord[] {
+    const columns = "run_id, turn, provider, model, input_tokens, output_tokens, created_at";
+    const cursor =
+      runId === undefined
+        ? this.#storage.sql.exec(`SELECT ${columns} FROM usage ORDER BY created_at, run_id, turn`)
+        : this.#storage.sql.exec(`SELECT ${columns} FROM usage WHERE run_id = ? ORDER BY turn`, runId);
+    return cursor.toArray().map((row) => {
+      const r = usageRowSchema.parse(row);
+      return {
+        runId: r.run_id,
+        turn: r.turn,
+        provider: r.provider,
+        model: r.model,
+        inputTokens: r.input_tokens,
+        outputTokens: r.output_tokens,
+        createdAt: r.created_at,
+      };
+    });
+  }
+
+  /**
+   * The thread's provider turns in time order (as `records()` lists them), `limit` at a time after the last record of
+   * the previous page.
+   */
+  page(after: UsageRecord | null, limit: number): UsageRecord[] {
+    const rows = this.#storage.sql
+      .exec(
+        `SELECT run_id, turn, provider, model, input_tokens, output_tokens, created_at FROM usage
+         WHERE (created_at, run_id, turn) > (?, ?, ?) ORDER BY created_at, run_id, turn LIMIT ?`,
+        after?.createdAt ?? Number.MIN_SAFE_INTEGER,
+        after?.runId ?? "",
+        after?.turn ?? -1,
+        limit,
+      )
+      .toArray();
+    return rows.map((row) => {
+      const r = usageRowSchema.parse(row);
+      return {
+        runId: r.run_id,
+        turn: r.turn,
+        provider: r.provider,
+        model: r.model,
+        inputTokens: r.input_tokens,
+        outputTokens: r.output_tokens,
+        createdAt: r.created_at,
+      };
+    });
+  }
+
+  /**
+   * Totals per run, in the order the runs first appear among the thread's turns in time order, `limit` runs at a
+   * time after `after` (the last page's last entry).
+   */
+  totalsByRunPage(
+    after: { firstAt: number; runId: string } | null,
+    limit: number,
+  ): (UsageTotals & { runId: string; firstAt: number })[] {
+    const rows = this.#storage.sql
+      .exec(
+        `SELECT run_id, MIN(created_at) AS first_at, COUNT(*) AS turns, SUM(input_tokens) AS input_tokens,
+                SUM(output_tokens) AS output_tokens
+         FROM usage GROUP BY run_id HAVING (first_at, run_id) > (?, ?) ORDER BY first_at, run_id LIMIT ?`,
+        after?.firstAt ?? Number.MIN_SAFE_INTEGER,
+        after?.runId ?? "",
+        limit,
+      )
+      .toArray();
+    return rows.map((row) => {
+      const r = runTotalsRowSchema.parse(row);
+      return {
+        runId: r.run_id,
+        firstAt: r.first_at,
+        turns: r.turns,
+        inputTokens: r.input_tokens,
+        outputTokens: r.output_tokens,
+      };
+    });
+  }
+
+  /** Token totals over every recorded turn of a run. */
+  totalsForRun(runId: string): UsageTotals {
+    const row = this.#storage.sql
+      .exec(
+        `SELECT COUNT(*) AS turns, COALESCE(SUM(input_tokens), 0) AS input_tokens,
+                COALESCE(SUM(output_tokens), 0) AS output_tokens
+         FROM usage WHERE run_id = ?`,
+        runId,
+      )
+      .one();
+    const r = totalsRowSchema.parse(row);
+    return { turns: r.turns, inputTokens: r.input_tokens, outputTokens: r.output_tokens };
+  }
+}

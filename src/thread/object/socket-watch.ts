@@ -1,0 +1,137 @@
+// An open socket lives only while what admitted it still stands: the thread re-reads its tenant's and agent's status,
+// the `sk_` keys that minted its sockets' tokens and its visitor's revocation when a socket connects, on every idle
+// sweep, before every token refresh and when asked (a disable or revocation fans out), and closes the sockets that no
+// longer stand with 4403. The same read marks the thread active, so a tenant's disconnect can find it
+// (docs/security.md, "Open sockets and refreshes").
+import { GATE_STALE_IF_ERROR_MS } from "../../auth/gate-agent-cache";
+import { activityMark, SOCKET_ACTIVITY_REFRESH_MS } from "../../auth/socket-activity";
+import { visitorHash } from "../../auth/visitor-revocation";
+import { fail, ok, type Result } from "../../errors";
+import { readSocketStanding, type SocketStanding } from "../../storage/d1/socket-standing";
+import { readMetaInteger, writeMeta } from "../../storage/thread/thread-meta";
+import type { ThreadClaims } from "../contract/claims";
+import { closeCode } from "./frame-dispatch";
+
+/** When this thread last marked itself active (epoch ms), kept across hibernation so a wake does not re-mark. */
+const MARKED_AT_KEY = "socket_activity_marked_at";
+/** When this thread last read its standing successfully (epoch ms): what a refresh relies on while D1 is down. */
+const STANDING_AT_KEY = "socket_standing_read_at";
+
+/** An open socket as the watch sees it. */
+export interface WatchedSocket {
+  claims: ThreadClaims;
+  close: (code: number, reason: string) => void;
+}
+
+export interface SocketWatchDeps {
+  storage: DurableObjectStorage;
+  db: D1Database;
+  /** Keys the visitor revocation hash (DO_NAME_KEY). */
+  env: Env;
+  now: () => number;
+  /** Every open socket of the thread. */
+  sockets: () => Iterable<WatchedSocket>;
+  /** Closes every socket of the thread with this code. */
+  closeAll: (code: number, reason: string) => void;
+}
+
+type Thread = { tenantId: string; agentId: string; threadId: string };
+
+/** Why a socket with these claims no longer stands, or null while it does. */
+export type Verdict = (claims: ThreadClaims) => string | null;
+
+export class SocketWatch {
+  readonly #deps: SocketWatchDeps;
+
+  constructor(deps: SocketWatchDeps) {
+    this.#deps = deps;
+  }
+
+  /**
+   * A socket was accepted: mark and check now. The socket is registered before the mark is written, so a
+   * disconnect that reads the mark finds the socket, and one that read before it is seen here as the status.
+   */
+  async connected(thread: Thread): Promise<void> {
+    await this.#check(thread, true);
+  }
+
+  /** The idle sweep found sockets still open: check, and renew the mark once the last one is a refresh old. */
+  async swept(thread: Thread): Promise<void> {
+    const markedAt = readMetaInteger(this.#deps.storage, MARKED_AT_KEY);
+    await this.#check(thread, markedAt === null || this.#deps.now() - markedAt >= SOCKET_ACTIVITY_REFRESH_MS);
+  }
+
+  /** A disable or revocation elsewhere asked this thread to look again. */
+  async recheck(thread: Thread): Promise<void> {
+    await this.#check(thread, false);
+  }
+
+  /**
+   * Before a refresh signs a token for `claims`: every socket is checked (those that no longer stand close 4403,
+   * this one included) → forbidden. D1 unreachable: the last successful read stands in for a while (nothing can be
+   * disabled or revoked while D1 cannot be written), else upstream_unavailable.
+   */
+  async admitsRefresh(thread: Thread, claims: ThreadClaims): Promise<Result<null>> {
+    const verdict = await this.#check(thread, false);
+    if (verdict === null) {
+      const readAt = readMetaInteger(this.#deps.storage, STANDING_AT_KEY);
+      return readAt !== null && this.#deps.now() - readAt < GATE_STALE_IF_ERROR_MS
+        ? ok(null)
+        : fail("upstream_unavailable", "The token cannot be renewed right now; try again.");
+    }
+    const refused = verdict(claims);
+    return refused === null ? ok(null) : fail("forbidden", `This socket's access ended: ${refused}.`);
+  }
+
+  /** The operator disabled the tenant: every socket goes (the caller checked the thread's address). */
+  closeAll(): void {
+    this.#deps.closeAll(closeCode("forbidden"), "tenant disabled");
+  }
+
+  /** Reads the standing (marking first when asked) and closes what no longer stands; null when D1 failed. */
+  async #check(thread: Thread, mark: boolean): Promise<Verdict | null> {
+    const now = this.#deps.now();
+    const sockets = [...this.#deps.sockets()];
+    try {
+      const hashes = new Map<string, string>();
+      for (const { claims } of sockets) {
+        if (claims.subjectKind === "visitor" && !hashes.has(claims.sub))
+          hashes.set(claims.sub, await visitorHash(this.#deps.env, claims.tenantId, claims.sub));
+      }
+      const apiKeyIds = [...new Set(sockets.flatMap(({ claims }) => claims.apiKeyId ?? []))];
+      const standing = await readSocketStanding(this.#deps.db, {
+        ...thread,
+        apiKeyIds,
+        visitorHashes: [...hashes.values()],
+        now: new Date(now).toISOString(),
+        ...(mark ? { mark: activityMark(now) } : {}),
+      });
+      if (mark) writeMeta(this.#deps.storage, MARKED_AT_KEY, String(now));
+      writeMeta(this.#deps.storage, STANDING_AT_KEY, String(now));
+      const verdict = verdictOf(standing, hashes);
+      for (const socket of sockets) {
+        const refused = verdict(socket.claims);
+        if (refused !== null) socket.close(closeCode("forbidden"), refused);
+      }
+      return verdict;
+    } catch (error) {
+      // Unread (and unmarked), so the next sweep tries again.
+      console.error(
+        JSON.stringify({ level: "error", message: "socket standing read failed", error: String(error) }),
+      );
+      return null;
+    }
+  }
+}
+
+function verdictOf(standing: SocketStanding, hashes: ReadonlyMap<string, string>): Verdict {
+  return (claims) => {
+    if (standing.tenantStatus !== "active") return "tenant disabled";
+    if (standing.agentStatus !== "active") return "agent disabled";
+    if (claims.apiKeyId !== undefined && !standing.liveKeys.has(claims.apiKeyId)) return "api key revoked";
+    const hash = hashes.get(claims.sub);
+    if (claims.subjectKind === "visitor" && hash !== undefined && standing.revokedVisitors.has(hash))
+      return "visitor revoked";
+    return null;
+  };
+}

@@ -1,0 +1,179 @@
+// Which runtime a caller reaches, decided by the thread itself: its binding (tenant, agent, environment), its owner
+// (the subject) and its state (active, or an erasure tombstone), checked against verified claims; bound on first use.
+import type { DeploymentStore } from "../../control/deployment-store";
+import { fail, ok, type Result, type RpcResult, refusal } from "../../errors";
+import { findThread } from "../../storage/d1/thread-registry";
+import { readPin, type ThreadBinding } from "../../storage/thread/pin-store";
+import { readOwner, readTombstone, writeOwner } from "../../storage/thread/thread-owner";
+import { readThreadClaims, type ThreadClaims, threadAddressSchema } from "../contract/claims";
+import type { ThreadRuntime } from "../conversation/thread-runtime";
+import { bindPreview, bindThread, claimsMatch, type PreviewPin } from "./binding";
+import { catchUpContext } from "./context-catch-up";
+
+const unauthenticated = () => fail("unauthenticated", "Authentication required.");
+const forbidden = () => fail("forbidden", "This thread belongs to another agent or tenant.");
+
+export interface GateDeps {
+  storage: DurableObjectStorage;
+  /**
+   * The registry, read only when a caller's claims show a context newer than the object's copy, and once for a thread
+   * bound before threads recorded their owner.
+   */
+  db: D1Database;
+  store: () => DeploymentStore;
+  now: () => number;
+  /**
+   * The claims name a thread that was never launched (no owner, no pin, no tombstone, no registry row): only a
+   * correctly signed token with crossed claims gets here. The object refuses and should leave nothing behind.
+   */
+  unknownThread: () => void;
+  /** Creates the runtime of a binding; called once per object lifetime (and again after `forget`). */
+  start: (binding: ThreadBinding) => ThreadRuntime;
+}
+
+export class ThreadGate {
+  readonly #deps: GateDeps;
+  #runtime: ThreadRuntime | null = null;
+
+  constructor(deps: GateDeps) {
+    this.#deps = deps;
+  }
+
+  /** The runtime of an already-bound thread, created from its stored pin; null before the first binding. */
+  async stored(): Promise<ThreadRuntime | null> {
+    if (this.#runtime !== null) {
+      await this.#runtime.prepare();
+      return this.#runtime;
+    }
+    const stored = await readPin(this.#deps.storage);
+    if (!stored.ok || stored.binding === null) return null;
+    const runtime = this.#install(stored.binding);
+    await runtime.prepare();
+    return runtime;
+  }
+
+  /**
+   * Launch traffic: verified claims against the thread's own facts, before any read: an erased thread, another
+   * subject's token → unauthenticated (as the edge answered when the registry decided); another tenant, agent or
+   * environment → forbidden. An unbound thread binds now.
+   */
+  async admit(claims: unknown): Promise<Result<ThreadRuntime>> {
+    const verified = readThreadClaims(claims);
+    if (verified === null || readTombstone(this.#deps.storage) !== null) return unauthenticated();
+    const runtime = await this.stored();
+    if (runtime !== null && !claimsMatch(runtime.binding, verified)) return forbidden();
+    const owned = await this.#owned(verified);
+    if (!owned.ok) return owned;
+    if (runtime !== null) {
+      await this.#catchUp(verified);
+      return ok(runtime);
+    }
+    const bound = await bindThread(this.#deps.storage, verified, this.#deps.store(), this.#deps.now);
+    if (!bound.ok) return bound;
+    await this.#catchUp(verified);
+    const installed = this.#install(bound.value);
+    await installed.prepare();
+    return ok(installed);
+  }
+
+  /**
+   * A fresh launch: the thread learns its owner before any token for it is handed out. Idempotent for the same
+   * subject; an erased thread or another owner → unauthenticated.
+   */
+  claim(claims: unknown): Result<null> {
+    const verified = readThreadClaims(claims);
+    const storage = this.#deps.storage;
+    if (verified === null || readTombstone(storage) !== null) return unauthenticated();
+    const owner = readOwner(storage);
+    if (owner !== null) return owner.subject === verified.sub ? ok(null) : unauthenticated();
+    writeOwner(storage, { subject: verified.sub, subjectKind: verified.subjectKind });
+    return ok(null);
+  }
+
+  /**
+   * A new preview thread (docs/api.md): its owner and its pin, the artifact the console previews, both before its first
+   * token exists. Repeating the same claim and pin is a no-op.
+   */
+  async claimPreview(claims: unknown, pin: PreviewPin): Promise<Result<ThreadRuntime>> {
+    const verified = readThreadClaims(claims);
+    if (verified === null) return unauthenticated();
+    const claimed = this.claim(verified);
+    if (!claimed.ok) return claimed;
+    const bound = await bindPreview(this.#deps.storage, verified, pin, this.#deps.now());
+    if (!bound.ok) return bound;
+    const installed = this.#install(bound.value);
+    await installed.prepare();
+    return ok(installed);
+  }
+
+  /** A fresh launch that failed after its claim: true when the thread is unbound and these claims own it. */
+  async abandonable(claims: unknown): Promise<boolean> {
+    const verified = readThreadClaims(claims);
+    const owner = readOwner(this.#deps.storage);
+    if (verified === null || owner === null || owner.subject !== verified.sub) return false;
+    return (await this.stored()) === null;
+  }
+
+  /**
+   * A launch resuming the thread: whether these claims may use it, without binding it. A preview thread is resumed
+   * only through the preview route, never by a launch.
+   */
+  async vouch(claims: unknown): Promise<Result<null>> {
+    const verified = readThreadClaims(claims);
+    if (verified === null || readTombstone(this.#deps.storage) !== null) return unauthenticated();
+    const runtime = await this.stored();
+    if (runtime !== null && !claimsMatch(runtime.binding, verified)) return forbidden();
+    if (runtime?.binding.preview !== undefined) return unauthenticated();
+    return this.#owned(verified);
+  }
+
+  /** The tenant admin API and jobs: the thread they name, never bound by them. */
+  async addressed(address: unknown): Promise<RpcResult<ThreadRuntime | null>> {
+    const parsed = threadAddressSchema.safeParse(address);
+    if (!parsed.success) return refusal(unauthenticated());
+    const runtime = await this.stored();
+    return runtime === null || claimsMatch(runtime.binding, parsed.data) ? ok(runtime) : refusal(forbidden());
+  }
+
+  /** After erasure: the next caller starts from storage again. */
+  forget(): void {
+    this.#runtime = null;
+  }
+
+  /**
+   * The claims' subject is the thread's owner. A thread launched before threads recorded their owner learns it once
+   * from the registry row (the launch's record of it), and never asks again.
+   */
+  async #owned(claims: ThreadClaims): Promise<Result<null>> {
+    const storage = this.#deps.storage;
+    const owner = readOwner(storage);
+    if (owner !== null) return owner.subject === claims.sub ? ok(null) : unauthenticated();
+    let row: Awaited<ReturnType<typeof findThread>>;
+    try {
+      row = await findThread(this.#deps.db, claims.tenantId, claims.threadId);
+    } catch {
+      return fail("upstream_unavailable", "The thread is briefly unavailable; try again.");
+    }
+    if (row === null) {
+      // Bound yet unknown to the registry: refused, but the thread's storage is its own and stays.
+      const pinned = await readPin(storage);
+      if (pinned.ok && pinned.binding === null) this.#deps.unknownThread();
+      return unauthenticated();
+    }
+    if (row.deletedAt !== null || row.subject === "") return unauthenticated();
+    if (readOwner(storage) === null)
+      writeOwner(storage, { subject: row.subject, subjectKind: row.subjectKind });
+    return row.subject === claims.sub ? ok(null) : unauthenticated();
+  }
+
+  /** Only after the claims matched the binding: a refused caller makes the object read nothing. */
+  #catchUp(claims: ThreadClaims): Promise<void> {
+    return catchUpContext(this.#deps.storage, this.#deps.db, claims);
+  }
+
+  #install(binding: ThreadBinding): ThreadRuntime {
+    // Another caller may have installed it while this one awaited the control plane.
+    this.#runtime ??= this.#deps.start(binding);
+    return this.#runtime;
+  }
+}

@@ -1,0 +1,61 @@
+// Where a send, an edit or a regenerate puts its user message, checked before anything is stored.
+import { fail, ok, type Result } from "../../errors";
+import type { MultitaskStrategy } from "../../shared/protocol";
+import type { Entry, EntryStore } from "../../storage/thread/entry-store";
+import type { RequestMeta } from "../contract/request-meta";
+import { messageBody } from "./frames";
+
+/** A send's `parentId`: absent = the thread's leaf; null (only a queued rollback sets it) = a new root. */
+export type TurnRequest = (
+  | { kind: "send"; clientMessageId: string; text: string; parentId?: string | null }
+  | { kind: "edit"; entryId: string; clientMessageId: string; text: string }
+  | { kind: "regenerate"; entryId: string }
+) & {
+  /** Verified subject of the requester. */
+  subject: string;
+  /** The Worker request that carried the turn, when the Worker named it. */
+  meta?: RequestMeta;
+  /** A send's own double-texting strategy, over the artifact's `conversation.multitask`. */
+  multitask?: MultitaskStrategy;
+};
+
+export interface UserTurnPlace {
+  parentId: string | null;
+  text: string;
+  clientMessageId?: string;
+  /** For `regenerate`: the user entry already exists and is answered again. */
+  existingUser?: Entry;
+}
+
+/** Resolves where a user turn goes; for `regenerate` the user entry already exists. */
+export function placeUserTurn(request: TurnRequest, entries: EntryStore): Result<UserTurnPlace> {
+  switch (request.kind) {
+    case "send": {
+      const parentId = request.parentId === undefined ? (entries.latestLeaf()?.id ?? null) : request.parentId;
+      if (request.parentId != null && entries.get(request.parentId) === null) {
+        return fail("not_found", "The entry to reply below does not exist in this thread.");
+      }
+      return ok({ parentId, text: request.text, clientMessageId: request.clientMessageId });
+    }
+    case "edit": {
+      const original = entries.get(request.entryId);
+      if (original === null || original.role !== "user") {
+        return fail("not_found", "Only a user message of this thread can be edited.");
+      }
+      return ok({
+        parentId: original.parentId,
+        text: request.text,
+        clientMessageId: request.clientMessageId,
+      });
+    }
+    case "regenerate": {
+      const target = entries.get(request.entryId);
+      if (target === null || (target.role !== "assistant" && target.role !== "user")) {
+        return fail("not_found", "Only a message of this thread can be regenerated.");
+      }
+      const user = target.role === "user" ? target : target.parentId ? entries.get(target.parentId) : null;
+      if (user === null || user.role !== "user") return fail("not_found", "That reply has no user message.");
+      return ok({ parentId: user.parentId, text: messageBody(user).text, existingUser: user });
+    }
+  }
+}

@@ -1,0 +1,156 @@
+// A run's wiring: the tenant secrets it uses, stores redacting them, its model, and the tool and usage callbacks.
+import { decryptTenantSecret } from "../../auth/secret-box";
+import { expandContext } from "../../control/context-template";
+import { localHttpAllowed, platformHosts as platformHostsFor } from "../../control/url-policy";
+import { ok, type Result } from "../../errors";
+import { resolveModel } from "../../models/resolve-model";
+import type { RunTurnInput } from "../../models/turn";
+import { redactText } from "../../storage/redact";
+import { readThreadContext } from "../../storage/thread/context-store";
+import type { ThreadBinding } from "../../storage/thread/pin-store";
+import { executeToolCall } from "../../tools/execute-tool";
+import { modelTools } from "../../tools/model-tools";
+import {
+  HANDOFF_REQUESTED_OUTPUT,
+  handoffEnabled,
+  handoffReason,
+  REQUEST_HANDOFF_TOOL,
+} from "../../tools/request-handoff";
+import { toolNamed } from "../../tools/tool-definitions";
+import { webhookSecretRedactions } from "../../tools/webhook-signature";
+import { recordHandoffRequest } from "../conversation/handoff";
+import { openRunStores, type RunStores } from "./run-stores";
+
+export interface WiringDeps {
+  storage: DurableObjectStorage;
+  env: Env;
+  binding: ThreadBinding;
+  now: () => number;
+  /** Outbound fetch for tool webhooks (tests pass a fake). */
+  fetch?: typeof fetch;
+}
+
+export interface RunWiring {
+  /** The stores the run writes through: redacting ones when it resolved any secret, else the ones it was given. */
+  stores: RunStores;
+  /** The artifact's instructions with the thread's context variables filled in (docs/protocol.md). */
+  instructions: string;
+  /** The version of the thread's context those variables came from (0: none), for the run's audit record. */
+  contextVersion: number;
+  /** The model and the tool and usage callbacks runTurn takes, or why the model could not be resolved. */
+  turn: Result<Pick<RunTurnInput, "model" | "tools" | "onToolCall" | "onUsage">>;
+}
+
+/**
+ * Wires one run. Every secret this run may use is resolved once; each value (in every spelling a tool might echo)
+ * is redacted from everything the run stores and from what tools hand back to the model.
+ */
+export async function wireRun(
+  deps: WiringDeps,
+  run: { runId: string; subject: string | null; stores: RunStores; requestHost: string | null },
+): Promise<RunWiring> {
+  const { binding, env, storage, now } = deps;
+  const tools = binding.artifact.tools ?? [];
+  const aliases = new Set([
+    ...tools.map((tool) => tool.signingSecret),
+    ...(binding.artifact.model.apiKeySecret !== undefined ? [binding.artifact.model.apiKeySecret] : []),
+  ]);
+  const secretByAlias = new Map<string, string | null>();
+  for (const alias of aliases) {
+    secretByAlias.set(alias, await decryptTenantSecret(env, binding.tenantId, alias).catch(() => null));
+  }
+  const secrets = [...secretByAlias.values()].flatMap((value) =>
+    value ? [value, ...webhookSecretRedactions(value)] : [],
+  );
+  const stores = secrets.length > 0 ? openRunStores(storage, { now, secrets }) : run.stores;
+  // Read once per run, so its prompt and every tool call see the same variables.
+  const { version: contextVersion, variables } = readThreadContext(storage);
+  const instructions = expandContext(binding.artifact.instructions, variables);
+  // The configured hosts and the one the turn's request came in on: neither a tool nor the model may call them.
+  const platformHosts = platformHostsFor(env, run.requestHost);
+  const model = await resolveModel(binding.artifact.model, {
+    env,
+    tenantSecret: async (alias) => secretByAlias.get(alias) ?? null,
+    platformHosts,
+  });
+  if (!model.ok) return { stores, instructions, contextVersion, turn: model };
+
+  const handoffTool = handoffEnabled(binding.artifact);
+  const onToolCall: RunTurnInput["onToolCall"] = async (call, signal) => {
+    if (handoffTool && call.toolName === REQUEST_HANDOFF_TOOL) {
+      // Stored outside the run's redacting stores, so redacted here: a model may echo a secret it saw.
+      const given = handoffReason(call.input);
+      const reason = given === undefined ? undefined : redactText(given, secrets);
+      const recorded = stores.toolCalls.record({ runId: run.runId, name: call.toolName, input: call.input });
+      recordHandoffRequest(storage, {
+        binding,
+        runId: run.runId,
+        ...(reason !== undefined ? { reason } : {}),
+        now: now(),
+      });
+      if (recorded.ok)
+        stores.toolCalls.complete(recorded.value.id, {
+          status: "finished",
+          output: HANDOFF_REQUESTED_OUTPUT,
+        });
+      return { output: HANDOFF_REQUESTED_OUTPUT };
+    }
+    const recorded = stores.toolCalls.record({ runId: run.runId, name: call.toolName, input: call.input });
+    const tool = toolNamed(tools, call.toolName);
+    const signingSecret = tool === null ? null : (secretByAlias.get(tool.signingSecret) ?? null);
+    const result =
+      tool === null || signingSecret === null
+        ? {
+            output: {
+              error: tool === null ? "Unknown tool." : "The tool's signing secret is not configured.",
+            },
+            isError: true,
+            status: "blocked" as const,
+          }
+        : await executeToolCall({
+            tool,
+            call,
+            signingSecret,
+            fetch: deps.fetch ?? fetch,
+            now,
+            signal,
+            platformHosts,
+            allowLocalHttp: localHttpAllowed(env.ENVIRONMENT),
+            secrets,
+            context: {
+              tenantId: binding.tenantId,
+              agentId: binding.agentId,
+              threadId: binding.threadId,
+              subject: run.subject,
+              runId: run.runId,
+              variables,
+            },
+          });
+    if (recorded.ok) {
+      stores.toolCalls.complete(recorded.value.id, { status: result.status, output: result.output });
+    }
+    return { output: result.output, ...(result.isError ? { isError: true } : {}) };
+  };
+
+  const onUsage: RunTurnInput["onUsage"] = (usage) => {
+    stores.usage.record(run.runId, usage.step, {
+      provider: binding.artifact.model.provider,
+      model: binding.artifact.model.model,
+      inputTokens: usage.inputTokens,
+      outputTokens: usage.outputTokens,
+    });
+  };
+
+  const sent = modelTools(binding.artifact);
+  return {
+    stores,
+    instructions,
+    contextVersion,
+    turn: ok({
+      model: model.value,
+      ...(sent.length > 0 ? { tools: sent } : {}),
+      onToolCall,
+      onUsage,
+    }),
+  };
+}
