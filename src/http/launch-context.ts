@@ -2,7 +2,7 @@
 
 import { type ContextVariables, contextText } from "../control/context-variables";
 import { replaceThreadContext, type ThreadRecord } from "../storage/d1/thread-registry";
-import { rowAddress, threadStubFor } from "../thread/contract/thread-stub";
+import { rowAddress, threadStubFor } from "../thread/contract";
 
 /**
  * The context version a launch of the existing `thread` hands out in its token. `variables` is the private launch's

@@ -12,8 +12,7 @@ import { AppError, databaseUnavailable, errors, fromDatabase, unwrap } from "../
 import type { PreviewSessionRequest, PreviewSessionResponse } from "../shared/launch-api";
 import { PROTOCOL } from "../shared/protocol";
 import { findPreview, insertPreviewThread, type PreviewTarget } from "../storage/d1/thread-previews";
-import { threadStub } from "../thread/contract/thread-stub";
-import type { PreviewPin } from "../thread/object/binding";
+import { type PreviewPin, threadStub } from "../thread/contract";
 import { requestArtifactIssues } from "./artifact-checks";
 import type { AppContext } from "./context";
 import { deploymentStore } from "./store";

@@ -22,7 +22,7 @@ import {
 } from "../storage/d1/erasures";
 import { refuseIfHeld } from "../storage/d1/legal-holds";
 import { newEventId } from "../storage/thread/thread-events";
-import { rowAddress, threadStubFor } from "../thread/contract/thread-stub";
+import { rowAddress, threadStubFor } from "../thread/contract";
 import type { AppContext } from "./context";
 
 /**

@@ -5,8 +5,7 @@ import { activitySince } from "../auth/socket-activity";
 import type { RpcResult } from "../errors";
 import { getTenantSettings } from "../storage/d1/tenants";
 import { listActiveThreads } from "../storage/d1/thread-registry";
-import type { ThreadAddress } from "../thread/contract/claims";
-import { rowAddress, threadStubFor } from "../thread/contract/thread-stub";
+import { rowAddress, type ThreadAddress, threadStubFor } from "../thread/contract";
 
 /** Threads asked at once; each ask is one RPC that wakes the thread's object. */
 export const DISCONNECT_BATCH = 50;

@@ -5,7 +5,7 @@
 import { unwrap } from "../errors";
 import { eraseThreadsRows, threadAddresses } from "../storage/d1/erasures";
 import { deletePreviews, expiredPreviews, type PreviewRecord } from "../storage/d1/thread-previews";
-import { rowAddress, threadStubFor } from "../thread/contract/thread-stub";
+import { rowAddress, threadStubFor } from "../thread/contract";
 
 /** Previews per run: the cron fires every few minutes, so a backlog drains over several runs. */
 const PREVIEWS_PER_RUN = 100;

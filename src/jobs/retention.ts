@@ -7,7 +7,7 @@
 
 import { type DueSession, dueSessions, pruneSession, tenantsPage } from "../storage/d1/session-retention";
 import { shardDb, tenantShard, writeShardsOf } from "../storage/d1/shards";
-import { threadStub } from "../thread/contract/thread-stub";
+import { threadStub } from "../thread/contract";
 
 const DAY_MS = 86_400_000;
 const TENANT_PAGE = 100;

@@ -42,51 +42,57 @@ import { migrateThreadSchema } from "../storage/thread/thread-schema";
 import { purgeIdleText } from "../storage/thread/zero-retention";
 import {
   CLAIMS_HEADER,
-  parseThreadClaims,
-  type ThreadAddress,
-  type ThreadClaims,
-} from "../thread/contract/claims";
-import { refusalResponse } from "../thread/contract/object-error";
-import { parseRequestMeta, REQUEST_META_HEADER, readRequestMeta } from "../thread/contract/request-meta";
-import type { FeedbackReply } from "../thread/conversation/feedback";
-import type { HandoffView } from "../thread/conversation/handoff";
-import {
-  cancelRun,
   type EntriesPage,
   type EntriesQuery,
-  entriesPage,
   type FeedbackBody,
+  type FeedbackReply,
   feedbackBodySchema,
+  type HandoffView,
   type MessageReply,
   type PostMessage,
+  type PreviewPin,
+  parseRequestMeta,
+  parseThreadClaims,
   postMessageSchema,
+  REQUEST_META_HEADER,
+  type RunInputView,
+  readRequestMeta,
+  refusalResponse,
+  type ThreadAddress,
+  type ThreadClaims,
+  type ThreadInfo,
+  type ThreadObject,
+  type UpgradeReply,
+} from "../thread/contract";
+import {
+  cancelRun,
+  entriesPage,
   sendRequest,
   settledReply,
-  type ThreadInfo,
+  ThreadRuntime,
   threadInfo,
-} from "../thread/conversation/thread-commands";
-import { ThreadRuntime } from "../thread/conversation/thread-runtime";
-import type { UpgradeReply } from "../thread/conversation/upgrade";
-import type { PreviewPin } from "../thread/object/binding";
-import { frameTooLarge, onlyProtocolFrames, parseClientMessage } from "../thread/object/client-frames";
-import { connectionState } from "../thread/object/connection-state";
+} from "../thread/conversation";
 import {
   closeCode,
+  connectionState,
   dispatchFrame,
   dispatchTurn,
   dispatchUpgrade,
   type FrameOutcome,
+  frameTooLarge,
   isTurnFrame,
-} from "../thread/object/frame-dispatch";
-import { keepAliveIfLong } from "../thread/object/keep-alive";
-import { SocketWatch } from "../thread/object/socket-watch";
-import { streamingFetch } from "../thread/object/streaming-fetch";
-import { ThreadGate } from "../thread/object/thread-gate";
-import { THREAD_SETTINGS, type ThreadSettings } from "../thread/object/thread-settings";
-import { ThreadSockets } from "../thread/object/thread-sockets";
-import { refreshedToken } from "../thread/object/token-refresh";
-import { toWireEntry } from "../thread/run/frames";
-import { type RunInputView, rebuildRunInput } from "../thread/run/run-input";
+  keepAliveIfLong,
+  onlyProtocolFrames,
+  parseClientMessage,
+  refreshedToken,
+  SocketWatch,
+  streamingFetch,
+  THREAD_SETTINGS,
+  ThreadGate,
+  type ThreadSettings,
+  ThreadSockets,
+} from "../thread/object";
+import { rebuildRunInput, toWireEntry } from "../thread/run";
 
 const FORWARD_FAILURES_KEY = "events_forward_failures";
 
@@ -105,7 +111,7 @@ const unauthenticated = () => fail("unauthenticated", "Authentication required."
 /** The close code a runtime reports for a close frame that carried no status. */
 const NO_STATUS_RECEIVED = 1005;
 
-export class ThreadAgent extends Agent<Env> {
+export class ThreadAgent extends Agent<Env> implements ThreadObject {
   // Never tell a client the object's name or class.
   static override options = { sendIdentityOnConnect: false };
 

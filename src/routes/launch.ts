@@ -28,7 +28,7 @@ import { PROTOCOL } from "../shared/protocol";
 import { launchResponse } from "../shared/thread-api";
 import { visitorRevoked } from "../storage/d1/erasures";
 import { insertThread } from "../storage/d1/thread-registry";
-import { threadStub } from "../thread/contract/thread-stub";
+import { threadStub } from "../thread/contract";
 
 export const MAX_LAUNCH_BODY_BYTES = 8 * 1024;
 /** A backend launch may carry up to 8 KiB of context variables beside the rest (docs/decisions.md). */

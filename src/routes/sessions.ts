@@ -39,7 +39,7 @@ import {
 import { projectionReadDb } from "../storage/d1/shards";
 import { eraseThreadRecord, findThread, type ThreadRecord } from "../storage/d1/thread-registry";
 import { newEventId } from "../storage/thread/thread-events";
-import { rowAddress, threadStubFor } from "../thread/contract/thread-stub";
+import { rowAddress, threadStubFor } from "../thread/contract";
 
 const THREAD_ID = /^[A-Za-z0-9_-]{1,128}$/;
 const RUN_ID = /^[A-Za-z0-9_-]{1,128}$/;

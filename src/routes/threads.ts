@@ -16,15 +16,17 @@ import {
   messageReplyResponse,
   threadInfoResponse,
 } from "../shared/thread-api";
-import { CLAIMS_HEADER, threadClaimsFrom } from "../thread/contract/claims";
-import { responseRefusal } from "../thread/contract/object-error";
-import { REQUEST_META_HEADER, type RequestMeta } from "../thread/contract/request-meta";
-import { threadStub } from "../thread/contract/thread-stub";
 import {
+  CLAIMS_HEADER,
   feedbackBodySchema,
   type PostMessage,
   postMessageSchema,
-} from "../thread/conversation/thread-commands";
+  REQUEST_META_HEADER,
+  type RequestMeta,
+  responseRefusal,
+  threadClaimsFrom,
+  threadStub,
+} from "../thread/contract";
 
 const INTERNAL_ORIGIN = "https://thread.internal";
 const RUN_ID = /^[A-Za-z0-9_-]{1,128}$/;

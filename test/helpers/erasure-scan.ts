@@ -4,7 +4,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
 import type { Environment } from "../../src/control/deployment-store";
-import { threadObjectName } from "../../src/thread/contract/object-name";
+import { threadObjectName } from "../../src/thread/contract";
 
 export interface ErasedThread {
   tenantId: string;

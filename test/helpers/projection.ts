@@ -5,7 +5,7 @@ import { expect } from "vitest";
 import { z } from "zod";
 import { type DrainOutcome, drainOutbox } from "../../src/storage/projection/projection-drain";
 import { readPin, type ThreadBinding } from "../../src/storage/thread/pin-store";
-import { threadObjectName } from "../../src/thread/contract/object-name";
+import { threadObjectName } from "../../src/thread/contract";
 import { privateLaunchRequest } from "./edge-gate";
 import { api, createAgent, json, publish, saveDraft, validArtifact } from "./tenants";
 import { clientMessageId, connect, type Launch, type LiveAgent, launchResponse } from "./threads";

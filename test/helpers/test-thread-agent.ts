@@ -1,7 +1,7 @@
 // A thread object whose clock and keep-alive timer a test can drive: the production class, only its settings replaced.
 import { runInDurableObject } from "cloudflare:test";
 import { ThreadAgent } from "../../src/objects/thread-agent";
-import type { ThreadAddress } from "../../src/thread/contract/claims";
+import type { ThreadAddress } from "../../src/thread/contract";
 import { THREAD_SETTINGS } from "../../src/thread/object/thread-settings";
 
 /** The object's clock: real time plus however far a test has moved it on. */

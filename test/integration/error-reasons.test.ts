@@ -6,7 +6,7 @@ import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { threadExportSchema } from "../../src/storage/thread/thread-export";
-import { threadObjectName } from "../../src/thread/contract/object-name";
+import { threadObjectName } from "../../src/thread/contract";
 import { openRunStores } from "../../src/thread/run/run-stores";
 import { privateLaunchRequest, refusedWithoutTrace } from "../helpers/edge-gate";
 import { type FakeReply, fakeAnthropic, fakeOpenAICompatible } from "../helpers/fake-providers";

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { tenantQuota } from "../../src/auth/tenant-quota";
 import { LIMITS, type ServerFrame } from "../../src/shared/protocol";
-import { threadObjectName } from "../../src/thread/contract/object-name";
+import { threadObjectName } from "../../src/thread/contract";
 import { api, expectError, json, operatorHeaders } from "../helpers/tenants";
 import { inTestQuota } from "../helpers/test-tenant-quota";
 import {

@@ -9,7 +9,7 @@ import { type Artifact, artifactSchema } from "../../src/control/artifact";
 import { digestOf } from "../../src/control/canonical-json";
 import type { ServerFrame } from "../../src/shared/protocol";
 import type { ThreadBinding } from "../../src/storage/thread/pin-store";
-import type { RequestMeta } from "../../src/thread/contract/request-meta";
+import type { RequestMeta } from "../../src/thread/contract";
 import { ThreadRuntime } from "../../src/thread/conversation/thread-runtime";
 import { fetchWithEnv } from "../helpers/edge-gate";
 import {

@@ -16,9 +16,10 @@ import { messageResponse, runInputResponse } from "../../src/shared/sessions-api
 import { adoptThreadContext } from "../../src/storage/thread/context-store";
 import type { ThreadBinding } from "../../src/storage/thread/pin-store";
 import { readRunAudit } from "../../src/storage/thread/run-audit-store";
+import type { RunInputView } from "../../src/thread/contract";
 import { ThreadRuntime, type TurnRequest } from "../../src/thread/conversation/thread-runtime";
 import { VersionBindings } from "../../src/thread/run/run-artifact";
-import { type RunInputView, rebuildRunInput } from "../../src/thread/run/run-input";
+import { rebuildRunInput } from "../../src/thread/run/run-input";
 import {
   type FakeReply,
   fakeAnthropic,

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { SOCKET_ACTIVITY_REFRESH_MS } from "../../src/auth/socket-activity";
 import { disconnectTenant } from "../../src/http/tenant-disconnect";
 import type { ThreadAgent } from "../../src/objects/thread-agent";
-import { threadObjectName } from "../../src/thread/contract/object-name";
+import { threadObjectName } from "../../src/thread/contract";
 import {
   allThreadRows,
   bodyWithoutRequestId,

@@ -4,7 +4,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { ThreadAgent } from "../../src/objects/thread-agent";
 import { LIMITS } from "../../src/shared/protocol";
-import { threadObjectName } from "../../src/thread/contract/object-name";
+import { threadObjectName } from "../../src/thread/contract";
 import { api, createRelease, publish, saveDraft, validArtifact } from "../helpers/tenants";
 import { inTestThread } from "../helpers/test-thread-agent";
 import {

@@ -13,7 +13,7 @@ import { type Entry, EntryStore } from "../../src/storage/thread/entry-store";
 import type { ThreadBinding } from "../../src/storage/thread/pin-store";
 import type { Run } from "../../src/storage/thread/run-store";
 import { migrateThreadSchema } from "../../src/storage/thread/thread-schema";
-import { threadObjectName } from "../../src/thread/contract/object-name";
+import { threadObjectName } from "../../src/thread/contract";
 import { ThreadRuntime, type TurnRequest } from "../../src/thread/conversation/thread-runtime";
 import { PromptHistory } from "../../src/thread/run/prompt-history";
 import {

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { signLaunchToken, verifyLaunchToken } from "../../src/auth/launch-token";
-import { parseThreadClaims } from "../../src/thread/contract/claims";
+import { parseThreadClaims } from "../../src/thread/contract";
 
 const claims = {
   tenantId: "ten_a",

@@ -3,6 +3,7 @@
 import { secretBytes } from "../../auth/signing-keys";
 import { hmacSha256 } from "../../shared/bytes";
 import { toHex } from "../../shared/hex";
+import type { ThreadAddress } from "./claims";
 
 const encoder = new TextEncoder();
 
@@ -18,13 +19,6 @@ function encodeParts(parts: readonly string[]): Uint8Array<ArrayBuffer> {
     offset += 4 + part.length;
   }
   return out;
-}
-
-export interface ThreadAddress {
-  tenantId: string;
-  environment: string;
-  agentId: string;
-  threadId: string;
 }
 
 export async function threadObjectName(secret: string, address: ThreadAddress): Promise<string> {

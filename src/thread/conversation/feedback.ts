@@ -11,7 +11,8 @@ import type { EntryStore } from "../../storage/thread/entry-store";
 import type { Feedback, FeedbackStore } from "../../storage/thread/feedback-store";
 import type { ThreadBinding } from "../../storage/thread/pin-store";
 import { recentThreadEvents } from "../../storage/thread/thread-events";
-import type { ThreadLimits } from "../run/thread-limits";
+import type { FeedbackReply } from "../contract";
+import type { ThreadLimits } from "../run";
 
 export interface FeedbackInput {
   entryId: string;
@@ -28,11 +29,6 @@ export interface FeedbackDeps {
   now: () => number;
   broadcast: (frame: ServerFrame) => void;
   project: () => void;
-}
-
-export interface FeedbackReply {
-  entryId: string;
-  feedback: WireFeedback | null;
 }
 
 export function wireFeedback(feedback: Feedback | null | undefined): WireFeedback | null {

@@ -17,10 +17,9 @@ import {
 } from "../../storage/thread/handoff-store";
 import type { ThreadBinding } from "../../storage/thread/pin-store";
 import type { RunStore } from "../../storage/thread/run-store";
-import { recordThreadEvent } from "../../storage/thread/thread-events";
-import { toWireEntry } from "../run/frames";
-import type { TurnRequest } from "../run/place-user-turn";
-import type { ThreadLimits } from "../run/thread-limits";
+import type { HandoffView } from "../contract";
+import type { ThreadLimits, TurnRequest } from "../run";
+import { toWireEntry } from "../run";
 
 /** A send stored during a handoff: no run was started for it. */
 export interface HeldTurn {
@@ -28,16 +27,6 @@ export interface HeldTurn {
   userEntry: Entry;
   /** False when a retried `send` matched an earlier one: nothing new was stored. */
   created: boolean;
-}
-
-export interface HandoffView {
-  threadId: string;
-  mode: ThreadMode;
-  agentName?: string;
-  /** ISO time the handoff started; only in handoff. */
-  since?: string;
-  /** False when the thread was already in the asked mode: nothing was written or announced. */
-  changed: boolean;
 }
 
 export interface HandoffDeps {
@@ -61,36 +50,6 @@ export interface HandoffDeps {
 const RATE_WINDOW_ENTRIES = 200;
 const heldSendKey = (clientMessageId: string): string => `handoff-send:${clientMessageId}`;
 const SEND_KEY = (clientMessageId: string): string => `send:${clientMessageId}`;
-
-/**
- * Called by the run's `request_handoff` tool: records the request and its `handoff.requested` event in one
- * transaction; the handoff itself starts when the run has ended (`Handoff.applyRequested`).
- */
-export function recordHandoffRequest(
-  storage: DurableObjectStorage,
-  input: { binding: ThreadBinding; runId: string; reason?: string; now: number },
-): void {
-  storage.transactionSync(() => {
-    writeHandoffRequest(storage, {
-      runId: input.runId,
-      ...(input.reason !== undefined ? { reason: input.reason } : {}),
-    });
-    recordThreadEvent(
-      storage,
-      {
-        type: "handoff.requested",
-        data: {
-          threadId: input.binding.threadId,
-          agentId: input.binding.agentId,
-          version: input.binding.version,
-          runId: input.runId,
-          ...(input.reason !== undefined ? { reason: input.reason } : {}),
-        },
-      },
-      input.now,
-    );
-  });
-}
 
 export class Handoff {
   readonly #deps: HandoffDeps;

@@ -1,52 +1,17 @@
-// The thread's operations, once: the WebSocket frames and the Worker's RPC calls both run these over a ThreadRuntime.
-import { z } from "zod";
 import { fail, ok, type Result } from "../../errors";
-import {
-  FEEDBACK_RATINGS,
-  LIMITS,
-  MAX_FEEDBACK_COMMENT_CHARS,
-  MULTITASK_STRATEGIES,
-  type RunStatus,
-  type ServerFrame,
-  type ThreadMode,
-  type WireEntry,
-} from "../../shared/protocol";
-import type { RunError } from "../../storage/thread/run-store";
-import type { RequestMeta } from "../contract/request-meta";
-import { toWireEntry } from "../run/frames";
+import { LIMITS, type ServerFrame } from "../../shared/protocol";
+import type {
+  EntriesPage,
+  EntriesQuery,
+  MessageReply,
+  PostMessage,
+  RequestMeta,
+  ThreadInfo,
+} from "../contract";
+import { toWireEntry } from "../run";
 import { withFeedback } from "./feedback";
 import type { HeldTurn } from "./handoff";
 import type { ThreadRuntime, TurnAccepted, TurnRequest } from "./thread-runtime";
-
-/** The body of `POST /v1/threads/:threadId/messages`, parsed by the Worker and again by the object for SSE. */
-export const postMessageSchema = z.strictObject({
-  clientMessageId: z.string().regex(/^[A-Za-z0-9_-]{8,128}$/),
-  text: z.string().min(1),
-  parentId: z.string().min(1).max(128).optional(),
-  /** This message's double-texting strategy, over the artifact's `conversation.multitask`. */
-  multitask: z.enum(MULTITASK_STRATEGIES).optional(),
-});
-export type PostMessage = z.infer<typeof postMessageSchema>;
-
-/** The body of `POST /v1/threads/:threadId/entries/:entryId/feedback`: the frame's fields without its type. */
-export const feedbackBodySchema = z.strictObject({
-  rating: z.enum(FEEDBACK_RATINGS).nullable(),
-  comment: z.string().max(MAX_FEEDBACK_COMMENT_CHARS).optional(),
-});
-export type FeedbackBody = z.infer<typeof feedbackBodySchema>;
-
-export interface ThreadInfo {
-  threadId: string;
-  /** The pinned version. */
-  agent: { id: string; name: string; version: number; versionId: string; digest: string };
-  /** The version of the current leaf (docs/api.md). */
-  version: number;
-  createdAt: string;
-  updatedAt: string;
-  leafId: string | null;
-  /** `handoff` while a person answers (docs/protocol.md). */
-  mode: ThreadMode;
-}
 
 export function threadInfo(runtime: ThreadRuntime): ThreadInfo {
   const binding = runtime.binding;
@@ -67,18 +32,6 @@ export function threadInfo(runtime: ThreadRuntime): ThreadInfo {
     leafId: leaf?.id ?? null,
     mode: runtime.handoff.mode(),
   };
-}
-
-export interface EntriesPage {
-  items: WireEntry[];
-  nextCursor?: string;
-}
-
-/** `limit` as the HTTP query gave it (`Number(param)`): an empty thread answers before it is checked, as always. */
-export interface EntriesQuery {
-  leafId?: string;
-  cursor?: string;
-  limit?: number;
 }
 
 /** A page of the branch ending at `leafId` (default: the active leaf); an empty thread has no branch to page. */
@@ -110,12 +63,6 @@ export function sendRequest(subject: string, message: PostMessage, meta?: Reques
     ...(message.parentId !== undefined ? { parentId: message.parentId } : {}),
     ...(message.multitask !== undefined ? { multitask: message.multitask } : {}),
   };
-}
-
-export interface MessageReply {
-  /** null: the thread is in handoff, so the message was stored and no run started. */
-  run: { id: string; status: RunStatus; error?: RunError; reason?: string } | null;
-  entries: WireEntry[];
 }
 
 /**

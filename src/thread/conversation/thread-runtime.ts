@@ -11,30 +11,29 @@ import type { ThreadBinding } from "../../storage/thread/pin-store";
 import { QueuedTurnStore } from "../../storage/thread/queued-turn-store";
 import type { Run, RunStore } from "../../storage/thread/run-store";
 import { applyThreadRetention, type RetentionPolicy } from "../../storage/thread/thread-retention";
-import type { Peer } from "../run/frames";
-import { toWireEntry } from "../run/frames";
-import { StreamReceivers, settledFrames } from "../run/live-run";
-import { queuedFrame } from "../run/multitask";
-import type { TurnRequest } from "../run/place-user-turn";
-import { PromptHistory } from "../run/prompt-history";
-import { runArtifact, VersionBindings } from "../run/run-artifact";
-import { RunLifecycle, type TurnAccepted } from "../run/run-lifecycle";
-import { openRunStores, type RunStores } from "../run/run-stores";
-import { type ThreadLimits, threadLimits } from "../run/thread-limits";
-import { type FeedbackInput, type FeedbackReply, giveFeedback } from "./feedback";
-import { Handoff, type HeldTurn } from "./handoff";
+import type { FeedbackReply, UpgradeReply } from "../contract";
+import type { Peer, TurnRequest, UpgradeBy } from "../run";
 import {
-  appendVersionChange,
-  loadVersion,
-  offeredVersion,
-  type UpgradeBy,
-  type UpgradeReply,
-} from "./upgrade";
+  openRunStores,
+  PromptHistory,
+  queuedFrame,
+  RunLifecycle,
+  type RunStores,
+  runArtifact,
+  StreamReceivers,
+  settledFrames,
+  type ThreadLimits,
+  type TurnAccepted,
+  threadLimits,
+  toWireEntry,
+  VersionBindings,
+} from "../run";
+import { type FeedbackInput, giveFeedback } from "./feedback";
+import { Handoff, type HeldTurn } from "./handoff";
+import { appendVersionChange, loadVersion, offeredVersion } from "./upgrade";
 
-export { DELTAS_PER_CHUNK } from "../run/live-run";
-export type { TurnRequest } from "../run/place-user-turn";
-export type { TurnAccepted } from "../run/run-lifecycle";
-export { type ThreadLimits, threadLimits } from "../run/thread-limits";
+export type { TurnAccepted, TurnRequest } from "../run";
+export { DELTAS_PER_CHUNK, type ThreadLimits, threadLimits } from "../run";
 export type { HeldTurn } from "./handoff";
 
 export interface RuntimeDeps {

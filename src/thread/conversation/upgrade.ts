@@ -7,32 +7,7 @@ import { fail, ok, type Result } from "../../errors";
 import type { Entry, EntryStore } from "../../storage/thread/entry-store";
 import type { ThreadBinding } from "../../storage/thread/pin-store";
 import { type ThreadVersion, writeThreadVersion } from "../../storage/thread/thread-versions";
-
-/** Who moved the thread: the tenant (`POST …/upgrade`) or its visitor (accepting `ready.upgrade`). */
-export type UpgradeBy = "tenant" | "visitor";
-
-export interface UpgradeReply {
-  threadId: string;
-  fromVersion: number;
-  toVersion: number;
-  entryId: string;
-}
-
-/** What a `version_change` entry stores (and the wire shows as `versionChange`). */
-export interface VersionChangeBody {
-  fromVersion: number;
-  toVersion: number;
-  by: UpgradeBy;
-}
-
-export function versionChangeOf(entry: Entry): VersionChangeBody | null {
-  if (entry.kind !== "version_change") return null;
-  const body = entry.body;
-  if (body === null || typeof body !== "object" || Array.isArray(body)) return null;
-  const { fromVersion, toVersion, by } = body;
-  if (typeof fromVersion !== "number" || typeof toVersion !== "number") return null;
-  return { fromVersion, toVersion, by: by === "visitor" ? "visitor" : "tenant" };
-}
+import type { UpgradeBy, VersionChangeBody } from "../run";
 
 /**
  * A published version of the thread's own agent, its artifact verified against its digest before the thread may

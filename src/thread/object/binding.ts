@@ -3,7 +3,7 @@ import type { DeploymentStore } from "../../control/deployment-store";
 import { fail, ok, type Result } from "../../errors";
 import { readPin, type ThreadBinding, writePin } from "../../storage/thread/pin-store";
 import { recordThreadEvent } from "../../storage/thread/thread-events";
-import type { ThreadAddress, ThreadClaims } from "../contract/claims";
+import type { PreviewPin, ThreadAddress, ThreadClaims } from "../contract";
 
 export function claimsMatch(binding: ThreadBinding, claims: ThreadAddress): boolean {
   return (
@@ -78,14 +78,6 @@ export async function bindThread(
   });
   return ok(binding);
 }
-
-/** What a preview launch pins its new thread to: a checked draft artifact (version 0) or a published version. */
-export type PreviewPin = Omit<
-  ThreadBinding,
-  "tenantId" | "environment" | "agentId" | "threadId" | "boundAt"
-> & {
-  preview: NonNullable<ThreadBinding["preview"]>;
-};
 
 /**
  * A preview thread is bound when it is created, to the artifact the console previews, not by the control plane's

@@ -1,8 +1,7 @@
 // What the object remembers per socket (in the SDK's hibernation-safe connection state), parsed on every read.
 import type { Connection } from "agents";
 import { z } from "zod";
-import { threadClaimsSchema } from "../contract/claims";
-import { requestMetaSchema } from "../contract/request-meta";
+import { requestMetaSchema, threadClaimsSchema } from "../contract";
 
 const connectionStateSchema = z.object({
   claims: threadClaimsSchema,

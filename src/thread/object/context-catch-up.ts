@@ -2,7 +2,7 @@
 import { parseContextText } from "../../control/context-variables";
 import { findThreadContext } from "../../storage/d1/thread-registry";
 import { adoptThreadContext, readThreadContext } from "../../storage/thread/context-store";
-import type { ThreadClaims } from "../contract/claims";
+import type { ThreadClaims } from "../contract";
 
 /**
  * Reads D1 only when the claims name a context version newer than the copy held: a thread without context, and

@@ -2,15 +2,9 @@
 import type { ErrorCode } from "../../shared/errors";
 import { WS_CLOSE_CODE } from "../../shared/errors";
 import type { ClientFrame, ServerFrame } from "../../shared/protocol";
-import type { RequestMeta } from "../contract/request-meta";
-import {
-  cancelRun,
-  entriesPage,
-  helloFrames,
-  retriedFrames,
-  sendRequest,
-} from "../conversation/thread-commands";
-import type { ThreadRuntime, TurnRequest } from "../conversation/thread-runtime";
+import type { RequestMeta } from "../contract";
+import type { ThreadRuntime, TurnRequest } from "../conversation";
+import { cancelRun, entriesPage, helloFrames, retriedFrames, sendRequest } from "../conversation";
 
 export interface FrameOutcome {
   frames: ServerFrame[];

@@ -9,7 +9,7 @@ import { visitorHash } from "../../auth/visitor-revocation";
 import { fail, ok, type Result } from "../../errors";
 import { readSocketStanding, type SocketStanding } from "../../storage/d1/socket-standing";
 import { readMetaInteger, writeMeta } from "../../storage/thread/thread-meta";
-import type { ThreadClaims } from "../contract/claims";
+import type { ThreadClaims } from "../contract";
 import { closeCode } from "./frame-dispatch";
 
 /** When this thread last marked itself active (epoch ms), kept across hibernation so a wake does not re-mark. */

@@ -1,7 +1,7 @@
 // A run as Server-Sent Events for `POST …/messages` with `Accept: text/event-stream`; `Last-Event-ID` resumes it.
 import type { ServerFrame } from "../../shared/protocol";
-import type { HeldTurn, ThreadRuntime } from "../conversation/thread-runtime";
-import { toWireEntry } from "../run/frames";
+import type { HeldTurn, ThreadRuntime } from "../conversation";
+import { toWireEntry } from "../run";
 
 const SSE_HEADERS = { "Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-store" };
 const event = (frame: ServerFrame): string => `event: ${frame.type}\ndata: ${JSON.stringify(frame)}\n\n`;

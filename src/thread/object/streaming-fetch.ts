@@ -1,10 +1,8 @@
 // The object's fetch after its gate: only the streaming paths, the WebSocket upgrade and a message answered as SSE.
 import { fail } from "../../errors";
-import type { ThreadClaims } from "../contract/claims";
-import { refusalResponse } from "../contract/object-error";
-import type { RequestMeta } from "../contract/request-meta";
-import { postMessageSchema, sendRequest } from "../conversation/thread-commands";
-import type { ThreadRuntime } from "../conversation/thread-runtime";
+import { postMessageSchema, type RequestMeta, refusalResponse, type ThreadClaims } from "../contract";
+import type { ThreadRuntime } from "../conversation";
+import { sendRequest } from "../conversation";
 import { heldStream, lastEventId, sseStream } from "./sse-stream";
 
 export interface StreamingFetch {

@@ -5,9 +5,9 @@ import { fail, ok, type Result, type RpcResult, refusal } from "../../errors";
 import { findThread } from "../../storage/d1/thread-registry";
 import { readPin, type ThreadBinding } from "../../storage/thread/pin-store";
 import { readOwner, readTombstone, writeOwner } from "../../storage/thread/thread-owner";
-import { readThreadClaims, type ThreadClaims, threadAddressSchema } from "../contract/claims";
-import type { ThreadRuntime } from "../conversation/thread-runtime";
-import { bindPreview, bindThread, claimsMatch, type PreviewPin } from "./binding";
+import { type PreviewPin, readThreadClaims, type ThreadClaims, threadAddressSchema } from "../contract";
+import type { ThreadRuntime } from "../conversation";
+import { bindPreview, bindThread, claimsMatch } from "./binding";
 import { catchUpContext } from "./context-catch-up";
 
 const unauthenticated = () => fail("unauthenticated", "Authentication required.");

@@ -2,9 +2,8 @@
 import type { Connection } from "agents";
 import { LIMITS, type ServerFrame } from "../../shared/protocol";
 import { readTombstone } from "../../storage/thread/thread-owner";
-import type { ThreadClaims } from "../contract/claims";
-import type { RequestMeta } from "../contract/request-meta";
-import { encodeFrame, type Peer } from "../run/frames";
+import type { RequestMeta, ThreadClaims } from "../contract";
+import { encodeFrame, type Peer } from "../run";
 import { type ConnectionState, connectionState } from "./connection-state";
 import {
   type FrameBucket,

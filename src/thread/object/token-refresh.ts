@@ -2,7 +2,7 @@
 // binding and owner admitted them, so a widget renews access with no D1 write and no launch quota.
 import { signLaunchToken } from "../../auth/launch-token";
 import type { ServerFrame } from "../../shared/protocol";
-import type { ThreadClaims } from "../contract/claims";
+import type { ThreadClaims } from "../contract";
 
 /**
  * The `token` frame for `claims` (the socket's, verified at its upgrade and just admitted again): same tenant, agent,

@@ -2,7 +2,6 @@
 import { z } from "zod";
 import { ENTRY_EVENTS, type ServerFrame, type WireEntry } from "../../shared/protocol";
 import type { Entry } from "../../storage/thread/entry-store";
-import { versionChangeOf } from "../conversation/upgrade";
 
 /** A receiver of server frames: a WebSocket connection or an SSE stream. */
 export interface Peer {
@@ -73,4 +72,23 @@ export function toWireEntry(entry: Entry): WireEntry {
 
 export function encodeFrame(frame: ServerFrame): string {
   return JSON.stringify(frame);
+}
+
+/** Who moved the thread: the tenant (`POST …/upgrade`) or its visitor (accepting `ready.upgrade`). */
+export type UpgradeBy = "tenant" | "visitor";
+
+/** What a `version_change` entry stores (and the wire shows as `versionChange`). */
+export interface VersionChangeBody {
+  fromVersion: number;
+  toVersion: number;
+  by: UpgradeBy;
+}
+
+export function versionChangeOf(entry: Entry): VersionChangeBody | null {
+  if (entry.kind !== "version_change") return null;
+  const body = entry.body;
+  if (body === null || typeof body !== "object" || Array.isArray(body)) return null;
+  const { fromVersion, toVersion, by } = body;
+  if (typeof fromVersion !== "number" || typeof toVersion !== "number") return null;
+  return { fromVersion, toVersion, by: by === "visitor" ? "visitor" : "tenant" };
 }

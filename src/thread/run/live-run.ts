@@ -5,7 +5,7 @@ import type { EntryStore } from "../../storage/thread/entry-store";
 import type { RunChunkStore } from "../../storage/thread/run-chunk-store";
 import type { Run } from "../../storage/thread/run-store";
 import type { UsageTotals } from "../../storage/thread/usage-store";
-import type { RequestMeta } from "../contract/request-meta";
+import type { RequestMeta } from "../contract";
 import { type Peer, toWireEntry } from "./frames";
 import type { RunStores } from "./run-stores";
 

@@ -2,7 +2,7 @@
 import type { Artifact } from "../../control/artifact";
 import type { MultitaskStrategy, ServerFrame } from "../../shared/protocol";
 import type { QueuedTurn, QueuedTurnRecord } from "../../storage/thread/queued-turn-store";
-import { readRequestMeta } from "../contract/request-meta";
+import { readRequestMeta } from "../contract";
 import type { TurnRequest } from "./place-user-turn";
 
 /** The send's own strategy, else the artifact's, else `reject`. */

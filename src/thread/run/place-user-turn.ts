@@ -2,7 +2,7 @@
 import { fail, ok, type Result } from "../../errors";
 import type { MultitaskStrategy } from "../../shared/protocol";
 import type { Entry, EntryStore } from "../../storage/thread/entry-store";
-import type { RequestMeta } from "../contract/request-meta";
+import type { RequestMeta } from "../contract";
 import { messageBody } from "./frames";
 
 /** A send's `parentId`: absent = the thread's leaf; null (only a queued rollback sets it) = a new root. */

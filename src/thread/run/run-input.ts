@@ -1,34 +1,16 @@
 // A run's model input rebuilt from storage (docs/api.md): its branch, tool history, context and artifact, by its builder.
 import { expandContext } from "../../control/context-template";
 import { fail, ok, type Result } from "../../errors";
-import { inputDigest, type ModelInput, type ModelParameters, modelInputOf } from "../../models/model-input";
+import { inputDigest, type ModelInput, modelInputOf } from "../../models/model-input";
 import { PROMPT_BUILDERS, type PromptBuilder, promptBuilder } from "../../models/prompt-builders";
 import { readContextVersion } from "../../storage/thread/context-store";
 import { EntryStore } from "../../storage/thread/entry-store";
 import { readRunAudit } from "../../storage/thread/run-audit-store";
 import { findRun } from "../../storage/thread/run-store";
 import { modelTools } from "../../tools/model-tools";
+import type { RunInputView } from "../contract";
 import { PromptHistory } from "./prompt-history";
 import { artifactOfRun, contextBudget, type VersionBindings } from "./run-artifact";
-
-/** The audit view of one run: its record, the input rebuilt from storage, and whether that input hashes to it. */
-export interface RunInputView {
-  runId: string;
-  inputDigest: string;
-  promptBuilder: string;
-  artifactDigest: string;
-  agentVersion: number;
-  contextVersion: number;
-  userEntryId: string;
-  model: string;
-  /** A `LanguageModelV4Prompt` (typed loosely here: the provider types are too deep for an RPC signature). */
-  messages: unknown[];
-  /** `LanguageModelV4FunctionTool[]`. */
-  tools: unknown[];
-  parameters: ModelParameters;
-  /** True when the rebuilt input's canonical JSON hashes to `inputDigest`. */
-  verified: boolean;
-}
 
 const noInput = () =>
   fail(

@@ -13,7 +13,7 @@ import type { QueuedTurnRecord, QueuedTurnStore } from "../../storage/thread/que
 import { type RunAudit, recordRunAudit } from "../../storage/thread/run-audit-store";
 import type { Run, RunError } from "../../storage/thread/run-store";
 import type { UsageTotals } from "../../storage/thread/usage-store";
-import type { RequestMeta } from "../contract/request-meta";
+import type { RequestMeta } from "../contract";
 import { toWireEntry } from "./frames";
 import { LiveRun, persistedText, runFrame, type StreamReceivers } from "./live-run";
 import { multitaskStrategy, queuedFrame, queuedTurnOf, requestOfQueued } from "./multitask";

@@ -7,7 +7,9 @@ import { resolveModel } from "../../models/resolve-model";
 import type { RunTurnInput } from "../../models/turn";
 import { redactText } from "../../storage/redact";
 import { readThreadContext } from "../../storage/thread/context-store";
+import { writeHandoffRequest } from "../../storage/thread/handoff-store";
 import type { ThreadBinding } from "../../storage/thread/pin-store";
+import { recordThreadEvent } from "../../storage/thread/thread-events";
 import { executeToolCall } from "../../tools/execute-tool";
 import { modelTools } from "../../tools/model-tools";
 import {
@@ -18,7 +20,6 @@ import {
 } from "../../tools/request-handoff";
 import { toolNamed } from "../../tools/tool-definitions";
 import { webhookSecretRedactions } from "../../tools/webhook-signature";
-import { recordHandoffRequest } from "../conversation/handoff";
 import { openRunStores, type RunStores } from "./run-stores";
 
 export interface WiringDeps {
@@ -153,4 +154,34 @@ export async function wireRun(
       onUsage,
     }),
   };
+}
+
+/**
+ * Called by the run's `request_handoff` tool: records the request and its `handoff.requested` event in one
+ * transaction; the handoff itself starts when the run has ended (`Handoff.applyRequested`).
+ */
+export function recordHandoffRequest(
+  storage: DurableObjectStorage,
+  input: { binding: ThreadBinding; runId: string; reason?: string; now: number },
+): void {
+  storage.transactionSync(() => {
+    writeHandoffRequest(storage, {
+      runId: input.runId,
+      ...(input.reason !== undefined ? { reason: input.reason } : {}),
+    });
+    recordThreadEvent(
+      storage,
+      {
+        type: "handoff.requested",
+        data: {
+          threadId: input.binding.threadId,
+          agentId: input.binding.agentId,
+          version: input.binding.version,
+          runId: input.runId,
+          ...(input.reason !== undefined ? { reason: input.reason } : {}),
+        },
+      },
+      input.now,
+    );
+  });
 }
