@@ -29,38 +29,72 @@ export interface ThreadObject extends Rpc.DurableObjectBranded {
   fetch(request: Request): Promise<Response>;
 
   // For the thread's own visitor or user.
+  /** `GET /v1/threads/:threadId`: the pinned agent and the thread's times and leaf. */
   threadInfo(claims: ThreadClaims): Promise<RpcResult<ThreadInfo>>;
+  /** `GET /v1/threads/:threadId/entries`: a page of one branch. */
   threadEntries(claims: ThreadClaims, query: EntriesQuery): Promise<RpcResult<EntriesPage>>;
+  /**
+   * `POST …/messages` as JSON: the turn once settled; `created` is false for a retried clientMessageId. `meta` names
+   * the Worker request (`RequestMeta`).
+   */
   postMessage(
     claims: ThreadClaims,
     message: PostMessage,
     meta?: unknown,
   ): Promise<RpcResult<{ created: boolean; reply: MessageReply }>>;
+  /** `POST …/runs/:runId/cancel`. */
   cancelRun(claims: ThreadClaims, runId: string): Promise<RpcResult<{ runId: string; status: "cancelling" }>>;
+  /** `POST …/entries/:entryId/feedback`: the subject's rating of an assistant entry, latest wins. */
   giveFeedback(claims: ThreadClaims, entryId: string, body: FeedbackBody): Promise<RpcResult<FeedbackReply>>;
 
   // For a launch.
+  /** A fresh launch: the new thread's owner is the launch's subject, recorded before its token is handed out. */
   claimThread(claims: ThreadClaims): Promise<RpcResult<null>>;
+  /**
+   * `POST /v1/agents/:id/draft/preview-session`: a new preview thread's owner and pin, the artifact the console
+   * previews; its digest is checked again inside.
+   */
   startPreview(claims: ThreadClaims, pin: PreviewPin): Promise<RpcResult<null>>;
+  /** A fresh launch whose registry write failed after its claim: the never-used object keeps nothing. */
   abandonThread(claims: ThreadClaims): Promise<RpcResult<null>>;
+  /**
+   * A launch resuming the thread: whether the claims' subject may use it (the thread's own owner and state decide), the
+   * context copy the object holds, and the version of its current leaf (null before the first bind).
+   */
   vouchForLaunch(
     claims: ThreadClaims,
   ): Promise<RpcResult<{ context: ThreadContext; versionId: string | null }>>;
+  /**
+   * A private launch that changed the thread's context: its turns use `context` from the next one on, on sockets opened
+   * before that launch too; kept only when newer than the copy held.
+   */
   adoptLaunchContext(address: ThreadAddress, context: ThreadContext): Promise<RpcResult<null>>;
 
   // For the tenant's admin API.
+  /** `POST /v1/sessions/:id/handoff`: starts or ends a handoff; projected before it answers. */
   changeHandoff(address: ThreadAddress, request: unknown): Promise<RpcResult<HandoffView | null>>;
+  /** `POST /v1/sessions/:id/upgrade`: moves the thread to another version from its leaf on; projected first. */
   upgradeThread(address: ThreadAddress, request: unknown): Promise<RpcResult<UpgradeReply | null>>;
+  /** `POST /v1/sessions/:id/messages`: a person's reply during a handoff. */
   postHumanMessage(
     address: ThreadAddress,
     message: HumanMessageRequest,
   ): Promise<RpcResult<WireEntry | null>>;
+  /** `GET /v1/sessions/:id/export`: the whole thread as JSON text (`threadExportSchema`), a page at a time. */
   exportThread(address: ThreadAddress): Promise<RpcResult<ReadableStream<Uint8Array> | null>>;
+  /** `GET /v1/sessions/:id/runs/:runId/input`: the run's audit record with its model input rebuilt from storage. */
   runInput(address: ThreadAddress, runId: string): Promise<RpcResult<RunInputView | null>>;
+  /**
+   * `DELETE /v1/sessions/:id`: closes every socket and erases all of the object's storage, leaving only a tombstone
+   * (the time, no subject, no content) so that a still-valid token can never bind the thread again.
+   */
   eraseThread(address: ThreadAddress): Promise<RpcResult<null>>;
 
   // For the platform: standing of sockets, and the retention job.
+  /** An agent disabled, an `sk_` key or a visitor revoked: sockets that no longer stand are closed 4403. */
   recheckSockets(address: ThreadAddress): Promise<RpcResult<{ open: number }>>;
+  /** An operator disabled the tenant: every socket of the thread is closed 4403. */
   closeSocketsOfDisabledTenant(address: ThreadAddress): Promise<RpcResult<{ closed: number }>>;
+  /** The retention job: the pinned retention policy over the thread's storage, at the object's clock. */
   applyRetention(address: ThreadAddress): Promise<RpcResult<{ deletedEntries: number }>>;
 }

@@ -1,12 +1,15 @@
 // The conversation over a bound thread: turns, handoff, feedback, upgrades and the commands both the sockets and the
 // Worker's RPC calls run. What the thread object uses of it.
+export type { HeldTurn } from "./handoff";
+export { changeHandoff, exportThread, postHumanMessage, runInput, upgradeThread } from "./tenant-commands";
 export {
   cancelRun,
   entriesPage,
   helloFrames,
+  postMessage,
+  rateEntry,
   retriedFrames,
   sendRequest,
-  settledReply,
   threadInfo,
 } from "./thread-commands";
-export { type HeldTurn, ThreadRuntime, type TurnRequest } from "./thread-runtime";
+export { ThreadRuntime, type TurnRequest } from "./thread-runtime";

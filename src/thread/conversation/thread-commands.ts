@@ -1,12 +1,16 @@
+// The thread's operations, once: the WebSocket frames and the Worker's RPC calls both run these over a ThreadRuntime.
 import { fail, ok, type Result } from "../../errors";
 import { LIMITS, type ServerFrame } from "../../shared/protocol";
-import type {
-  EntriesPage,
-  EntriesQuery,
-  MessageReply,
-  PostMessage,
-  RequestMeta,
-  ThreadInfo,
+import {
+  type EntriesPage,
+  type EntriesQuery,
+  type FeedbackReply,
+  feedbackBodySchema,
+  type MessageReply,
+  type PostMessage,
+  postMessageSchema,
+  type RequestMeta,
+  type ThreadInfo,
 } from "../contract";
 import { toWireEntry } from "../run";
 import { withFeedback } from "./feedback";
@@ -93,6 +97,39 @@ export async function settledReply(
       entries: [userEntry, assistant].filter((e) => e !== null).map(toWireEntry),
     },
   };
+}
+
+/**
+ * `POST …/messages` as JSON: the turn once settled; `created` is false for a retried clientMessageId. Parsed by the
+ * Worker already; parsed again because this is the object's own boundary.
+ */
+export async function postMessage(
+  runtime: ThreadRuntime,
+  subject: string,
+  message: unknown,
+  meta: RequestMeta | undefined,
+): Promise<Result<{ created: boolean; reply: MessageReply }>> {
+  const parsed = postMessageSchema.safeParse(message);
+  if (!parsed.success) return fail("bad_request", "Request body is invalid.");
+  const accepted = await runtime.submit(sendRequest(subject, parsed.data, meta));
+  return accepted.ok ? ok(await settledReply(runtime, accepted.value)) : accepted;
+}
+
+/** `POST …/entries/:entryId/feedback`: the subject's rating of an assistant entry, latest wins. */
+export function rateEntry(
+  runtime: ThreadRuntime,
+  subject: string,
+  entryId: unknown,
+  body: unknown,
+): Result<FeedbackReply> {
+  // Parsed by the Worker already; parsed again because this is the object's own boundary.
+  const parsed = feedbackBodySchema.safeParse(body);
+  if (!parsed.success || typeof entryId !== "string") return fail("bad_request", "Request body is invalid.");
+  return runtime.giveFeedback(subject, {
+    entryId,
+    rating: parsed.data.rating,
+    ...(parsed.data.comment !== undefined ? { comment: parsed.data.comment } : {}),
+  });
 }
 
 export function cancelRun(

@@ -1,19 +1,12 @@
 // The thread object's parts: the gate, its sockets and their standing, frame dispatch and the streaming fetch paths.
 // The class that assembles them is src/objects/thread-agent.ts.
-export { frameTooLarge, onlyProtocolFrames, parseClientMessage } from "./client-frames";
-export { connectionState } from "./connection-state";
-export {
-  closeCode,
-  dispatchFrame,
-  dispatchTurn,
-  dispatchUpgrade,
-  type FrameOutcome,
-  isTurnFrame,
-} from "./frame-dispatch";
-export { keepAliveIfLong } from "./keep-alive";
-export { SocketWatch } from "./socket-watch";
+export { assembleThread, type ThreadParts } from "./assembly";
+export { frameTooLarge, onlyProtocolFrames } from "./client-frames";
+export { closeCode } from "./frame-dispatch";
+export type { SocketHost } from "./socket-host";
+export type { SocketWatch } from "./socket-watch";
 export { streamingFetch } from "./streaming-fetch";
-export { ThreadGate } from "./thread-gate";
+export type { ThreadGate } from "./thread-gate";
 export { THREAD_SETTINGS, type ThreadSettings } from "./thread-settings";
-export { ThreadSockets } from "./thread-sockets";
-export { refreshedToken } from "./token-refresh";
+export type { ThreadSockets } from "./thread-sockets";
+export type { ThreadUpkeep } from "./upkeep";

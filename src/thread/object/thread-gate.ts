@@ -1,8 +1,15 @@
 // Which runtime a caller reaches, decided by the thread itself: its binding (tenant, agent, environment), its owner
 // (the subject) and its state (active, or an erasure tombstone), checked against verified claims; bound on first use.
+import { digestOf } from "../../control/canonical-json";
 import type { DeploymentStore } from "../../control/deployment-store";
 import { fail, ok, type Result, type RpcResult, refusal } from "../../errors";
 import { findThread } from "../../storage/d1/thread-registry";
+import {
+  adoptThreadContext,
+  readThreadContext,
+  type ThreadContext,
+  threadContextSchema,
+} from "../../storage/thread/context-store";
 import { readPin, type ThreadBinding } from "../../storage/thread/pin-store";
 import { readOwner, readTombstone, writeOwner } from "../../storage/thread/thread-owner";
 import { type PreviewPin, readThreadClaims, type ThreadClaims, threadAddressSchema } from "../contract";
@@ -95,6 +102,10 @@ export class ThreadGate {
    * token exists. Repeating the same claim and pin is a no-op.
    */
   async claimPreview(claims: unknown, pin: PreviewPin): Promise<Result<ThreadRuntime>> {
+    // Checked again here, as every pin is on load.
+    if ((await digestOf(pin.artifact)) !== pin.digest) {
+      return fail("internal", "The previewed artifact failed its digest check.");
+    }
     const verified = readThreadClaims(claims);
     if (verified === null) return unauthenticated();
     const claimed = this.claim(verified);
@@ -118,13 +129,20 @@ export class ThreadGate {
    * A launch resuming the thread: whether these claims may use it, without binding it. A preview thread is resumed
    * only through the preview route, never by a launch.
    */
-  async vouch(claims: unknown): Promise<Result<null>> {
+  async vouch(claims: unknown): Promise<Result<{ context: ThreadContext; versionId: string | null }>> {
     const verified = readThreadClaims(claims);
     if (verified === null || readTombstone(this.#deps.storage) !== null) return unauthenticated();
     const runtime = await this.stored();
     if (runtime !== null && !claimsMatch(runtime.binding, verified)) return forbidden();
     if (runtime?.binding.preview !== undefined) return unauthenticated();
-    return this.#owned(verified);
+    const owned = await this.#owned(verified);
+    if (!owned.ok) return owned;
+    // The context copy the object holds, and the version of its current leaf: the pin until an upgrade (null before
+    // the first bind); the launch's presentation is that version's.
+    return ok({
+      context: readThreadContext(this.#deps.storage),
+      versionId: runtime === null ? null : runtime.current().versionId,
+    });
   }
 
   /** The tenant admin API and jobs: the thread they name, never bound by them. */
@@ -133,6 +151,18 @@ export class ThreadGate {
     if (!parsed.success) return refusal(unauthenticated());
     const runtime = await this.stored();
     return runtime === null || claimsMatch(runtime.binding, parsed.data) ? ok(runtime) : refusal(forbidden());
+  }
+
+  /**
+   * A private launch's context: the thread's turns use it from the next one on. Kept even before the thread is bound,
+   * and only when newer than the copy held, so a late delivery never undoes a later launch.
+   */
+  adoptContext(context: unknown): Result<null> {
+    // Built by the Worker; parsed again because this is the object's own boundary.
+    const parsed = threadContextSchema.safeParse(context);
+    if (!parsed.success) return fail("bad_request", "The context is invalid.");
+    adoptThreadContext(this.#deps.storage, parsed.data);
+    return ok(null);
   }
 
   /** After erasure: the next caller starts from storage again. */

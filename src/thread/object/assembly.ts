@@ -1,0 +1,115 @@
+// The thread object's parts, built once per instance and wired to each other: sockets, gate, socket watch, upkeep,
+// the socket host and the projection window. The class (src/objects/thread-agent.ts) hands in what only it has.
+import type { Connection } from "agents";
+import { tenantRunQuota } from "../../auth/run-quota";
+import { D1DeploymentStore } from "../../storage/d1/d1-deployment-store";
+import { ProjectionWindow, projectionWindowMs } from "../../storage/projection/projection-lane";
+import type { ThreadBinding } from "../../storage/thread/pin-store";
+import { unforwardedEventCount } from "../../storage/thread/thread-events";
+import { ThreadRuntime } from "../conversation";
+import { keepAliveIfLong } from "./keep-alive";
+import { SocketHost } from "./socket-host";
+import { SocketWatch } from "./socket-watch";
+import { ThreadGate } from "./thread-gate";
+import type { ThreadSettings } from "./thread-settings";
+import { ThreadSockets } from "./thread-sockets";
+import { ThreadUpkeep, type UpkeepCallback } from "./upkeep";
+
+/** Every method of the object its scheduler calls back by name. */
+export type ScheduledCallback = UpkeepCallback | "projectionDue";
+
+/** What only the Durable Object class has: its state, the SDK's scheduler and keep-alive, and its own teardown. */
+export interface ObjectHooks {
+  ctx: DurableObjectState;
+  env: Env;
+  settings: Readonly<ThreadSettings>;
+  connections: () => Iterable<Connection>;
+  /** Schedules a callback in whole seconds; an idempotent one replaces an earlier schedule of it. */
+  schedule: (seconds: number, callback: ScheduledCallback, idempotent: boolean) => Promise<void>;
+  /** The daily maintenance schedule (idempotent: one per thread however often the object wakes). */
+  scheduleDaily: () => void;
+  keepAlive: () => Promise<() => void>;
+  /** Drains the outbox into D1 (the object's `drainOutbox`). */
+  drain: () => Promise<void>;
+  /** Erases every trace of a thread never launched. */
+  vanish: () => Promise<void>;
+}
+
+export interface ThreadParts {
+  sockets: ThreadSockets;
+  gate: ThreadGate;
+  watch: SocketWatch;
+  upkeep: ThreadUpkeep;
+  host: SocketHost;
+}
+
+export function assembleThread(hooks: ObjectHooks): ThreadParts {
+  const { ctx, env, settings } = hooks;
+  const sockets = new ThreadSockets(hooks.connections, settings.now, ctx.storage);
+  // At most one drain per projection window, every turn since the last one in its batch.
+  const projection = new ProjectionWindow({
+    windowMs: () => settings.projectionWindowMs ?? projectionWindowMs(env.PROJECTION_WINDOW_MS),
+    now: settings.now,
+    after: settings.after,
+    drain: hooks.drain,
+    // Whole seconds (the scheduler's unit), a second past the window: only an evicted object needs it.
+    arm: (ms) => hooks.schedule(Math.ceil(ms / 1000) + 1, "projectionDue", true),
+  });
+  const gate: ThreadGate = new ThreadGate({
+    storage: ctx.storage,
+    db: env.DB,
+    store: () => new D1DeploymentStore(env.DB),
+    now: settings.now,
+    unknownThread: () => ctx.waitUntil(hooks.vanish()),
+    start: (binding) => start(binding),
+  });
+  const watch = new SocketWatch({
+    storage: ctx.storage,
+    db: env.DB,
+    env,
+    now: settings.now,
+    sockets: () => sockets.watched(),
+    closeAll: (code, reason) => sockets.closeAll(code, reason),
+  });
+  const upkeep = new ThreadUpkeep({
+    storage: ctx.storage,
+    env,
+    settings,
+    gate,
+    sockets,
+    watch,
+    schedule: hooks.schedule,
+  });
+  const host = new SocketHost({
+    storage: ctx.storage,
+    env,
+    gate,
+    sockets,
+    watch,
+    armIdleSweep: () => void hooks.schedule(settings.idleSweepSeconds, "sweepIdleConnections", true),
+    waitUntil: (promise) => ctx.waitUntil(promise),
+  });
+
+  /** The runtime of a binding: once per object lifetime (and again after the gate forgets it). */
+  function start(binding: ThreadBinding): ThreadRuntime {
+    const runtime = new ThreadRuntime({
+      storage: ctx.storage,
+      env,
+      binding,
+      now: settings.now,
+      peers: () => sockets.readyPeers(),
+      keepAliveWhile: keepAliveIfLong(hooks.keepAlive, settings),
+      afterTurn: () => projection.request(),
+      quota: tenantRunQuota(env, binding),
+      store: () => new D1DeploymentStore(env.DB),
+      onQueued: () => void hooks.schedule(settings.queueCheckSeconds, "resumeQueuedRuns", true),
+    });
+    runtime.recoverInterruptedRuns();
+    // `thread.created` was recorded as the binding was written.
+    if (unforwardedEventCount(ctx.storage) > 0) ctx.waitUntil(upkeep.forwardEventsOf(binding));
+    hooks.scheduleDaily();
+    return runtime;
+  }
+
+  return { sockets, gate, watch, upkeep, host };
+}

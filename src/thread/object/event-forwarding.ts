@@ -1,0 +1,76 @@
+// The thread's events, handed to its tenant's events object (docs/webhooks.md): at least once, oldest first, retried
+// with backoff; a preview thread's are dropped, and under zero retention no free text leaves the thread.
+import { zeroRetentionIdleMinutes } from "../../control/artifact";
+import { eventBody, MAX_EVENTS_PER_ACCEPT, tenantEvents } from "../../events/tenant-events";
+import { backoffMs } from "../../storage/projection/projection-drain";
+import type { ThreadBinding } from "../../storage/thread/pin-store";
+import {
+  forwardedEventSeq,
+  markEventsForwarded,
+  threadEventsAfter,
+} from "../../storage/thread/thread-events";
+import { deleteMeta, readMetaInteger, writeMeta } from "../../storage/thread/thread-meta";
+
+const FORWARD_FAILURES_KEY = "events_forward_failures";
+
+/** Zero retention: an event's free text (a feedback comment, a handoff reason) never leaves the thread. */
+function withoutText(data: Record<string, unknown>): Record<string, unknown> {
+  const { comment: _comment, reason: _reason, ...rest } = data;
+  return rest;
+}
+
+export interface EventForwardingDeps {
+  storage: DurableObjectStorage;
+  env: Env;
+  now: () => number;
+  /** Arms the object's `forwardEvents` callback in `seconds` (idempotent). */
+  retryIn: (seconds: number) => Promise<void>;
+}
+
+/**
+ * Sends the events not yet acknowledged, oldest first, and forgets them only once the tenant's events object has
+ * stored them (at least once: a lost answer re-sends, and that object ignores ids it holds). On failure it retries
+ * with backoff.
+ */
+export async function forwardThreadEvents(deps: EventForwardingDeps, binding: ThreadBinding): Promise<void> {
+  const { storage } = deps;
+  for (;;) {
+    const events = threadEventsAfter(storage, forwardedEventSeq(storage), MAX_EVENTS_PER_ACCEPT);
+    const last = events.at(-1);
+    if (last === undefined) return;
+    // A preview thread is the console's, not a session of the tenant's product: its backend hears nothing of it.
+    if (binding.preview !== undefined) {
+      markEventsForwarded(storage, last.seq, deps.now());
+      continue;
+    }
+    const zero = zeroRetentionIdleMinutes(binding.artifact) !== null;
+    const bodies = events.map((event) =>
+      eventBody({
+        ...event,
+        tenantId: binding.tenantId,
+        data:
+          typeof event.data === "object" && event.data !== null && !Array.isArray(event.data)
+            ? zero
+              ? withoutText(event.data)
+              : event.data
+            : {},
+      }),
+    );
+    let accepted = false;
+    try {
+      accepted = (await tenantEvents(deps.env, binding.tenantId).accept(binding.tenantId, bodies)).ok;
+    } catch (error) {
+      console.warn(
+        JSON.stringify({ msg: "events not forwarded", threadId: binding.threadId, error: String(error) }),
+      );
+    }
+    if (!accepted) {
+      const failures = (readMetaInteger(storage, FORWARD_FAILURES_KEY) ?? 0) + 1;
+      writeMeta(storage, FORWARD_FAILURES_KEY, String(failures));
+      await deps.retryIn(Math.max(1, Math.ceil(backoffMs(failures) / 1000)));
+      return;
+    }
+    markEventsForwarded(storage, last.seq, deps.now());
+    deleteMeta(storage, FORWARD_FAILURES_KEY);
+  }
+}

@@ -1,0 +1,192 @@
+// The thread object's upkeep, run by its scheduler and after changes: the D1 projection, event forwarding, retention,
+// the zero-retention purge, queued turns that must wake, and idle sockets (docs/architecture.md#the-thread-object).
+import { zeroRetentionIdleMinutes } from "../../control/artifact";
+import { WS_CLOSE_IDLE } from "../../shared/errors";
+import { LIMITS } from "../../shared/protocol";
+import { shorterAge, threadRetentionOverrides } from "../../storage/d1/session-retention";
+import { projectionReadDb, projectionTargets } from "../../storage/d1/shards";
+import { clearThreadContext } from "../../storage/d1/thread-registry";
+import { drainOutbox } from "../../storage/projection/projection-drain";
+import { reconcileProjection } from "../../storage/projection/projection-reconcile";
+import type { ThreadBinding } from "../../storage/thread/pin-store";
+import { purgeIdleText } from "../../storage/thread/zero-retention";
+import type { ThreadRuntime } from "../conversation";
+import { forwardThreadEvents } from "./event-forwarding";
+import type { SocketWatch } from "./socket-watch";
+import type { ThreadGate } from "./thread-gate";
+import type { ThreadSettings } from "./thread-settings";
+import type { ThreadSockets } from "./thread-sockets";
+
+/** The object's methods its scheduler calls back by name. */
+export type UpkeepCallback =
+  | "drainOutbox"
+  | "forwardEvents"
+  | "purgeIdleText"
+  | "resumeQueuedRuns"
+  | "sweepIdleConnections";
+
+export interface UpkeepDeps {
+  storage: DurableObjectStorage;
+  env: Env;
+  settings: Readonly<ThreadSettings>;
+  gate: ThreadGate;
+  sockets: ThreadSockets;
+  watch: SocketWatch;
+  /** Schedules one of the object's callbacks in whole seconds; idempotent ones replace an earlier schedule. */
+  schedule: (seconds: number, callback: UpkeepCallback, idempotent: boolean) => Promise<void>;
+}
+
+export class ThreadUpkeep {
+  readonly #deps: UpkeepDeps;
+
+  constructor(deps: UpkeepDeps) {
+    this.#deps = deps;
+  }
+
+  /** Projects the outbox into D1 and forwards events, side by side; on failure each retries with backoff. */
+  async drainOutbox(): Promise<void> {
+    const runtime = await this.#deps.gate.stored();
+    if (runtime === null) return;
+    const { storage, env, settings } = this.#deps;
+    // Every change drains: under zero retention it also arms the purge that follows the last activity.
+    const idleMinutes = zeroRetentionIdleMinutes(runtime.binding.artifact);
+    if (idleMinutes !== null) await this.#deps.schedule(idleMinutes * 60, "purgeIdleText", true);
+    // Side by side: events go to the tenant's events object, not D1, so neither consumer waits for the other.
+    const [, outcome] = await Promise.all([
+      this.forwardEventsOf(runtime.binding),
+      drainOutbox({
+        storage,
+        db: env.DB,
+        targets: () => projectionTargets(env, storage, runtime.binding),
+        binding: runtime.binding,
+        now: settings.now,
+      }),
+    ]);
+    if (outcome.retryInMs !== undefined) {
+      await this.#deps.schedule(Math.max(1, Math.ceil(outcome.retryInMs / 1000)), "drainOutbox", true);
+    }
+  }
+
+  async forwardEvents(): Promise<void> {
+    const runtime = await this.#deps.gate.stored();
+    if (runtime !== null) await this.forwardEventsOf(runtime.binding);
+  }
+
+  forwardEventsOf(binding: ThreadBinding): Promise<void> {
+    const { storage, env, settings } = this.#deps;
+    return forwardThreadEvents(
+      {
+        storage,
+        env,
+        now: settings.now,
+        retryIn: (seconds) => this.#deps.schedule(seconds, "forwardEvents", true),
+      },
+      binding,
+    );
+  }
+
+  /**
+   * Under zero retention (docs/privacy.md): once the thread has been idle for the artifact's `idleMinutes`, all of its
+   * entry text and tool payloads are blanked; while it is active (or a run is live) it looks again later.
+   */
+  async purgeIdleText(): Promise<void> {
+    const runtime = await this.#deps.gate.stored();
+    if (runtime === null) return;
+    const idleMinutes = zeroRetentionIdleMinutes(runtime.binding.artifact);
+    if (idleMinutes === null) return;
+    const outcome = purgeIdleText(this.#deps.storage, idleMinutes, this.#deps.settings.now());
+    if ("retryInMs" in outcome) {
+      // Not idempotent: this run's own schedule row still exists while it executes.
+      await this.#deps.schedule(Math.max(1, Math.ceil(outcome.retryInMs / 1000)), "purgeIdleText", false);
+      return;
+    }
+    runtime.textPurged();
+    // The registry's copy of the context variables goes too; if D1 cannot be reached, the purge (idempotent) runs
+    // again a minute later until it can.
+    try {
+      await clearThreadContext(this.#deps.env.DB, runtime.binding.tenantId, runtime.binding.threadId);
+    } catch (error) {
+      console.error(
+        JSON.stringify({ level: "error", message: "context purge deferred", error: String(error) }),
+      );
+      await this.#deps.schedule(60, "purgeIdleText", false);
+    }
+  }
+
+  /** Daily: retention over the thread's storage, then a reconciliation of D1 with the thread. */
+  async dailyMaintenance(): Promise<void> {
+    const runtime = await this.#deps.gate.stored();
+    if (runtime === null) return;
+    const { storage, env, settings } = this.#deps;
+    await this.retain(runtime);
+    // The shard reads trust; a control plane that cannot name it fails the check like D1 itself would.
+    const db = await projectionReadDb(env, runtime.binding.tenantId).catch(() => null);
+    const { missing, failed } =
+      db === null
+        ? { missing: 0, failed: true }
+        : await reconcileProjection({ storage, db, binding: runtime.binding, now: settings.now });
+    if (missing > 0 || failed) await this.drainOutbox();
+  }
+
+  /**
+   * The pinned version's policy with the agent's own max age when shorter, over the thread's storage; nothing while a
+   * legal hold covers the thread. Both come from D1: if it cannot answer, the pass waits for the next one (a hold is
+   * never risked).
+   */
+  async retain(runtime: ThreadRuntime | null): Promise<{ deletedEntries: number }> {
+    if (runtime === null) return { deletedEntries: 0 };
+    const binding = runtime.binding;
+    let overrides: { held: boolean; agentMaxAgeDays: number | null };
+    try {
+      overrides = await threadRetentionOverrides(this.#deps.env.DB, binding);
+    } catch (error) {
+      console.warn(
+        JSON.stringify({ msg: "retention deferred", threadId: binding.threadId, error: String(error) }),
+      );
+      return { deletedEntries: 0 };
+    }
+    if (overrides.held) return { deletedEntries: 0 };
+    const pinned = binding.artifact.limits?.retention;
+    const maxAgeDays = shorterAge(pinned?.maxAgeDays, overrides.agentMaxAgeDays);
+    const policy = {
+      ...(maxAgeDays !== null ? { maxAgeDays } : {}),
+      ...(pinned?.maxMessagesPerThread !== undefined
+        ? { maxMessagesPerThread: pinned.maxMessagesPerThread }
+        : {}),
+    };
+    if (policy.maxAgeDays === undefined && policy.maxMessagesPerThread === undefined)
+      return { deletedEntries: 0 };
+    const result = runtime.applyRetention(policy, this.#deps.settings.now());
+    await this.drainOutbox();
+    return result;
+  }
+
+  /**
+   * While turns wait behind a run: an object that died with a queue wakes here (its start seals the cut-off run and
+   * starts the next turn); a live one just checks that the next turn is on its way.
+   */
+  async resumeQueuedRuns(): Promise<void> {
+    const runtime = await this.#deps.gate.stored();
+    if (runtime === null || !runtime.hasQueuedTurns()) return;
+    runtime.resumeQueue();
+    // Not idempotent: this run's own schedule row still exists while it executes.
+    await this.#deps.schedule(this.#deps.settings.queueCheckSeconds, "resumeQueuedRuns", false);
+  }
+
+  /** Closes sockets idle past the agent's limit (4408), and re-checks what the open ones rest on; the thread goes on. */
+  async sweepIdleConnections(): Promise<void> {
+    const { gate, sockets, settings } = this.#deps;
+    const now = settings.now();
+    let open = 0;
+    for (const [connection, state] of sockets.withState()) {
+      const runtime = await gate.admit(state.claims);
+      const idleSeconds = runtime.ok ? runtime.value.limits.idleTimeoutSeconds : LIMITS.idleTimeoutSeconds;
+      if (now - state.lastActive > idleSeconds * 1000) connection.close(WS_CLOSE_IDLE, "idle");
+      else open += 1;
+    }
+    // Not idempotent: this run's own schedule row still exists while it executes.
+    if (open > 0) await this.#deps.schedule(settings.idleSweepSeconds, "sweepIdleConnections", false);
+    const runtime = open > 0 ? await gate.stored() : null;
+    if (runtime !== null) await this.#deps.watch.swept(runtime.binding);
+  }
+}
