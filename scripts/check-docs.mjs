@@ -1,12 +1,14 @@
-// Part of `npm test`: the code blocks of docs/api.md must at least parse, and with `--run` (CI, against a running
-// `npm run dev`) its walk-through runs as written and every response it shows has exactly the fields the text claims.
+// Part of `npm test`: every `src/…` path README.md and docs/*.md name exists, the code blocks of docs/api.md at least
+// parse, and with `--run` (CI, against a running `npm run dev`) its walk-through runs as written and every response
+// it shows has exactly the fields the text claims.
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { transformSync } from "esbuild";
 import { CliError, runMain } from "./lib/cli.mjs";
+import { stalePaths } from "./lib/doc-paths.mjs";
 import { localBaseUrl } from "./lib/local-server.mjs";
 import { root } from "./lib/paths.mjs";
 
@@ -173,8 +175,28 @@ function firstJsonObject(out) {
   return null;
 }
 
+/** Every `src/…` path named in README.md and docs/*.md that is not in the tree, as "doc:line: path …". */
+function checkSrcPaths() {
+  const docs = [
+    "README.md",
+    ...readdirSync(join(root, "docs"))
+      .filter((n) => n.endsWith(".md"))
+      .map((n) => `docs/${n}`),
+  ];
+  // A module is named with or without its extension.
+  const exists = (path) => [path, `${path}.ts`, `${path}.tsx`].some((p) => existsSync(join(root, p)));
+  const problems = docs.flatMap((doc) => stalePaths(doc, readFileSync(join(root, doc), "utf8"), exists));
+  return { problems, docs: docs.length };
+}
+
 async function main() {
   const { values } = parseArgs({ options: { run: { type: "boolean" }, url: { type: "string" } } });
+  const paths = checkSrcPaths();
+  if (paths.problems.length > 0) {
+    throw new CliError(
+      `src/ paths the docs name that are not in the tree:\n  ${paths.problems.join("\n  ")}`,
+    );
+  }
   const blocks = codeBlocks(readFileSync(DOC, "utf8"));
   const problems = checkSyntax(blocks);
   let ran = 0;
@@ -184,6 +206,7 @@ async function main() {
     ran = result.ran;
   }
   if (problems.length > 0) throw new CliError(`docs/api.md:\n  ${problems.join("\n  ")}`);
+  console.log(`docs: every src/ path in README.md and the ${paths.docs - 1} docs/*.md exists`);
   console.log(
     `docs/api.md: ${blocks.length} code blocks parse${values.run ? `; the walk-through's ${ran} shell blocks ran and match their claims` : ""}`,
   );
