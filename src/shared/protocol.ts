@@ -3,6 +3,7 @@ import { z } from "zod";
 import { ERROR_REASONS } from "./error-reasons";
 import { ERROR_CODES } from "./errors";
 import { presentationSchema } from "./presentation";
+import { RUN_STATUSES, type RunStatus } from "./run-states";
 
 export const PROTOCOL = "agent.v1";
 export const PROTOCOL_VERSION = 1;
@@ -28,8 +29,7 @@ const clientMessageId = z
   .string()
   .regex(/^[A-Za-z0-9_-]{8,128}$/, "must be 8-128 characters of [A-Za-z0-9_-]");
 
-export const RUN_STATUSES = ["queued", "running", "succeeded", "failed", "aborted"] as const;
-export type RunStatus = (typeof RUN_STATUSES)[number];
+export { RUN_STATUSES, type RunStatus };
 
 /** What a send, edit or regenerate does while a run is live (the artifact's `conversation.multitask`, docs/protocol.md). */
 export const MULTITASK_STRATEGIES = ["reject", "enqueue", "interrupt", "rollback"] as const;

@@ -4,21 +4,12 @@ import { fail, ok, type Result } from "../../errors";
 import { ERROR_REASONS } from "../../shared/error-reasons";
 import { ERROR_CODES, type ErrorCode, type ErrorReason } from "../../shared/errors";
 import { RUN_STATUSES, type RunStatus } from "../../shared/protocol";
+import { canBecome, isTerminalRunStatus } from "../../shared/run-states";
 import { enqueueOutbox } from "../projection/outbox";
 import { createRedactor, type Redactor } from "../redact";
 import { invalidRunRecord, type RunStoreOptions, recordIdSchema } from "./run-types";
 
-/** The only moves a run can make; anything else is a conflict. */
-const NEXT_STATUS: Record<RunStatus, readonly RunStatus[]> = {
-  // A queued run that cannot start (its tenant's run quota refused it, its place is gone) fails unstarted.
-  queued: ["running", "failed", "aborted"],
-  running: ["succeeded", "failed", "aborted"],
-  succeeded: [],
-  failed: [],
-  aborted: [],
-};
-
-export const isTerminalRunStatus = (status: RunStatus): boolean => NEXT_STATUS[status].length === 0;
+export { isTerminalRunStatus };
 
 // A type alias, not an interface, so a run stays assignable to JsonValue for the outbox payload.
 export type RunError = {
@@ -282,7 +273,7 @@ export class RunStore {
     return this.#storage.transactionSync((): Result<Run> => {
       const run = this.get(runId);
       if (!run) return fail("not_found", "Run not found.");
-      if (!NEXT_STATUS[run.status].includes(to)) {
+      if (!canBecome(run.status, to)) {
         return fail("conflict", `A ${run.status} run cannot become ${to}.`, { status: run.status });
       }
       const now = this.#now();

@@ -3,10 +3,5 @@
 export { assembleThread, type ThreadParts } from "./assembly";
 export { frameTooLarge, onlyProtocolFrames } from "./client-frames";
 export { closeCode } from "./frame-dispatch";
-export type { SocketHost } from "./socket-host";
-export type { SocketWatch } from "./socket-watch";
 export { streamingFetch } from "./streaming-fetch";
-export type { ThreadGate } from "./thread-gate";
 export { THREAD_SETTINGS, type ThreadSettings } from "./thread-settings";
-export type { ThreadSockets } from "./thread-sockets";
-export type { ThreadUpkeep } from "./upkeep";

@@ -59,3 +59,25 @@ export function placeUserTurn(request: TurnRequest, entries: EntryStore): Result
     }
   }
 }
+
+/**
+ * The user entry of a placed turn (the one a regenerate answers again), inside the caller's transaction; a fork (an
+ * edit) becomes the selected leaf.
+ */
+export function storeUserEntry(entries: EntryStore, place: UserTurnPlace): Result<Entry> {
+  const { parentId, text, clientMessageId, existingUser } = place;
+  if (existingUser !== undefined) return ok(existingUser);
+  const appended = entries.append({
+    parentId,
+    ...(parentId !== null ? { expectedParentId: parentId } : {}),
+    kind: "message",
+    role: "user",
+    // A retried send or edit is answered from its run's idempotency key, so the entry needs none.
+    body: { text, ...(clientMessageId !== undefined ? { clientMessageId } : {}) },
+  });
+  if (!appended.ok) return appended;
+  const userEntry = appended.value.entry;
+  // An append below the selected leaf already moves the selection; a fork (edit) must select itself.
+  if (entries.latestLeaf()?.id !== userEntry.id) entries.setActiveLeaf(userEntry.id);
+  return ok(userEntry);
+}
