@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { transformSync } from "esbuild";
 import { CliError, runMain } from "./lib/cli.mjs";
-import { stalePaths } from "./lib/doc-paths.mjs";
+import { anchorsOf, brokenAnchors, stalePaths } from "./lib/doc-paths.mjs";
 import { localBaseUrl } from "./lib/local-server.mjs";
 import { root } from "./lib/paths.mjs";
 
@@ -189,6 +189,29 @@ function checkSrcPaths() {
   return { problems, docs: docs.length };
 }
 
+/** Every `docs/<name>.md#<anchor>` that src/, scripts/, README.md and docs/ cite names a heading that exists. */
+function checkAnchors() {
+  const cache = new Map();
+  const anchorsIn = (doc) => {
+    if (!cache.has(doc)) {
+      const path = join(root, doc);
+      cache.set(doc, existsSync(path) ? anchorsOf(readFileSync(path, "utf8")) : null);
+    }
+    return cache.get(doc);
+  };
+  const files = (dir, pattern) =>
+    readdirSync(join(root, dir), { recursive: true })
+      .map((name) => `${dir}/${String(name).split("\\").join("/")}`)
+      .filter((file) => pattern.test(file));
+  const cited = [
+    "README.md",
+    ...files("docs", /\.md$/),
+    ...files("src", /\.(ts|tsx|css)$/),
+    ...files("scripts", /\.(mjs|ts)$/),
+  ];
+  return cited.flatMap((file) => brokenAnchors(file, readFileSync(join(root, file), "utf8"), anchorsIn));
+}
+
 async function main() {
   const { values } = parseArgs({ options: { run: { type: "boolean" }, url: { type: "string" } } });
   const paths = checkSrcPaths();
@@ -196,6 +219,10 @@ async function main() {
     throw new CliError(
       `src/ paths the docs name that are not in the tree:\n  ${paths.problems.join("\n  ")}`,
     );
+  }
+  const anchors = checkAnchors();
+  if (anchors.length > 0) {
+    throw new CliError(`Doc sections cited that do not exist:\n  ${anchors.join("\n  ")}`);
   }
   const blocks = codeBlocks(readFileSync(DOC, "utf8"));
   const problems = checkSyntax(blocks);
@@ -206,7 +233,9 @@ async function main() {
     ran = result.ran;
   }
   if (problems.length > 0) throw new CliError(`docs/api.md:\n  ${problems.join("\n  ")}`);
-  console.log(`docs: every src/ path in README.md and the ${paths.docs - 1} docs/*.md exists`);
+  console.log(
+    `docs: every src/ path in README.md and the ${paths.docs - 1} docs/*.md exists, and every docs/ section cited exists`,
+  );
   console.log(
     `docs/api.md: ${blocks.length} code blocks parse${values.run ? `; the walk-through's ${ran} shell blocks ran and match their claims` : ""}`,
   );

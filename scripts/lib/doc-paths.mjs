@@ -41,3 +41,42 @@ export function stalePaths(doc, text, exists) {
         `"\`${path}\` (now \`src/…\`)"`,
     );
 }
+
+/** A reference to a section of the repository's docs: `docs/<name>.md#<anchor>`. */
+const DOC_ANCHOR = /(?<![\w./-])(docs\/[\w-]+\.md)#([\w-]+)/g;
+
+/** A heading's anchor as GitHub makes it: lower case, punctuation dropped, spaces to hyphens. */
+export function anchorOf(heading) {
+  return heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}\s_-]/gu, "")
+    .replace(/\s/g, "-");
+}
+
+/** The anchors of a Markdown document's headings (fenced code skipped). */
+export function anchorsOf(markdown) {
+  const anchors = new Set();
+  let fenced = false;
+  for (const line of markdown.split("\n")) {
+    if (line.startsWith("```")) fenced = !fenced;
+    else if (!fenced && /^#{1,6} /.test(line)) anchors.add(anchorOf(line.replace(/^#+ /, "")));
+  }
+  return anchors;
+}
+
+/**
+ * The `docs/<name>.md#<anchor>` references in `text` (a source file or a doc) whose document or heading does not exist,
+ * each as "file:line: …". `anchorsIn(doc)` gives a document's anchors, or null when it does not exist.
+ */
+export function brokenAnchors(file, text, anchorsIn) {
+  const problems = [];
+  for (const [index, line] of text.split("\n").entries()) {
+    for (const [, doc, anchor] of line.matchAll(DOC_ANCHOR)) {
+      const anchors = anchorsIn(doc);
+      if (anchors === null) problems.push(`${file}:${index + 1}: ${doc} does not exist`);
+      else if (!anchors.has(anchor)) problems.push(`${file}:${index + 1}: ${doc} has no heading #${anchor}`);
+    }
+  }
+  return problems;
+}

@@ -70,7 +70,7 @@ function valueText(value: ContextValue | undefined): string {
 /**
  * `template` with every `{{name}}` (spaces inside the braces allowed) replaced by that variable's value as plain
  * text, and by "" when the thread has no such variable; `{{name|there}}` gives "there" instead when the variable is
- * missing or empty (docs/api.md#launch-context). One left-to-right pass: a value that itself contains
+ * missing or empty (docs/api.md#private-launch-from-a-backend). One left-to-right pass: a value that itself contains
  * `{{other}}` is inserted as it is, never expanded again. Anything that is not a placeholder stays as written.
  */
 export function expandContext(

@@ -56,7 +56,7 @@ export const holds = new Hono<AppEnv>().use("*", tenantAuth, requireAdminForWrit
 
 /**
  * Holds on a subject (every thread of it, present and future). The subject travels in the JSON body, never in the
- * URL: URLs reach request logs and traces (docs/privacy.md#legal-holds).
+ * URL: URLs reach request logs and traces (docs/privacy.md#end-user-ids-stay-out-of-urls).
  */
 export const subjectHolds = new Hono<AppEnv>()
   .use("*", tenantAuth, requireAdminForWrites)

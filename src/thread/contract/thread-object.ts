@@ -1,5 +1,5 @@
 // The thread object as the Worker calls it: every RPC method and its fetch paths. `ThreadAgent` implements it, and
-// every caller reaches the object through `threadStub` (docs/architecture.md#the-worker-and-the-thread-object).
+// every caller reaches the object through `threadStub` (docs/architecture.md#layers).
 import type { RpcResult } from "../../errors";
 import type { WireEntry } from "../../shared/protocol";
 import type { HumanMessageRequest } from "../../shared/sessions-api";

@@ -1,5 +1,6 @@
-// What the tenant's admin API does to a bound thread (docs/api.md#sessions): handoff, a person's reply, upgrade,
-// export and a run's rebuilt input. Each change is projected before it answers, so the session views show it.
+// What the tenant's admin API does to a bound thread: handoff and a person's reply (docs/protocol.md#handoff), upgrade
+// (docs/api.md#upgrading-a-thread-to-another-version), export and a run's rebuilt input. Each change is projected
+// before it answers, so the session views show it.
 import { zeroRetentionIdleMinutes } from "../../control/artifact";
 import { fail, ok, type Result } from "../../errors";
 import type { WireEntry } from "../../shared/protocol";

@@ -1,5 +1,5 @@
 // The thread object's upkeep, run by its scheduler and after changes: the D1 projection, event forwarding, retention,
-// the zero-retention purge, queued turns that must wake, and idle sockets (docs/architecture.md#the-thread-object).
+// the zero-retention purge, queued turns that must wake, and idle sockets (docs/architecture.md#layers).
 import { zeroRetentionIdleMinutes } from "../../control/artifact";
 import { WS_CLOSE_IDLE } from "../../shared/errors";
 import { LIMITS } from "../../shared/protocol";

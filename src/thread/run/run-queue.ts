@@ -1,4 +1,4 @@
-// Turns that arrive while a run is live (double-texting, docs/protocol.md#multitask): kept `queued` with their
+// Turns that arrive while a run is live (double-texting, docs/protocol.md#one-run-at-a-time-and-double-texting): kept `queued` with their
 // request, announced with their place, started one at a time in order as each run ends, or held in handoff.
 import type { RunSlot } from "../../auth/run-quota";
 import { fail, ok, type Result } from "../../errors";
