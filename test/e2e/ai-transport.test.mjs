@@ -12,7 +12,7 @@ import { AbstractChat } from "ai";
 import { build } from "esbuild";
 import { request } from "../../scripts/lib/http-client.mjs";
 import { root } from "../../scripts/lib/paths.mjs";
-import { API_KEY, BASE_URL } from "./helpers.mjs";
+import { API_KEY, BASE_URL, eventually } from "./helpers.mjs";
 import { seedAgent } from "./server.mjs";
 
 /** src/client, bundled once for this file (the package's TypeScript, exactly as a tenant's bundler would see it). */
@@ -148,14 +148,6 @@ describe("AI SDK transport", () => {
     return res.body.items;
   }
 
-  async function until(predicate, what, timeoutMs = 15_000) {
-    const deadline = Date.now() + timeoutMs;
-    while (!predicate()) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  }
-
   test("a reply streams in several deltas and ends as the stored entry's text", async () => {
     const subject = `user-${crypto.randomUUID()}`;
     const launched = await launch(subject);
@@ -197,7 +189,10 @@ describe("AI SDK transport", () => {
     try {
       const before = relay.connections;
       const sending = chat.sendMessage({ text: "Write a long story." });
-      await until(() => (transport.connection.liveRun?.lastSeq ?? 0) >= 8, "the eighth delta");
+      await eventually(() => (transport.connection.liveRun?.lastSeq ?? 0) >= 8, "the eighth delta", {
+        timeout: 15_000,
+        interval: 20,
+      });
       const cutAt = transport.connection.liveRun.lastSeq;
       relay.kill();
       await sending;
@@ -225,7 +220,10 @@ describe("AI SDK transport", () => {
     });
     try {
       const sending = first.sendMessage({ text: "Tell me a long tale." });
-      await until(() => first.plain.shown.length >= 5, "the first deltas");
+      await eventually(() => first.plain.shown.length >= 5, "the first deltas", {
+        timeout: 15_000,
+        interval: 20,
+      });
       await second.resumeStream();
       await sending;
       assert.equal(second.status, "ready", String(second.error));

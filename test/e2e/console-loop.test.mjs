@@ -8,6 +8,7 @@ import { CONSOLE_KEYS, checkScreen, signIn, useConsoleBrowser, waitForHeading } 
 import {
   API_KEY,
   BASE_URL,
+  eventually,
   openWidgetPage,
   send,
   useBrowser,
@@ -27,16 +28,6 @@ const artifact = (greeting, accentColor) => ({
   greeting,
   widget: { accentColor },
 });
-
-async function until(what, read, timeout = 20_000) {
-  const deadline = Date.now() + timeout;
-  for (;;) {
-    const value = await read().catch(() => undefined);
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-}
 
 describe("the console's whole loop", () => {
   const consoleBrowser = useConsoleBrowser();
@@ -148,10 +139,10 @@ describe("the console's whole loop", () => {
     await waitForReply(demo.page, "Echo: Hello from the loop's visitor");
 
     // The console finds that conversation and shows it as its tree.
-    const session = await until("the conversation's session row", async () => {
+    const session = await eventually(async () => {
       const page1 = await admin.sessions.list({ agentId: agent.id });
       return page1.items.find((s) => s.messageCount >= 2) ?? page1.items[0];
-    });
+    }, "the conversation's session row");
     await page.getByRole("link", { name: "Sessions" }).first().click();
     await page.goto(`${BASE_URL}/console/sessions/${session.threadId}`);
     await waitForHeading(page, "Hello from the loop's visitor");

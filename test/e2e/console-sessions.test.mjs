@@ -18,7 +18,7 @@ import {
   useConsoleBrowser,
   waitForHeading,
 } from "./console-helpers.mjs";
-import { API_KEY, BASE_URL, waitForText } from "./helpers.mjs";
+import { API_KEY, BASE_URL, eventually, waitForText } from "./helpers.mjs";
 
 const admin = new AdminClient({ baseUrl: BASE_URL, apiKey: API_KEY });
 
@@ -100,16 +100,6 @@ async function turn(launch, text, parentId) {
   return res.body.entries;
 }
 
-async function until(check, what, timeoutMs = 20_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
-
 /**
  * u1 "Where is order <word>?" ─ a1 (tool call) ─ u2 "Thanks for checking" ─ a2
  *                                            └─ u2' "And order 43, <word>?" ─ a2'   (a fork below a1: the current leaf)
@@ -120,7 +110,7 @@ async function seedConversation(agentId, word) {
   const [u1, a1] = await turn(launch, `Where is order ${word}?`);
   await turn(launch, "Thanks for checking");
   const [forked] = await turn(launch, `And order 43, ${word}?`, a1.id);
-  await until(
+  await eventually(
     async () => (await admin.sessions.messages(launch.threadId)).items.length >= 6,
     "the projection",
   );
@@ -378,12 +368,12 @@ describe("console: sessions, analytics, keys, secrets, webhooks", () => {
         subject: `hook-${randomBytes(4).toString("hex")}`,
       });
       await turn(launch, "Hello hooks");
-      await until(() => receiver.received.length >= 2, "two deliveries");
+      await eventually(() => receiver.received.length >= 2, "two deliveries");
 
       const endpoint = page.getByRole("listitem").filter({ hasText: `${receiver.url}/hooks` });
       await endpoint.getByRole("button", { name: "Delivery log" }).click();
       const log = endpoint.getByRole("region", { name: `Deliveries to ${receiver.url}/hooks` });
-      await until(async () => {
+      await eventually(async () => {
         await endpoint.getByRole("button", { name: "Refresh" }).click();
         const text = await endpoint.textContent();
         return text.includes("run.succeeded") && text.includes("thread.created") ? true : undefined;
@@ -396,7 +386,7 @@ describe("console: sessions, analytics, keys, secrets, webhooks", () => {
       const before = receiver.received.length;
       await created.getByRole("button", { name: /^Redeliver thread\.created/ }).click();
       await waitForText(endpoint.getByRole("status"), "Queued a new delivery of thread.created");
-      await until(() => receiver.received.length > before, "the redelivery");
+      await eventually(() => receiver.received.length > before, "the redelivery");
       // The same event again: the redelivery carries the first delivery's webhook-id.
       const createdId = receiver.received.find((r) => JSON.parse(r.body).type === "thread.created")?.headers[
         "webhook-id"

@@ -140,6 +140,28 @@ export async function send(page, text) {
   await w.input.press("Enter");
 }
 
+/**
+ * Re-reads `read` (sync or async) until it gives a truthy value and returns that value; a read that throws counts as
+ * "not yet" (a row not written, a page navigating). At the deadline it fails naming `what` and the last error.
+ */
+export async function eventually(read, what, { timeout = 20_000, interval = 200 } = {}) {
+  const deadline = Date.now() + timeout;
+  let lastError;
+  for (;;) {
+    try {
+      const value = await read();
+      if (value) return value;
+    } catch (error) {
+      lastError = error;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(
+        `timed out waiting for ${what}${lastError === undefined ? "" : `; last error: ${lastError}`}`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, interval));
+  }
+}
 /** Waits until a locator's text equals (string) or matches (RegExp) the expectation. */
 export async function waitForText(locator, expected, timeout = 15_000) {
   const deadline = Date.now() + timeout;

@@ -9,6 +9,7 @@ import {
   API_KEY,
   BASE_URL,
   deepFocus,
+  eventually,
   OTHER_ORIGIN,
   openAndConnect,
   openWidgetPage,
@@ -105,16 +106,6 @@ async function axe(page, what) {
     );
     assert.deepEqual(violations, [], `axe (${what}, ${colorScheme})`);
   }
-}
-
-/** Polls `check` (an async boolean) until it holds; the D1 copy of a thread trails the thread by a moment. */
-async function eventually(check, what, timeout = 20_000) {
-  const deadline = Date.now() + timeout;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  throw new Error(`timed out waiting for ${what}`);
 }
 
 async function talk(page, text) {

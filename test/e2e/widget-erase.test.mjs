@@ -6,6 +6,7 @@ import { compactVerify, createRemoteJWKSet } from "jose";
 import {
   API_KEY,
   BASE_URL,
+  eventually,
   OTHER_ORIGIN,
   openAndConnect,
   openWidgetPage,
@@ -45,15 +46,6 @@ async function saved(page) {
 async function talk(page, text) {
   await send(page, text);
   await waitForReply(page, `Echo: ${text}`);
-}
-
-async function eventually(check, what, timeout = 20_000) {
-  const deadline = Date.now() + timeout;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  throw new Error(`timed out waiting for ${what}`);
 }
 
 describe("delete my conversations", () => {

@@ -2,7 +2,7 @@
 // one on its socket (`refresh` → `token`) instead of launching again, and keeps talking on the same socket.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { openAndConnect, openWidgetPage, send, useBrowser, waitForReply } from "./helpers.mjs";
+import { eventually, openAndConnect, openWidgetPage, send, useBrowser, waitForReply } from "./helpers.mjs";
 
 describe("token refresh", () => {
   const browser = useBrowser();
@@ -26,9 +26,10 @@ describe("token refresh", () => {
     assert.equal(launches.length, 1, "the widget launched once to connect");
 
     await browser.context.clock.fastForward("04:10");
-    const deadline = Date.now() + 10_000;
-    while (!received.some((f) => f.includes('"type":"token"')) && Date.now() < deadline)
-      await new Promise((resolve) => setTimeout(resolve, 50));
+    await eventually(() => received.some((f) => f.includes('"type":"token"')), "a token frame", {
+      timeout: 10_000,
+      interval: 50,
+    });
     assert.ok(
       sent.some((f) => JSON.parse(f).type === "refresh"),
       "a refresh frame was sent",

@@ -17,6 +17,7 @@ import {
   ORIGIN,
   upgradeRequest,
 } from "../helpers/threads";
+import { waitFor } from "../helpers/wait-for";
 
 const local = (options: Record<string, unknown>) => ({
   model: { provider: "local", model: "echo", local: options },
@@ -66,17 +67,6 @@ function address(agent: { tenantId: string; agentId: string }, threadId: string)
 async function stub(agent: { tenantId: string; agentId: string }, threadId: string) {
   const name = await threadObjectName(env.DO_NAME_KEY, address(agent, threadId));
   return env.THREAD.get(env.THREAD.idFromName(name));
-}
-
-/** Waits for `read` to return `want`, checking after every turn of the event loop's timers. */
-async function eventually<T>(read: () => Promise<T>, want: T, timeoutMs = 5000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let value = await read();
-  while (value !== want && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 10));
-    value = await read();
-  }
-  return value;
 }
 
 describe("agent.v1 over WebSocket", () => {
@@ -559,10 +549,10 @@ describe("pinning and eviction", () => {
     expect(await keepAlives()).toBe(0);
     // The turn's "running long" timer comes due now instead of after 10 s.
     expect(await inTestThread(thread, (instance) => instance.timers.fireAll())).toBe(1);
-    expect(await eventually(keepAlives, 1)).toBe(1);
+    expect(await waitFor(keepAlives, (n) => n === 1, { what: "the keep-alive heartbeat" })).toBe(1);
     ws.send({ type: "cancel", runId: d.runId });
     await ws.next("run", (f) => f.runId === d.runId && f.status === "aborted");
-    expect(await eventually(keepAlives, 0)).toBe(0);
+    expect(await waitFor(keepAlives, (n) => n === 0, { what: "the heartbeat released" })).toBe(0);
   });
 
   it("seals a reply cut off by the object's death as interrupted, holding every delta a client received", async () => {
