@@ -13,7 +13,7 @@ import { launchAccess, launchBearer } from "../http/launch-access";
 import { threadCors } from "../http/launch-cors";
 import { operation } from "../http/openapi";
 import { listName, myThreadView, positions } from "../http/session-views";
-import { eraseSubject, erasureAnswer } from "../http/subject-erasure";
+import { eraseSubject, erasureAnswer } from "../services/subject-erasure";
 import { listResponse } from "../shared/api";
 import { erasureResponse } from "../shared/erasure-api";
 import { myThreadResponse, pageQuery } from "../shared/sessions-api";
@@ -121,6 +121,7 @@ export const me = new Hono<AppEnv>()
         lastThreadId: claims.threadId,
         ...(claims.subjectKind === "visitor" ? { beforeErase: revoke } : {}),
       });
-      return erasureAnswer(c, outcome);
+      const answer = erasureAnswer(outcome);
+      return c.json(answer.body, answer.status);
     },
   );

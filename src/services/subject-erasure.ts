@@ -23,7 +23,6 @@ import {
 import { refuseIfHeld } from "../storage/d1/legal-holds";
 import { newEventId } from "../storage/thread/thread-events";
 import { rowAddress, threadStubFor } from "../thread/contract";
-import type { AppContext } from "./context";
 
 /**
  * Threads one call erases at most. Each costs one thread-object call, plus a share of one D1 transaction and one
@@ -219,17 +218,18 @@ export function receiptSubjectDigest(receipt: string): string | undefined {
 }
 
 /** The answer to an erasure call: 200 with the receipt once done, 202 while threads remain. */
-export function erasureAnswer(c: AppContext, outcome: ErasureOutcome) {
+export function erasureAnswer(outcome: ErasureOutcome) {
   const { job } = outcome;
   if (outcome.status === "pending") {
-    return c.json(
-      { id: job.id, status: "pending" as const, scope: job.scope, remaining: outcome.remaining },
-      202,
-    );
+    return {
+      status: 202 as const,
+      body: { id: job.id, status: "pending" as const, scope: job.scope, remaining: outcome.remaining },
+    };
   }
   const digest = receiptSubjectDigest(outcome.job.receipt);
-  return c.json(
-    {
+  return {
+    status: 200 as const,
+    body: {
       id: job.id,
       status: "completed" as const,
       receipt: outcome.job.receipt,
@@ -238,6 +238,5 @@ export function erasureAnswer(c: AppContext, outcome: ErasureOutcome) {
       erasedAt: outcome.job.erasedAt,
       ...(digest !== undefined ? { subjectDigest: digest } : {}),
     },
-    200,
-  );
+  };
 }
