@@ -1,7 +1,10 @@
 // Erasure by subject (docs/privacy.md): a job in D1 that erases a subject's threads in bounded batches, resumes where a cut-off
 // call stopped, and ends with a signed receipt. Shared by `POST /v1/subject-erasures` and `DELETE /v1/me/threads`.
+import type { LaunchClaims } from "../auth/launch-token";
 import { receiptKeys, signReceipt } from "../auth/receipt-keys";
 import { subjectDigest } from "../auth/subject-digest";
+import { tokenPolicy } from "../auth/token-policy";
+import { visitorHash } from "../auth/visitor-revocation";
 import { newId } from "../control/ids";
 import { AppError, unwrap } from "../errors";
 import { eventBody, MAX_EVENTS_PER_ACCEPT, tenantEvents } from "../events/tenant-events";
@@ -17,6 +20,7 @@ import {
   insertJob,
   latestJobForScope,
   recordProgress,
+  revokeVisitor,
   subjectThreadIds,
   threadAddresses,
 } from "../storage/d1/erasures";
@@ -194,6 +198,32 @@ async function eraseBatch(env: Env, tenantId: string, threadIds: readonly string
       throw unavailable(cause);
     }
   }
+}
+
+/**
+ * `DELETE /v1/me/threads`: every thread of the launch token's subject with its agent, the token's own thread last. A
+ * visitor is revoked too, once no hold refuses the erasure (a refused one changes nothing) and before the job lists
+ * the threads: once the visitor asked, no launch with its token starts a thread, even part way through.
+ */
+export function eraseOwnThreads(env: Env, claims: LaunchClaims): Promise<ErasureOutcome> {
+  const revoke = async () => {
+    const now = new Date();
+    const expiresAt = new Date(now.getTime() + tokenPolicy(env).visitorTtlSeconds * 1000);
+    await revokeVisitor(
+      env.DB,
+      claims.tenantId,
+      await visitorHash(env, claims.tenantId, claims.sub),
+      now.toISOString(),
+      expiresAt.toISOString(),
+    );
+  };
+  return eraseSubject(env, {
+    tenantId: claims.tenantId,
+    subject: claims.sub,
+    scope: { kind: "me", agentId: claims.agentId },
+    lastThreadId: claims.threadId,
+    ...(claims.subjectKind === "visitor" ? { beforeErase: revoke } : {}),
+  });
 }
 
 function unavailable(cause: unknown): AppError {
