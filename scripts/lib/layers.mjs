@@ -34,7 +34,7 @@ export const RULES = {
   },
   /** The wire formats: imports nothing from the product, so the widget can build on it. */
   shared: "src/shared/",
-  /** A route file never imports another: what routes share lives in src/http/. */
+  /** A route file never imports another: what routes share lives in src/http/ or src/services/. */
   routes: "src/routes/",
   /** Route files that other route files may import. Empty on purpose. */
   routeHelpers: [],
@@ -82,6 +82,10 @@ export const RULES = {
     {
       unit: "src/services/",
       says: "use-cases: the workflows a route or a job runs across thread, auth, storage",
+    },
+    {
+      unit: "src/services/launch/",
+      says: "the launch: agent key to a thread's launch token, with its checks, quota and context",
     },
     {
       unit: "src/http/",
@@ -439,7 +443,7 @@ function ruleSentences(tree, rules) {
         "itself, and nothing imports it.",
     ),
     `${rules.shared} imports only itself: the widget builds on it, so it must not pull Worker code into the browser.`,
-    `A file in ${rules.routes} never imports another file in ${rules.routes}: what routes share lives in src/http/.`,
+    `A file in ${rules.routes} never imports another file in ${rules.routes}: what routes share lives in src/http/ (plumbing) or src/services/ (use-cases).`,
   ];
 }
 

@@ -10,11 +10,10 @@ import {
   platformToolUrlIssues,
   publicHosts,
 } from "../control/url-policy";
-import type { AppContext } from "./context";
 
-export function requestUrlIssues(c: AppContext, definition: unknown): FieldIssue[] {
-  const hosts = platformHostsOf(c.req.url, publicHosts(c.env));
-  const allowLocalHttp = localHttpAllowed(c.env.ENVIRONMENT);
+export function requestUrlIssues(env: Env, requestUrl: string, definition: unknown): FieldIssue[] {
+  const hosts = platformHostsOf(requestUrl, publicHosts(env));
+  const allowLocalHttp = localHttpAllowed(env.ENVIRONMENT);
   return [
     ...modelUrlIssues(definition, { platformHosts: hosts, allowLocalHttp }),
     ...platformToolUrlIssues(definition, hosts, allowLocalHttp),
@@ -22,6 +21,9 @@ export function requestUrlIssues(c: AppContext, definition: unknown): FieldIssue
 }
 
 /** Everything publishing (and a draft preview) checks beyond the artifact schema, for this request's deployment. */
-export function requestArtifactIssues(c: AppContext, definition: unknown): FieldIssue[] {
-  return [...environmentModelIssues(definition, c.env.ENVIRONMENT), ...requestUrlIssues(c, definition)];
+export function requestArtifactIssues(env: Env, requestUrl: string, definition: unknown): FieldIssue[] {
+  return [
+    ...environmentModelIssues(definition, env.ENVIRONMENT),
+    ...requestUrlIssues(env, requestUrl, definition),
+  ];
 }

@@ -1,16 +1,11 @@
 // The console's cookie session as a credential (docs/api.md): same-origin requests only, the CSRF header on every one,
 // and the session re-checked against its API key and tenant each time. tenant-auth.ts falls back to it when a
-// request sends no Authorization header.
+// request sends no Authorization header; signing in and out is src/services/console-session.ts.
 import { getCookie } from "hono/cookie";
 import { consoleCsrfToken, parseConsoleSession, verifyConsoleSessionSecret } from "../auth/console-sessions";
 import { AppError, fromDatabase } from "../errors";
 import { constantTimeEqual } from "../shared/bytes";
-import {
-  CONSOLE_COOKIE,
-  CONSOLE_CSRF_HEADER,
-  CONSOLE_SESSION_SECONDS,
-  type ConsoleSessionResponse,
-} from "../shared/console-api";
+import { CONSOLE_COOKIE, CONSOLE_CSRF_HEADER, CONSOLE_SESSION_SECONDS } from "../shared/console-api";
 import {
   type ConsoleSessionRecord,
   findConsoleSessionForAuthentication,
@@ -111,21 +106,6 @@ export async function liveConsoleSession(
 
 export function principalOf(session: ConsoleSessionRecord): TenantPrincipal {
   return { kind: "tenant", tenantId: session.tenantId, apiKeyId: session.apiKeyId, scope: session.scope };
-}
-
-/** What the session routes answer: the tenant, the key's scope, and the CSRF token the console sends back. */
-export async function consoleSessionBody(
-  env: Env,
-  session: Pick<ConsoleSessionRecord, "tenantId" | "tenantName" | "id" | "apiKeyId" | "scope" | "expiresAt">,
-): Promise<ConsoleSessionResponse> {
-  return {
-    tenantId: session.tenantId,
-    tenantName: session.tenantName,
-    keyId: session.apiKeyId,
-    scope: session.scope,
-    csrfToken: await consoleCsrfToken(env.API_KEY_PEPPER, session.id),
-    expiresAt: session.expiresAt,
-  };
 }
 
 /** 403 unless the request carries the session's CSRF token (compared in constant time). */

@@ -1,14 +1,12 @@
-// The console's sign-in (docs/api.md): an API key exchanged once for an HttpOnly cookie session, read back after a
-// reload, and ended. The key itself is never stored, by the browser or here; the session holds only its key's id.
+// The console's session routes (docs/api.md): sign in with an API key for an HttpOnly cookie, read it back after a
+// reload, sign out. What each does is src/services/console-session.ts; here are the origin, CSRF and cookie checks.
 import { Hono } from "hono";
 import { createMiddleware } from "hono/factory";
 import { describeRoute } from "hono-openapi";
-import { consoleSessionDigest, generateConsoleSession } from "../auth/console-sessions";
-import { AppError, fromDatabase } from "../errors";
+import { AppError } from "../errors";
 import {
   clearedSessionCookie,
   consoleCookie,
-  consoleSessionBody,
   liveConsoleSession,
   requireConsolePage,
   requireCsrf,
@@ -21,15 +19,9 @@ import type { AppContext, AppEnv } from "../http/context";
 import { countSignInFailure, refuseBlockedSignIn } from "../http/failed-sign-in-limit";
 import { readJson } from "../http/json-body";
 import { operation } from "../http/openapi";
-import { deploymentStore } from "../http/store";
-import { INVALID_API_KEY_MESSAGE, verifyApiKey } from "../http/tenant-auth";
-import {
-  CONSOLE_CSRF_HEADER,
-  CONSOLE_SESSION_SECONDS,
-  consoleSessionResponse,
-  consoleSignInRequest,
-} from "../shared/console-api";
-import { insertConsoleSession, revokeConsoleSession } from "../storage/d1/console-sessions";
+import { INVALID_API_KEY_MESSAGE } from "../http/tenant-auth";
+import { consoleSessionBody, signInToConsole, signOutOfConsole } from "../services/console-session";
+import { CONSOLE_CSRF_HEADER, consoleSessionResponse, consoleSignInRequest } from "../shared/console-api";
 
 const MAX_SIGN_IN_BYTES = 2 * 1024;
 
@@ -82,36 +74,13 @@ export const consoleRoutes = new Hono<AppEnv>()
       requireSameOrigin(c);
       refuseBlockedSignIn(c);
       const body = await readJson(c, consoleSignInRequest, { maxBytes: MAX_SIGN_IN_BYTES });
-      const principal = await fromDatabase(verifyApiKey(c.env, body.apiKey));
-      if (principal === null) {
+      const signedIn = await signInToConsole(c.env, body.apiKey);
+      if (signedIn === null) {
         await countSignInFailure(c);
         throw new AppError("unauthenticated", INVALID_API_KEY_MESSAGE);
       }
-      const tenant = await fromDatabase(deploymentStore(c).getTenant(principal.tenantId));
-      if (tenant === null) throw new AppError("unauthenticated", INVALID_API_KEY_MESSAGE);
-      const generated = generateConsoleSession();
-      const now = Date.now();
-      const expiresAt = new Date(now + CONSOLE_SESSION_SECONDS * 1000).toISOString();
-      await fromDatabase(
-        insertConsoleSession(c.env.DB, {
-          tenantId: principal.tenantId,
-          id: generated.id,
-          apiKeyId: principal.apiKeyId,
-          digest: await consoleSessionDigest(c.env.API_KEY_PEPPER, generated.secret),
-          createdAt: new Date(now).toISOString(),
-          expiresAt,
-        }),
-      );
-      c.header("Set-Cookie", sessionCookie(generated.value));
-      const session = {
-        tenantId: principal.tenantId,
-        tenantName: tenant.name,
-        id: generated.id,
-        apiKeyId: principal.apiKeyId,
-        scope: principal.scope,
-        expiresAt,
-      };
-      return c.json(await consoleSessionBody(c.env, session), 201);
+      c.header("Set-Cookie", sessionCookie(signedIn.cookieValue));
+      return c.json(signedIn.body, 201);
     },
   )
   .get(
@@ -159,9 +128,7 @@ export const consoleRoutes = new Hono<AppEnv>()
       // A cookie that names no live session is cleared too: the browser keeps nothing that cannot sign in.
       const session = await currentSession(c, { "Set-Cookie": clearedSessionCookie() });
       await requireCsrf(c, session);
-      await fromDatabase(
-        revokeConsoleSession(c.env.DB, session.tenantId, session.id, new Date().toISOString()),
-      );
+      await signOutOfConsole(c.env, session);
       c.header("Set-Cookie", clearedSessionCookie());
       return c.body(null, 204);
     },

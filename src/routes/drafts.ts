@@ -8,8 +8,8 @@ import type { AppContext, AppEnv } from "../http/context";
 import { readJson } from "../http/json-body";
 import { loadAgent } from "../http/load-agent";
 import { operation } from "../http/openapi";
-import { previewSession } from "../http/preview-session";
 import { deploymentStore } from "../http/store";
+import { previewSession } from "../services/preview-session";
 import { draftResponse, draftSavedResponse } from "../shared/api";
 import { previewSessionRequest, previewSessionResponse } from "../shared/launch-api";
 
@@ -114,6 +114,14 @@ export const drafts = new Hono<AppEnv>()
     async (c) => {
       const input = await readJson(c, previewSessionRequest);
       const agent = await loadAgent(c);
-      return c.json(await previewSession(c, agent, input), 201);
+      return c.json(
+        await previewSession(
+          c.env,
+          { apiKeyId: c.get("tenant").apiKeyId, requestUrl: c.req.url },
+          agent,
+          input,
+        ),
+        201,
+      );
     },
   );

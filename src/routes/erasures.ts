@@ -9,8 +9,8 @@ import type { AppEnv } from "../http/context";
 import { readJson } from "../http/json-body";
 import { operation, retiredOperation } from "../http/openapi";
 import { deploymentStore } from "../http/store";
-import { eraseSubject, erasureAnswer, receiptSubjectDigest } from "../http/subject-erasure";
 import { requireAdminForWrites, tenantAuth } from "../http/tenant-auth";
+import { eraseSubject, erasureAnswer, receiptSubjectDigest } from "../services/subject-erasure";
 import { base64urlEncode } from "../shared/bytes";
 import {
   erasureResponse,
@@ -52,7 +52,8 @@ export const subjectErasures = new Hono<AppEnv>().use("*", tenantAuth, requireAd
       subject: body.subject,
       scope: { kind: "subject", ...(body.agentId !== undefined ? { agentId: body.agentId } : {}) },
     });
-    return erasureAnswer(c, outcome);
+    const answer = erasureAnswer(outcome);
+    return c.json(answer.body, answer.status);
   },
 );
 

@@ -3,7 +3,7 @@ import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import type { AppEnv } from "../http/context";
 import { operation } from "../http/openapi";
-import { readiness } from "../http/readiness";
+import { readiness } from "../services/readiness";
 import { healthResponse, readyResponse } from "../shared/api";
 
 export const health = new Hono<AppEnv>()

@@ -1,34 +1,22 @@
-// POST /v1/agent-sessions: turns a public agent key (browser) or a tenant key + subject (backend) into a launch token.
+// POST /v1/agent-sessions: turns a public agent key (browser) or a tenant key + subject (backend) into a launch token;
+// the launch itself is src/services/launch/launch.ts.
 import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import { z } from "zod";
-import { enforceSubjectLaunchLimit } from "../auth/abuse-limits";
-import { GATE_UNAVAILABLE, gateAgentCached } from "../auth/gate-agent-cache";
-import { signLaunchToken } from "../auth/launch-token";
-import { clientIp, consumeLaunchQuota, enforceLaunchRateLimit, refundLaunchQuota } from "../auth/rate-limit";
-import { newThreadId, THREAD_ID_PATTERN } from "../auth/thread-ids";
-import { visitorHash } from "../auth/visitor-revocation";
-import { newVisitorId, signVisitorToken, verifyVisitorToken } from "../auth/visitor-token";
-import { type ContextVariables, contextText, contextVariablesSchema } from "../control/context-variables";
-import type { AgentEntity, Environment } from "../control/deployment-store";
-import { AppError, databaseUnavailable, fromDatabase } from "../errors";
-import { findLaunchAgentCached } from "../http/agent-key-cache";
+import { clientIp } from "../auth/rate-limit";
+import { THREAD_ID_PATTERN } from "../auth/thread-ids";
+import { contextVariablesSchema } from "../control/context-variables";
+import { AppError, fromDatabase } from "../errors";
 import type { AppContext, AppEnv } from "../http/context";
 import { failedLaunchLimit } from "../http/failed-launch-limit";
 import { parseWith, readJsonText } from "../http/json-body";
-import { type ResumedThread, relaunchContext } from "../http/launch-context";
 import { launchCors } from "../http/launch-cors";
-import { launchPresentation } from "../http/launch-presentation";
 import { operation } from "../http/openapi";
-import { deploymentStore } from "../http/store";
 import { authenticateApiKey } from "../http/tenant-auth";
 import { threadUrls } from "../http/thread-urls";
-import { originAllowed } from "../shared/origin-policy";
+import { type LaunchRequest, launchThread } from "../services/launch/launch";
 import { PROTOCOL } from "../shared/protocol";
 import { launchResponse } from "../shared/thread-api";
-import { visitorRevoked } from "../storage/d1/erasures";
-import { insertThread } from "../storage/d1/thread-registry";
-import { threadStub } from "../thread/contract";
 
 export const MAX_LAUNCH_BODY_BYTES = 8 * 1024;
 /** A backend launch may carry up to 8 KiB of context variables beside the rest (docs/decisions.md). */
@@ -57,188 +45,28 @@ const privateLaunchSchema = z
     path: ["agentKey"],
   });
 
-const launchEnvironment = (c: AppContext): Environment => c.env.ENVIRONMENT as Environment;
-
-/** One body for every unknown, disabled or rotated key, so the answer reveals nothing. */
-const unknownAgent = () => new AppError("unauthenticated", "Unknown or inactive agent key.");
-
-interface LaunchTarget {
-  agent: AgentEntity;
-  /** Whether the agent has an active release in this environment (read with the agent, no extra round trip). */
-  released: boolean;
-  subject: string;
-  subjectKind: "visitor" | "user";
-  threadId?: string;
-  issueVisitorToken: boolean;
-  origin?: string;
-  /** A private launch's context (null: none, which clears the thread's); a public launch leaves it undefined. */
-  context?: ContextVariables | null;
-  /** A private launch's `sk_` key: its tokens name it, so revoking it stops them (docs/security.md). */
-  apiKeyId?: string;
-}
-
-async function resolvePublic(c: AppContext, raw: unknown, origin: string | undefined): Promise<LaunchTarget> {
+/** A browser's launch: its body, its `Origin` and the client address its limit counts. */
+function publicLaunch(c: AppContext, raw: unknown): LaunchRequest {
   const body = parseWith(publicLaunchSchema, raw);
-  const found = await fromDatabase(
-    findLaunchAgentCached(deploymentStore(c), body.agentKey, launchEnvironment(c)),
-  );
-  const agent = found?.agent ?? null;
-  if (found === null || agent === null || agent.status !== "active" || agent.visibility !== "public")
-    throw unknownAgent();
-  if (!originAllowed(origin, agent.allowedOrigins)) {
-    throw new AppError("forbidden", "This origin may not launch this agent.");
-  }
-  c.set("launchOrigin", origin);
-  let subject: string;
-  let issueVisitorToken = false;
-  if (body.visitorToken !== undefined) {
-    const visitor = await verifyVisitorToken(c.env, body.visitorToken);
-    if (!visitor.ok || visitor.claims.tenantId !== agent.tenantId || visitor.claims.agentId !== agent.id) {
-      throw new AppError("unauthenticated", "The visitor token is not valid for this agent.");
-    }
-    // A visitor who erased their conversations (`DELETE /v1/me/threads`) is revoked: the widget starts afresh. Only a
-    // new thread asks D1: a resume names a thread that erasure left a tombstone in, and its object refuses it.
-    if (body.threadId === undefined) {
-      const hash = await visitorHash(c.env, agent.tenantId, visitor.claims.sub);
-      if (await visitorRevoked(c.env.DB, agent.tenantId, hash, new Date().toISOString())) {
-        throw new AppError("unauthenticated", "The visitor token is not valid for this agent.");
-      }
-    }
-    subject = visitor.claims.sub;
-  } else {
-    if (body.threadId !== undefined) {
-      throw new AppError("unauthenticated", "Resuming a thread requires its visitor token.");
-    }
-    subject = newVisitorId();
-    issueVisitorToken = true;
-  }
   return {
-    agent,
-    released: found.released,
-    subject,
-    subjectKind: "visitor",
-    issueVisitorToken,
+    kind: "public",
+    agentKey: body.agentKey,
     ...(body.threadId !== undefined ? { threadId: body.threadId } : {}),
-    ...(origin !== undefined ? { origin } : {}),
+    ...(body.visitorToken !== undefined ? { visitorToken: body.visitorToken } : {}),
+    origin: c.req.header("Origin"),
+    clientIp: clientIp(c.req.raw),
   };
 }
 
-async function resolvePrivate(c: AppContext, raw: unknown): Promise<LaunchTarget> {
+/** The backend's `sk_` key is checked before its body is parsed: a read-only key is refused whatever it sends. */
+async function privateLaunch(c: AppContext, raw: unknown): Promise<LaunchRequest> {
   const principal = await fromDatabase(authenticateApiKey(c.env, c.req.header("Authorization")));
   if (principal === null) throw new AppError("unauthenticated", "A valid API key is required.");
   // From here on the caller is the tenant's backend: its failures are its own, not a client network's.
   c.set("tenant", principal);
   if (principal.scope !== "admin") throw new AppError("forbidden", "This API key is read-only.");
   const body = parseWith(privateLaunchSchema, raw);
-  const store = deploymentStore(c);
-  const found = await fromDatabase(
-    body.agentKey !== undefined
-      ? findLaunchAgentCached(store, body.agentKey, launchEnvironment(c))
-      : store.findLaunchAgent({ tenantId: principal.tenantId, agentId: body.agentId! }, launchEnvironment(c)),
-  );
-  const agent = found?.agent ?? null;
-  if (found === null || agent === null || agent.tenantId !== principal.tenantId || agent.status !== "active")
-    throw unknownAgent();
-  return {
-    agent,
-    released: found.released,
-    subject: body.subject,
-    subjectKind: "user",
-    issueVisitorToken: false,
-    ...(body.threadId !== undefined ? { threadId: body.threadId } : {}),
-    context: body.context ?? null,
-    apiKeyId: principal.apiKeyId,
-  };
-}
-
-/** Every refusal of a resume is the same answer: no existence oracle for another subject's or an erased thread. */
-const threadNotFound = () => new AppError("not_found", "Thread not found.");
-
-/**
- * A resume (`threadId` given): the thread object decides whether this subject owns it and whether it still exists;
- * the tenant's status comes from the gate cache. The answer carries the context the thread holds, for
- * `relaunchContext`.
- */
-async function resumable(
-  c: AppContext,
-  target: LaunchTarget,
-  threadId: string,
-): Promise<ResumedThread & { versionId: string | null }> {
-  const { agent } = target;
-  const environment = launchEnvironment(c);
-  const gate = await gateAgentCached(c.env.DB, agent.tenantId, agent.id);
-  // A refresh takes no quota, so the quota object's status check is not on its way: the gate cache's is.
-  if (gate !== GATE_UNAVAILABLE && gate !== null && gate.tenantStatus !== "active") {
-    throw new AppError("forbidden", "This account is disabled.");
-  }
-  const address = { tenantId: agent.tenantId, environment, agentId: agent.id, threadId };
-  const stub = await threadStub(c.env, address);
-  let vouched: Awaited<ReturnType<typeof stub.vouchForLaunch>>;
-  try {
-    vouched = await stub.vouchForLaunch({ ...address, sub: target.subject, subjectKind: target.subjectKind });
-  } catch (error) {
-    throw new AppError("upstream_unavailable", "The thread is unavailable; try again.", { cause: error });
-  }
-  if (!vouched.ok) {
-    if (vouched.code === "upstream_unavailable") throw databaseUnavailable();
-    throw threadNotFound();
-  }
-  const held = vouched.value.context;
-  return {
-    tenantId: agent.tenantId,
-    id: threadId,
-    agentId: agent.id,
-    environment,
-    context: contextText(held.variables),
-    contextVersion: held.version,
-    versionId: vouched.value.versionId,
-  };
-}
-
-function claimAddress(env: Env, agent: AgentEntity, threadId: string, target: LaunchTarget) {
-  const address = {
-    tenantId: agent.tenantId,
-    environment: env.ENVIRONMENT as Environment,
-    agentId: agent.id,
-    threadId,
-  };
-  return { address, claims: { ...address, sub: target.subject, subjectKind: target.subjectKind } };
-}
-
-/**
- * Tells a new thread's object whom it belongs to; resolves to its stub, or null when the claim failed. Best effort:
- * an object that missed it learns its owner from the registry row on its first request (one D1 read), so a failure
- * here costs that read, never access.
- */
-async function claimOwner(env: Env, agent: AgentEntity, threadId: string, target: LaunchTarget) {
-  const { address, claims } = claimAddress(env, agent, threadId, target);
-  try {
-    const stub = await threadStub(env, address);
-    const claimed = await stub.claimThread(claims);
-    if (!claimed.ok) throw new Error(claimed.code);
-    return stub;
-  } catch (error) {
-    console.error(JSON.stringify({ level: "error", message: "thread claim failed", error: String(error) }));
-    return null;
-  }
-}
-
-/** The launch failed after its claim: the object, never bound, keeps nothing. Best effort. */
-async function abandonClaim(
-  env: Env,
-  stub: Awaited<ReturnType<typeof claimOwner>>,
-  agent: AgentEntity,
-  threadId: string,
-  target: LaunchTarget,
-): Promise<void> {
-  if (stub === null) return;
-  try {
-    await stub.abandonThread(claimAddress(env, agent, threadId, target).claims);
-  } catch (error) {
-    console.error(
-      JSON.stringify({ level: "error", message: "thread claim not abandoned", error: String(error) }),
-    );
-  }
+  return { kind: "private", tenantId: principal.tenantId, apiKeyId: principal.apiKeyId, ...body };
 }
 
 export const launch = new Hono<AppEnv>()
@@ -259,122 +87,21 @@ export const launch = new Hono<AppEnv>()
       }),
     ),
     async (c) => {
-      const origin = c.req.header("Origin");
       const isBackend = c.req.header("Authorization") !== undefined;
       const raw = await readJsonText(c, isBackend ? MAX_PRIVATE_LAUNCH_BODY_BYTES : MAX_LAUNCH_BODY_BYTES);
-      const target = isBackend ? await resolvePrivate(c, raw) : await resolvePublic(c, raw, origin);
-      const { agent } = target;
-      const environment = launchEnvironment(c);
-      // A new thread could never run: refuse it here, before any limit or quota counts it and before anything is stored,
-      // rather than let the browser find out from a failing socket. A refresh goes on: its thread keeps its own pin.
-      if (target.threadId === undefined && !target.released) {
-        throw new AppError("conflict", `This agent has no active release in ${environment}.`, {
-          reason: "no_active_release",
-        });
-      }
-
-      const existing = target.threadId === undefined ? null : await resumable(c, target, target.threadId);
-
-      // One after another, in this order: a launch the limiter refuses consumes no quota, and one that either refuses
-      // stores no thread (docs/decisions.md, "Launch latency"). A backend serves all its users from one address, so its
-      // launches are limited per subject; a browser's per (agent key, client network), and a refresh also per visitor.
-      const refresh = target.threadId !== undefined;
-      if (isBackend) {
-        await enforceSubjectLaunchLimit(c.env, agent.tenantId, target.subjectKind, target.subject);
-      } else {
-        await enforceLaunchRateLimit(c.env, agent.publicKey, clientIp(c.req.raw));
-        if (refresh)
-          await enforceSubjectLaunchLimit(c.env, agent.tenantId, target.subjectKind, target.subject);
-      }
-      const threadId = target.threadId ?? newThreadId();
-      // Read beside the quota and registry writes, once the limiter admitted the launch. Best effort: the thread's
-      // `ready` frame carries the same presentation, so a failed read leaves it out rather than failing the launch.
-      const presentation = launchPresentation(
-        deploymentStore(c),
-        {
-          tenantId: agent.tenantId,
-          agentId: agent.id,
-          environment,
-          threadId,
-          existing: refresh,
-          ...(existing !== null ? { pinnedVersionId: existing.versionId } : {}),
-        },
-        target.context ?? {},
-      ).catch((error: unknown) => {
-        console.error(
-          JSON.stringify({ level: "error", message: "launch presentation failed", error: String(error) }),
-        );
-        return undefined;
+      const request = isBackend ? await privateLaunch(c, raw) : publicLaunch(c, raw);
+      const launched = await launchThread(c.env, request, {
+        originVerified: (origin) => c.set("launchOrigin", origin),
       });
-      // A refresh (a new token for a thread found above) is not a new launch: it takes no quota. A new public launch
-      // takes the tenant's quota and its agent's share of it in one call (docs/decisions.md, "Launch budgets").
-      if (!refresh) {
-        await consumeLaunchQuota(c.env, agent.tenantId, isBackend ? undefined : agent.id);
-      }
-
-      const context = contextText(target.context ?? null);
-      // A new thread's object learns its owner while its registry row is written (both before the token exists).
-      const claimed = target.threadId === undefined ? claimOwner(c.env, agent, threadId, target) : undefined;
-      if (target.threadId === undefined) {
-        try {
-          await insertThread(c.env.DB, {
-            tenantId: agent.tenantId,
-            id: threadId,
-            agentId: agent.id,
-            environment,
-            subject: target.subject,
-            subjectKind: target.subjectKind,
-            createdAt: new Date().toISOString(),
-            context,
-          });
-        } catch (error) {
-          // Nothing may stay: the launch it counted is given back, the object forgets the claim, and the browser
-          // retries after Retry-After.
-          await Promise.all([
-            refundLaunchQuota(c.env, agent.tenantId, isBackend ? undefined : agent.id),
-            claimed?.then((stub) => abandonClaim(c.env, stub, agent, threadId, target)),
-          ]);
-          throw databaseUnavailable(error);
-        }
-      }
-      const contextVersion =
-        existing === null
-          ? context === null
-            ? 0
-            : 1
-          : await fromDatabase(relaunchContext(c.env, existing, target.context));
-
-      const launchToken = await signLaunchToken(c.env, {
-        tenantId: agent.tenantId,
-        agentId: agent.id,
-        threadId,
-        sub: target.subject,
-        subjectKind: target.subjectKind,
-        ...(target.origin !== undefined ? { origin: target.origin } : {}),
-        ...(contextVersion > 0 ? { contextVersion } : {}),
-        ...(target.apiKeyId !== undefined ? { apiKeyId: target.apiKeyId } : {}),
-      });
-      const visitorToken = target.issueVisitorToken
-        ? (
-            await signVisitorToken(c.env, {
-              sub: target.subject,
-              tenantId: agent.tenantId,
-              agentId: agent.id,
-            })
-          ).token
-        : undefined;
-
-      await claimed;
-      const shown = await presentation;
       return c.json(
         {
-          token: launchToken.token,
-          expiresAt: launchToken.expiresAt.toISOString(),
-          threadId,
-          ...threadUrls(c.req.url, threadId),
+          token: launched.token,
+          expiresAt: launched.expiresAt,
+          threadId: launched.threadId,
+          ...threadUrls(c.req.url, launched.threadId),
           protocol: PROTOCOL,
-          ...(visitorToken !== undefined ? { visitorToken } : {}),
-          ...(shown !== undefined ? { presentation: shown } : {}),
+          ...(launched.visitorToken !== undefined ? { visitorToken: launched.visitorToken } : {}),
+          ...(launched.presentation !== undefined ? { presentation: launched.presentation } : {}),
         },
         201,
       );

@@ -3,8 +3,6 @@
 import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import { z } from "zod";
-import { tokenPolicy } from "../auth/token-policy";
-import { visitorHash } from "../auth/visitor-revocation";
 import { AppError } from "../errors";
 import type { AppEnv } from "../http/context";
 import { DEFAULT_PAGE_LIMIT, decodeCursor, encodeCursor, MAX_PAGE_LIMIT } from "../http/cursor";
@@ -13,11 +11,10 @@ import { launchAccess, launchBearer } from "../http/launch-access";
 import { threadCors } from "../http/launch-cors";
 import { operation } from "../http/openapi";
 import { listName, myThreadView, positions } from "../http/session-views";
-import { eraseSubject, erasureAnswer } from "../http/subject-erasure";
+import { eraseOwnThreads, erasureAnswer } from "../services/subject-erasure";
 import { listResponse } from "../shared/api";
 import { erasureResponse } from "../shared/erasure-api";
 import { myThreadResponse, pageQuery } from "../shared/sessions-api";
-import { revokeVisitor } from "../storage/d1/erasures";
 import { listSessions, type ReadScope } from "../storage/d1/sessions-repository";
 import { projectionReadDb } from "../storage/d1/shards";
 
@@ -101,26 +98,8 @@ export const me = new Hono<AppEnv>()
       const claims = await launchAccess(c, launchBearer(c.req.header("Authorization")), {
         threadFromPath: false,
       });
-      // Revoked once no hold refuses the erasure (a refused one changes nothing), before the job lists the threads:
-      // once the visitor asked, no launch with its token starts a thread, even part way through.
-      const revoke = async () => {
-        const now = new Date();
-        const expiresAt = new Date(now.getTime() + tokenPolicy(c.env).visitorTtlSeconds * 1000);
-        await revokeVisitor(
-          c.env.DB,
-          claims.tenantId,
-          await visitorHash(c.env, claims.tenantId, claims.sub),
-          now.toISOString(),
-          expiresAt.toISOString(),
-        );
-      };
-      const outcome = await eraseSubject(c.env, {
-        tenantId: claims.tenantId,
-        subject: claims.sub,
-        scope: { kind: "me", agentId: claims.agentId },
-        lastThreadId: claims.threadId,
-        ...(claims.subjectKind === "visitor" ? { beforeErase: revoke } : {}),
-      });
-      return erasureAnswer(c, outcome);
+      const outcome = await eraseOwnThreads(c.env, claims);
+      const answer = erasureAnswer(outcome);
+      return c.json(answer.body, answer.status);
     },
   );

@@ -10,12 +10,12 @@ import { timeIdCursor } from "../control/page-cursor";
 import { errors } from "../errors";
 import type { AppEnv } from "../http/context";
 import { pageBody, readPage } from "../http/cursor";
-import { issueApiKey } from "../http/issue-api-key";
 import { readJson } from "../http/json-body";
 import { operation } from "../http/openapi";
 import { operatorAuth } from "../http/operator-auth";
 import { deploymentStore } from "../http/store";
-import { disconnectTenant } from "../http/tenant-disconnect";
+import { issueApiKey } from "../services/issue-api-key";
+import { disconnectTenant } from "../services/tenant-disconnect";
 import {
   createdApiKeyResponse,
   createdTenantResponse,

@@ -1,15 +1,23 @@
-// Tenant admin over projected threads: list, read, messages (D1), export and erasure (the thread object itself).
+// Tenant admin over projected threads: list, read, messages and holds (D1); export, handoff, messages, upgrade and
+// erasure go through src/services/sessions.ts to the thread object itself.
 import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import { z } from "zod";
-import { AppError, errors, type Result, unwrap } from "../errors";
-import { eventBody, tenantEvents } from "../events/tenant-events";
+import { errors } from "../errors";
 import type { AppContext, AppEnv } from "../http/context";
 import { pageBody, readPage } from "../http/cursor";
 import { parseWith, readJson } from "../http/json-body";
 import { operation } from "../http/openapi";
 import { holdView, listName, messageView, positions, sessionView } from "../http/session-views";
 import { requireAdminForWrites, tenantAuth } from "../http/tenant-auth";
+import {
+  changeHandoff,
+  eraseSession,
+  exportSession,
+  postHumanMessage,
+  sessionRunInput,
+  upgradeSession,
+} from "../services/sessions";
 import { listResponse } from "../shared/api";
 import { entrySchema } from "../shared/protocol";
 import {
@@ -27,19 +35,11 @@ import {
   upgradeRequest,
   upgradeResponse,
 } from "../shared/sessions-api";
-import { findHold, heldError, holdsForSessions, putHold, removeHold } from "../storage/d1/legal-holds";
+import { findHold, holdsForSessions, putHold, removeHold } from "../storage/d1/legal-holds";
 import { searchSessions } from "../storage/d1/session-search";
-import {
-  eraseSessionRows,
-  getSession,
-  listMessages,
-  listSessions,
-  type ReadScope,
-} from "../storage/d1/sessions-repository";
+import { getSession, listMessages, listSessions, type ReadScope } from "../storage/d1/sessions-repository";
 import { projectionReadDb } from "../storage/d1/shards";
-import { eraseThreadRecord, findThread, type ThreadRecord } from "../storage/d1/thread-registry";
-import { newEventId } from "../storage/thread/thread-events";
-import { rowAddress, threadStubFor } from "../thread/contract";
+import { findThread, type ThreadRecord } from "../storage/d1/thread-registry";
 
 const THREAD_ID = /^[A-Za-z0-9_-]{1,128}$/;
 const RUN_ID = /^[A-Za-z0-9_-]{1,128}$/;
@@ -66,48 +66,6 @@ async function registryRow(c: AppContext, options: { includeDeleted: boolean }):
   if (thread === null || (thread.deletedAt !== null && !options.includeDeleted))
     throw errors.notFound("Session");
   return thread;
-}
-
-/** An RPC to the thread object; an object that cannot be reached is a 502, its refusals are its own. */
-async function call<T>(rpc: () => Promise<Result<T>>): Promise<T> {
-  let result: Result<T>;
-  try {
-    result = await rpc();
-  } catch (error) {
-    throw unavailable(error);
-  }
-  return unwrap(result);
-}
-
-function unavailable(cause: unknown): AppError {
-  return new AppError("upstream_unavailable", "The thread is unavailable; try again.", { cause });
-}
-
-/**
- * `session.erased` (docs/webhooks.md, docs/privacy.md: ids only), straight to the tenant's events object once the erasure succeeded; that
- * object also forgets the thread's earlier event bodies. The DELETE answers 204 only once the event is stored there:
- * if the object cannot take it, the answer is 502 and a retried DELETE (which finds the erased thread's tombstone and
- * erases again, harmlessly) records it — at least once, never silently lost.
- */
-async function emitSessionErased(env: Env, thread: ThreadRecord): Promise<void> {
-  const event = eventBody({
-    id: newEventId(),
-    type: "session.erased",
-    createdAt: Date.now(),
-    tenantId: thread.tenantId,
-    data: { threadId: thread.id, agentId: thread.agentId, environment: thread.environment },
-  });
-  let result: Result<unknown>;
-  try {
-    result = await tenantEvents(env, thread.tenantId).accept(thread.tenantId, [event]);
-  } catch (cause) {
-    throw new AppError(
-      "upstream_unavailable",
-      "The conversation was erased, but its session.erased event could not be recorded; repeat the DELETE.",
-      { cause },
-    );
-  }
-  unwrap(result);
 }
 
 export const sessions = new Hono<AppEnv>()
@@ -274,10 +232,8 @@ export const sessions = new Hono<AppEnv>()
     ),
     async (c) => {
       const thread = await registryRow(c, { includeDeleted: false });
-      const stub = await threadStubFor(c.env, thread);
-      // The object checks the address against its own binding and validates every row as it writes it; the document
-      // streams through without being held here.
-      const body = await call(() => stub.exportThread(rowAddress(thread)));
+      // The document streams through without being held here.
+      const body = await exportSession(c.env, thread);
       if (body === null) throw errors.notFound("Session");
       return c.body(body, 200, {
         "Content-Type": "application/json",
@@ -300,8 +256,7 @@ export const sessions = new Hono<AppEnv>()
       const runId = c.req.param("runId");
       if (!RUN_ID.test(runId)) throw errors.notFound("Run");
       const thread = await registryRow(c, { includeDeleted: false });
-      const stub = await threadStubFor(c.env, thread);
-      const view = await call(() => stub.runInput(rowAddress(thread), runId));
+      const view = await sessionRunInput(c.env, thread, runId);
       if (view === null) throw errors.notFound("Run");
       return c.json(runInputResponse.parse(view));
     },
@@ -321,8 +276,7 @@ export const sessions = new Hono<AppEnv>()
     async (c) => {
       const thread = await registryRow(c, { includeDeleted: false });
       const body = await readJson(c, handoffRequest);
-      const stub = await threadStubFor(c.env, thread);
-      const view = await call(() => stub.changeHandoff(rowAddress(thread), body));
+      const view = await changeHandoff(c.env, thread, body);
       if (view === null) throw errors.notFound("Session");
       return c.json(view);
     },
@@ -342,8 +296,7 @@ export const sessions = new Hono<AppEnv>()
     async (c) => {
       const thread = await registryRow(c, { includeDeleted: false });
       const body = await readJson(c, humanMessageRequest);
-      const stub = await threadStubFor(c.env, thread);
-      const entry = await call(() => stub.postHumanMessage(rowAddress(thread), body));
+      const entry = await postHumanMessage(c.env, thread, body);
       if (entry === null) throw errors.notFound("Session");
       return c.json({ entry }, 201);
     },
@@ -363,8 +316,7 @@ export const sessions = new Hono<AppEnv>()
     async (c) => {
       const thread = await registryRow(c, { includeDeleted: false });
       const body = await readJson(c, upgradeRequest);
-      const stub = await threadStubFor(c.env, thread);
-      const reply = await call(() => stub.upgradeThread(rowAddress(thread), body));
+      const reply = await upgradeSession(c.env, thread, body);
       if (reply === null) throw errors.notFound("Session");
       return c.json(reply);
     },
@@ -381,18 +333,7 @@ export const sessions = new Hono<AppEnv>()
       }),
     ),
     async (c) => {
-      const thread = await registryRow(c, { includeDeleted: true });
-      // A held thread (its own hold or its subject's) is kept whole: nothing below runs (docs/privacy.md).
-      const hold = await findHold(c.env.DB, thread.tenantId, thread.id);
-      if (hold !== null) throw heldError(hold.scope);
-      // Deleted first, so tokens for the thread are refused and late projections write nothing from here on; the
-      // tombstone keeps no subject and the pin goes (docs/privacy.md: no subject id left anywhere).
-      const at = new Date().toISOString();
-      await eraseThreadRecord(c.env.DB, thread.tenantId, thread.id, at);
-      await eraseSessionRows(c.env, thread.tenantId, thread.id, at);
-      const stub = await threadStubFor(c.env, thread);
-      await call(() => stub.eraseThread(rowAddress(thread)));
-      await emitSessionErased(c.env, thread);
+      await eraseSession(c.env, await registryRow(c, { includeDeleted: true }));
       return c.body(null, 204);
     },
   );

@@ -50,7 +50,7 @@ export const versions = new Hono<AppEnv>()
       // The schema cannot know the host the platform was reached on, nor the environment's rules (local http, the local model).
       const draft = await store.getDraft(agent.tenantId, agent.id);
       if (draft !== null && draft.revision === input.draftRevision) {
-        const own = requestArtifactIssues(c, draft.definition);
+        const own = requestArtifactIssues(c.env, c.req.url, draft.definition);
         if (own.length > 0) throw errors.badRequest("Draft is not a valid agent artifact.", own);
       }
       const version = unwrap(await store.publishDraft(agent.tenantId, agent.id, input.draftRevision));

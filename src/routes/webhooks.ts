@@ -1,17 +1,23 @@
-// Tenant admin: event webhook endpoints (docs/webhooks.md) — CRUD, secrets shown once, the delivery log and redelivery.
+// Tenant admin: event webhook endpoints (docs/webhooks.md) — CRUD, secrets shown once, the delivery log and redelivery;
+// what each change does is src/services/webhooks.ts.
 import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import { z } from "zod";
-import { sealSecret } from "../auth/secret-box";
-import { newId } from "../control/ids";
 import { localHttpAllowed, platformHostsOf, publicHosts, toolUrlProblem } from "../control/url-policy";
-import { AppError, errors, type Result, unwrap } from "../errors";
-import { tenantEvents, webhookSecretAlias } from "../events/tenant-events";
+import { errors } from "../errors";
 import type { AppContext, AppEnv } from "../http/context";
 import { pageBody, readPage } from "../http/cursor";
 import { readJson } from "../http/json-body";
 import { operation } from "../http/openapi";
 import { requireAdminForWrites, tenantAuth } from "../http/tenant-auth";
+import {
+  changeWebhook,
+  deleteWebhook,
+  redeliverWebhook,
+  registerWebhook,
+  rotateWebhookSecret,
+  webhookDeliveries,
+} from "../services/webhooks";
 import { listResponse } from "../shared/api";
 import { pageQuery } from "../shared/sessions-api";
 import {
@@ -23,16 +29,10 @@ import {
   webhookWithSecretResponse,
 } from "../shared/webhooks-api";
 import {
-  countWebhookEndpoints,
-  deleteWebhookEndpoint,
   getWebhookEndpoint,
-  insertWebhookEndpoint,
   listWebhookEndpoints,
-  MAX_WEBHOOK_ENDPOINTS,
-  updateWebhookEndpoint,
   type WebhookEndpointRecord,
 } from "../storage/d1/webhook-endpoints";
-import { newWebhookSecret } from "../tools/webhook-signature";
 
 const LIST = "webhooks";
 const ID = /^whk_[a-z2-7]{26}$/;
@@ -66,31 +66,6 @@ async function endpointParam(c: AppContext): Promise<WebhookEndpointRecord> {
   return endpoint;
 }
 
-/** An RPC to the tenant's events object; an object that cannot be reached is a 502, its refusals are its own. */
-async function events<T>(rpc: () => Promise<Result<T>>): Promise<T> {
-  let result: Result<T>;
-  try {
-    result = await rpc();
-  } catch (cause) {
-    throw new AppError("upstream_unavailable", "Webhook deliveries are unavailable; try again.", { cause });
-  }
-  return unwrap(result);
-}
-
-/** Tells the events object to re-read the endpoints; the change is in D1 already, so a failure only logs. */
-async function endpointsChanged(c: AppContext): Promise<void> {
-  const tenantId = c.get("tenant").tenantId;
-  try {
-    unwrap(await tenantEvents(c.env, tenantId).endpointsChanged(tenantId));
-  } catch (error) {
-    console.warn(JSON.stringify({ msg: "webhook endpoints not refreshed", error: String(error) }));
-  }
-}
-
-async function sealed(c: AppContext, id: string, secret: string) {
-  return sealSecret(c.env.SECRETS_KEY, c.get("tenant").tenantId, webhookSecretAlias(id), secret);
-}
-
 export const webhooks = new Hono<AppEnv>()
   .use("*", tenantAuth, requireAdminForWrites)
   .post(
@@ -108,28 +83,7 @@ export const webhooks = new Hono<AppEnv>()
     async (c) => {
       const input = await readJson(c, createWebhookRequest);
       checkUrl(c, input.url);
-      const tenantId = c.get("tenant").tenantId;
-      if ((await countWebhookEndpoints(c.env.DB, tenantId)) >= MAX_WEBHOOK_ENDPOINTS) {
-        throw errors.conflict(`A tenant may have at most ${MAX_WEBHOOK_ENDPOINTS} webhooks.`);
-      }
-      const id = newId("whk");
-      const secret = newWebhookSecret();
-      const box = await sealed(c, id, secret);
-      const now = new Date().toISOString();
-      const endpoint: WebhookEndpointRecord = {
-        tenantId,
-        id,
-        url: input.url,
-        events: input.events,
-        description: input.description ?? null,
-        secretCiphertext: box.ciphertext,
-        secretIv: box.iv,
-        secretKeyId: box.keyId,
-        createdAt: now,
-        updatedAt: now,
-      };
-      await insertWebhookEndpoint(c.env.DB, endpoint);
-      await endpointsChanged(c);
+      const { endpoint, secret } = await registerWebhook(c.env, c.get("tenant").tenantId, input);
       return c.json({ ...view(endpoint), secret }, 201);
     },
   )
@@ -180,16 +134,7 @@ export const webhooks = new Hono<AppEnv>()
       const endpoint = await endpointParam(c);
       const patch = await readJson(c, patchWebhookRequest);
       if (patch.url !== undefined) checkUrl(c, patch.url);
-      const next = {
-        url: patch.url ?? endpoint.url,
-        events: patch.events ?? endpoint.events,
-        description: patch.description === undefined ? endpoint.description : patch.description,
-        updatedAt: new Date().toISOString(),
-      };
-      if (!(await updateWebhookEndpoint(c.env.DB, endpoint.tenantId, endpoint.id, next)))
-        throw errors.notFound("Webhook");
-      await endpointsChanged(c);
-      return c.json(view({ ...endpoint, ...next }));
+      return c.json(view(await changeWebhook(c.env, endpoint, patch)));
     },
   )
   .delete(
@@ -205,9 +150,7 @@ export const webhooks = new Hono<AppEnv>()
     ),
     async (c) => {
       const endpoint = await endpointParam(c);
-      if (!(await deleteWebhookEndpoint(c.env.DB, endpoint.tenantId, endpoint.id)))
-        throw errors.notFound("Webhook");
-      await endpointsChanged(c);
+      await deleteWebhook(c.env, endpoint);
       return c.body(null, 204);
     },
   )
@@ -224,19 +167,8 @@ export const webhooks = new Hono<AppEnv>()
     ),
     async (c) => {
       const endpoint = await endpointParam(c);
-      const secret = newWebhookSecret();
-      const box = await sealed(c, endpoint.id, secret);
-      const next = {
-        url: endpoint.url,
-        events: endpoint.events,
-        description: endpoint.description,
-        secret: box,
-        updatedAt: new Date().toISOString(),
-      };
-      if (!(await updateWebhookEndpoint(c.env.DB, endpoint.tenantId, endpoint.id, next)))
-        throw errors.notFound("Webhook");
-      await endpointsChanged(c);
-      return c.json({ ...view({ ...endpoint, updatedAt: next.updatedAt }), secret });
+      const rotated = await rotateWebhookSecret(c.env, endpoint);
+      return c.json({ ...view(rotated.endpoint), secret: rotated.secret });
     },
   )
   .get(
@@ -255,13 +187,7 @@ export const webhooks = new Hono<AppEnv>()
       const endpoint = await endpointParam(c);
       const list = `webhook-deliveries:${endpoint.id}`;
       const page = await readPage(c, list);
-      const stub = tenantEvents(c.env, endpoint.tenantId);
-      const log = await events(() =>
-        stub.deliveries(endpoint.tenantId, endpoint.id, {
-          limit: page.limit,
-          ...(page.after !== undefined ? { before: page.after } : {}),
-        }),
-      );
+      const log = await webhookDeliveries(c.env, endpoint, page);
       return c.json(await pageBody(c, list, log.items, log.next));
     },
   )
@@ -280,8 +206,7 @@ export const webhooks = new Hono<AppEnv>()
       const endpoint = await endpointParam(c);
       const deliveryId = c.req.param("deliveryId");
       if (!DELIVERY_ID.test(deliveryId)) throw errors.notFound("Delivery");
-      const stub = tenantEvents(c.env, endpoint.tenantId);
-      const created = await events(() => stub.redeliver(endpoint.tenantId, endpoint.id, deliveryId));
+      const created = await redeliverWebhook(c.env, endpoint, deliveryId);
       return c.json({ id: created.id }, 202);
     },
   );

@@ -10,7 +10,7 @@ import {
   gateAgentCached,
   invalidateGateAgent,
 } from "../../src/auth/gate-agent-cache";
-import { AGENT_KEY_TTL_MS, findLaunchAgentCached } from "../../src/http/agent-key-cache";
+import { AGENT_KEY_TTL_MS, findLaunchAgentCached } from "../../src/services/launch/agent-key-cache";
 import { D1DeploymentStore } from "../../src/storage/d1/d1-deployment-store";
 import { failingD1 } from "../helpers/d1-proxy";
 import { api, expectError } from "../helpers/tenants";

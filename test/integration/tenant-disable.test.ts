@@ -3,8 +3,8 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { SOCKET_ACTIVITY_REFRESH_MS } from "../../src/auth/socket-activity";
-import { disconnectTenant } from "../../src/http/tenant-disconnect";
 import type { ThreadAgent } from "../../src/objects/thread-agent";
+import { disconnectTenant } from "../../src/services/tenant-disconnect";
 import { threadObjectName } from "../../src/thread/contract";
 import {
   allThreadRows,

@@ -7,7 +7,7 @@ import {
   agentKeyCacheSize,
   findLaunchAgentCached,
   invalidateAgentKeys,
-} from "../../src/http/agent-key-cache";
+} from "../../src/services/launch/agent-key-cache";
 
 let keyCounter = 0;
 function freshKey(): string {

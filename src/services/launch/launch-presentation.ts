@@ -1,10 +1,10 @@
 // The presentation a launch answers with (docs/protocol.md): the pinned version's, or for a thread not yet pinned the version
 // the active release assigns it. The `ready` frame, sent by the pinned thread itself, has the last word.
-import { selectAllocation } from "../control/allocation";
-import type { ContextVariables } from "../control/context-variables";
-import type { DeploymentStore, Environment } from "../control/deployment-store";
-import { type PresentationSource, presentationOf, presentationSource } from "../control/presentation";
-import type { Presentation } from "../shared/presentation";
+import { selectAllocation } from "../../control/allocation";
+import type { ContextVariables } from "../../control/context-variables";
+import type { DeploymentStore, Environment } from "../../control/deployment-store";
+import { type PresentationSource, presentationOf, presentationSource } from "../../control/presentation";
+import type { Presentation } from "../../shared/presentation";
 
 /** Versions are write-once and digest-checked on read, so what they present never goes stale: no TTL. */
 export const PRESENTATION_CACHE_MAX = 500;

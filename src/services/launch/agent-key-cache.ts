@@ -1,7 +1,7 @@
 // Isolate-local cache of public agent key look-ups: every launch from a site reads the same agent, so a short TTL
 // saves a D1 round trip per launch. Changes made through this isolate invalidate at once; the TTL bounds how long
 // another isolate may still act on an agent as it was (docs/decisions.md: "Agent key cache").
-import type { DeploymentStore, Environment, LaunchAgent } from "../control/deployment-store";
+import type { DeploymentStore, Environment, LaunchAgent } from "../../control/deployment-store";
 
 export const AGENT_KEY_TTL_MS = 30_000;
 export const AGENT_KEY_CACHE_MAX = 1_000;

@@ -1,8 +1,8 @@
 // A private launch's context variables become its thread's (docs/protocol.md): the registry row holds them, a live object is told.
 
-import { type ContextVariables, contextText } from "../control/context-variables";
-import { replaceThreadContext, type ThreadRecord } from "../storage/d1/thread-registry";
-import { rowAddress, threadStubFor } from "../thread/contract";
+import { type ContextVariables, contextText } from "../../control/context-variables";
+import { replaceThreadContext, type ThreadRecord } from "../../storage/d1/thread-registry";
+import { rowAddress, threadStubFor } from "../../thread/contract";
 
 /**
  * The context version a launch of the existing `thread` hands out in its token. `variables` is the private launch's

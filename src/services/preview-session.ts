@@ -9,14 +9,13 @@ import { digestOf } from "../control/canonical-json";
 import type { AgentEntity, Environment } from "../control/deployment-store";
 import { artifactFromDefinition } from "../control/store-rules";
 import { AppError, databaseUnavailable, errors, fromDatabase, unwrap } from "../errors";
+import { requestArtifactIssues } from "../http/artifact-checks";
+import { deploymentStoreOf } from "../http/store";
+import { threadUrls } from "../http/thread-urls";
 import type { PreviewSessionRequest, PreviewSessionResponse } from "../shared/launch-api";
 import { PROTOCOL } from "../shared/protocol";
 import { findPreview, insertPreviewThread, type PreviewTarget } from "../storage/d1/thread-previews";
 import { type PreviewPin, threadStub } from "../thread/contract";
-import { requestArtifactIssues } from "./artifact-checks";
-import type { AppContext } from "./context";
-import { deploymentStore } from "./store";
-import { threadUrls } from "./thread-urls";
 
 /** A preview thread lives a day; the scheduled job erases it then. */
 export const PREVIEW_TTL_MS = 24 * 60 * 60 * 1000;
@@ -27,8 +26,13 @@ const previewSubject = (apiKeyId: string) => `console:${apiKeyId}`;
 const threadNotFound = () => new AppError("not_found", "Thread not found.");
 
 /** The artifact previewed, checked as publishing would check it; a stale draft revision is a 412. */
-async function previewedPin(c: AppContext, agent: AgentEntity, target: PreviewTarget): Promise<PreviewPin> {
-  const store = deploymentStore(c);
+async function previewedPin(
+  env: Env,
+  requestUrl: string,
+  agent: AgentEntity,
+  target: PreviewTarget,
+): Promise<PreviewPin> {
+  const store = deploymentStoreOf(env);
   if ("version" in target) {
     const found = await fromDatabase(store.getVersion(agent.tenantId, agent.id, target.version));
     if (!found.ok && found.code === "not_found") throw errors.notFound("Version");
@@ -46,7 +50,7 @@ async function previewedPin(c: AppContext, agent: AgentEntity, target: PreviewTa
   if (draft.revision !== target.draftRevision) {
     throw new AppError("precondition_failed", "Draft revision does not match the current draft.");
   }
-  const own = requestArtifactIssues(c, draft.definition);
+  const own = requestArtifactIssues(env, requestUrl, draft.definition);
   if (own.length > 0) throw errors.badRequest("Draft is not a valid agent artifact.", own);
   const artifact: Artifact = unwrap(artifactFromDefinition(draft.definition));
   return {
@@ -64,15 +68,21 @@ const sameTarget = (a: PreviewTarget, b: PreviewTarget) =>
     ? "version" in b && a.version === b.version
     : "draftRevision" in b && a.draftRevision === b.draftRevision;
 
+/** Who asks for a preview, and where: the console's API key and the URL the request reached. */
+export interface PreviewCaller {
+  apiKeyId: string;
+  requestUrl: string;
+}
+
 /** Creates a preview thread, or refreshes the token of one (`threadId`); answers the widget's launch body. */
 export async function previewSession(
-  c: AppContext,
+  env: Env,
+  caller: PreviewCaller,
   agent: AgentEntity,
   input: PreviewSessionRequest,
 ): Promise<PreviewSessionResponse> {
-  const principal = c.get("tenant");
-  const environment = c.env.ENVIRONMENT as Environment;
-  const subject = previewSubject(principal.apiKeyId);
+  const environment = env.ENVIRONMENT as Environment;
+  const subject = previewSubject(caller.apiKeyId);
   const target: PreviewTarget =
     input.version !== undefined ? { version: input.version } : { draftRevision: input.draftRevision ?? 0 };
   const now = new Date();
@@ -81,18 +91,18 @@ export async function previewSession(
   if (input.threadId !== undefined) {
     // A refresh: only a live preview this key created, of the same target.
     const found = await fromDatabase(
-      findPreview(c.env.DB, agent.tenantId, agent.id, input.threadId, now.toISOString()),
+      findPreview(env.DB, agent.tenantId, agent.id, input.threadId, now.toISOString()),
     );
     if (found === null || !sameTarget(found.target, target)) throw threadNotFound();
     threadId = found.threadId;
     expiresAt = found.expiresAt;
   } else {
-    const pin = await previewedPin(c, agent, target);
-    await enforceSubjectLaunchLimit(c.env, agent.tenantId, "user", subject);
+    const pin = await previewedPin(env, caller.requestUrl, agent, target);
+    await enforceSubjectLaunchLimit(env, agent.tenantId, "user", subject);
     threadId = newThreadId();
     expiresAt = new Date(now.getTime() + PREVIEW_TTL_MS).toISOString();
     try {
-      await insertPreviewThread(c.env.DB, {
+      await insertPreviewThread(env.DB, {
         tenantId: agent.tenantId,
         threadId,
         agentId: agent.id,
@@ -110,7 +120,7 @@ export async function previewSession(
     const address = { tenantId: agent.tenantId, environment, agentId: agent.id, threadId };
     let started: Awaited<ReturnType<Awaited<ReturnType<typeof threadStub>>["startPreview"]>>;
     try {
-      started = await (await threadStub(c.env, address)).startPreview(
+      started = await (await threadStub(env, address)).startPreview(
         { ...address, sub: subject, subjectKind: "user" },
         pin,
       );
@@ -123,8 +133,8 @@ export async function previewSession(
   }
 
   // The console's own pages are the only place a preview token works: it is bound to this deployment's origin.
-  const origin = new URL(c.req.url).origin;
-  const token = await signLaunchToken(c.env, {
+  const origin = new URL(caller.requestUrl).origin;
+  const token = await signLaunchToken(env, {
     tenantId: agent.tenantId,
     agentId: agent.id,
     threadId,
@@ -137,7 +147,7 @@ export async function previewSession(
     token: token.token,
     expiresAt: token.expiresAt.toISOString(),
     threadId,
-    ...threadUrls(c.req.url, threadId),
+    ...threadUrls(caller.requestUrl, threadId),
     protocol: PROTOCOL,
     preview: true,
     previewExpiresAt: expiresAt,

@@ -1,19 +1,8 @@
-// Creating a tenant API key and its API view, shared by the tenant's own key route and the operator's tenant route.
+// Issuing a tenant API key, shared by the tenant's own key route and the operator's tenant route.
 import { apiKeyDigest, generateApiKey } from "../auth/api-keys";
-import type { ApiKeyResponse, ApiKeyScope, CreatedApiKeyResponse } from "../shared/api";
+import { apiKeyView } from "../http/api-key-view";
+import type { ApiKeyScope, CreatedApiKeyResponse } from "../shared/api";
 import { type ApiKeyRecord, insertApiKey } from "../storage/d1/tenant-credentials";
-
-export function apiKeyView(key: ApiKeyRecord): ApiKeyResponse {
-  return {
-    id: key.id,
-    name: key.name,
-    scope: key.scope,
-    prefix: key.prefix,
-    last4: key.last4,
-    createdAt: key.createdAt,
-    revokedAt: key.revokedAt,
-  };
-}
 
 /** Creates and stores a key; the returned plaintext must go to its owner once and nowhere else. */
 export async function issueApiKey(

@@ -1,7 +1,10 @@
 // Erasure by subject (docs/privacy.md): a job in D1 that erases a subject's threads in bounded batches, resumes where a cut-off
 // call stopped, and ends with a signed receipt. Shared by `POST /v1/subject-erasures` and `DELETE /v1/me/threads`.
+import type { LaunchClaims } from "../auth/launch-token";
 import { receiptKeys, signReceipt } from "../auth/receipt-keys";
 import { subjectDigest } from "../auth/subject-digest";
+import { tokenPolicy } from "../auth/token-policy";
+import { visitorHash } from "../auth/visitor-revocation";
 import { newId } from "../control/ids";
 import { AppError, unwrap } from "../errors";
 import { eventBody, MAX_EVENTS_PER_ACCEPT, tenantEvents } from "../events/tenant-events";
@@ -17,13 +20,13 @@ import {
   insertJob,
   latestJobForScope,
   recordProgress,
+  revokeVisitor,
   subjectThreadIds,
   threadAddresses,
 } from "../storage/d1/erasures";
 import { refuseIfHeld } from "../storage/d1/legal-holds";
 import { newEventId } from "../storage/thread/thread-events";
 import { rowAddress, threadStubFor } from "../thread/contract";
-import type { AppContext } from "./context";
 
 /**
  * Threads one call erases at most. Each costs one thread-object call, plus a share of one D1 transaction and one
@@ -197,6 +200,32 @@ async function eraseBatch(env: Env, tenantId: string, threadIds: readonly string
   }
 }
 
+/**
+ * `DELETE /v1/me/threads`: every thread of the launch token's subject with its agent, the token's own thread last. A
+ * visitor is revoked too, once no hold refuses the erasure (a refused one changes nothing) and before the job lists
+ * the threads: once the visitor asked, no launch with its token starts a thread, even part way through.
+ */
+export function eraseOwnThreads(env: Env, claims: LaunchClaims): Promise<ErasureOutcome> {
+  const revoke = async () => {
+    const now = new Date();
+    const expiresAt = new Date(now.getTime() + tokenPolicy(env).visitorTtlSeconds * 1000);
+    await revokeVisitor(
+      env.DB,
+      claims.tenantId,
+      await visitorHash(env, claims.tenantId, claims.sub),
+      now.toISOString(),
+      expiresAt.toISOString(),
+    );
+  };
+  return eraseSubject(env, {
+    tenantId: claims.tenantId,
+    subject: claims.sub,
+    scope: { kind: "me", agentId: claims.agentId },
+    lastThreadId: claims.threadId,
+    ...(claims.subjectKind === "visitor" ? { beforeErase: revoke } : {}),
+  });
+}
+
 function unavailable(cause: unknown): AppError {
   if (cause instanceof AppError && cause.code !== "internal") return cause;
   return new AppError(
@@ -219,17 +248,18 @@ export function receiptSubjectDigest(receipt: string): string | undefined {
 }
 
 /** The answer to an erasure call: 200 with the receipt once done, 202 while threads remain. */
-export function erasureAnswer(c: AppContext, outcome: ErasureOutcome) {
+export function erasureAnswer(outcome: ErasureOutcome) {
   const { job } = outcome;
   if (outcome.status === "pending") {
-    return c.json(
-      { id: job.id, status: "pending" as const, scope: job.scope, remaining: outcome.remaining },
-      202,
-    );
+    return {
+      status: 202 as const,
+      body: { id: job.id, status: "pending" as const, scope: job.scope, remaining: outcome.remaining },
+    };
   }
   const digest = receiptSubjectDigest(outcome.job.receipt);
-  return c.json(
-    {
+  return {
+    status: 200 as const,
+    body: {
       id: job.id,
       status: "completed" as const,
       receipt: outcome.job.receipt,
@@ -238,6 +268,5 @@ export function erasureAnswer(c: AppContext, outcome: ErasureOutcome) {
       erasedAt: outcome.job.erasedAt,
       ...(digest !== undefined ? { subjectDigest: digest } : {}),
     },
-    200,
-  );
+  };
 }
