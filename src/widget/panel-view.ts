@@ -1,7 +1,6 @@
 // The chrome around the transcript: the launcher opening and closing the panel, title, busy, notices, announcements.
 import { MAX_MESSAGE_CHARS } from "./constants";
 import { icon } from "./dom";
-import { createLauncher } from "./launcher";
 import { buildPanel, type Panel } from "./panel";
 import type { Strings } from "./strings";
 
@@ -29,7 +28,8 @@ export class PanelView {
     this.#shadow = shadow;
     this.#s = s;
     this.#floating = floating;
-    this.launcher = floating ? (launcher ?? createLauncher(s.open)) : null;
+    // The loader draws a floating element's launcher before the widget loads (src/widget/embed.ts).
+    this.launcher = floating ? (launcher ?? null) : null;
     const panel = buildPanel(s, floating, MAX_MESSAGE_CHARS);
     this.panel = panel;
     if (this.launcher !== null) {
@@ -37,9 +37,8 @@ export class PanelView {
       button.append(icon("close"));
       button.setAttribute("aria-controls", "at-panel");
       button.setAttribute("aria-label", s.open);
-      if (!button.isConnected) shadow.append(button);
-      panel.root.hidden = true;
     }
+    panel.root.hidden = floating;
     shadow.append(panel.root);
   }
 

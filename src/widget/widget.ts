@@ -54,6 +54,8 @@ class Widget {
   readonly #floating: boolean;
   readonly #agentKey: string | null;
   #store: Store;
+  /** This agent key's first store, which `identify` does not replace: the panel's open state and the accent. */
+  readonly #ui: Store;
   readonly #view: PanelView;
   readonly #panel: Panel;
   readonly #transcript: Transcript;
@@ -74,6 +76,7 @@ class Widget {
     this.#floating = layout === "floating";
     this.#agentKey = host.getAttribute("agent-key");
     this.#store = new Store(persistMode(host.getAttribute("persist")), this.#agentKey ?? "private");
+    this.#ui = this.#store;
     adoptStyles(shadow, WIDGET_CSS + CONTROLS_CSS);
 
     this.#view = new PanelView(host, shadow, this.#s, this.#floating, options.launcher);
@@ -93,6 +96,7 @@ class Widget {
         if (this.send(text)) panel.input.focus();
       },
       changed: () => this.#view.setTitle(this.#conversation?.agentName ?? ""),
+      ui: this.#ui,
     });
 
     this.#transcript = new Transcript(
@@ -173,22 +177,31 @@ class Widget {
       destroy: () => this.destroy(),
     };
     if (!this.#floating) queueMicrotask(() => this.#connection.start());
+    // Open on the previous page view: open again, after the calls the host queued (identify) and leaving focus where
+    // the page has it (docs/widget.md#remembered-between-page-views).
+    else if (this.#ui.get().open) queueMicrotask(() => this.open(false));
   }
 
   // ---- host API ----
 
-  open(): void {
+  /** Opens the floating panel; `focus` false (reopened on load) leaves focus where the page has it. */
+  open(focus = true): void {
     if (this.#view.show()) {
       this.#transcript.scrollToEnd();
+      this.#ui.set({ open: true });
       this.#emit("open", {});
     }
     this.#connection.start();
     // On touch screens, focusing the input would pop the keyboard over the conversation.
-    if (!matchMedia("(pointer: coarse)").matches) requestAnimationFrame(() => this.#panel.input.focus());
+    if (focus && !matchMedia("(pointer: coarse)").matches)
+      requestAnimationFrame(() => this.#panel.input.focus());
   }
 
   close(returnFocus: boolean): void {
-    if (this.#view.hide(returnFocus)) this.#emit("close", {});
+    if (this.#view.hide(returnFocus)) {
+      this.#ui.set({ open: undefined });
+      this.#emit("close", {});
+    }
   }
 
   toggle(): void {
