@@ -24,6 +24,7 @@ export function iconButton(
 }
 
 const ICONS = {
+  chat: "M5 3h14a2 2 0 0 1 2 2v10a2 2 0 0 1-2 2H9l-5 4V5a2 2 0 0 1 1-2z",
   close: "M6 6l12 12M18 6L6 18",
   compose: "M12 20h9M16.5 3.5a2.1 2.1 0 0 1 3 3L7 19l-4 1 1-4z",
   send: "M12 19V5M5 12l7-7 7 7",

@@ -117,7 +117,7 @@ export function createPresenter(d: PresenterDeps): Presenter {
       attribute("position", hostPosition ?? presentation.position);
       const css = accentCss(presentation.accentColor ?? "");
       accent.replaceSync(css);
-      d.ui.set({ accent: css || undefined });
+      d.ui.set({ accent: css }); // none ("") is not kept: the saved state reads back only a rule
       const texts = presentation.suggestedPrompts ?? [];
       prompts.replaceChildren(
         ...texts.map((text) => {

@@ -12,12 +12,22 @@ import { PanelView } from "./panel-view";
 import { type Past, pastConversations } from "./past-conversations";
 import { createPresenter, type Presenter } from "./presentation";
 import { persistMode, Store } from "./storage";
-import { format, mergeStrings, type Strings } from "./strings";
+import { format, layerStrings, type StringKey, type Strings } from "./strings";
 import { WIDGET_CSS } from "./styles";
 import { Transcript } from "./transcript";
 import { PANEL_TEXT, type WidgetError, type WidgetErrorCode, warnOnce, widgetError } from "./widget-error";
 
 export type Layout = "floating" | "inline" | "fullpage";
+
+/** The status line's text for each connection state. */
+const STATE_TEXT: Record<ConnectionState, StringKey> = {
+  idle: "paused",
+  connecting: "connecting",
+  open: "online",
+  reconnecting: "reconnecting",
+  offline: "offline",
+  failed: "unavailable",
+};
 
 export interface MountOptions {
   /** Origin of the service (where embed.js came from). */
@@ -71,7 +81,7 @@ class Widget {
     this.#host = host;
     this.#shadow = shadow;
     this.#options = options;
-    this.#s = mergeStrings(host.getAttribute("strings"));
+    this.#s = layerStrings(host.getAttribute("strings"));
     const layout = layoutOf(host.getAttribute("layout"));
     this.#floating = layout === "floating";
     this.#agentKey = host.getAttribute("agent-key");
@@ -199,7 +209,7 @@ class Widget {
 
   close(returnFocus: boolean): void {
     if (this.#view.hide(returnFocus)) {
-      this.#ui.set({ open: undefined });
+      this.#ui.set({ open: false }); // not kept: the saved state reads back only `true`
       this.#emit("close", {});
     }
   }
@@ -277,21 +287,22 @@ class Widget {
         p.form.requestSubmit();
       }
     });
-    p.input.addEventListener("focus", () => this.#connection.start());
-    p.stop.addEventListener("click", () => {
+    p.input.onfocus = () => this.#connection.start();
+    // The panel's own buttons: nothing else handles their clicks.
+    p.stop.onclick = () => {
       const runId = this.#conversation.activeRun;
       if (runId !== null) this.#connection.send({ type: "cancel", runId });
-    });
-    p.newButton.addEventListener("click", () => {
+    };
+    p.newButton.onclick = () => {
       this.newConversation();
       p.input.focus();
-    });
-    p.closeButton.addEventListener("click", () => this.close(true));
-    p.retry.addEventListener("click", () => {
+    };
+    p.closeButton.onclick = () => this.close(true);
+    p.retry.onclick = () => {
       p.notice.hidden = true;
       this.#connection.start();
-    });
-    p.pill.addEventListener("click", () => this.#transcript.scrollToEnd());
+    };
+    p.pill.onclick = () => this.#transcript.scrollToEnd();
     this.#shadow.addEventListener("keydown", (event) => {
       if ((event as KeyboardEvent).key === "Escape" && this.#view.isOpen) {
         event.stopPropagation();
@@ -307,8 +318,8 @@ class Widget {
         ok: false,
         error: widgetError(
           "missing_agent_key",
-          'no agent key: add data-agent-key="pk_…" to the script tag (agent-key on <agent-thread>), ' +
-            "or call AgentThreads.identify(getLaunchToken) for a private agent.",
+          'no agent key: set data-agent-key="pk_…" (agent-key on <agent-thread>), or for a private agent ' +
+            "call AgentThreads.identify(getLaunchToken).",
         ),
       });
     }
@@ -334,15 +345,7 @@ class Widget {
   #onState(state: ConnectionState, error?: WidgetError): void {
     const p = this.#panel;
     p.status.setAttribute("data-state", state);
-    const label: Record<ConnectionState, string> = {
-      idle: this.#s.paused,
-      connecting: this.#s.connecting,
-      open: this.#s.online,
-      reconnecting: this.#s.reconnecting,
-      offline: this.#s.offline,
-      failed: this.#s.unavailable,
-    };
-    p.statusText.textContent = label[state];
+    p.statusText.textContent = this.#s[STATE_TEXT[state]];
     if (error !== undefined) {
       warnOnce(error.message);
       this.#view.notice(this.#s[PANEL_TEXT[error.code]], error.retryable);
