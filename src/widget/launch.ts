@@ -59,7 +59,10 @@ function errorCodeOf(body: unknown, field: "code" | "reason" = "code"): string {
 }
 
 /** A failed launch: `widgetError`'s arguments. */
-const fail = (...args: Parameters<typeof widgetError>): LaunchResult => fail(...args);
+const fail = (...args: Parameters<typeof widgetError>): LaunchResult => ({
+  ok: false,
+  error: widgetError(...args),
+});
 
 /**
  * A refused cross-origin request and a dead network look the same to a page (a TypeError). Fetching a CORS-open
