@@ -144,8 +144,7 @@ export class Conversation {
       case "mode":
         this.#d.mode(frame.mode);
         return;
-      case "pong":
-        return;
+      // `pong` only proves the socket alive (the connection's business).
     }
   }
 

@@ -34,17 +34,17 @@ function main(): void {
   const src = script?.src || location.href;
   const widgetUrl = new URL(__WIDGET_PATH__, src).href;
   const base = new URL(src).origin;
-  let loading: Promise<WidgetModule> | undefined;
-  const load = (): Promise<WidgetModule> =>
+  let loading: Promise<WidgetModule | undefined> | undefined;
+  /** The widget module, or undefined when it could not be loaded (warned; the next use tries again). */
+  const load = (): Promise<WidgetModule | undefined> =>
     (loading ??= import(widgetUrl).catch((error: unknown) => {
       loading = undefined;
       console.warn(`agent-threads: could not load ${widgetUrl}; allow it in script-src.`, error);
-      throw error;
     }));
 
-  // Plain (not #private) members: the loader ships as ES2020, where private fields need helpers.
+  // Plain `_` members, not #private: the build shortens them (mangleProps), which it cannot do to #names.
   class AgentThread extends HTMLElement {
-    // `declare`: no field initialisers, which ES2020 output would turn into defineProperty helpers.
+    // `declare`: no field initialisers, so no constructor code for them.
     declare _controller?: Controller;
     declare _queue?: Call[];
     declare _shadow?: ShadowRoot;
@@ -52,38 +52,46 @@ function main(): void {
 
     connectedCallback(): void {
       if (this._shadow) return;
-      if (!this.hasAttribute("layout")) this.setAttribute("layout", "inline");
+      const layout = this.getAttribute("layout");
+      if (!layout) this.setAttribute("layout", "inline");
       const shadow = this.attachShadow({ mode: "open" });
       this._shadow = shadow;
-      if (this.getAttribute("layout") !== "floating") {
+      if (layout !== "floating") {
         this._load();
         return;
       }
-      adoptStyles(shadow, LAUNCHER_CSS);
+      // What the widget kept of this agent on the previous page view (docs/widget.md#remembered-between-page-views):
+      // the agent's accent, drawn on the launcher now, and whether the panel was open, which loads the widget now.
+      let saved: { open?: unknown; accent?: unknown } | undefined;
+      try {
+        saved = JSON.parse(
+          // localStorage, sessionStorage, or for `memory` nothing (undefined: the read throws).
+          (window as unknown as Record<string, Storage>)[
+            `${this.getAttribute("persist") ?? "local"}Storage`
+          ]![`agent-threads:${this.getAttribute("agent-key") ?? "private"}`],
+        );
+      } catch {} // nothing kept, or storage blocked (sandboxed frames)
+      adoptStyles(shadow, LAUNCHER_CSS + (saved?.accent ?? ""));
       let label = "Open chat";
       try {
-        label = JSON.parse(this.getAttribute("strings") ?? "{}").open || label;
-      } catch {}
+        label = JSON.parse(this.getAttribute("strings") as string).open || label;
+      } catch {} // no strings (null has no `open`) or not JSON
       const button = createLauncher(label);
       this._launcher = button;
       button.onclick = () => this._call("toggle", []);
       // Fetch the widget as soon as the visitor shows intent, so the first click opens at once.
-      const preload = () => void load().catch(() => {});
-      button.onpointerenter = preload;
-      button.onfocus = preload;
+      button.onpointerenter = button.onfocus = load;
       shadow.append(button);
+      if (saved?.open) this._load();
     }
 
     _load(): void {
-      load().then(
-        (module) => {
-          if (this._controller || !this._shadow) return;
-          const controller = module.mount(this, this._shadow, { base, launcher: this._launcher ?? null });
-          this._controller = controller;
-          for (const [name, ...args] of this._queue?.splice(0) ?? []) invoke(controller, name, args);
-        },
-        () => {},
-      );
+      load().then((module) => {
+        if (!module || this._controller || !this._shadow) return;
+        const controller = module.mount(this, this._shadow, { base, launcher: this._launcher });
+        this._controller = controller;
+        for (const [name, ...args] of this._queue?.splice(0) ?? []) invoke(controller, name, args);
+      });
     }
 
     _call(name: Method, args: unknown[]): void {
@@ -97,17 +105,18 @@ function main(): void {
     }
   }
   for (const name of METHODS) {
-    Object.defineProperty(AgentThread.prototype, name, {
-      value(this: AgentThread, ...args: unknown[]) {
-        this._call(name, args);
-      },
-    });
+    (AgentThread.prototype as unknown as Record<Method, unknown>)[name] = function (
+      this: AgentThread,
+      ...args: unknown[]
+    ) {
+      this._call(name, args);
+    };
   }
   customElements.define("agent-thread", AgentThread);
 
   type Primary = HTMLElement & Record<Method, (...a: unknown[]) => void>;
   let primary: Primary | undefined;
-  const listeners: [string, Listener][] = [];
+  let listeners: [string, Listener][] = [];
   const api: Api = {
     q: { push: (call) => run(call) },
     init(config = {}) {
@@ -134,8 +143,7 @@ function main(): void {
     },
     on: (event, fn) => void listeners.push([event, fn]),
     off: (event, fn) => {
-      const i = listeners.findIndex(([name, f]) => name === event && f === fn);
-      if (i >= 0) listeners.splice(i, 1);
+      listeners = listeners.filter(([name, f]) => name !== event || f !== fn);
     },
   };
   for (const name of METHODS) {

@@ -1,5 +1,5 @@
 // Getting a launch token: POST /v1/agent-sessions for public agents, the host's getLaunchToken() for private ones.
-import { nonEmpty } from "./checks";
+import { isObj, isStr, nonEmpty } from "./checks";
 import { parseSession, type Session } from "./session";
 
 export type { Session } from "./session";
@@ -53,11 +53,16 @@ async function post(url: string, body: unknown): Promise<Answer | null> {
 
 /** The `error.code` (or, with `field`, `error.reason`) of an error body; "unknown" when it has none. */
 function errorCodeOf(body: unknown, field: "code" | "reason" = "code"): string {
-  const error = typeof body === "object" && body !== null ? (body as { error?: unknown }).error : undefined;
-  const code =
-    typeof error === "object" && error !== null ? (error as Record<string, unknown>)[field] : undefined;
-  return typeof code === "string" ? code : "unknown";
+  const error = isObj(body) ? body.error : undefined;
+  const code = isObj(error) ? error[field] : undefined;
+  return isStr(code) ? code : "unknown";
 }
+
+/** A failed launch: `widgetError`'s arguments. */
+const fail = (...args: Parameters<typeof widgetError>): LaunchResult => ({
+  ok: false,
+  error: widgetError(...args),
+});
 
 /**
  * A refused cross-origin request and a dead network look the same to a page (a TypeError). Fetching a CORS-open
@@ -110,7 +115,7 @@ export function publicLauncher(options: {
         const why = navigator.onLine
           ? `cannot reach ${endpoint}; check connect-src in your Content-Security-Policy.`
           : "the browser is offline.";
-        return { ok: false, error: widgetError("network", why, true) };
+        return fail("network", why, true);
       }
       const code = errorCodeOf(answer.body);
       if (answer.status === 201) {
@@ -135,30 +140,21 @@ export function publicLauncher(options: {
       }
       switch (answer.status) {
         case 401:
-          return {
-            ok: false,
-            error: widgetError(
-              "agent_unavailable",
-              `the agent key ${agentKey} is unknown, disabled or rotated; copy the agent's current public key into data-agent-key.`,
-            ),
-          };
+          return fail(
+            "agent_unavailable",
+            `the agent key ${agentKey} is unknown, disabled or rotated; copy the agent's current public key into data-agent-key.`,
+          );
         case 403:
           return { ok: false, error: originRefused() };
         case 409:
           // The agent has no active release here: nothing to retry until its owner activates one.
           if (errorCodeOf(answer.body, "reason") === "no_active_release") {
-            return {
-              ok: false,
-              error: widgetError(
-                "agent_unavailable",
-                "the agent has no active release in this environment; activate a release of it.",
-              ),
-            };
+            return fail(
+              "agent_unavailable",
+              "the agent has no active release in this environment; activate a release of it.",
+            );
           }
-          return {
-            ok: false,
-            error: widgetError("server_error", `the launch was refused with 409 (${code}).`),
-          };
+          return fail("server_error", `the launch was refused with 409 (${code}).`);
         case 429:
           return {
             ok: false,
@@ -167,22 +163,12 @@ export function publicLauncher(options: {
           };
         default:
           if (answer.status >= 500) {
-            return {
-              ok: false,
-              error: widgetError(
-                "network",
-                `the service answered ${answer.status} (${code}); retrying.`,
-                true,
-              ),
-            };
+            return fail("network", `the service answered ${answer.status} (${code}); retrying.`, true);
           }
-          return {
-            ok: false,
-            error: widgetError("server_error", `the launch was refused with ${answer.status} (${code}).`),
-          };
+          return fail("server_error", `the launch was refused with ${answer.status} (${code}).`);
       }
     }
-    return { ok: false, error: widgetError("server_error", "the launch answered an unexpected body.", true) };
+    return fail("server_error", "the launch answered an unexpected body.", true);
   };
 }
 
@@ -192,24 +178,14 @@ export function privateLauncher(getLaunchToken: GetLaunchToken): Launcher {
     try {
       value = await getLaunchToken(reason);
     } catch (error) {
-      return {
-        ok: false,
-        error: widgetError(
-          "auth_failed",
-          `getLaunchToken("${reason}") failed: ${String(error)}; retrying.`,
-          true,
-        ),
-      };
+      return fail("auth_failed", `getLaunchToken("${reason}") failed: ${String(error)}; retrying.`, true);
     }
     const session = parseSession(value);
     if (session === null) {
-      return {
-        ok: false,
-        error: widgetError(
-          "auth_failed",
-          "getLaunchToken() must resolve to {token, threadId, websocketUrl, expiresAt} from POST /v1/agent-sessions on your backend.",
-        ),
-      };
+      return fail(
+        "auth_failed",
+        "getLaunchToken() must resolve to {token, threadId, websocketUrl, expiresAt} from POST /v1/agent-sessions on your backend.",
+      );
     }
     return { ok: true, session };
   };

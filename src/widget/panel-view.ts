@@ -1,7 +1,6 @@
 // The chrome around the transcript: the launcher opening and closing the panel, title, busy, notices, announcements.
 import { MAX_MESSAGE_CHARS } from "./constants";
-import { icon } from "./dom";
-import { createLauncher } from "./launcher";
+import { h, icon } from "./dom";
 import { buildPanel, type Panel } from "./panel";
 import type { Strings } from "./strings";
 
@@ -29,7 +28,16 @@ export class PanelView {
     this.#shadow = shadow;
     this.#s = s;
     this.#floating = floating;
-    this.launcher = floating ? (launcher ?? createLauncher(s.open)) : null;
+    // The loader draws a floating element's launcher before the widget loads (src/widget/embed.ts); mounted on its
+    // own (docs/widget.md#host-api), the widget draws a plainer one.
+    this.launcher = floating
+      ? (launcher ??
+        h(
+          "button",
+          { type: "button", class: "launcher", part: "launcher", "aria-expanded": "false" },
+          icon("chat"),
+        ))
+      : null;
     const panel = buildPanel(s, floating, MAX_MESSAGE_CHARS);
     this.panel = panel;
     if (this.launcher !== null) {
@@ -38,8 +46,8 @@ export class PanelView {
       button.setAttribute("aria-controls", "at-panel");
       button.setAttribute("aria-label", s.open);
       if (!button.isConnected) shadow.append(button);
-      panel.root.hidden = true;
     }
+    panel.root.hidden = floating;
     shadow.append(panel.root);
   }
 

@@ -4,6 +4,7 @@ import type { Presentation } from "../shared/presentation";
 import { h } from "./dom";
 import { BUNDLED_LOCALES, browserLocales, loadLocale } from "./locale";
 import { accentCss, pickLocale } from "./presentation-rules";
+import type { Store } from "./storage";
 import { layerStrings, type StringKey, type Strings } from "./strings";
 
 export type { Presentation } from "../shared/presentation";
@@ -56,6 +57,11 @@ export interface PresenterDeps {
   send(text: string): void;
   /** The strings changed (texts drawn from them on demand, such as the title, can be drawn again). */
   changed(): void;
+  /**
+   * Where the accent of the last presentation is kept between page views: drawn from it at once, so the launcher is
+   * the agent's colour before any launch (docs/widget.md#remembered-between-page-views).
+   */
+  ui: Store;
 }
 
 export interface Presenter {
@@ -73,6 +79,7 @@ export function createPresenter(d: PresenterDeps): Presenter {
   const hostLocale = own("locale");
   const prompts = h("div", { class: "prompts", role: "group", "aria-label": s.suggestions });
   const accent = new CSSStyleSheet();
+  accent.replaceSync(d.ui.get().accent ?? "");
   let current: Presentation = {};
   let ticket = 0;
   prompts.hidden = true;
@@ -108,7 +115,9 @@ export function createPresenter(d: PresenterDeps): Presenter {
       current = presentation;
       attribute("theme", hostTheme ?? presentation.theme);
       attribute("position", hostPosition ?? presentation.position);
-      accent.replaceSync(accentCss(presentation.accentColor ?? ""));
+      const css = accentCss(presentation.accentColor ?? "");
+      accent.replaceSync(css);
+      d.ui.set({ accent: css }); // none ("") is not kept: the saved state reads back only a rule
       const texts = presentation.suggestedPrompts ?? [];
       prompts.replaceChildren(
         ...texts.map((text) => {

@@ -1,5 +1,5 @@
 // The shape of the widget's persisted state, read back field by field (storage is writable by the host page).
-import { isObj, nonEmpty } from "./checks";
+import { isObj, isStr, nonEmpty } from "./checks";
 
 export type PersistMode = "local" | "session" | "memory";
 
@@ -8,7 +8,14 @@ export interface Saved {
   visitorToken?: string;
   runId?: string;
   seq?: number;
+  /** The floating panel was open: the next page view reopens it (docs/widget.md#remembered-between-page-views). */
+  open?: true;
+  /** The agent's accent as the `:host` rule `accentCss` wrote, for the loader to draw the launcher with. */
+  accent?: string;
 }
+
+/** The only shape `accentCss` writes (./presentation-rules.ts): custom properties of `:host`, nothing else. */
+const ACCENT_RULE = /^:host\{[\w#:;()-]+\}$/;
 
 const str = (v: unknown): string | undefined => {
   const value = nonEmpty(v);
@@ -34,6 +41,8 @@ export function parseSaved(text: string | null): Saved {
   if (visitorToken) out.visitorToken = visitorToken;
   if (runId) out.runId = runId;
   if (Number.isSafeInteger(v.seq) && (v.seq as number) >= 0) out.seq = v.seq as number;
+  if (v.open === true) out.open = true;
+  if (isStr(v.accent) && ACCENT_RULE.test(v.accent)) out.accent = v.accent;
   return out;
 }
 

@@ -1,4 +1,5 @@
-// What survives a reload: thread id, visitor token and the last run's seq — nothing else, never in a cookie.
+// What survives a reload: thread id, visitor token, the last run's seq, whether the panel was open and the agent's
+// accent — nothing else, never in a cookie.
 import { type PersistMode, parseSaved, type Saved } from "./saved";
 
 export { persistMode } from "./saved";
@@ -26,7 +27,7 @@ export class Store {
     return { ...this.#memory };
   }
 
-  set(patch: Partial<Record<keyof Saved, string | number | undefined>>): void {
+  set(patch: Partial<Record<keyof Saved, string | number | boolean | undefined>>): void {
     const next: Record<string, unknown> = { ...this.#memory, ...patch };
     for (const key of Object.keys(next)) if (next[key] === undefined) delete next[key];
     this.#memory = parseSaved(JSON.stringify(next));
@@ -37,10 +38,8 @@ export class Store {
     }
   }
 
+  /** Forgets the visitor and their thread; whether the panel was open and the agent's accent stay. */
   clear(): void {
-    this.#memory = {};
-    try {
-      this.#backend?.removeItem(this.#key);
-    } catch {}
+    this.set({ threadId: undefined, visitorToken: undefined, runId: undefined, seq: undefined });
   }
 }

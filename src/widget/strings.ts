@@ -3,7 +3,6 @@
 
 export const DEFAULT_STRINGS = {
   title: "",
-  subtitle: "",
   open: "Open chat",
   close: "Close chat",
   newConversation: "Start a new conversation",

@@ -12,12 +12,22 @@ import { PanelView } from "./panel-view";
 import { type Past, pastConversations } from "./past-conversations";
 import { createPresenter, type Presenter } from "./presentation";
 import { persistMode, Store } from "./storage";
-import { format, mergeStrings, type Strings } from "./strings";
+import { format, layerStrings, type StringKey, type Strings } from "./strings";
 import { WIDGET_CSS } from "./styles";
 import { Transcript } from "./transcript";
 import { PANEL_TEXT, type WidgetError, type WidgetErrorCode, warnOnce, widgetError } from "./widget-error";
 
 export type Layout = "floating" | "inline" | "fullpage";
+
+/** The status line's text for each connection state. */
+const STATE_TEXT: Record<ConnectionState, StringKey> = {
+  idle: "paused",
+  connecting: "connecting",
+  open: "online",
+  reconnecting: "reconnecting",
+  offline: "offline",
+  failed: "unavailable",
+};
 
 export interface MountOptions {
   /** Origin of the service (where embed.js came from). */
@@ -54,6 +64,8 @@ class Widget {
   readonly #floating: boolean;
   readonly #agentKey: string | null;
   #store: Store;
+  /** This agent key's first store, which `identify` does not replace: the panel's open state and the accent. */
+  readonly #ui: Store;
   readonly #view: PanelView;
   readonly #panel: Panel;
   readonly #transcript: Transcript;
@@ -69,11 +81,12 @@ class Widget {
     this.#host = host;
     this.#shadow = shadow;
     this.#options = options;
-    this.#s = mergeStrings(host.getAttribute("strings"));
+    this.#s = layerStrings(host.getAttribute("strings"));
     const layout = layoutOf(host.getAttribute("layout"));
     this.#floating = layout === "floating";
     this.#agentKey = host.getAttribute("agent-key");
     this.#store = new Store(persistMode(host.getAttribute("persist")), this.#agentKey ?? "private");
+    this.#ui = this.#store;
     adoptStyles(shadow, WIDGET_CSS + CONTROLS_CSS);
 
     this.#view = new PanelView(host, shadow, this.#s, this.#floating, options.launcher);
@@ -93,6 +106,7 @@ class Widget {
         if (this.send(text)) panel.input.focus();
       },
       changed: () => this.#view.setTitle(this.#conversation?.agentName ?? ""),
+      ui: this.#ui,
     });
 
     this.#transcript = new Transcript(
@@ -173,22 +187,31 @@ class Widget {
       destroy: () => this.destroy(),
     };
     if (!this.#floating) queueMicrotask(() => this.#connection.start());
+    // Open on the previous page view: open again, after the calls the host queued (identify) and leaving focus where
+    // the page has it (docs/widget.md#remembered-between-page-views).
+    else if (this.#ui.get().open) queueMicrotask(() => this.open(false));
   }
 
   // ---- host API ----
 
-  open(): void {
+  /** Opens the floating panel; `focus` false (reopened on load) leaves focus where the page has it. */
+  open(focus = true): void {
     if (this.#view.show()) {
       this.#transcript.scrollToEnd();
+      this.#ui.set({ open: true });
       this.#emit("open", {});
     }
     this.#connection.start();
     // On touch screens, focusing the input would pop the keyboard over the conversation.
-    if (!matchMedia("(pointer: coarse)").matches) requestAnimationFrame(() => this.#panel.input.focus());
+    if (focus && !matchMedia("(pointer: coarse)").matches)
+      requestAnimationFrame(() => this.#panel.input.focus());
   }
 
   close(returnFocus: boolean): void {
-    if (this.#view.hide(returnFocus)) this.#emit("close", {});
+    if (this.#view.hide(returnFocus)) {
+      this.#ui.set({ open: false }); // not kept: the saved state reads back only `true`
+      this.#emit("close", {});
+    }
   }
 
   toggle(): void {
@@ -264,21 +287,22 @@ class Widget {
         p.form.requestSubmit();
       }
     });
-    p.input.addEventListener("focus", () => this.#connection.start());
-    p.stop.addEventListener("click", () => {
+    p.input.onfocus = () => this.#connection.start();
+    // The panel's own buttons: nothing else handles their clicks.
+    p.stop.onclick = () => {
       const runId = this.#conversation.activeRun;
       if (runId !== null) this.#connection.send({ type: "cancel", runId });
-    });
-    p.newButton.addEventListener("click", () => {
+    };
+    p.newButton.onclick = () => {
       this.newConversation();
       p.input.focus();
-    });
-    p.closeButton.addEventListener("click", () => this.close(true));
-    p.retry.addEventListener("click", () => {
+    };
+    p.closeButton.onclick = () => this.close(true);
+    p.retry.onclick = () => {
       p.notice.hidden = true;
       this.#connection.start();
-    });
-    p.pill.addEventListener("click", () => this.#transcript.scrollToEnd());
+    };
+    p.pill.onclick = () => this.#transcript.scrollToEnd();
     this.#shadow.addEventListener("keydown", (event) => {
       if ((event as KeyboardEvent).key === "Escape" && this.#view.isOpen) {
         event.stopPropagation();
@@ -294,8 +318,8 @@ class Widget {
         ok: false,
         error: widgetError(
           "missing_agent_key",
-          'no agent key: add data-agent-key="pk_…" to the script tag (agent-key on <agent-thread>), ' +
-            "or call AgentThreads.identify(getLaunchToken) for a private agent.",
+          'no agent key: set data-agent-key="pk_…" (agent-key on <agent-thread>), or for a private agent ' +
+            "call AgentThreads.identify(getLaunchToken).",
         ),
       });
     }
@@ -321,15 +345,7 @@ class Widget {
   #onState(state: ConnectionState, error?: WidgetError): void {
     const p = this.#panel;
     p.status.setAttribute("data-state", state);
-    const label: Record<ConnectionState, string> = {
-      idle: this.#s.paused,
-      connecting: this.#s.connecting,
-      open: this.#s.online,
-      reconnecting: this.#s.reconnecting,
-      offline: this.#s.offline,
-      failed: this.#s.unavailable,
-    };
-    p.statusText.textContent = label[state];
+    p.statusText.textContent = this.#s[STATE_TEXT[state]];
     if (error !== undefined) {
       warnOnce(error.message);
       this.#view.notice(this.#s[PANEL_TEXT[error.code]], error.retryable);

@@ -125,10 +125,29 @@ export function widget(page) {
   };
 }
 
-/** Opens the floating panel and waits until the thread is connected. */
+/**
+ * Whether the page's floating panel reopens by itself: it was open when this browser last showed the agent
+ * (docs/widget.md#remembered-between-page-views), so a click on the launcher would close it again.
+ */
+export function reopens(page) {
+  return page.evaluate(() => {
+    const host = document.querySelector("agent-thread");
+    const storage = host?.getAttribute("persist") === "session" ? sessionStorage : localStorage;
+    try {
+      return (
+        JSON.parse(storage.getItem(`agent-threads:${host?.getAttribute("agent-key") ?? "private"}`)).open ===
+        true
+      );
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** Opens the floating panel (unless it reopens by itself) and waits until the thread is connected. */
 export async function openAndConnect(page) {
   const w = widget(page);
-  await w.launcher.click();
+  if (!(await reopens(page))) await w.launcher.click();
   await w.panel.waitFor({ state: "visible" });
   await waitForText(w.status, "Online");
   return w;

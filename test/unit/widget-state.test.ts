@@ -1,5 +1,6 @@
 // What the widget trusts from outside: launch sessions, its own saved state (host-writable storage) and strings.
 import { describe, expect, it } from "vitest";
+import { accentCss } from "../../src/widget/presentation-rules";
 import { parseSaved, persistMode } from "../../src/widget/saved";
 import { parseSession } from "../../src/widget/session";
 import { DEFAULT_STRINGS, format, mergeStrings } from "../../src/widget/strings";
@@ -56,6 +57,17 @@ describe("parseSaved", () => {
     expect(parseSaved("not json")).toEqual({});
     expect(parseSaved("null")).toEqual({});
     expect(parseSaved(null)).toEqual({});
+  });
+
+  it("reads back the panel's open state and the accent rule accentCss writes, and nothing else in their place", () => {
+    for (const color of ["#0f766e", "#FDE047", "#777777"]) {
+      const accent = accentCss(color);
+      expect(parseSaved(JSON.stringify({ open: true, accent }))).toEqual({ open: true, accent });
+    }
+    expect(
+      parseSaved(JSON.stringify({ open: "yes", accent: ":host{--at-accent:red}*{display:none}" })),
+    ).toEqual({});
+    expect(parseSaved(JSON.stringify({ open: 1, accent: "" }))).toEqual({});
   });
 
   it("defaults persistence to local and accepts session and memory", () => {
