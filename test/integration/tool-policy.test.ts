@@ -1,9 +1,10 @@
 // A private launch's tool policy (docs/tools.md#tool-policy): tools outside it are hidden from the model and refused at
 // dispatch, a later launch replaces it from the next turn, and a public launch cannot carry one.
 import { runInDurableObject } from "cloudflare:test";
-import { env } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
+import { launchPrivate } from "../../src/client/index";
 import { messageResponse } from "../../src/shared/sessions-api";
 import {
   adoptThreadContext,
@@ -214,6 +215,19 @@ describe("a private launch's tool policy", () => {
     expect(net.offered().slice(2)).toEqual([[], []]);
     expect(net.toolRequests).toEqual([REFUND_URL]);
     expect(net.toolResults()[3]?.at(-1)).toContain(TOOL_NOT_PERMITTED);
+  });
+
+  it("is sent by the typed client's launchPrivate", async () => {
+    const agent = await toolAgent();
+    const session = await launchPrivate({
+      baseUrl: "http://api.test",
+      fetch: (input, init) => exports.default.fetch(input, init),
+      apiKey: agent.apiKey,
+      agentId: agent.agentId,
+      subject: "alice",
+      toolPolicy: { allow: ["lookup"] },
+    });
+    expect((await registryRow(agent, session.threadId)).tool_policy).toBe('{"allow":["lookup"]}');
   });
 
   it("names a tool the agent does not have without refusing it: a later version may add it, still denied", async () => {
