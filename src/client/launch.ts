@@ -8,6 +8,12 @@ export type { LaunchResponse } from "../shared/launch-api";
 /** A thread's context variables (docs/protocol.md): up to 32 keys, values a string, number or boolean. */
 export type ContextVariables = Record<string, string | number | boolean>;
 
+/** A private launch's tool policy (docs/tools.md#tool-policy): up to 64 tool names in each list. */
+export interface ToolPolicy {
+  allow?: string[];
+  deny?: string[];
+}
+
 export interface PublicLaunchRequest {
   /** The agent's `pk_…`. */
   agentKey: string;
@@ -35,6 +41,11 @@ export type PrivateLaunchRequest = (
   threadId?: string;
   /** Replaces the thread's context variables (leaving it out clears them). */
   context?: ContextVariables;
+  /**
+   * Which of the agent's tools this thread's model sees and may call (docs/tools.md#tool-policy): only those in
+   * `allow` (if given), none in `deny`. Replaces the thread's policy (leaving it out lifts it).
+   */
+  toolPolicy?: ToolPolicy;
 };
 
 export type PrivateLaunchOptions = ClientOptions & PrivateLaunchRequest & { apiKey: string };
@@ -68,16 +79,17 @@ export function launchPrivate(
     launch = request!;
   } else {
     const { apiKey, ...rest } = first;
-    const { agentId, agentKey, subject, threadId, context, ...client } = rest;
+    const { agentId, agentKey, subject, threadId, context, toolPolicy, ...client } = rest;
     transport = new Transport(client, apiKey);
-    launch = { agentId, agentKey, subject, threadId, context } as PrivateLaunchRequest;
+    launch = { agentId, agentKey, subject, threadId, context, toolPolicy } as PrivateLaunchRequest;
   }
-  const { agentId, agentKey, subject, threadId, context } = launch;
+  const { agentId, agentKey, subject, threadId, context, toolPolicy } = launch;
   const body = {
     ...(agentId !== undefined ? { agentId } : { agentKey }),
     subject,
     ...(threadId !== undefined ? { threadId } : {}),
     ...(context !== undefined ? { context } : {}),
+    ...(toolPolicy !== undefined ? { toolPolicy } : {}),
   };
   return transport.json("POST", "/v1/agent-sessions", { body });
 }

@@ -107,11 +107,14 @@ export const modelSchema = z
     }
   });
 
+/** A tool's name: a letter, then up to 63 letters, digits, '_' or '-' (a launch's `toolPolicy` names tools so too). */
+export const TOOL_NAME_PATTERN = /^[a-zA-Z][a-zA-Z0-9_-]{0,63}$/;
+
 export const toolSchema = z
   .strictObject({
     name: z
       .string()
-      .regex(/^[a-zA-Z][a-zA-Z0-9_-]{0,63}$/)
+      .regex(TOOL_NAME_PATTERN)
       .describe("The tool's name as the model sees it: a letter, then up to 63 letters, digits, '_' or '-'."),
     description: z
       .string()

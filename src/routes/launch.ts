@@ -6,6 +6,7 @@ import { z } from "zod";
 import { clientIp } from "../auth/rate-limit";
 import { THREAD_ID_PATTERN } from "../auth/thread-ids";
 import { contextVariablesSchema } from "../control/context-variables";
+import { toolPolicySchema } from "../control/tool-policy";
 import { AppError, fromDatabase } from "../errors";
 import type { AppContext, AppEnv } from "../http/context";
 import { failedLaunchLimit } from "../http/failed-launch-limit";
@@ -30,6 +31,7 @@ const publicLaunchSchema = z.strictObject({
   threadId: threadId.optional(),
   visitorToken: z.string().min(1).max(4096).optional(),
   context: z.never("is accepted only on a private launch (Authorization: Bearer sk_…)").optional(),
+  toolPolicy: z.never("is accepted only on a private launch (Authorization: Bearer sk_…)").optional(),
 });
 
 const privateLaunchSchema = z
@@ -39,6 +41,7 @@ const privateLaunchSchema = z
     subject: z.string().min(1).max(256),
     threadId: threadId.optional(),
     context: contextVariablesSchema.optional(),
+    toolPolicy: toolPolicySchema.optional(),
   })
   .refine((body) => (body.agentKey === undefined) !== (body.agentId === undefined), {
     message: "exactly one of agentKey or agentId is required",
@@ -79,7 +82,7 @@ export const launch = new Hono<AppEnv>()
         tag: "Launch",
         summary: "Launch: a token for a new or resumed thread",
         description:
-          "Public agent, from a browser: `{agentKey, threadId?, visitorToken?}` and an allowed `Origin`, no Authorization. Private agent, from the tenant's backend: `Authorization: Bearer sk_…` and `{agentKey | agentId, subject, threadId?, context?}`. 409 `conflict` with reason `no_active_release` when the agent has no active release here.",
+          "Public agent, from a browser: `{agentKey, threadId?, visitorToken?}` and an allowed `Origin`, no Authorization. Private agent, from the tenant's backend: `Authorization: Bearer sk_…` and `{agentKey | agentId, subject, threadId?, context?, toolPolicy?}`; each private launch replaces the thread's context and tool policy (absent: none). 409 `conflict` with reason `no_active_release` when the agent has no active release here.",
         auth: ["none", "tenantKey"],
         body: z.union([publicLaunchSchema, privateLaunchSchema]),
         response: { status: 201, schema: launchResponse },

@@ -92,6 +92,13 @@ describe("GET /v1/openapi.json", () => {
     expect(text).toContain('"allocations"');
     expect(text).toContain('"If-Match"');
     expect(text).toContain('"no_active_release"');
+    // A private launch's tool policy (docs/tools.md#tool-policy): both lists of tool names, bounded.
+    const launchBody = JSON.stringify(
+      (doc.paths["/v1/agent-sessions"]?.post as { requestBody?: unknown } | undefined)?.requestBody,
+    );
+    expect(launchBody).toMatch(/"toolPolicy":\{[^}]*"properties":\{"allow":\{[^}]*"type":"array"/);
+    expect(launchBody).toContain('"deny"');
+    expect(launchBody).toContain('"maxItems":64');
   });
 
   it("declares every page size as an integer with its bounds, so generated clients take a number", async () => {

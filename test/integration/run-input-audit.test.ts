@@ -343,6 +343,82 @@ describe.each(providers)("the rebuilt input of every run with the $name adapter"
   });
 });
 
+const REFUND_TOOL = {
+  name: "refund",
+  description: "Refunds an order.",
+  url: "https://hooks.example.com/refunds",
+  signingSecret: "hook-signing",
+};
+
+/** The replies of the tool-policy scenario: a call to a hidden tool (refused), then one reply per later run. */
+const POLICY_SCRIPT: FakeReply[] = [
+  { kind: "tool-call", toolCallId: "call_hidden", toolName: "refund", input: { orderId: "A1" } },
+  { kind: "text", deltas: ["I cannot refund it."] },
+  { kind: "text", deltas: ["Refunded."] },
+  { kind: "text", deltas: ["Nothing to call."] },
+];
+
+describe.each(providers)("the rebuilt input under a tool policy with the $name adapter", (provider) => {
+  it("lists the tools the policy of the run's context version let the model see, byte for byte", async () => {
+    const tenant = await tenantWithSecrets();
+    const binding = await bindingFor(tenant.tenantId, provider.model, { tools: [...TOOLS, REFUND_TOOL] });
+    const fake = provider.install(POLICY_SCRIPT);
+    const stub = env.THREAD.get(env.THREAD.idFromName(crypto.randomUUID()));
+    const results = await runInDurableObject(stub, async (_instance, state) => {
+      const runtime = runtimeOver(state, fake.env, binding);
+      const runs: { runId: string; firstCall: number }[] = [];
+      const turn = async (clientMessageId: string, text: string) => {
+        const firstCall = fake.sent().length;
+        const accepted = await runtime.submit({ kind: "send", clientMessageId, text, subject: "vis_alice" });
+        if (!accepted.ok || "held" in accepted.value) throw new Error(`turn ${clientMessageId} not run`);
+        expect((await runtime.settled(accepted.value.run.id))?.status).toBe("succeeded");
+        runs.push({ runId: accepted.value.run.id, firstCall });
+      };
+      adoptThreadContext(state.storage, {
+        version: 1,
+        variables: { name: "Ada" },
+        toolPolicy: { deny: ["refund"] },
+      });
+      await turn("cm_1", "Refund A1.");
+      // A later launch lifts the policy, and another hides every tool: each run keeps the one it ran under.
+      adoptThreadContext(state.storage, { version: 2, variables: { name: "Ada" } });
+      await turn("cm_2", "Now?");
+      adoptThreadContext(state.storage, {
+        version: 3,
+        variables: { name: "Ada" },
+        toolPolicy: { allow: [] },
+      });
+      await turn("cm_3", "And now?");
+      const views: RunInputView[] = [];
+      for (const run of runs) {
+        const view = await rebuildRunInput(
+          state.storage,
+          new VersionBindings(state.storage, binding),
+          run.runId,
+        );
+        if (!view.ok) throw new Error(`${view.code}: ${view.message}`);
+        views.push(view.value);
+      }
+      return runs.map((run, i) => ({ ...run, view: views[i]! }));
+    });
+
+    const sent = fake.sent();
+    expect(sent).toHaveLength(POLICY_SCRIPT.length);
+    expect(results.map((r) => r.view.contextVersion)).toEqual([1, 2, 3]);
+    expect(results.map((r) => r.view.tools.map((t) => (t as { name: string }).name))).toEqual([
+      ["lookup"],
+      ["lookup", "refund"],
+      [],
+    ]);
+    for (const result of results) {
+      expect(result.view.verified).toBe(true);
+      expect(await replay(provider, binding.artifact.model, result.view)).toBe(sent[result.firstCall]?.bytes);
+    }
+    // The refused call reached the model as an error result, and later runs carry it in their history.
+    expect(JSON.stringify(results[1]?.view.messages)).toContain("not available in this conversation");
+  });
+});
+
 /** v2 of the audited agent: other instructions, another model with other sampling, and no tools. */
 async function versionTwo(v1: ThreadBinding): Promise<AgentVersion> {
   const artifact: Artifact = artifactSchema.parse({

@@ -261,8 +261,8 @@ describe("thread schema migrations", () => {
       };
     });
     expect(upgraded.version).toBe(THREAD_SCHEMA_VERSION);
-    expect(upgraded.kept).toEqual({ name: "Ada" });
-    expect(upgraded.still).toEqual({ name: "Ada" });
+    expect(upgraded.kept).toEqual({ variables: { name: "Ada" }, toolPolicy: null });
+    expect(upgraded.still).toEqual({ variables: { name: "Ada" }, toolPolicy: null });
     expect(upgraded.current).toEqual({ version: 5, variables: { name: "Grace" } });
     expect(upgraded.audit).toBeNull();
   });

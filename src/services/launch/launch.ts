@@ -1,5 +1,6 @@
 // A launch (docs/protocol.md): a public agent key (browser) or a tenant's backend + subject becomes a launch token for a
-// new or resumed thread — the agent, its origins and release, the limits and quota, the thread's owner and context.
+// new or resumed thread — the agent, its origins and release, the limits and quota, the thread's owner, context and
+// tool policy.
 import { enforceSubjectLaunchLimit } from "../../auth/abuse-limits";
 import { GATE_UNAVAILABLE, gateAgentCached } from "../../auth/gate-agent-cache";
 import { signLaunchToken } from "../../auth/launch-token";
@@ -9,6 +10,7 @@ import { visitorHash } from "../../auth/visitor-revocation";
 import { newVisitorId, signVisitorToken, verifyVisitorToken } from "../../auth/visitor-token";
 import { type ContextVariables, contextText } from "../../control/context-variables";
 import type { AgentEntity, Environment } from "../../control/deployment-store";
+import { normalToolPolicy, type ToolPolicy, toolPolicyText } from "../../control/tool-policy";
 import { AppError, databaseUnavailable, fromDatabase } from "../../errors";
 import { deploymentStoreOf } from "../../http/store";
 import { originAllowed } from "../../shared/origin-policy";
@@ -17,7 +19,7 @@ import { visitorRevoked } from "../../storage/d1/erasures";
 import { insertThread } from "../../storage/d1/thread-registry";
 import { threadStub } from "../../thread/contract";
 import { findLaunchAgentCached } from "./agent-key-cache";
-import { type ResumedThread, relaunchContext } from "./launch-context";
+import { type LaunchContext, type ResumedThread, relaunchContext } from "./launch-context";
 import { launchPresentation } from "./launch-presentation";
 
 /** A browser's launch of a public agent, its body already parsed. */
@@ -44,6 +46,8 @@ export interface PrivateLaunch {
   subject: string;
   threadId?: string;
   context?: ContextVariables;
+  /** Which of the agent's tools the thread's model sees and may call (docs/tools.md#tool-policy); absent: all. */
+  toolPolicy?: ToolPolicy;
 }
 
 export type LaunchRequest = PublicLaunch | PrivateLaunch;
@@ -76,8 +80,11 @@ interface LaunchTarget {
   threadId?: string;
   issueVisitorToken: boolean;
   origin?: string;
-  /** A private launch's context (null: none, which clears the thread's); a public launch leaves it undefined. */
-  context?: ContextVariables | null;
+  /**
+   * A private launch's context and tool policy (null for either: none, which clears the thread's); a public launch
+   * leaves it undefined.
+   */
+  context?: LaunchContext;
   /** A private launch's `sk_` key: its tokens name it, so revoking it stops them (docs/security.md). */
   apiKeyId?: string;
 }
@@ -145,7 +152,7 @@ async function resolvePrivate(env: Env, body: PrivateLaunch): Promise<LaunchTarg
     subjectKind: "user",
     issueVisitorToken: false,
     ...(body.threadId !== undefined ? { threadId: body.threadId } : {}),
-    context: body.context ?? null,
+    context: { variables: body.context ?? null, toolPolicy: body.toolPolicy ?? null },
     apiKeyId: body.apiKeyId,
   };
 }
@@ -189,6 +196,7 @@ async function resumable(
     agentId: agent.id,
     environment,
     context: contextText(held.variables),
+    toolPolicy: toolPolicyText(held.toolPolicy),
     contextVersion: held.version,
     versionId: vouched.value.versionId,
   };
@@ -207,7 +215,8 @@ function claimAddress(env: Env, agent: AgentEntity, threadId: string, target: La
 /**
  * Tells a new thread's object whom it belongs to; resolves to its stub, or null when the claim failed. Best effort:
  * an object that missed it learns its owner from the registry row on its first request (one D1 read), so a failure
- * here costs that read, never access.
+ * here costs that read, never access. A tool policy goes with the claim as context version 1 (docs/tools.md#tool-policy):
+ * the first turn then hides the tools even if its catch-up read of the registry fails.
  */
 async function claimOwner(env: Env, agent: AgentEntity, threadId: string, target: LaunchTarget) {
   const { address, claims } = claimAddress(env, agent, threadId, target);
@@ -215,6 +224,20 @@ async function claimOwner(env: Env, agent: AgentEntity, threadId: string, target
     const stub = await threadStub(env, address);
     const claimed = await stub.claimThread(claims);
     if (!claimed.ok) throw new Error(claimed.code);
+    const toolPolicy = normalToolPolicy(target.context?.toolPolicy);
+    if (toolPolicy !== null) {
+      const adopted = await stub.adoptLaunchContext(address, {
+        version: 1,
+        variables: target.context?.variables ?? {},
+        toolPolicy,
+      });
+      // The claim stands either way; the first turn's catch-up from the registry is then the policy's way in.
+      if (!adopted.ok) {
+        console.error(
+          JSON.stringify({ level: "error", message: "context delivery failed", code: adopted.code }),
+        );
+      }
+    }
     return stub;
   } catch (error) {
     console.error(JSON.stringify({ level: "error", message: "thread claim failed", error: String(error) }));
@@ -279,7 +302,7 @@ export async function launchThread(env: Env, request: LaunchRequest, hooks: Laun
       existing: refresh,
       ...(existing !== null ? { pinnedVersionId: existing.versionId } : {}),
     },
-    target.context ?? {},
+    target.context?.variables ?? {},
   ).catch((error: unknown) => {
     console.error(
       JSON.stringify({ level: "error", message: "launch presentation failed", error: String(error) }),
@@ -292,7 +315,8 @@ export async function launchThread(env: Env, request: LaunchRequest, hooks: Laun
     await consumeLaunchQuota(env, agent.tenantId, isBackend ? undefined : agent.id);
   }
 
-  const context = contextText(target.context ?? null);
+  const context = contextText(target.context?.variables ?? null);
+  const toolPolicy = toolPolicyText(target.context?.toolPolicy);
   // A new thread's object learns its owner while its registry row is written (both before the token exists).
   const claimed = target.threadId === undefined ? claimOwner(env, agent, threadId, target) : undefined;
   if (target.threadId === undefined) {
@@ -306,6 +330,7 @@ export async function launchThread(env: Env, request: LaunchRequest, hooks: Laun
         subjectKind: target.subjectKind,
         createdAt: new Date().toISOString(),
         context,
+        toolPolicy,
       });
     } catch (error) {
       // Nothing may stay: the launch it counted is given back, the object forgets the claim, and the browser
@@ -319,7 +344,7 @@ export async function launchThread(env: Env, request: LaunchRequest, hooks: Laun
   }
   const contextVersion =
     existing === null
-      ? context === null
+      ? context === null && toolPolicy === null
         ? 0
         : 1
       : await fromDatabase(relaunchContext(env, existing, target.context));

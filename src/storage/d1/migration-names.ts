@@ -18,4 +18,5 @@ export const MIGRATIONS: readonly string[] = [
   "0015_console_sessions_previews.sql",
   "0016_projection_shards.sql",
   "0017_launch_shares.sql",
+  "0018_thread_tool_policy.sql",
 ];

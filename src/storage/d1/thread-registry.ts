@@ -14,7 +14,9 @@ export interface ThreadRecord {
   deletedAt: string | null;
   /** The latest private launch's context variables as canonical JSON; null when it carried none. */
   context: string | null;
-  /** Grows by one with every change of `context`; 0 while no launch ever set one. */
+  /** The latest private launch's tool policy as canonical JSON (docs/tools.md#tool-policy); null when it carried none. */
+  toolPolicy: string | null;
+  /** Grows by one with every change of `context` or `toolPolicy`; 0 while no launch ever set either. */
   contextVersion: number;
 }
 
@@ -28,6 +30,7 @@ interface ThreadRow {
   created_at: string;
   deleted_at: string | null;
   context: string | null;
+  tool_policy: string | null;
   context_version: number;
 }
 
@@ -41,20 +44,26 @@ const fromRow = (row: ThreadRow): ThreadRecord => ({
   createdAt: row.created_at,
   deletedAt: row.deleted_at,
   context: row.context,
+  // Absent from the reads that do not select it (they never need it).
+  toolPolicy: row.tool_policy ?? null,
   contextVersion: row.context_version,
 });
 
-/** A new thread's row; a context given here is its version 1. */
+/** A new thread's row; a context or tool policy given here is its version 1. */
 export async function insertThread(
   db: D1Database,
-  record: Omit<ThreadRecord, "deletedAt" | "context" | "contextVersion"> & { context?: string | null },
+  record: Omit<ThreadRecord, "deletedAt" | "context" | "toolPolicy" | "contextVersion"> & {
+    context?: string | null;
+    toolPolicy?: string | null;
+  },
 ): Promise<void> {
   const context = record.context ?? null;
+  const toolPolicy = record.toolPolicy ?? null;
   await db
     .prepare(
       `INSERT INTO threads (tenant_id, id, agent_id, environment, subject, subject_kind, created_at, context,
-         context_version)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         tool_policy, context_version)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
     .bind(
       record.tenantId,
@@ -65,7 +74,8 @@ export async function insertThread(
       record.subjectKind,
       record.createdAt,
       context,
-      context === null ? 0 : 1,
+      toolPolicy,
+      context === null && toolPolicy === null ? 0 : 1,
     )
     .run();
 }
@@ -78,7 +88,7 @@ export async function findThread(
   const row = await db
     .prepare(
       `SELECT tenant_id, id, agent_id, environment, subject, subject_kind, created_at, deleted_at, context,
-         context_version
+         tool_policy, context_version
        FROM threads WHERE tenant_id = ? AND id = ?`,
     )
     .bind(tenantId, threadId)
@@ -86,20 +96,23 @@ export async function findThread(
   return row === null ? null : fromRow(row);
 }
 
-/** Replaces a live thread's context (null clears it); the new version, or null when no live row matched. */
+/**
+ * Replaces a live thread's context and tool policy (null clears either); the new version, or null when no live row
+ * matched.
+ */
 export async function replaceThreadContext(
   db: D1Database,
   tenantId: string,
   threadId: string,
-  context: string | null,
+  next: { context: string | null; toolPolicy: string | null },
 ): Promise<number | null> {
   const row = await db
     .prepare(
-      `UPDATE threads SET context = ?, context_version = context_version + 1
+      `UPDATE threads SET context = ?, tool_policy = ?, context_version = context_version + 1
        WHERE tenant_id = ? AND id = ? AND deleted_at IS NULL
        RETURNING context_version`,
     )
-    .bind(context, tenantId, threadId)
+    .bind(next.context, next.toolPolicy, tenantId, threadId)
     .first<{ context_version: number }>();
   return row === null ? null : row.context_version;
 }
@@ -107,6 +120,7 @@ export async function replaceThreadContext(
 /**
  * Zero retention's idle purge: drops a thread's context variables (docs/privacy.md#zero-retention). The version is
  * kept, so no token's claim becomes newer than the object's copy; a later launch with context sets the next version.
+ * The tool policy stays: it says nothing about the person, and dropping it would widen what the model may call.
  */
 export async function clearThreadContext(db: D1Database, tenantId: string, threadId: string): Promise<void> {
   await db
@@ -115,19 +129,22 @@ export async function clearThreadContext(db: D1Database, tenantId: string, threa
     .run();
 }
 
-/** A live thread's context and its version, for the thread object catching up; null for no live row. */
+/** A live thread's context, tool policy and their version, for the thread object catching up; null for no live row. */
 export async function findThreadContext(
   db: D1Database,
   tenantId: string,
   threadId: string,
-): Promise<{ context: string | null; contextVersion: number } | null> {
+): Promise<{ context: string | null; toolPolicy: string | null; contextVersion: number } | null> {
   const row = await db
     .prepare(
-      "SELECT context, context_version FROM threads WHERE tenant_id = ? AND id = ? AND deleted_at IS NULL",
+      `SELECT context, tool_policy, context_version FROM threads
+       WHERE tenant_id = ? AND id = ? AND deleted_at IS NULL`,
     )
     .bind(tenantId, threadId)
-    .first<{ context: string | null; context_version: number }>();
-  return row === null ? null : { context: row.context, contextVersion: row.context_version };
+    .first<{ context: string | null; tool_policy: string | null; context_version: number }>();
+  return row === null
+    ? null
+    : { context: row.context, toolPolicy: row.tool_policy, contextVersion: row.context_version };
 }
 
 /** A thread's row with its tenant's status, for the launch-token gate: one read answers both. */
@@ -140,7 +157,7 @@ export async function findThreadAndTenantStatus(
     .prepare(
       `SELECT threads.tenant_id, threads.id, threads.agent_id, threads.environment, threads.subject,
               threads.subject_kind, threads.created_at, threads.deleted_at,
-              threads.context, threads.context_version, tenants.status AS tenant_status
+              threads.context, threads.tool_policy, threads.context_version, tenants.status AS tenant_status
        FROM threads JOIN tenants ON tenants.id = threads.tenant_id
        WHERE threads.tenant_id = ? AND threads.id = ?`,
     )
@@ -171,14 +188,15 @@ export async function listActiveThreads(
 
 /**
  * Erasure's registry step: the row stays as a tombstone (tokens for the thread are refused from here on, late
- * projections write nothing) but keeps no subject and no context variables, and the thread's pin row goes.
+ * projections write nothing) but keeps no subject, no context variables and no tool policy, and the thread's pin row
+ * goes.
  * `subject` is NOT NULL, so an erased thread's is the empty string, which no verified claim can carry. Idempotent.
  */
 export async function eraseThreadRecord(db: D1Database, tenantId: string, threadId: string, at: string) {
   await db.batch([
     db
       .prepare(
-        "UPDATE threads SET deleted_at = COALESCE(deleted_at, ?), subject = '', context = NULL WHERE tenant_id = ? AND id = ?",
+        "UPDATE threads SET deleted_at = COALESCE(deleted_at, ?), subject = '', context = NULL, tool_policy = NULL WHERE tenant_id = ? AND id = ?",
       )
       .bind(at, tenantId, threadId),
     db.prepare("DELETE FROM thread_pins WHERE tenant_id = ? AND thread_id = ?").bind(tenantId, threadId),

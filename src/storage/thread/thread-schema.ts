@@ -2,7 +2,7 @@
 //
 // Rules: never edit or reorder a released migration; add a new one with the next version number. Table names never
 // start with `cf_` (the agents SDK owns `cf_agents_*` and `cf_agent_*` in the same database).
-import { keepContextVersion, readThreadContext } from "./context-store";
+import { readThreadContext } from "./context-store";
 import { rebuildAncestry } from "./entry-ancestry";
 import { readMeta, writeMeta } from "./thread-meta";
 
@@ -292,7 +292,17 @@ export const THREAD_MIGRATIONS: readonly ThreadMigration[] = [
         variables_json TEXT NOT NULL
       )`,
     ],
-    backfill: (storage) => keepContextVersion(storage, readThreadContext(storage)),
+    // The statement `keepContextVersion` made when this migration shipped: the columns later migrations add do not
+    // exist yet when it runs.
+    backfill: (storage) => {
+      const held = readThreadContext(storage);
+      if (held.version === 0) return;
+      storage.sql.exec(
+        "INSERT INTO context_versions (version, variables_json) VALUES (?, ?) ON CONFLICT (version) DO NOTHING",
+        held.version,
+        JSON.stringify(held.variables),
+      );
+    },
   },
   {
     version: 12,
@@ -374,6 +384,14 @@ export const THREAD_MIGRATIONS: readonly ThreadMigration[] = [
        FROM runs`,
       `DROP TABLE runs`,
       `ALTER TABLE runs_v16 RENAME TO runs`,
+    ],
+  },
+  {
+    version: 17,
+    up: [
+      // The launch's tool policy kept with each context version (docs/tools.md#tool-policy), so a run's tools can be
+      // listed again as it ran; NULL: no policy, every tool.
+      `ALTER TABLE context_versions ADD COLUMN tool_policy_json TEXT`,
     ],
   },
 ];

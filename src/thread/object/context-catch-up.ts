@@ -1,5 +1,7 @@
-// Brings the object's copy of its context variables up to the registry's when a caller's claims show a newer launch.
+// Brings the object's copy of its context variables and tool policy up to the registry's when a caller's claims show a
+// newer launch.
 import { parseContextText } from "../../control/context-variables";
+import { parseToolPolicyText } from "../../control/tool-policy";
 import { findThreadContext } from "../../storage/d1/thread-registry";
 import { adoptThreadContext, readThreadContext } from "../../storage/thread/context-store";
 import type { ThreadClaims } from "../contract";
@@ -24,5 +26,10 @@ export async function catchUpContext(
     return;
   }
   if (row === null) return;
-  adoptThreadContext(storage, { version: row.contextVersion, variables: parseContextText(row.context) });
+  const toolPolicy = parseToolPolicyText(row.toolPolicy);
+  adoptThreadContext(storage, {
+    version: row.contextVersion,
+    variables: parseContextText(row.context),
+    ...(toolPolicy !== null ? { toolPolicy } : {}),
+  });
 }

@@ -1,4 +1,5 @@
-// A run's model input rebuilt from storage (docs/api.md): its branch, tool history, context and artifact, by its builder.
+// A run's model input rebuilt from storage (docs/api.md): its branch, tool history, context (variables and tool policy)
+// and artifact, by its builder.
 import { expandContext } from "../../control/context-template";
 import { fail, ok, type Result } from "../../errors";
 import { inputDigest, type ModelInput, modelInputOf } from "../../models/model-input";
@@ -20,8 +21,9 @@ const noInput = () =>
 
 /**
  * Rebuilds the first model call of run `runId`: the branch up to its user message read back exactly as a turn reads
- * it (newest first, to the budget), the context version it ran under, the artifact it ran on, and the prompt builder
- * it recorded (`builders` is the registry; tests pass one with more builders). Never a stored copy of the prompt.
+ * it (newest first, to the budget), the context version it ran under (its variables, and its tool policy for the
+ * tools listed: docs/tools.md#tool-policy), the artifact it ran on, and the prompt builder it recorded (`builders` is
+ * the registry; tests pass one with more builders). Never a stored copy of the prompt.
  */
 export async function rebuildRunInput(
   storage: DurableObjectStorage,
@@ -36,8 +38,8 @@ export async function rebuildRunInput(
   const found = await artifactOfRun(versions, audit.artifactDigest);
   if (!found.ok) return found;
   const ran = found.value;
-  const variables = readContextVersion(storage, audit.contextVersion);
-  if (variables === null) return fail("not_found", "The context this run ran under is no longer stored.");
+  const context = readContextVersion(storage, audit.contextVersion);
+  if (context === null) return fail("not_found", "The context this run ran under is no longer stored.");
   const build = promptBuilder(audit.promptBuilder, builders);
   if (build === null) return fail("internal", `Prompt builder ${audit.promptBuilder} is not registered.`);
   // Read only: the clock is never consulted.
@@ -57,11 +59,15 @@ export async function rebuildRunInput(
   const budget = contextBudget(ran.artifact);
   const history = new PromptHistory(entries, budget).historyFor(userEntry);
   const messages = build({
-    instructions: expandContext(ran.artifact.instructions, variables),
+    instructions: expandContext(ran.artifact.instructions, context.variables),
     branch: history,
     maxContextTokens: budget,
   });
-  const input: ModelInput = modelInputOf(ran.artifact.model, messages, modelTools(ran.artifact));
+  const input: ModelInput = modelInputOf(
+    ran.artifact.model,
+    messages,
+    modelTools(ran.artifact, context.toolPolicy),
+  );
   const digest = await inputDigest(input);
   return ok({
     runId,

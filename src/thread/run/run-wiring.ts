@@ -1,6 +1,7 @@
 // A run's wiring: the tenant secrets it uses, stores redacting them, its model, and the tool and usage callbacks.
 import { decryptTenantSecret } from "../../auth/secret-box";
 import { expandContext } from "../../control/context-template";
+import { toolPermitted } from "../../control/tool-policy";
 import { localHttpAllowed, platformHosts as platformHostsFor } from "../../control/url-policy";
 import { ok, type Result } from "../../errors";
 import { resolveModel } from "../../models/resolve-model";
@@ -21,6 +22,9 @@ import {
 import { toolNamed } from "../../tools/tool-definitions";
 import { webhookSecretRedactions } from "../../tools/webhook-signature";
 import { openRunStores, type RunStores } from "./run-stores";
+
+/** The error result a call to a tool outside the thread's policy gets (docs/tools.md#tool-policy). */
+export const TOOL_NOT_PERMITTED = "This tool is not available in this conversation.";
 
 export interface WiringDeps {
   storage: DurableObjectStorage;
@@ -64,8 +68,8 @@ export async function wireRun(
     value ? [value, ...webhookSecretRedactions(value)] : [],
   );
   const stores = secrets.length > 0 ? openRunStores(storage, { now, secrets }) : run.stores;
-  // Read once per run, so its prompt and every tool call see the same variables.
-  const { version: contextVersion, variables } = readThreadContext(storage);
+  // Read once per run, so its prompt, its tools and every tool call see the same variables and tool policy.
+  const { version: contextVersion, variables, toolPolicy = null } = readThreadContext(storage);
   const instructions = expandContext(binding.artifact.instructions, variables);
   // The configured hosts and the one the turn's request came in on: neither a tool nor the model may call them.
   const platformHosts = platformHostsFor(env, run.requestHost);
@@ -97,13 +101,20 @@ export async function wireRun(
       return { output: HANDOFF_REQUESTED_OUTPUT };
     }
     const recorded = stores.toolCalls.record({ runId: run.runId, name: call.toolName, input: call.input });
-    const tool = toolNamed(tools, call.toolName);
+    // A tool the thread's policy hides is refused here, whatever the model was shown: no webhook goes out
+    // (docs/tools.md#tool-policy).
+    const permitted = toolPermitted(toolPolicy, call.toolName);
+    const tool = permitted ? toolNamed(tools, call.toolName) : null;
     const signingSecret = tool === null ? null : (secretByAlias.get(tool.signingSecret) ?? null);
     const result =
       tool === null || signingSecret === null
         ? {
             output: {
-              error: tool === null ? "Unknown tool." : "The tool's signing secret is not configured.",
+              error: !permitted
+                ? TOOL_NOT_PERMITTED
+                : tool === null
+                  ? "Unknown tool."
+                  : "The tool's signing secret is not configured.",
             },
             isError: true,
             status: "blocked" as const,
@@ -142,7 +153,7 @@ export async function wireRun(
     });
   };
 
-  const sent = modelTools(binding.artifact);
+  const sent = modelTools(binding.artifact, toolPolicy);
   return {
     stores,
     instructions,
