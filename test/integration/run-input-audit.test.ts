@@ -8,7 +8,7 @@ import { tenantRunQuota } from "../../src/auth/run-quota";
 import { type Artifact, artifactSchema } from "../../src/control/artifact";
 import { canonicalJson, digestOf, sha256Hex } from "../../src/control/canonical-json";
 import type { AgentVersion, DeploymentStore } from "../../src/control/deployment-store";
-import { ok } from "../../src/errors";
+import { ok, type Result } from "../../src/errors";
 import { buildPrompt } from "../../src/models/prompt";
 import { PROMPT_BUILDERS, type PromptBuilder } from "../../src/models/prompt-builders";
 import { resolveModel } from "../../src/models/resolve-model";
@@ -167,6 +167,60 @@ async function replay(provider: Provider, config: Artifact["model"], rebuilt: un
   return request.text;
 }
 
+/** A run's rebuilt input at every model call: the route's default answer (its last call) and each step by number. */
+interface EveryStep {
+  last: RunInputView | string;
+  steps: (RunInputView | string)[];
+}
+
+const viewOrError = (rebuilt: Result<RunInputView>): RunInputView | string =>
+  rebuilt.ok ? rebuilt.value : `${rebuilt.code}: ${rebuilt.message}`;
+
+async function rebuildEveryStep(
+  storage: DurableObjectStorage,
+  versions: VersionBindings,
+  runId: string,
+): Promise<EveryStep> {
+  const last = viewOrError(await rebuildRunInput(storage, versions, runId));
+  const steps: (RunInputView | string)[] = [];
+  const count = typeof last === "string" ? 0 : last.steps.length;
+  for (let step = 0; step < count; step++) {
+    steps.push(viewOrError(await rebuildRunInput(storage, versions, runId, { step })));
+  }
+  return { last, steps };
+}
+
+/**
+ * A run recorded one step per model call the provider received (`sent`: the bytes of its calls, in order), each step
+ * rebuilt verifies and goes through the adapter to exactly those bytes, and the default answer is the last step.
+ */
+async function expectEveryStepSent(
+  provider: Provider,
+  config: Artifact["model"],
+  label: string,
+  rebuilt: EveryStep,
+  sent: string[],
+): Promise<RunInputView[]> {
+  if (typeof rebuilt.last === "string") throw new Error(`${label}: ${rebuilt.last}`);
+  expect(
+    rebuilt.last.steps.map((s) => s.step),
+    label,
+  ).toEqual(sent.map((_, i) => i));
+  expect(rebuilt.last.step, label).toBe(sent.length - 1);
+  expect(rebuilt.last, label).toEqual(rebuilt.steps.at(-1));
+  const views: RunInputView[] = [];
+  for (const [step, view] of rebuilt.steps.entries()) {
+    const name = `${label}, step ${step}`;
+    if (typeof view === "string") throw new Error(`${name}: ${view}`);
+    expect(view.step, name).toBe(step);
+    expect(view.verified, name).toBe(true);
+    expect(view.inputDigest, name).toBe(view.steps[step]?.inputDigest);
+    expect(await replay(provider, config, view), name).toBe(sent[step]);
+    views.push(view);
+  }
+  return views;
+}
+
 async function tenantWithSecrets() {
   const tenant = await createTenant();
   for (const [alias, value] of [
@@ -246,15 +300,15 @@ describe.each(providers)("the rebuilt input of every run with the $name adapter"
     const stub = env.THREAD.get(env.THREAD.idFromName(crypto.randomUUID()));
     const results = await runInDurableObject(stub, async (_instance, state) => {
       const runtime = runtimeOver(state, fake.env, binding);
-      /** Each run with the index of its first model call among everything the provider received. */
-      const runs: { runId: string; firstCall: number; label: string }[] = [];
+      /** Each run with the indexes of its model calls among everything the provider received. */
+      const runs: { runId: string; firstCall: number; endCall: number; label: string }[] = [];
       const turn = async (label: string, request: Unsubjected<TurnRequest>) => {
         const firstCall = fake.sent().length;
         const accepted = await runtime.submit({ ...request, subject: "vis_alice" });
         if (!accepted.ok || "held" in accepted.value) throw new Error(`turn ${label} not run`);
         const settled = await runtime.settled(accepted.value.run.id);
         expect(settled?.status, label).toBe("succeeded");
-        runs.push({ runId: accepted.value.run.id, firstCall, label });
+        runs.push({ runId: accepted.value.run.id, firstCall, endCall: fake.sent().length, label });
         return settled;
       };
 
@@ -288,14 +342,10 @@ describe.each(providers)("the rebuilt input of every run with the $name adapter"
       expect(runtime.handoff.end().ok).toBe(true);
       await turn("after handoff", { kind: "send", clientMessageId: "cm_5", text: "Thanks!" });
 
-      const rebuilt: { label: string; firstCall: number; view: RunInputView | string }[] = [];
+      const rebuilt: ((typeof runs)[number] & { every: EveryStep })[] = [];
       for (const run of runs) {
-        const view = await rebuildRunInput(
-          state.storage,
-          new VersionBindings(state.storage, binding),
-          run.runId,
-        );
-        rebuilt.push({ ...run, view: view.ok ? view.value : `${view.code}: ${view.message}` });
+        const versions = new VersionBindings(state.storage, binding);
+        rebuilt.push({ ...run, every: await rebuildEveryStep(state.storage, versions, run.runId) });
       }
       return rebuilt;
     });
@@ -309,21 +359,52 @@ describe.each(providers)("the rebuilt input of every run with the $name adapter"
       "regeneration",
       "after handoff",
     ]);
+    // The tool call's run made two model calls (the second with the tool's answer); every other run made one.
+    expect(results.map((r) => r.endCall - r.firstCall)).toEqual([2, 1, 1, 1, 1]);
+    const firstSteps: RunInputView[] = [];
     for (const result of results) {
-      if (typeof result.view === "string") throw new Error(`${result.label}: ${result.view}`);
-      expect(result.view.verified, result.label).toBe(true);
-      expect(result.view.promptBuilder).toBe("pb1");
-      expect(result.view.artifactDigest).toBe(binding.digest);
-      expect(result.view.model).toBe(`${binding.artifact.model.provider}/${binding.artifact.model.model}`);
-      expect(result.view.parameters).toEqual({ ...PARAMETERS, toolChoice: { type: "auto" } });
-      // Identity is hidden from the model's tool schema, in the rebuilt input as in what was sent.
-      expect(JSON.stringify(result.view.tools)).not.toContain("userId");
-      const original = sent[result.firstCall]?.bytes;
-      expect(await replay(provider, binding.artifact.model, result.view), result.label).toBe(original);
+      const calls = sent.slice(result.firstCall, result.endCall).map((s) => s.bytes);
+      const views = await expectEveryStepSent(
+        provider,
+        binding.artifact.model,
+        result.label,
+        result.every,
+        calls,
+      );
+      for (const view of views) {
+        expect(view.promptBuilder).toBe("pb1");
+        expect(view.artifactDigest).toBe(binding.digest);
+        expect(view.model).toBe(`${binding.artifact.model.provider}/${binding.artifact.model.model}`);
+        expect(view.parameters).toEqual({ ...PARAMETERS, toolChoice: { type: "auto" } });
+        // Identity is hidden from the model's tool schema, in the rebuilt input as in what was sent.
+        expect(JSON.stringify(view.tools)).not.toContain("userId");
+      }
+      if (views[0] !== undefined) firstSteps.push(views[0]);
     }
+    // The second call of the tool call's run is its first plus the call and the tool's answer, as the tool result.
+    const [toolStep0, toolStep1] = results[0]?.every.steps ?? [];
+    if (typeof toolStep0 === "string" || typeof toolStep1 === "string") throw new Error("no tool steps");
+    expect(toolStep1?.messages.slice(0, toolStep0?.messages.length)).toEqual(toolStep0?.messages);
+    expect(sentIds(toolStep1?.messages.slice(toolStep0?.messages.length ?? 0) ?? [])).toEqual([
+      {
+        role: "assistant",
+        content: [{ type: "tool-call", toolCallId: "call_1", toolName: "lookup", input: { orderId: "A1" } }],
+      },
+      {
+        role: "tool",
+        content: [
+          {
+            type: "tool-result",
+            toolCallId: "call_1",
+            toolName: "lookup",
+            output: { type: "json", value: TOOL_ANSWER },
+          },
+        ],
+      },
+    ]);
 
-    const [toolCall, followUp, edit, regeneration, afterHandoff] = results.map((r) =>
-      typeof r.view === "string" ? "" : JSON.stringify(r.view.messages),
+    const [toolCall, followUp, edit, regeneration, afterHandoff] = firstSteps.map((view) =>
+      JSON.stringify(view.messages),
     );
     // Each run rendered the context in force when it ran.
     expect(toolCall).toContain("Answer Ada from the tools. Their plan: pro.");
@@ -340,6 +421,126 @@ describe.each(providers)("the rebuilt input of every run with the $name adapter"
     expect(afterHandoff).toContain("Can a person help?");
     expect(afterHandoff).not.toContain("And when does it arrive?");
     expect(afterHandoff).not.toContain("Where is A1?");
+  });
+});
+
+/** A run of three model calls (text and a call; two calls at once; the answer), then a follow-up run of one. */
+const ROUNDS_SCRIPT: FakeReply[] = [
+  {
+    kind: "tool-call",
+    text: "Let me look A1 up.",
+    toolCallId: "call_a",
+    toolName: "lookup",
+    input: { orderId: "A1" },
+  },
+  {
+    kind: "tool-call",
+    toolCallId: "call_b",
+    toolName: "lookup",
+    input: { orderId: "B2" },
+    more: [{ toolCallId: "call_c", toolName: "lookup", input: { orderId: "C3" } }],
+  },
+  { kind: "text", deltas: ["All three ", "have shipped."] },
+  { kind: "text", deltas: ["You are welcome."] },
+];
+
+/** Messages with the tool call ids as the model sent them (the Workers AI adapter appends its own marker to each). */
+const sentIds = (messages: unknown[]): unknown[] =>
+  JSON.parse(JSON.stringify(messages).replace(/::cf-wai-tool-call::[A-Za-z0-9_-]+/g, ""));
+
+const toolResult = (toolCallId: string) => ({
+  type: "tool-result",
+  toolCallId,
+  toolName: "lookup",
+  output: { type: "json", value: TOOL_ANSWER },
+});
+
+describe.each(providers)("every model call of a run with the $name adapter", (provider) => {
+  it("is recorded, and each call's rebuilt input is what the provider received, byte for byte", async () => {
+    const tenant = await tenantWithSecrets();
+    const binding = await bindingFor(tenant.tenantId, provider.model);
+    const fake = provider.install(ROUNDS_SCRIPT);
+    const stub = env.THREAD.get(env.THREAD.idFromName(crypto.randomUUID()));
+    const results = await runInDurableObject(stub, async (_instance, state) => {
+      const runtime = runtimeOver(state, fake.env, binding);
+      adoptThreadContext(state.storage, { version: 1, variables: { name: "Ada", plan: "pro" } });
+      const out: { label: string; runId: string; firstCall: number; endCall: number; every: EveryStep }[] =
+        [];
+      for (const [label, clientMessageId, text] of [
+        ["three calls", "cm_1", "Where are A1, B2 and C3?"],
+        ["follow-up", "cm_2", "Thanks!"],
+      ] as const) {
+        const firstCall = fake.sent().length;
+        const accepted = await runtime.submit({ kind: "send", clientMessageId, text, subject: "vis_alice" });
+        if (!accepted.ok || "held" in accepted.value) throw new Error(`turn ${label} not run`);
+        expect((await runtime.settled(accepted.value.run.id))?.status, label).toBe("succeeded");
+        const versions = new VersionBindings(state.storage, binding);
+        out.push({
+          label,
+          runId: accepted.value.run.id,
+          firstCall,
+          endCall: fake.sent().length,
+          every: await rebuildEveryStep(state.storage, versions, accepted.value.run.id),
+        });
+      }
+      const runId = out[0]?.runId ?? "";
+      const beyond = await rebuildRunInput(
+        state.storage,
+        new VersionBindings(state.storage, binding),
+        runId,
+        {
+          step: 3,
+        },
+      );
+      return { out, beyond };
+    });
+
+    const sent = fake.sent().map((s) => s.bytes);
+    expect(sent).toHaveLength(ROUNDS_SCRIPT.length);
+    expect(results.out.map((r) => r.endCall - r.firstCall)).toEqual([3, 1]);
+    const [rounds, followUp] = results.out;
+    if (rounds === undefined || followUp === undefined) throw new Error("missing runs");
+    const steps = await expectEveryStepSent(
+      provider,
+      binding.artifact.model,
+      rounds.label,
+      rounds.every,
+      sent.slice(0, 3),
+    );
+    await expectEveryStepSent(
+      provider,
+      binding.artifact.model,
+      followUp.label,
+      followUp.every,
+      sent.slice(3),
+    );
+    // Each later call is the first call's messages plus every earlier step's text, calls and answers (one tool
+    // message per step, its answers in the order the model asked).
+    const first = steps[0]?.messages ?? [];
+    expect(steps[2]?.messages.slice(0, first.length)).toEqual(first);
+    expect(sentIds(steps[2]?.messages.slice(first.length) ?? [])).toEqual([
+      {
+        role: "assistant",
+        content: [
+          { type: "text", text: "Let me look A1 up." },
+          { type: "tool-call", toolCallId: "call_a", toolName: "lookup", input: { orderId: "A1" } },
+        ],
+      },
+      { role: "tool", content: [toolResult("call_a")] },
+      {
+        role: "assistant",
+        content: [
+          { type: "tool-call", toolCallId: "call_b", toolName: "lookup", input: { orderId: "B2" } },
+          { type: "tool-call", toolCallId: "call_c", toolName: "lookup", input: { orderId: "C3" } },
+        ],
+      },
+      { role: "tool", content: [toolResult("call_b"), toolResult("call_c")] },
+    ]);
+    expect(steps[1]?.messages).toEqual(steps[2]?.messages.slice(0, first.length + 2));
+    // Every step's digest differs: each call was handed more than the one before.
+    expect(new Set(steps.map((v) => v.inputDigest)).size).toBe(3);
+    expect(results.beyond).toMatchObject({ ok: false, code: "not_found" });
+    expect(results.beyond.ok ? "" : results.beyond.message).toContain("0 to 2");
   });
 });
 
@@ -384,14 +585,15 @@ describe.each(providers)("the rebuilt input across an upgrade with the $name ada
     const stub = env.THREAD.get(env.THREAD.idFromName(crypto.randomUUID()));
     const outcome = await runInDurableObject(stub, async (_instance, state) => {
       const runtime = runtimeOver(state, fake.env, v1, storeWith(v2));
-      const runs: { runId: string; firstCall: number; label: string; version: number }[] = [];
+      const runs: { runId: string; firstCall: number; endCall: number; label: string; version: number }[] =
+        [];
       const turn = async (label: string, version: number, request: Unsubjected<TurnRequest>) => {
         const firstCall = fake.sent().length;
         const accepted = await runtime.submit({ ...request, subject: "vis_alice" });
         if (!accepted.ok || "held" in accepted.value) throw new Error(`turn ${label} not run`);
         const settled = await runtime.settled(accepted.value.run.id);
         expect(settled?.status, label).toBe("succeeded");
-        runs.push({ runId: accepted.value.run.id, firstCall, label, version });
+        runs.push({ runId: accepted.value.run.id, firstCall, endCall: fake.sent().length, label, version });
         return settled;
       };
       adoptThreadContext(state.storage, { version: 1, variables: { name: "Ada", plan: "pro" } });
@@ -408,12 +610,12 @@ describe.each(providers)("the rebuilt input across an upgrade with the $name ada
       });
 
       const rebuildAll = async () => {
-        const out: { label: string; firstCall: number; version: number; view: RunInputView | string }[] = [];
+        const out: ((typeof runs)[number] & { every: EveryStep; view: RunInputView | string })[] = [];
         // A fresh set of bindings, as a woken object reads them: every version re-verified from storage.
         const versions = new VersionBindings(state.storage, v1);
         for (const run of runs) {
-          const view = await rebuildRunInput(state.storage, versions, run.runId);
-          out.push({ ...run, view: view.ok ? view.value : `${view.code}: ${view.message}` });
+          const every = await rebuildEveryStep(state.storage, versions, run.runId);
+          out.push({ ...run, every, view: every.last });
         }
         return out;
       };
@@ -437,20 +639,20 @@ describe.each(providers)("the rebuilt input across an upgrade with the $name ada
       ["below the change", 2],
       ["fork above the change", 1],
     ]);
+    expect(outcome.rebuilt.map((r) => r.endCall - r.firstCall)).toEqual([2, 1, 1]);
+    const firstSteps: RunInputView[] = [];
     for (const result of outcome.rebuilt) {
-      if (typeof result.view === "string") throw new Error(`${result.label}: ${result.view}`);
       const version = result.version as 1 | 2;
-      expect(result.view.verified, result.label).toBe(true);
-      expect(result.view.agentVersion, result.label).toBe(version);
-      expect(result.view.artifactDigest, result.label).toBe(digests[version]);
-      expect(result.view.model, result.label).toBe(`${configs[version].provider}/${configs[version].model}`);
-      expect(await replay(provider, configs[version], result.view), result.label).toBe(
-        sent[result.firstCall]?.bytes,
-      );
+      const calls = sent.slice(result.firstCall, result.endCall).map((s) => s.bytes);
+      const views = await expectEveryStepSent(provider, configs[version], result.label, result.every, calls);
+      for (const view of views) {
+        expect(view.agentVersion, result.label).toBe(version);
+        expect(view.artifactDigest, result.label).toBe(digests[version]);
+        expect(view.model, result.label).toBe(`${configs[version].provider}/${configs[version].model}`);
+      }
+      if (views[0] !== undefined) firstSteps.push(views[0]);
     }
-    const [onV1, belowChange, fork] = outcome.rebuilt.map((r) =>
-      typeof r.view === "string" ? null : r.view,
-    );
+    const [onV1, belowChange, fork] = firstSteps;
     // v2's run carries the v1 turn before the change, under v2's instructions, model, sampling and (no) tools.
     expect(JSON.stringify(belowChange?.messages)).toContain("You are version two. Greet Ada");
     expect(JSON.stringify(belowChange?.messages)).toContain("Where is A1?");
@@ -491,18 +693,17 @@ describe("rebuilding a run's input", () => {
       const runId = accepted.value.run.id;
       return {
         withNewer: await rebuildRunInput(state.storage, new VersionBindings(state.storage, binding), runId, {
-          ...PROMPT_BUILDERS,
-          pb2: newer,
+          builders: { ...PROMPT_BUILDERS, pb2: newer },
         }),
         // What the audit would catch: the code registered as pb1 changed after the run.
         drifted: await rebuildRunInput(state.storage, new VersionBindings(state.storage, binding), runId, {
-          pb1: newer,
+          builders: { pb1: newer },
         }),
         unregistered: await rebuildRunInput(
           state.storage,
           new VersionBindings(state.storage, binding),
           runId,
-          { pb2: newer },
+          { builders: { pb2: newer } },
         ),
       };
     });

@@ -376,6 +376,15 @@ export const THREAD_MIGRATIONS: readonly ThreadMigration[] = [
       `ALTER TABLE runs_v16 RENAME TO runs`,
     ],
   },
+  {
+    version: 17,
+    up: [
+      // The audit of every model call of a run (docs/storage.md, "Audit record"): the input digests of the calls after
+      // the first (a JSON array, step 1 first; null for a digest that failed), beside `input_digest` (step 0). NULL
+      // for a run that made one call, and for every run from before this version (each of those has one step).
+      `ALTER TABLE runs ADD COLUMN later_input_digests_json TEXT`,
+    ],
+  },
 ];
 
 export const THREAD_SCHEMA_VERSION: number = THREAD_MIGRATIONS[THREAD_MIGRATIONS.length - 1]?.version ?? 0;
