@@ -12,7 +12,7 @@ import { ok, type Result } from "../../src/errors";
 import { buildPrompt } from "../../src/models/prompt";
 import { PROMPT_BUILDERS, type PromptBuilder } from "../../src/models/prompt-builders";
 import { resolveModel } from "../../src/models/resolve-model";
-import { messageResponse, runInputResponse } from "../../src/shared/sessions-api";
+import { messageResponse, type RunInputResponse, runInputResponse } from "../../src/shared/sessions-api";
 import { adoptThreadContext } from "../../src/storage/thread/context-store";
 import type { ThreadBinding } from "../../src/storage/thread/pin-store";
 import { readRunAudit } from "../../src/storage/thread/run-audit-store";
@@ -33,12 +33,14 @@ import {
   createApiKey,
   createTenant,
   expectError,
+  fieldPaths,
   json,
   publish,
   saveDraft,
   validArtifact,
 } from "../helpers/tenants";
 import { clientMessageId, launch, liveAgent, ORIGIN } from "../helpers/threads";
+import { waitFor } from "../helpers/wait-for";
 
 const API_KEY = "sk-test-4f1c9a7e2b8d0e6f";
 const TOOL_ANSWER = { status: "shipped", eta: "Thursday" };
@@ -713,6 +715,52 @@ describe("rebuilding a run's input", () => {
     expect(outcome.unregistered).toMatchObject({ ok: false, code: "internal" });
   });
 
+  it("rebuilds a live run's first call at once and its later ones once it ends; a stopped run's calls verify", async () => {
+    const tenant = await tenantWithSecrets();
+    const provider = providers[0];
+    if (provider === undefined) throw new Error("no provider");
+    const binding = await bindingFor(tenant.tenantId, provider.model);
+    const fake = provider.install([
+      { kind: "tool-call", toolCallId: "call_1", toolName: "lookup", input: { orderId: "A1" } },
+      // The second call writes a word, then hangs until the run is stopped.
+      { kind: "text", deltas: ["Checking", " further."], hangAfter: 1 },
+    ]);
+    const stub = env.THREAD.get(env.THREAD.idFromName(crypto.randomUUID()));
+    const outcome = await runInDurableObject(stub, async (_instance, state) => {
+      const runtime = runtimeOver(state, fake.env, binding);
+      const accepted = await runtime.accept({
+        kind: "send",
+        clientMessageId: "cm_1",
+        text: "Where is A1?",
+        subject: "vis_alice",
+      });
+      if (!accepted.ok) throw new Error(accepted.message);
+      const runId = accepted.value.run.id;
+      await waitFor(
+        () => readRunAudit(state.storage, runId)?.steps.length ?? 0,
+        (n) => n === 2,
+        { what: "the second model call's digest" },
+      );
+      const versions = () => new VersionBindings(state.storage, binding);
+      const live = await rebuildRunInput(state.storage, versions(), runId);
+      const liveFirst = await rebuildRunInput(state.storage, versions(), runId, { step: 0 });
+      expect(runtime.cancel(runId).ok).toBe(true);
+      const settled = await runtime.settled(runId);
+      return {
+        live,
+        liveFirst,
+        status: settled?.status,
+        ended: await rebuildEveryStep(state.storage, versions(), runId),
+      };
+    });
+    expect(outcome.live).toMatchObject({ ok: false, code: "conflict" });
+    expect(outcome.live.ok ? "" : outcome.live.message).toContain("still going");
+    expect(outcome.liveFirst).toMatchObject({ ok: true, value: { step: 0, verified: true } });
+    expect(outcome.status).toBe("aborted");
+    const sent = fake.sent().map((s) => s.bytes);
+    await expectEveryStepSent(provider, binding.artifact.model, "stopped run", outcome.ended, sent);
+  });
+
   it("finds no input for a run that never reached a model, and none for an unknown run", async () => {
     const tenant = await createTenant();
     // No secret is stored under the key's alias: the model cannot be resolved, so the run fails before any call.
@@ -785,6 +833,9 @@ describe("GET /v1/sessions/:threadId/runs/:runId/input", () => {
 
     const view = await json(await api(path, { key: agent.apiKey }), 200, runInputResponse);
     expect(view).toMatchObject({ runId, promptBuilder: "pb1", model: "local/echo", verified: true });
+    // A run without tools made one model call.
+    expect(view.step).toBe(0);
+    expect(view.steps).toEqual([{ step: 0, inputDigest: view.inputDigest }]);
     expect(view.parameters).toEqual({ temperature: 0.5 });
     expect(view.messages.map((m) => m.role)).toEqual(["system", "user", "assistant", "user"]);
     // Anyone can check it: canonical JSON of {model, messages, tools, parameters}, SHA-256, hex.
@@ -868,6 +919,72 @@ describe("GET /v1/sessions/:threadId/runs/:runId/input", () => {
     const refused = await expectError(await input(after), 500, "internal");
     expect(refused.message).toContain("failed its digest check");
     expect(await json(await input(before), 200, runInputResponse)).toMatchObject({ verified: true });
+  });
+
+  it("answers a tool-calling run's last model call, any call by ?step, and refuses a step that is not one", async () => {
+    const toolUrl = "https://hooks.example.com/orders";
+    const agent = await liveAgent({
+      artifact: {
+        instructions: "Look orders up.",
+        model: {
+          provider: "local",
+          model: "echo",
+          local: { toolCall: { name: "lookup", input: { orderId: "A1" } } },
+        },
+        tools: [
+          { name: "lookup", description: "Looks an order up.", url: toolUrl, signingSecret: "hook-signing" },
+        ],
+      },
+    });
+    const put = await api("/v1/secrets/hook-signing", {
+      method: "PUT",
+      key: agent.apiKey,
+      body: { value: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" },
+    });
+    expect(put.status).toBe(204);
+    vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
+      const url = new Request(input, init).url;
+      if (url === toolUrl) return jsonResponse(TOOL_ANSWER);
+      throw new Error(`unexpected outbound request to ${url}`);
+    });
+    const launched = await launch(agent.publicKey);
+    const runId = await sendOverHttp(launched.threadId, launched.token, "Where is A1?");
+    const path = `/v1/sessions/${launched.threadId}/runs/${runId}/input`;
+    const read = async (query: string) =>
+      json(await api(`${path}${query}`, { key: agent.apiKey }), 200, runInputResponse);
+    const digestOfView = ({ model, messages, tools, parameters }: RunInputResponse) =>
+      digestOf({ model, messages, tools, parameters });
+
+    // The call, then the model's second call with the tool's answer: two steps, the last one answered by default.
+    const last = await read("");
+    expect(last.steps.map((s) => s.step)).toEqual([0, 1]);
+    expect(last).toMatchObject({ runId, step: 1, verified: true, inputDigest: last.steps[1]?.inputDigest });
+    expect(await digestOfView(last)).toBe(last.inputDigest);
+    expect(last.messages.at(-1)).toMatchObject({
+      role: "tool",
+      content: [{ type: "tool-result", toolName: "lookup", output: { type: "json", value: TOOL_ANSWER } }],
+    });
+    expect(await read("?step=1")).toEqual(last);
+
+    const first = await read("?step=0");
+    expect(first).toMatchObject({ step: 0, verified: true, inputDigest: last.steps[0]?.inputDigest });
+    expect(first.steps).toEqual(last.steps);
+    expect(await digestOfView(first)).toBe(first.inputDigest);
+    expect(first.inputDigest).not.toBe(last.inputDigest);
+    // The second call is the first one plus the model's call and the tool's answer.
+    expect(last.messages.slice(0, first.messages.length)).toEqual(first.messages);
+    expect(last.messages.slice(first.messages.length).map((m) => m.role)).toEqual(["assistant", "tool"]);
+
+    const beyond = await expectError(await api(`${path}?step=2`, { key: agent.apiKey }), 404, "not_found");
+    expect(beyond.message).toContain("0 to 1");
+    for (const bad of ["abc", "-1", "1.5", "", "1e0"]) {
+      const refused = await expectError(
+        await api(`${path}?step=${encodeURIComponent(bad)}`, { key: agent.apiKey }),
+        400,
+        "bad_request",
+      );
+      expect(fieldPaths(refused), bad).toEqual(["step"]);
+    }
   });
 
   it("answers 404 with the reason for a run that never reached a model", async () => {
