@@ -22,7 +22,7 @@ function promptText(message: Record<string, unknown>): string {
     .join("\n");
 }
 
-/** Every model call of the run: the one shown is marked, the others load on a click. */
+/** Every model call of the run: the one shown is marked, another loads on a click (the list stays, so does focus). */
 function Steps(props: { input: RunInputResponse; onStep: (step: number) => void }) {
   const { input } = props;
   if (input.steps.length < 2) return null;
@@ -35,7 +35,6 @@ function Steps(props: { input: RunInputResponse; onStep: (step: number) => void 
               type="button"
               class="small"
               aria-current={s.step === input.step ? "step" : undefined}
-              disabled={s.step === input.step}
               onClick={() => props.onStep(s.step)}
             >
               Call {s.step + 1}
@@ -105,7 +104,7 @@ export function RunInput(props: { threadId: string; runId: string }) {
   const [open, setOpen] = useState(false);
   const [state, setState] = useState<{ input?: RunInputResponse; error?: string; loading?: boolean }>({});
   const load = async (step?: number) => {
-    setState({ loading: true });
+    setState((previous) => ({ ...(previous.input ? { input: previous.input } : {}), loading: true }));
     try {
       setState({
         input: await api().sessions.runInput(props.threadId, props.runId, step === undefined ? {} : { step }),
