@@ -184,9 +184,14 @@ class Sessions {
   export(threadId: string): Promise<Record<string, unknown>> {
     return this.t.json("GET", `/v1/sessions/${seg(threadId)}/export`);
   }
-  /** A run's audit record and model input, rebuilt from storage; `verified` when it hashes to `inputDigest`. */
-  runInput(threadId: string, runId: string): Promise<RunInputResponse> {
-    return this.t.json("GET", `/v1/sessions/${seg(threadId)}/runs/${seg(runId)}/input`);
+  /**
+   * A run's audit record and the model input of one of its calls (`step`, 0 first; its last by default), rebuilt from
+   * storage; `verified` when it hashes to `inputDigest`, and `steps` lists every call's digest.
+   */
+  runInput(threadId: string, runId: string, options: { step?: number } = {}): Promise<RunInputResponse> {
+    return this.t.json("GET", `/v1/sessions/${seg(threadId)}/runs/${seg(runId)}/input`, {
+      query: { step: options.step },
+    });
   }
   /** Moves the thread to another published version of its agent from its current leaf on (forks above keep theirs). */
   upgrade(threadId: string, version: number): Promise<UpgradeResponse> {

@@ -29,7 +29,7 @@ export function configParameters(config: ModelConfig): Omit<ModelParameters, "to
   };
 }
 
-/** The input of a turn's first model call (the call `runTurn` makes: tools with `toolChoice: auto` when any). */
+/** The input of a model call of a turn (every call `runTurn` makes: tools with `toolChoice: auto` when any). */
 export function modelInputOf(
   config: ModelConfig,
   messages: LanguageModelV4Prompt,

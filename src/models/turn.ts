@@ -54,6 +54,11 @@ export interface RunTurnInput {
   onToolCall: (call: ToolCallRequest, signal: AbortSignal) => Promise<ToolCallOutcome>;
   /** Called once per model call with that call's usage. */
   onUsage?: (usage: TurnUsage & { step: number }) => void;
+  /**
+   * Called as each model call starts, with its step (0 first) and the prompt it is handed (a copy the turn never
+   * changes): what the run's audit digests (docs/api.md#audit-record). Must not block: it runs on the hot path.
+   */
+  onModelCall?: (call: { step: number; prompt: LanguageModelV4Prompt }) => void;
 }
 
 type Next =
@@ -162,6 +167,38 @@ const sum = (a: TurnUsage, b: TurnUsage): TurnUsage => ({
 });
 
 /**
+ * The messages a step that called tools adds to the next model call's prompt: the assistant's text and tool calls,
+ * then one tool message with every answer, in the order the model asked. The turn loop and the audit's rebuild of a
+ * later step (src/thread/run/run-input.ts) both use it, so the rebuild is the very prompt the model was handed.
+ */
+export function toolRoundMessages(
+  text: string,
+  calls: readonly { toolCallId: string; toolName: string; input: unknown; outcome: ToolCallOutcome }[],
+): [LanguageModelV4Message, LanguageModelV4Message] {
+  const results: LanguageModelV4ToolResultPart[] = calls.map((call) => ({
+    type: "tool-result",
+    toolCallId: call.toolCallId,
+    toolName: call.toolName,
+    output: toolResultOutput(call.outcome),
+  }));
+  return [
+    {
+      role: "assistant",
+      content: [
+        ...(text === "" ? [] : [{ type: "text" as const, text }]),
+        ...calls.map((call) => ({
+          type: "tool-call" as const,
+          toolCallId: call.toolCallId,
+          toolName: call.toolName,
+          input: call.input ?? {},
+        })),
+      ],
+    },
+    { role: "tool", content: results },
+  ];
+}
+
+/**
  * Streams one assistant turn: text deltas go to `onDelta`, tool calls run through `onToolCall` and their results are
  * fed back for another model call, up to `maxSteps`. Failures come back as values with a safe message; the text
  * streamed so far is always returned so a caller can keep what the user already saw.
@@ -182,6 +219,7 @@ export async function runTurn(input: RunTurnInput): Promise<TurnResult> {
 
   for (let stepIndex = 0; stepIndex < input.maxSteps; stepIndex++) {
     let reader: ReadableStreamDefaultReader<LanguageModelV4StreamPart>;
+    input.onModelCall?.({ step: stepIndex, prompt: [...prompt] });
     try {
       const { stream } = await model.doStream({
         prompt,
@@ -280,19 +318,6 @@ export async function runTurn(input: RunTurnInput): Promise<TurnResult> {
       });
     }
 
-    const assistant: LanguageModelV4Message = {
-      role: "assistant",
-      content: [
-        ...(step.text === "" ? [] : [{ type: "text" as const, text: step.text }]),
-        ...requested.map((call) => ({
-          type: "tool-call" as const,
-          toolCallId: call.toolCallId,
-          toolName: call.toolName,
-          input: call.input ?? {},
-        })),
-      ],
-    };
-    const results: LanguageModelV4ToolResultPart[] = [];
     for (const call of requested) {
       let outcome: ToolCallOutcome;
       try {
@@ -311,14 +336,8 @@ export async function runTurn(input: RunTurnInput): Promise<TurnResult> {
       }
       if (signal.aborted) return ended();
       step.toolCalls.push({ ...call, outcome });
-      results.push({
-        type: "tool-result",
-        toolCallId: call.toolCallId,
-        toolName: call.toolName,
-        output: toolResultOutput(outcome),
-      });
     }
-    prompt.push(assistant, { role: "tool", content: results });
+    prompt.push(...toolRoundMessages(step.text, step.toolCalls));
   }
   // Only reachable with maxSteps < 1: no model call was allowed.
   return ended({

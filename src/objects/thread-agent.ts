@@ -203,8 +203,12 @@ export class ThreadAgent extends Agent<Env> implements ThreadObject {
     return this.#addressed(address, (runtime) => exportThread(this.ctx.storage, runtime));
   }
 
-  async runInput(address: ThreadAddress, runId: string): Promise<RpcResult<RunInputView | null>> {
-    return this.#addressed(address, (runtime) => runInput(this.ctx.storage, runtime, runId));
+  async runInput(
+    address: ThreadAddress,
+    runId: string,
+    step?: number,
+  ): Promise<RpcResult<RunInputView | null>> {
+    return this.#addressed(address, (runtime) => runInput(this.ctx.storage, runtime, runId, step));
   }
 
   /** Leaves only a tombstone (the time, no subject, no content), so a still-valid token never binds it again. */

@@ -28,6 +28,7 @@ import {
   humanMessageRequest,
   messageResponse,
   pageQuery,
+  runInputQuery,
   runInputResponse,
   sessionListItem,
   sessionListQuery,
@@ -246,17 +247,20 @@ export const sessions = new Hono<AppEnv>()
     describeRoute(
       operation({
         tag: "Sessions",
-        summary: "A run's model input, rebuilt from storage, with its audit record",
+        summary:
+          "A run's model input of one model call (its last by default), rebuilt from storage, with its audit record",
         auth: "tenantKey",
+        query: runInputQuery,
         response: { status: 200, schema: runInputResponse },
-        errors: [404, 502],
+        errors: [400, 404, 409, 502],
       }),
     ),
     async (c) => {
+      const { step } = parseWith(runInputQuery, c.req.query(), "Query");
       const runId = c.req.param("runId");
       if (!RUN_ID.test(runId)) throw errors.notFound("Run");
       const thread = await registryRow(c, { includeDeleted: false });
-      const view = await sessionRunInput(c.env, thread, runId);
+      const view = await sessionRunInput(c.env, thread, runId, step);
       if (view === null) throw errors.notFound("Run");
       return c.json(runInputResponse.parse(view));
     },

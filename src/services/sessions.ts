@@ -30,8 +30,9 @@ export function exportSession(env: Env, thread: ThreadRecord) {
   return onThread(env, thread, (stub, address) => stub.exportThread(address));
 }
 
-export function sessionRunInput(env: Env, thread: ThreadRecord, runId: string) {
-  return onThread(env, thread, (stub, address) => stub.runInput(address, runId));
+/** The run's audit record with the model input of call `step` (its last when absent), rebuilt by its object. */
+export function sessionRunInput(env: Env, thread: ThreadRecord, runId: string, step?: number) {
+  return onThread(env, thread, (stub, address) => stub.runInput(address, runId, step));
 }
 
 export function changeHandoff(env: Env, thread: ThreadRecord, request: HandoffRequest) {

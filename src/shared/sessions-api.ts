@@ -258,15 +258,36 @@ export const humanMessageRequest = z.strictObject({
 });
 export type HumanMessageRequest = z.infer<typeof humanMessageRequest>;
 
+/** `GET /v1/sessions/:threadId/runs/:runId/input?step=N`: which model call of the run (0 first; the last by default). */
+export const runInputQuery = z.strictObject({
+  step: z
+    .string()
+    .regex(/^\d+$/, "Must be a whole number, 0 or more.")
+    .transform(Number)
+    .optional()
+    .meta({
+      description: "The model call of the run to rebuild, 0 first (default: its last).",
+      parameter: { type: "integer", minimum: 0 },
+    }),
+});
+
+const runStepDigest = z.object({
+  step: z.number().int(),
+  inputDigest: z
+    .string()
+    .nullable()
+    .describe("Null only where digesting that call's input failed (a bug, logged)."),
+});
+
 /**
- * A run's audit record with its model input rebuilt from storage (docs/api.md): the canonical JSON of
- * `{model, messages, tools, parameters}` hashes to `inputDigest`; `verified` says the server checked that it does.
+ * A run's audit record with the model input of one of its calls rebuilt from storage (docs/api.md): the canonical
+ * JSON of `{model, messages, tools, parameters}` hashes to `inputDigest`; `verified` says the server checked it does.
  */
 export const runInputResponse = z.object({
   runId: z.string(),
   inputDigest: z
     .string()
-    .describe("`sha256:` + hex of the canonical JSON of {model, messages, tools, parameters}."),
+    .describe("`sha256:` + hex of the canonical JSON of {model, messages, tools, parameters} (this step's)."),
   promptBuilder: z.string().describe("The prompt builder that made the input, e.g. `pb1`."),
   artifactDigest: z.string(),
   agentVersion: z.number().int(),
@@ -281,5 +302,12 @@ export const runInputResponse = z.object({
     toolChoice: z.object({ type: z.literal("auto") }).optional(),
   }),
   verified: z.boolean(),
+  step: z
+    .number()
+    .int()
+    .describe("The model call answered (0 first): the last one unless `?step=` names another."),
+  steps: z
+    .array(runStepDigest)
+    .describe("Every model call of the run, in order: one, plus one per tool round trip."),
 });
 export type RunInputResponse = z.infer<typeof runInputResponse>;

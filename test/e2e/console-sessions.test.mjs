@@ -192,6 +192,13 @@ describe("console: sessions, analytics, keys, secrets, webhooks", () => {
     await waitForText(audit, "Verified");
     await waitForText(audit, reply.inputDigest);
     await waitForText(audit, `Where is order ${word}?`);
+    // That reply called a tool: its run made two model calls, the last one shown; the first is a click away, and the
+    // digest the message list carries is the first call's.
+    await waitForText(audit, "2 of 2");
+    await audit.getByRole("button", { name: "Call 1" }).click();
+    await waitForText(audit, "1 of 2");
+    await waitForText(audit, "Verified");
+    assert.equal(await audit.locator("dd code").first().textContent(), reply.inputDigest);
 
     await checkScreen(page, "console-session-tree");
     assert.deepEqual(await cspViolations(page), []);

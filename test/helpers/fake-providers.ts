@@ -19,6 +19,10 @@ export type FakeReply =
       toolName: string;
       input: Record<string, unknown>;
       usage?: { input: number; output: number };
+      /** Text the model writes before its calls, in the same reply. */
+      text?: string;
+      /** Further calls made together with the first one (parallel tool calls), in order. */
+      more?: { toolCallId: string; toolName: string; input: Record<string, unknown> }[];
     }
   | { kind: "http-error"; status: number; body: unknown; headers?: Record<string, string> }
   /** Nothing listens at the provider's address: fetch rejects (the binding throws) before any response. */
@@ -137,6 +141,14 @@ function errorResponse(reply: Extract<FakeReply, { kind: "http-error" }>): Respo
 const sseHeaders = { "content-type": "text/event-stream", "cache-control": "no-cache" };
 
 /** `POST {baseURL}/chat/completions` streaming `choices[].delta` chunks, usage in the last chunk, then `[DONE]`. */
+type FakeToolCall = { toolCallId: string; toolName: string; input: Record<string, unknown> };
+
+/** Every call of a tool-call reply, the first one first. */
+const callsOf = (reply: Extract<FakeReply, { kind: "tool-call" }>): FakeToolCall[] => [
+  { toolCallId: reply.toolCallId, toolName: reply.toolName, input: reply.input },
+  ...(reply.more ?? []),
+];
+
 export function fakeOpenAICompatible(replies: FakeReply[]): FakeHttpProvider {
   const requests: RecordedRequest[] = [];
   const nextReply = scripted(replies);
@@ -160,23 +172,26 @@ export function fakeOpenAICompatible(replies: FakeReply[]): FakeHttpProvider {
       for (const text of reply.deltas) events.push(chunk({ content: text }));
       events.push(chunk({}, reply.filtered ? "content_filter" : "stop"));
     } else {
-      const args = JSON.stringify(reply.input);
-      const half = Math.ceil(args.length / 2);
-      events.push(
-        chunk({
-          tool_calls: [
-            {
-              index: 0,
-              id: reply.toolCallId,
-              type: "function",
-              function: { name: reply.toolName, arguments: "" },
-            },
-          ],
-        }),
-        chunk({ tool_calls: [{ index: 0, function: { arguments: args.slice(0, half) } }] }),
-        chunk({ tool_calls: [{ index: 0, function: { arguments: args.slice(half) } }] }),
-        chunk({}, "tool_calls"),
-      );
+      if (reply.text !== undefined) events.push(chunk({ content: reply.text }));
+      callsOf(reply).forEach((call, index) => {
+        const args = JSON.stringify(call.input);
+        const half = Math.ceil(args.length / 2);
+        events.push(
+          chunk({
+            tool_calls: [
+              {
+                index,
+                id: call.toolCallId,
+                type: "function",
+                function: { name: call.toolName, arguments: "" },
+              },
+            ],
+          }),
+          chunk({ tool_calls: [{ index, function: { arguments: args.slice(0, half) } }] }),
+          chunk({ tool_calls: [{ index, function: { arguments: args.slice(half) } }] }),
+        );
+      });
+      events.push(chunk({}, "tool_calls"));
     }
     const usage = reply.usage ?? { input: 0, output: 0 };
     events.push(
@@ -235,29 +250,44 @@ export function fakeAnthropic(replies: FakeReply[]): FakeHttpProvider {
       }
       stopReason = reply.filtered ? "refusal" : "end_turn";
     } else {
-      const args = JSON.stringify(reply.input);
-      const half = Math.ceil(args.length / 2);
-      events.push(
-        event("content_block_start", {
-          index: 0,
-          content_block: { type: "tool_use", id: reply.toolCallId, name: reply.toolName, input: {} },
-        }),
-      );
-      firstDelta = events.length;
-      events.push(
-        event("content_block_delta", {
-          index: 0,
-          delta: { type: "input_json_delta", partial_json: args.slice(0, half) },
-        }),
-        event("content_block_delta", {
-          index: 0,
-          delta: { type: "input_json_delta", partial_json: args.slice(half) },
-        }),
-      );
+      let index = 0;
+      firstDelta = events.length + 1;
+      if (reply.text !== undefined) {
+        events.push(
+          event("content_block_start", { index, content_block: { type: "text", text: "" } }),
+          event("content_block_delta", { index, delta: { type: "text_delta", text: reply.text } }),
+          event("content_block_stop", { index }),
+        );
+        index++;
+      }
+      const calls = callsOf(reply);
+      calls.forEach((call, i) => {
+        const args = JSON.stringify(call.input);
+        const half = Math.ceil(args.length / 2);
+        events.push(
+          event("content_block_start", {
+            index,
+            content_block: { type: "tool_use", id: call.toolCallId, name: call.toolName, input: {} },
+          }),
+          event("content_block_delta", {
+            index,
+            delta: { type: "input_json_delta", partial_json: args.slice(0, half) },
+          }),
+          event("content_block_delta", {
+            index,
+            delta: { type: "input_json_delta", partial_json: args.slice(half) },
+          }),
+        );
+        // The last block's stop is written below, as a text reply's is.
+        if (i < calls.length - 1) events.push(event("content_block_stop", { index }));
+        index++;
+      });
       stopReason = "tool_use";
     }
+    const lastBlock =
+      reply.kind === "tool-call" ? (reply.text !== undefined ? 1 : 0) + callsOf(reply).length - 1 : 0;
     events.push(
-      event("content_block_stop", { index: 0 }),
+      event("content_block_stop", { index: lastBlock }),
       event("message_delta", {
         delta: { stop_reason: stopReason, stop_sequence: null },
         usage: { output_tokens: usage.output },
@@ -306,10 +336,16 @@ export function fakeWorkersAI(replies: FakeReply[]): FakeWorkersAI {
     if (reply.kind === "text") {
       for (const text of reply.deltas) events.push(data({ response: text, p: "abcdef" }));
     } else {
+      if (reply.text !== undefined) events.push(data({ response: reply.text, p: "abcdef" }));
       events.push(
         data({
           response: "",
-          tool_calls: [{ id: reply.toolCallId, name: reply.toolName, arguments: reply.input }],
+          tool_calls: callsOf(reply).map((call, index) => ({
+            index,
+            id: call.toolCallId,
+            name: call.toolName,
+            arguments: call.input,
+          })),
         }),
       );
     }

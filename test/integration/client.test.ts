@@ -125,7 +125,9 @@ describe("agent-threads/client", () => {
     await drainThread(await threadStub({ tenantId: tenant.tenantId, agentId: agent.id }, session.threadId));
     if (ran.type !== "run") throw new Error("no run frame");
     const input = await admin.sessions.runInput(session.threadId, ran.runId);
-    expect(input).toMatchObject({ runId: ran.runId, promptBuilder: "pb1", verified: true });
+    expect(input).toMatchObject({ runId: ran.runId, promptBuilder: "pb1", verified: true, step: 0 });
+    // One model call: asking for it by number answers the same record.
+    expect(await admin.sessions.runInput(session.threadId, ran.runId, { step: 0 })).toEqual(input);
 
     const listed = listResponse(sessionResponse).parse(await admin.sessions.list({ agentId: agent.id }));
     expect(listed.items.map((s) => s.threadId)).toEqual([session.threadId]);

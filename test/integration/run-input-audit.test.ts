@@ -8,11 +8,11 @@ import { tenantRunQuota } from "../../src/auth/run-quota";
 import { type Artifact, artifactSchema } from "../../src/control/artifact";
 import { canonicalJson, digestOf, sha256Hex } from "../../src/control/canonical-json";
 import type { AgentVersion, DeploymentStore } from "../../src/control/deployment-store";
-import { ok } from "../../src/errors";
+import { ok, type Result } from "../../src/errors";
 import { buildPrompt } from "../../src/models/prompt";
 import { PROMPT_BUILDERS, type PromptBuilder } from "../../src/models/prompt-builders";
 import { resolveModel } from "../../src/models/resolve-model";
-import { messageResponse, runInputResponse } from "../../src/shared/sessions-api";
+import { messageResponse, type RunInputResponse, runInputResponse } from "../../src/shared/sessions-api";
 import { adoptThreadContext } from "../../src/storage/thread/context-store";
 import type { ThreadBinding } from "../../src/storage/thread/pin-store";
 import { readRunAudit } from "../../src/storage/thread/run-audit-store";
@@ -33,12 +33,14 @@ import {
   createApiKey,
   createTenant,
   expectError,
+  fieldPaths,
   json,
   publish,
   saveDraft,
   validArtifact,
 } from "../helpers/tenants";
 import { clientMessageId, launch, liveAgent, ORIGIN } from "../helpers/threads";
+import { waitFor } from "../helpers/wait-for";
 
 const API_KEY = "sk-test-4f1c9a7e2b8d0e6f";
 const TOOL_ANSWER = { status: "shipped", eta: "Thursday" };
@@ -167,6 +169,60 @@ async function replay(provider: Provider, config: Artifact["model"], rebuilt: un
   return request.text;
 }
 
+/** A run's rebuilt input at every model call: the route's default answer (its last call) and each step by number. */
+interface EveryStep {
+  last: RunInputView | string;
+  steps: (RunInputView | string)[];
+}
+
+const viewOrError = (rebuilt: Result<RunInputView>): RunInputView | string =>
+  rebuilt.ok ? rebuilt.value : `${rebuilt.code}: ${rebuilt.message}`;
+
+async function rebuildEveryStep(
+  storage: DurableObjectStorage,
+  versions: VersionBindings,
+  runId: string,
+): Promise<EveryStep> {
+  const last = viewOrError(await rebuildRunInput(storage, versions, runId));
+  const steps: (RunInputView | string)[] = [];
+  const count = typeof last === "string" ? 0 : last.steps.length;
+  for (let step = 0; step < count; step++) {
+    steps.push(viewOrError(await rebuildRunInput(storage, versions, runId, { step })));
+  }
+  return { last, steps };
+}
+
+/**
+ * A run recorded one step per model call the provider received (`sent`: the bytes of its calls, in order), each step
+ * rebuilt verifies and goes through the adapter to exactly those bytes, and the default answer is the last step.
+ */
+async function expectEveryStepSent(
+  provider: Provider,
+  config: Artifact["model"],
+  label: string,
+  rebuilt: EveryStep,
+  sent: string[],
+): Promise<RunInputView[]> {
+  if (typeof rebuilt.last === "string") throw new Error(`${label}: ${rebuilt.last}`);
+  expect(
+    rebuilt.last.steps.map((s) => s.step),
+    label,
+  ).toEqual(sent.map((_, i) => i));
+  expect(rebuilt.last.step, label).toBe(sent.length - 1);
+  expect(rebuilt.last, label).toEqual(rebuilt.steps.at(-1));
+  const views: RunInputView[] = [];
+  for (const [step, view] of rebuilt.steps.entries()) {
+    const name = `${label}, step ${step}`;
+    if (typeof view === "string") throw new Error(`${name}: ${view}`);
+    expect(view.step, name).toBe(step);
+    expect(view.verified, name).toBe(true);
+    expect(view.inputDigest, name).toBe(view.steps[step]?.inputDigest);
+    expect(await replay(provider, config, view), name).toBe(sent[step]);
+    views.push(view);
+  }
+  return views;
+}
+
 async function tenantWithSecrets() {
   const tenant = await createTenant();
   for (const [alias, value] of [
@@ -246,15 +302,15 @@ describe.each(providers)("the rebuilt input of every run with the $name adapter"
     const stub = env.THREAD.get(env.THREAD.idFromName(crypto.randomUUID()));
     const results = await runInDurableObject(stub, async (_instance, state) => {
       const runtime = runtimeOver(state, fake.env, binding);
-      /** Each run with the index of its first model call among everything the provider received. */
-      const runs: { runId: string; firstCall: number; label: string }[] = [];
+      /** Each run with the indexes of its model calls among everything the provider received. */
+      const runs: { runId: string; firstCall: number; endCall: number; label: string }[] = [];
       const turn = async (label: string, request: Unsubjected<TurnRequest>) => {
         const firstCall = fake.sent().length;
         const accepted = await runtime.submit({ ...request, subject: "vis_alice" });
         if (!accepted.ok || "held" in accepted.value) throw new Error(`turn ${label} not run`);
         const settled = await runtime.settled(accepted.value.run.id);
         expect(settled?.status, label).toBe("succeeded");
-        runs.push({ runId: accepted.value.run.id, firstCall, label });
+        runs.push({ runId: accepted.value.run.id, firstCall, endCall: fake.sent().length, label });
         return settled;
       };
 
@@ -288,14 +344,10 @@ describe.each(providers)("the rebuilt input of every run with the $name adapter"
       expect(runtime.handoff.end().ok).toBe(true);
       await turn("after handoff", { kind: "send", clientMessageId: "cm_5", text: "Thanks!" });
 
-      const rebuilt: { label: string; firstCall: number; view: RunInputView | string }[] = [];
+      const rebuilt: ((typeof runs)[number] & { every: EveryStep })[] = [];
       for (const run of runs) {
-        const view = await rebuildRunInput(
-          state.storage,
-          new VersionBindings(state.storage, binding),
-          run.runId,
-        );
-        rebuilt.push({ ...run, view: view.ok ? view.value : `${view.code}: ${view.message}` });
+        const versions = new VersionBindings(state.storage, binding);
+        rebuilt.push({ ...run, every: await rebuildEveryStep(state.storage, versions, run.runId) });
       }
       return rebuilt;
     });
@@ -309,21 +361,52 @@ describe.each(providers)("the rebuilt input of every run with the $name adapter"
       "regeneration",
       "after handoff",
     ]);
+    // The tool call's run made two model calls (the second with the tool's answer); every other run made one.
+    expect(results.map((r) => r.endCall - r.firstCall)).toEqual([2, 1, 1, 1, 1]);
+    const firstSteps: RunInputView[] = [];
     for (const result of results) {
-      if (typeof result.view === "string") throw new Error(`${result.label}: ${result.view}`);
-      expect(result.view.verified, result.label).toBe(true);
-      expect(result.view.promptBuilder).toBe("pb1");
-      expect(result.view.artifactDigest).toBe(binding.digest);
-      expect(result.view.model).toBe(`${binding.artifact.model.provider}/${binding.artifact.model.model}`);
-      expect(result.view.parameters).toEqual({ ...PARAMETERS, toolChoice: { type: "auto" } });
-      // Identity is hidden from the model's tool schema, in the rebuilt input as in what was sent.
-      expect(JSON.stringify(result.view.tools)).not.toContain("userId");
-      const original = sent[result.firstCall]?.bytes;
-      expect(await replay(provider, binding.artifact.model, result.view), result.label).toBe(original);
+      const calls = sent.slice(result.firstCall, result.endCall).map((s) => s.bytes);
+      const views = await expectEveryStepSent(
+        provider,
+        binding.artifact.model,
+        result.label,
+        result.every,
+        calls,
+      );
+      for (const view of views) {
+        expect(view.promptBuilder).toBe("pb1");
+        expect(view.artifactDigest).toBe(binding.digest);
+        expect(view.model).toBe(`${binding.artifact.model.provider}/${binding.artifact.model.model}`);
+        expect(view.parameters).toEqual({ ...PARAMETERS, toolChoice: { type: "auto" } });
+        // Identity is hidden from the model's tool schema, in the rebuilt input as in what was sent.
+        expect(JSON.stringify(view.tools)).not.toContain("userId");
+      }
+      if (views[0] !== undefined) firstSteps.push(views[0]);
     }
+    // The second call of the tool call's run is its first plus the call and the tool's answer, as the tool result.
+    const [toolStep0, toolStep1] = results[0]?.every.steps ?? [];
+    if (typeof toolStep0 === "string" || typeof toolStep1 === "string") throw new Error("no tool steps");
+    expect(toolStep1?.messages.slice(0, toolStep0?.messages.length)).toEqual(toolStep0?.messages);
+    expect(sentIds(toolStep1?.messages.slice(toolStep0?.messages.length ?? 0) ?? [])).toEqual([
+      {
+        role: "assistant",
+        content: [{ type: "tool-call", toolCallId: "call_1", toolName: "lookup", input: { orderId: "A1" } }],
+      },
+      {
+        role: "tool",
+        content: [
+          {
+            type: "tool-result",
+            toolCallId: "call_1",
+            toolName: "lookup",
+            output: { type: "json", value: TOOL_ANSWER },
+          },
+        ],
+      },
+    ]);
 
-    const [toolCall, followUp, edit, regeneration, afterHandoff] = results.map((r) =>
-      typeof r.view === "string" ? "" : JSON.stringify(r.view.messages),
+    const [toolCall, followUp, edit, regeneration, afterHandoff] = firstSteps.map((view) =>
+      JSON.stringify(view.messages),
     );
     // Each run rendered the context in force when it ran.
     expect(toolCall).toContain("Answer Ada from the tools. Their plan: pro.");
@@ -340,6 +423,126 @@ describe.each(providers)("the rebuilt input of every run with the $name adapter"
     expect(afterHandoff).toContain("Can a person help?");
     expect(afterHandoff).not.toContain("And when does it arrive?");
     expect(afterHandoff).not.toContain("Where is A1?");
+  });
+});
+
+/** A run of three model calls (text and a call; two calls at once; the answer), then a follow-up run of one. */
+const ROUNDS_SCRIPT: FakeReply[] = [
+  {
+    kind: "tool-call",
+    text: "Let me look A1 up.",
+    toolCallId: "call_a",
+    toolName: "lookup",
+    input: { orderId: "A1" },
+  },
+  {
+    kind: "tool-call",
+    toolCallId: "call_b",
+    toolName: "lookup",
+    input: { orderId: "B2" },
+    more: [{ toolCallId: "call_c", toolName: "lookup", input: { orderId: "C3" } }],
+  },
+  { kind: "text", deltas: ["All three ", "have shipped."] },
+  { kind: "text", deltas: ["You are welcome."] },
+];
+
+/** Messages with the tool call ids as the model sent them (the Workers AI adapter appends its own marker to each). */
+const sentIds = (messages: unknown[]): unknown[] =>
+  JSON.parse(JSON.stringify(messages).replace(/::cf-wai-tool-call::[A-Za-z0-9_-]+/g, ""));
+
+const toolResult = (toolCallId: string) => ({
+  type: "tool-result",
+  toolCallId,
+  toolName: "lookup",
+  output: { type: "json", value: TOOL_ANSWER },
+});
+
+describe.each(providers)("every model call of a run with the $name adapter", (provider) => {
+  it("is recorded, and each call's rebuilt input is what the provider received, byte for byte", async () => {
+    const tenant = await tenantWithSecrets();
+    const binding = await bindingFor(tenant.tenantId, provider.model);
+    const fake = provider.install(ROUNDS_SCRIPT);
+    const stub = env.THREAD.get(env.THREAD.idFromName(crypto.randomUUID()));
+    const results = await runInDurableObject(stub, async (_instance, state) => {
+      const runtime = runtimeOver(state, fake.env, binding);
+      adoptThreadContext(state.storage, { version: 1, variables: { name: "Ada", plan: "pro" } });
+      const out: { label: string; runId: string; firstCall: number; endCall: number; every: EveryStep }[] =
+        [];
+      for (const [label, clientMessageId, text] of [
+        ["three calls", "cm_1", "Where are A1, B2 and C3?"],
+        ["follow-up", "cm_2", "Thanks!"],
+      ] as const) {
+        const firstCall = fake.sent().length;
+        const accepted = await runtime.submit({ kind: "send", clientMessageId, text, subject: "vis_alice" });
+        if (!accepted.ok || "held" in accepted.value) throw new Error(`turn ${label} not run`);
+        expect((await runtime.settled(accepted.value.run.id))?.status, label).toBe("succeeded");
+        const versions = new VersionBindings(state.storage, binding);
+        out.push({
+          label,
+          runId: accepted.value.run.id,
+          firstCall,
+          endCall: fake.sent().length,
+          every: await rebuildEveryStep(state.storage, versions, accepted.value.run.id),
+        });
+      }
+      const runId = out[0]?.runId ?? "";
+      const beyond = await rebuildRunInput(
+        state.storage,
+        new VersionBindings(state.storage, binding),
+        runId,
+        {
+          step: 3,
+        },
+      );
+      return { out, beyond };
+    });
+
+    const sent = fake.sent().map((s) => s.bytes);
+    expect(sent).toHaveLength(ROUNDS_SCRIPT.length);
+    expect(results.out.map((r) => r.endCall - r.firstCall)).toEqual([3, 1]);
+    const [rounds, followUp] = results.out;
+    if (rounds === undefined || followUp === undefined) throw new Error("missing runs");
+    const steps = await expectEveryStepSent(
+      provider,
+      binding.artifact.model,
+      rounds.label,
+      rounds.every,
+      sent.slice(0, 3),
+    );
+    await expectEveryStepSent(
+      provider,
+      binding.artifact.model,
+      followUp.label,
+      followUp.every,
+      sent.slice(3),
+    );
+    // Each later call is the first call's messages plus every earlier step's text, calls and answers (one tool
+    // message per step, its answers in the order the model asked).
+    const first = steps[0]?.messages ?? [];
+    expect(steps[2]?.messages.slice(0, first.length)).toEqual(first);
+    expect(sentIds(steps[2]?.messages.slice(first.length) ?? [])).toEqual([
+      {
+        role: "assistant",
+        content: [
+          { type: "text", text: "Let me look A1 up." },
+          { type: "tool-call", toolCallId: "call_a", toolName: "lookup", input: { orderId: "A1" } },
+        ],
+      },
+      { role: "tool", content: [toolResult("call_a")] },
+      {
+        role: "assistant",
+        content: [
+          { type: "tool-call", toolCallId: "call_b", toolName: "lookup", input: { orderId: "B2" } },
+          { type: "tool-call", toolCallId: "call_c", toolName: "lookup", input: { orderId: "C3" } },
+        ],
+      },
+      { role: "tool", content: [toolResult("call_b"), toolResult("call_c")] },
+    ]);
+    expect(steps[1]?.messages).toEqual(steps[2]?.messages.slice(0, first.length + 2));
+    // Every step's digest differs: each call was handed more than the one before.
+    expect(new Set(steps.map((v) => v.inputDigest)).size).toBe(3);
+    expect(results.beyond).toMatchObject({ ok: false, code: "not_found" });
+    expect(results.beyond.ok ? "" : results.beyond.message).toContain("0 to 2");
   });
 });
 
@@ -460,14 +663,15 @@ describe.each(providers)("the rebuilt input across an upgrade with the $name ada
     const stub = env.THREAD.get(env.THREAD.idFromName(crypto.randomUUID()));
     const outcome = await runInDurableObject(stub, async (_instance, state) => {
       const runtime = runtimeOver(state, fake.env, v1, storeWith(v2));
-      const runs: { runId: string; firstCall: number; label: string; version: number }[] = [];
+      const runs: { runId: string; firstCall: number; endCall: number; label: string; version: number }[] =
+        [];
       const turn = async (label: string, version: number, request: Unsubjected<TurnRequest>) => {
         const firstCall = fake.sent().length;
         const accepted = await runtime.submit({ ...request, subject: "vis_alice" });
         if (!accepted.ok || "held" in accepted.value) throw new Error(`turn ${label} not run`);
         const settled = await runtime.settled(accepted.value.run.id);
         expect(settled?.status, label).toBe("succeeded");
-        runs.push({ runId: accepted.value.run.id, firstCall, label, version });
+        runs.push({ runId: accepted.value.run.id, firstCall, endCall: fake.sent().length, label, version });
         return settled;
       };
       adoptThreadContext(state.storage, { version: 1, variables: { name: "Ada", plan: "pro" } });
@@ -484,12 +688,12 @@ describe.each(providers)("the rebuilt input across an upgrade with the $name ada
       });
 
       const rebuildAll = async () => {
-        const out: { label: string; firstCall: number; version: number; view: RunInputView | string }[] = [];
+        const out: ((typeof runs)[number] & { every: EveryStep; view: RunInputView | string })[] = [];
         // A fresh set of bindings, as a woken object reads them: every version re-verified from storage.
         const versions = new VersionBindings(state.storage, v1);
         for (const run of runs) {
-          const view = await rebuildRunInput(state.storage, versions, run.runId);
-          out.push({ ...run, view: view.ok ? view.value : `${view.code}: ${view.message}` });
+          const every = await rebuildEveryStep(state.storage, versions, run.runId);
+          out.push({ ...run, every, view: every.last });
         }
         return out;
       };
@@ -513,20 +717,20 @@ describe.each(providers)("the rebuilt input across an upgrade with the $name ada
       ["below the change", 2],
       ["fork above the change", 1],
     ]);
+    expect(outcome.rebuilt.map((r) => r.endCall - r.firstCall)).toEqual([2, 1, 1]);
+    const firstSteps: RunInputView[] = [];
     for (const result of outcome.rebuilt) {
-      if (typeof result.view === "string") throw new Error(`${result.label}: ${result.view}`);
       const version = result.version as 1 | 2;
-      expect(result.view.verified, result.label).toBe(true);
-      expect(result.view.agentVersion, result.label).toBe(version);
-      expect(result.view.artifactDigest, result.label).toBe(digests[version]);
-      expect(result.view.model, result.label).toBe(`${configs[version].provider}/${configs[version].model}`);
-      expect(await replay(provider, configs[version], result.view), result.label).toBe(
-        sent[result.firstCall]?.bytes,
-      );
+      const calls = sent.slice(result.firstCall, result.endCall).map((s) => s.bytes);
+      const views = await expectEveryStepSent(provider, configs[version], result.label, result.every, calls);
+      for (const view of views) {
+        expect(view.agentVersion, result.label).toBe(version);
+        expect(view.artifactDigest, result.label).toBe(digests[version]);
+        expect(view.model, result.label).toBe(`${configs[version].provider}/${configs[version].model}`);
+      }
+      if (views[0] !== undefined) firstSteps.push(views[0]);
     }
-    const [onV1, belowChange, fork] = outcome.rebuilt.map((r) =>
-      typeof r.view === "string" ? null : r.view,
-    );
+    const [onV1, belowChange, fork] = firstSteps;
     // v2's run carries the v1 turn before the change, under v2's instructions, model, sampling and (no) tools.
     expect(JSON.stringify(belowChange?.messages)).toContain("You are version two. Greet Ada");
     expect(JSON.stringify(belowChange?.messages)).toContain("Where is A1?");
@@ -567,18 +771,17 @@ describe("rebuilding a run's input", () => {
       const runId = accepted.value.run.id;
       return {
         withNewer: await rebuildRunInput(state.storage, new VersionBindings(state.storage, binding), runId, {
-          ...PROMPT_BUILDERS,
-          pb2: newer,
+          builders: { ...PROMPT_BUILDERS, pb2: newer },
         }),
         // What the audit would catch: the code registered as pb1 changed after the run.
         drifted: await rebuildRunInput(state.storage, new VersionBindings(state.storage, binding), runId, {
-          pb1: newer,
+          builders: { pb1: newer },
         }),
         unregistered: await rebuildRunInput(
           state.storage,
           new VersionBindings(state.storage, binding),
           runId,
-          { pb2: newer },
+          { builders: { pb2: newer } },
         ),
       };
     });
@@ -586,6 +789,52 @@ describe("rebuilding a run's input", () => {
     expect(outcome.withNewer.ok && outcome.withNewer.value.messages[0]).toMatchObject({ role: "system" });
     expect(outcome.drifted).toMatchObject({ ok: true, value: { verified: false } });
     expect(outcome.unregistered).toMatchObject({ ok: false, code: "internal" });
+  });
+
+  it("rebuilds a live run's first call at once and its later ones once it ends; a stopped run's calls verify", async () => {
+    const tenant = await tenantWithSecrets();
+    const provider = providers[0];
+    if (provider === undefined) throw new Error("no provider");
+    const binding = await bindingFor(tenant.tenantId, provider.model);
+    const fake = provider.install([
+      { kind: "tool-call", toolCallId: "call_1", toolName: "lookup", input: { orderId: "A1" } },
+      // The second call writes a word, then hangs until the run is stopped.
+      { kind: "text", deltas: ["Checking", " further."], hangAfter: 1 },
+    ]);
+    const stub = env.THREAD.get(env.THREAD.idFromName(crypto.randomUUID()));
+    const outcome = await runInDurableObject(stub, async (_instance, state) => {
+      const runtime = runtimeOver(state, fake.env, binding);
+      const accepted = await runtime.accept({
+        kind: "send",
+        clientMessageId: "cm_1",
+        text: "Where is A1?",
+        subject: "vis_alice",
+      });
+      if (!accepted.ok) throw new Error(accepted.message);
+      const runId = accepted.value.run.id;
+      await waitFor(
+        () => readRunAudit(state.storage, runId)?.steps.length ?? 0,
+        (n) => n === 2,
+        { what: "the second model call's digest" },
+      );
+      const versions = () => new VersionBindings(state.storage, binding);
+      const live = await rebuildRunInput(state.storage, versions(), runId);
+      const liveFirst = await rebuildRunInput(state.storage, versions(), runId, { step: 0 });
+      expect(runtime.cancel(runId).ok).toBe(true);
+      const settled = await runtime.settled(runId);
+      return {
+        live,
+        liveFirst,
+        status: settled?.status,
+        ended: await rebuildEveryStep(state.storage, versions(), runId),
+      };
+    });
+    expect(outcome.live).toMatchObject({ ok: false, code: "conflict" });
+    expect(outcome.live.ok ? "" : outcome.live.message).toContain("still going");
+    expect(outcome.liveFirst).toMatchObject({ ok: true, value: { step: 0, verified: true } });
+    expect(outcome.status).toBe("aborted");
+    const sent = fake.sent().map((s) => s.bytes);
+    await expectEveryStepSent(provider, binding.artifact.model, "stopped run", outcome.ended, sent);
   });
 
   it("finds no input for a run that never reached a model, and none for an unknown run", async () => {
@@ -660,6 +909,9 @@ describe("GET /v1/sessions/:threadId/runs/:runId/input", () => {
 
     const view = await json(await api(path, { key: agent.apiKey }), 200, runInputResponse);
     expect(view).toMatchObject({ runId, promptBuilder: "pb1", model: "local/echo", verified: true });
+    // A run without tools made one model call.
+    expect(view.step).toBe(0);
+    expect(view.steps).toEqual([{ step: 0, inputDigest: view.inputDigest }]);
     expect(view.parameters).toEqual({ temperature: 0.5 });
     expect(view.messages.map((m) => m.role)).toEqual(["system", "user", "assistant", "user"]);
     // Anyone can check it: canonical JSON of {model, messages, tools, parameters}, SHA-256, hex.
@@ -743,6 +995,72 @@ describe("GET /v1/sessions/:threadId/runs/:runId/input", () => {
     const refused = await expectError(await input(after), 500, "internal");
     expect(refused.message).toContain("failed its digest check");
     expect(await json(await input(before), 200, runInputResponse)).toMatchObject({ verified: true });
+  });
+
+  it("answers a tool-calling run's last model call, any call by ?step, and refuses a step that is not one", async () => {
+    const toolUrl = "https://hooks.example.com/orders";
+    const agent = await liveAgent({
+      artifact: {
+        instructions: "Look orders up.",
+        model: {
+          provider: "local",
+          model: "echo",
+          local: { toolCall: { name: "lookup", input: { orderId: "A1" } } },
+        },
+        tools: [
+          { name: "lookup", description: "Looks an order up.", url: toolUrl, signingSecret: "hook-signing" },
+        ],
+      },
+    });
+    const put = await api("/v1/secrets/hook-signing", {
+      method: "PUT",
+      key: agent.apiKey,
+      body: { value: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" },
+    });
+    expect(put.status).toBe(204);
+    vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
+      const url = new Request(input, init).url;
+      if (url === toolUrl) return jsonResponse(TOOL_ANSWER);
+      throw new Error(`unexpected outbound request to ${url}`);
+    });
+    const launched = await launch(agent.publicKey);
+    const runId = await sendOverHttp(launched.threadId, launched.token, "Where is A1?");
+    const path = `/v1/sessions/${launched.threadId}/runs/${runId}/input`;
+    const read = async (query: string) =>
+      json(await api(`${path}${query}`, { key: agent.apiKey }), 200, runInputResponse);
+    const digestOfView = ({ model, messages, tools, parameters }: RunInputResponse) =>
+      digestOf({ model, messages, tools, parameters });
+
+    // The call, then the model's second call with the tool's answer: two steps, the last one answered by default.
+    const last = await read("");
+    expect(last.steps.map((s) => s.step)).toEqual([0, 1]);
+    expect(last).toMatchObject({ runId, step: 1, verified: true, inputDigest: last.steps[1]?.inputDigest });
+    expect(await digestOfView(last)).toBe(last.inputDigest);
+    expect(last.messages.at(-1)).toMatchObject({
+      role: "tool",
+      content: [{ type: "tool-result", toolName: "lookup", output: { type: "json", value: TOOL_ANSWER } }],
+    });
+    expect(await read("?step=1")).toEqual(last);
+
+    const first = await read("?step=0");
+    expect(first).toMatchObject({ step: 0, verified: true, inputDigest: last.steps[0]?.inputDigest });
+    expect(first.steps).toEqual(last.steps);
+    expect(await digestOfView(first)).toBe(first.inputDigest);
+    expect(first.inputDigest).not.toBe(last.inputDigest);
+    // The second call is the first one plus the model's call and the tool's answer.
+    expect(last.messages.slice(0, first.messages.length)).toEqual(first.messages);
+    expect(last.messages.slice(first.messages.length).map((m) => m.role)).toEqual(["assistant", "tool"]);
+
+    const beyond = await expectError(await api(`${path}?step=2`, { key: agent.apiKey }), 404, "not_found");
+    expect(beyond.message).toContain("0 to 1");
+    for (const bad of ["abc", "-1", "1.5", "", "1e0"]) {
+      const refused = await expectError(
+        await api(`${path}?step=${encodeURIComponent(bad)}`, { key: agent.apiKey }),
+        400,
+        "bad_request",
+      );
+      expect(fieldPaths(refused), bad).toEqual(["step"]);
+    }
   });
 
   it("answers 404 with the reason for a run that never reached a model", async () => {

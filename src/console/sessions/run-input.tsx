@@ -22,16 +22,46 @@ function promptText(message: Record<string, unknown>): string {
     .join("\n");
 }
 
-function AuditRecord(props: { input: RunInputResponse }) {
+/** Every model call of the run: the one shown is marked, another loads on a click (the list stays, so does focus). */
+function Steps(props: { input: RunInputResponse; onStep: (step: number) => void }) {
+  const { input } = props;
+  if (input.steps.length < 2) return null;
+  return (
+    <nav aria-label="Model calls of this run">
+      <ol class="steps">
+        {input.steps.map((s) => (
+          <li key={s.step}>
+            <button
+              type="button"
+              class="small"
+              aria-current={s.step === input.step ? "step" : undefined}
+              onClick={() => props.onStep(s.step)}
+            >
+              Call {s.step + 1}
+            </button>{" "}
+            <code class="wrap">{s.inputDigest ?? "not recorded"}</code>
+          </li>
+        ))}
+      </ol>
+    </nav>
+  );
+}
+
+function AuditRecord(props: { input: RunInputResponse; onStep: (step: number) => void }) {
   const { input } = props;
   return (
     <div class="run-input">
       <p class={input.verified ? "note ok" : "note error"}>
         {input.verified
-          ? "Verified: the rebuilt input hashes to the digest recorded when the run started."
+          ? "Verified: the rebuilt input hashes to the digest recorded when this model call started."
           : "Not verified: the rebuilt input does not hash to the recorded digest."}
       </p>
+      <Steps input={input} onStep={props.onStep} />
       <dl class="facts">
+        <dt>Model call</dt>
+        <dd>
+          {input.step + 1} of {input.steps.length}
+        </dd>
         <dt>Input digest</dt>
         <dd>
           <code class="wrap">{input.inputDigest}</code>
@@ -73,16 +103,21 @@ export function RunInput(props: { threadId: string; runId: string }) {
   const id = useId();
   const [open, setOpen] = useState(false);
   const [state, setState] = useState<{ input?: RunInputResponse; error?: string; loading?: boolean }>({});
+  const load = async (step?: number) => {
+    setState((previous) => ({ ...(previous.input ? { input: previous.input } : {}), loading: true }));
+    try {
+      setState({
+        input: await api().sessions.runInput(props.threadId, props.runId, step === undefined ? {} : { step }),
+      });
+    } catch (error) {
+      setState({ error: describeError(error) });
+    }
+  };
   const toggle = async () => {
     const next = !open;
     setOpen(next);
     if (!next || state.input || state.loading) return;
-    setState({ loading: true });
-    try {
-      setState({ input: await api().sessions.runInput(props.threadId, props.runId) });
-    } catch (error) {
-      setState({ error: describeError(error) });
-    }
+    await load();
   };
   return (
     <div class="audit">
@@ -102,7 +137,7 @@ export function RunInput(props: { threadId: string; runId: string }) {
             {state.error}
           </p>
         ) : null}
-        {state.input ? <AuditRecord input={state.input} /> : null}
+        {state.input ? <AuditRecord input={state.input} onStep={(step) => void load(step)} /> : null}
       </section>
     </div>
   );

@@ -394,6 +394,15 @@ export const THREAD_MIGRATIONS: readonly ThreadMigration[] = [
       `ALTER TABLE context_versions ADD COLUMN tool_policy_json TEXT`,
     ],
   },
+  {
+    version: 18,
+    up: [
+      // The audit of every model call of a run (docs/storage.md, "Audit record"): the input digests of the calls after
+      // the first (a JSON array, step 1 first; null for a digest that failed), beside `input_digest` (step 0). NULL
+      // for a run that made one call, and for every run from before this version (each of those has one step).
+      `ALTER TABLE runs ADD COLUMN later_input_digests_json TEXT`,
+    ],
+  },
 ];
 
 export const THREAD_SCHEMA_VERSION: number = THREAD_MIGRATIONS[THREAD_MIGRATIONS.length - 1]?.version ?? 0;

@@ -83,7 +83,10 @@ export interface UpgradeReply {
   entryId: string;
 }
 
-/** The audit view of one run: its record, the input rebuilt from storage, and whether that input hashes to it. */
+/**
+ * The audit view of one model call of a run: its record, the input rebuilt from storage, and whether that input
+ * hashes to it.
+ */
 export interface RunInputView {
   runId: string;
   inputDigest: string;
@@ -100,6 +103,10 @@ export interface RunInputView {
   parameters: ModelParameters;
   /** True when the rebuilt input's canonical JSON hashes to `inputDigest`. */
   verified: boolean;
+  /** The model call this input was handed to (0 first); `inputDigest` is its recorded digest. */
+  step: number;
+  /** Every model call of the run, in order, with its recorded digest (null where digesting failed, a bug). */
+  steps: { step: number; inputDigest: string | null }[];
 }
 
 /** What a preview launch pins its new thread to: a checked draft artifact (version 0) or a published version. */

@@ -82,8 +82,11 @@ export interface ThreadObject extends Rpc.DurableObjectBranded {
   ): Promise<RpcResult<WireEntry | null>>;
   /** `GET /v1/sessions/:id/export`: the whole thread as JSON text (`threadExportSchema`), a page at a time. */
   exportThread(address: ThreadAddress): Promise<RpcResult<ReadableStream<Uint8Array> | null>>;
-  /** `GET /v1/sessions/:id/runs/:runId/input`: the run's audit record with its model input rebuilt from storage. */
-  runInput(address: ThreadAddress, runId: string): Promise<RpcResult<RunInputView | null>>;
+  /**
+   * `GET /v1/sessions/:id/runs/:runId/input`: the run's audit record with the model input of call `step` (its last
+   * when absent) rebuilt from storage.
+   */
+  runInput(address: ThreadAddress, runId: string, step?: number): Promise<RpcResult<RunInputView | null>>;
   /**
    * `DELETE /v1/sessions/:id`: closes every socket and erases all of the object's storage, leaving only a tombstone
    * (the time, no subject, no content) so that a still-valid token can never bind the thread again.

@@ -72,11 +72,15 @@ export function exportThread(
   return ok(exportThreadStream(storage, runtime.binding));
 }
 
-/** `GET /v1/sessions/:id/runs/:runId/input`: the run's audit record with its model input rebuilt from storage. */
+/**
+ * `GET /v1/sessions/:id/runs/:runId/input`: the run's audit record with the model input of call `step` (its last
+ * when absent) rebuilt from storage.
+ */
 export function runInput(
   storage: DurableObjectStorage,
   runtime: ThreadRuntime,
   runId: string,
+  step?: number,
 ): Promise<Result<RunInputView>> {
-  return rebuildRunInput(storage, runtime.versions, runId);
+  return rebuildRunInput(storage, runtime.versions, runId, step === undefined ? {} : { step });
 }

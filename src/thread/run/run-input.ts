@@ -1,17 +1,20 @@
 // A run's model input rebuilt from storage (docs/api.md): its branch, tool history, context (variables and tool policy)
-// and artifact, by its builder.
+// and artifact, by its builder, for any model call of the run (a later one adds the turn's own tool round trips).
+import type { LanguageModelV4Message } from "@ai-sdk/provider";
 import { expandContext } from "../../control/context-template";
 import { fail, ok, type Result } from "../../errors";
 import { inputDigest, type ModelInput, modelInputOf } from "../../models/model-input";
 import { PROMPT_BUILDERS, type PromptBuilder, promptBuilder } from "../../models/prompt-builders";
+import { toolRoundMessages } from "../../models/turn";
 import { readContextVersion } from "../../storage/thread/context-store";
 import { EntryStore } from "../../storage/thread/entry-store";
 import { readRunAudit } from "../../storage/thread/run-audit-store";
-import { findRun } from "../../storage/thread/run-store";
+import { findRun, type Run } from "../../storage/thread/run-store";
 import { modelTools } from "../../tools/model-tools";
 import type { RunInputView } from "../contract";
 import { PromptHistory } from "./prompt-history";
 import { artifactOfRun, contextBudget, type VersionBindings } from "./run-artifact";
+import { storedToolCalls } from "./tool-history";
 
 const noInput = () =>
   fail(
@@ -19,22 +22,45 @@ const noInput = () =>
     "This run has no stored model input: it never reached a model (a handoff, a refusal) or ran before inputs were recorded.",
   );
 
+export interface RebuildOptions {
+  /** The model call to rebuild (0 first); the run's last when absent. */
+  step?: number;
+  /** The prompt builder registry; tests pass one with more builders. */
+  builders?: Readonly<Record<string, PromptBuilder>>;
+}
+
 /**
- * Rebuilds the first model call of run `runId`: the branch up to its user message read back exactly as a turn reads
- * it (newest first, to the budget), the context version it ran under (its variables, and its tool policy for the
- * tools listed: docs/tools.md#tool-policy), the artifact it ran on, and the prompt builder it recorded (`builders` is
- * the registry; tests pass one with more builders). Never a stored copy of the prompt.
+ * Rebuilds model call `step` of run `runId` (its last by default). The first call's input is the branch up to its
+ * user message read back exactly as a turn reads it (newest first, to the budget), the context version it ran under
+ * (its variables, and its tool policy for the tools listed: docs/tools.md#tool-policy), the artifact it ran on, and
+ * the prompt builder it recorded. A later call's is that, plus the tool calls and answers of each earlier step, from
+ * the reply entry, put together by the turn loop's own `toolRoundMessages`. Never a stored copy of the prompt.
  */
 export async function rebuildRunInput(
   storage: DurableObjectStorage,
   versions: VersionBindings,
   runId: string,
-  builders: Readonly<Record<string, PromptBuilder>> = PROMPT_BUILDERS,
+  options: RebuildOptions = {},
 ): Promise<Result<RunInputView>> {
+  const builders = options.builders ?? PROMPT_BUILDERS;
   const run = findRun(storage, runId);
   if (run === null) return fail("not_found", "Run not found.");
   const audit = readRunAudit(storage, runId);
   if (audit === null || audit.inputDigest === null || run.userEntryId === null) return noInput();
+  const step = options.step ?? audit.steps.length - 1;
+  const recorded = audit.steps[step];
+  if (recorded === undefined) {
+    return fail(
+      "not_found",
+      `This run made ${audit.steps.length} model call(s): step ${step} is not one of them (0 to ${audit.steps.length - 1}).`,
+    );
+  }
+  if (recorded.inputDigest === null) {
+    return fail(
+      "not_found",
+      `The input digest of step ${step} was not recorded: its input cannot be verified.`,
+    );
+  }
   const found = await artifactOfRun(versions, audit.artifactDigest);
   if (!found.ok) return found;
   const ran = found.value;
@@ -63,21 +89,76 @@ export async function rebuildRunInput(
     branch: history,
     maxContextTokens: budget,
   });
+  const rounds = step === 0 ? ok([]) : earlierRounds(entries, run, step);
+  if (!rounds.ok) return rounds;
   const input: ModelInput = modelInputOf(
     ran.artifact.model,
-    messages,
+    [...messages, ...rounds.value],
     modelTools(ran.artifact, context.toolPolicy),
   );
   const digest = await inputDigest(input);
   return ok({
     runId,
-    inputDigest: audit.inputDigest,
+    inputDigest: recorded.inputDigest,
     promptBuilder: audit.promptBuilder,
     artifactDigest: audit.artifactDigest,
     agentVersion: ran.version,
     contextVersion: audit.contextVersion,
     userEntryId: userEntry.id,
     ...input,
-    verified: digest === audit.inputDigest,
+    verified: digest === recorded.inputDigest,
+    step,
+    steps: audit.steps,
   });
+}
+
+/**
+ * The messages steps 0..`step`-1 added to the turn's prompt: for each, the text it wrote and its tool calls, then
+ * their answers, read from the run's reply entry (`body.toolCalls`, docs/storage.md), where they are stored once the
+ * run ends.
+ */
+function earlierRounds(entries: EntryStore, run: Run, step: number): Result<LanguageModelV4Message[]> {
+  if (run.status === "queued" || run.status === "running") {
+    return fail(
+      "conflict",
+      `This run is still going: its tool calls are stored when it ends, so step ${step} can be rebuilt then (step 0 can be now).`,
+    );
+  }
+  const reply = run.assistantEntryId === null ? null : entries.get(run.assistantEntryId);
+  const body = reply?.body;
+  const text =
+    typeof body === "object" && body !== null && "text" in body && typeof body.text === "string"
+      ? body.text
+      : null;
+  if (text === null) {
+    return fail(
+      "not_found",
+      `This run's reply is not stored (it wrote no text), so the tool calls before step ${step} cannot be rebuilt.`,
+    );
+  }
+  const calls = storedToolCalls(body);
+  const out: LanguageModelV4Message[] = [];
+  let from = 0;
+  for (let earlier = 0; earlier < step; earlier++) {
+    const round = calls.filter((call) => call.step === earlier);
+    const first = round[0];
+    if (first === undefined) {
+      return fail("not_found", `The tool calls of step ${earlier} of this run are no longer stored.`);
+    }
+    // The stretch of text written during that step, exactly as the reply's history is cut (tool-history.ts).
+    const to = Math.max(from, Math.min(first.textOffset, text.length));
+    out.push(
+      ...toolRoundMessages(
+        text.slice(from, to),
+        round.map((call) => ({
+          toolCallId: call.toolCallId,
+          toolName: call.toolName,
+          input: call.input,
+          outcome: { output: call.output, ...(call.isError ? { isError: true } : {}) },
+        })),
+      ),
+    );
+    from = to;
+  }
+  return ok(out);
 }

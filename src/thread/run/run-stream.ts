@@ -1,16 +1,16 @@
 // One run's model call: moved to running, wired (secrets, tools, context), prompted from its branch, streamed to the
 // live run's receivers, audited, and sealed by its cause — succeed, an abort's, or fail with a timeout or the error.
-import { inputDigest, type ModelInput, modelInputOf } from "../../models/model-input";
+import { modelInputOf } from "../../models/model-input";
 import { CURRENT_PROMPT_BUILDER, currentPromptBuilder } from "../../models/prompt-builders";
 import { runTurn } from "../../models/turn";
 import type { ErrorCode, ErrorReason } from "../../shared/errors";
 import { abortCauseOf } from "../../shared/run-states";
 import type { Entry } from "../../storage/thread/entry-store";
-import { type RunAudit, recordRunAudit } from "../../storage/thread/run-audit-store";
 import type { Run, RunError } from "../../storage/thread/run-store";
 import { type LiveRun, runFrame, type StreamReceivers } from "./live-run";
 import type { PromptHistory } from "./prompt-history";
 import { contextBudget, runArtifact, type VersionBindings } from "./run-artifact";
+import { runAuditor } from "./run-audit";
 import type { RunEnd } from "./run-seal";
 import type { RunStores } from "./run-stores";
 import { type WiringDeps, wireRun } from "./run-wiring";
@@ -99,15 +99,8 @@ export async function streamRun(
     branch: history,
     maxContextTokens,
   });
-  const turn = runTurn({
-    ...wiring.turn.value,
-    prompt,
-    signal: live.controller.signal,
-    maxSteps: MAX_MODEL_STEPS,
-    stallTimeoutMs: STALL_TIMEOUT_MS,
-    onDelta: (delta) => live.push(delta),
-  });
-  const digested = recordAudit(
+  const { tools } = wiring.turn.value;
+  const audit = runAuditor(
     deps.storage,
     live.runId,
     {
@@ -115,10 +108,18 @@ export async function streamRun(
       artifactDigest: binding.digest,
       contextVersion: wiring.contextVersion,
     },
-    modelInputOf(binding.artifact.model, prompt, wiring.turn.value.tools),
+    (messages) => modelInputOf(binding.artifact.model, messages, tools),
   );
-  const result = await turn;
-  await digested;
+  const result = await runTurn({
+    ...wiring.turn.value,
+    prompt,
+    signal: live.controller.signal,
+    maxSteps: MAX_MODEL_STEPS,
+    stallTimeoutMs: STALL_TIMEOUT_MS,
+    onDelta: (delta) => live.push(delta),
+    onModelCall: audit.modelCall,
+  });
+  await audit.settled();
   // Deltas of the model's last event-loop turn are stored and sent before the reply entry.
   live.flush();
 
@@ -136,30 +137,4 @@ export async function streamRun(
   const sealed = deps.seal(current, live.text, end, live.stores, toolCallsOfSteps(result.steps, live.text));
   deps.history.remember(history, userEntry, sealed, maxContextTokens);
   return sealed;
-}
-
-/**
- * Records the run's audit: what made its model input and the digest of the input its first model call was handed,
- * once that call is under way (the canonical JSON and the hash run while the request is in flight, never before the
- * first delta can be asked for), in one row write. A digest that fails (a bug) is logged and the record is kept
- * without it; the run itself is never failed for it.
- */
-async function recordAudit(
-  storage: DurableObjectStorage,
-  runId: string,
-  made: Omit<RunAudit, "inputDigest">,
-  input: ModelInput,
-): Promise<void> {
-  await new Promise((resolve) => setTimeout(resolve, 0));
-  let digest: string | null = null;
-  try {
-    digest = await inputDigest(input);
-  } catch (error) {
-    console.error(JSON.stringify({ level: "error", message: "input digest failed", error: String(error) }));
-  }
-  try {
-    recordRunAudit(storage, runId, { ...made, inputDigest: digest });
-  } catch (error) {
-    console.error(JSON.stringify({ level: "error", message: "run audit failed", error: String(error) }));
-  }
 }
