@@ -594,10 +594,12 @@ describe.each(providers)("the rebuilt input under a tool policy with the $name a
       await turn("cm_3", "And now?");
       const views: RunInputView[] = [];
       for (const run of runs) {
+        // The first call of each run: the one whose tools the policy shaped (a refused call adds a later one).
         const view = await rebuildRunInput(
           state.storage,
           new VersionBindings(state.storage, binding),
           run.runId,
+          { step: 0 },
         );
         if (!view.ok) throw new Error(`${view.code}: ${view.message}`);
         views.push(view.value);
