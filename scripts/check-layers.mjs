@@ -16,6 +16,7 @@ import {
   onlyInBroken,
   picture,
   ruleBroken,
+  tooLong,
   undescribed,
   withSection,
 } from "./lib/layers.mjs";
@@ -77,6 +78,8 @@ const exists = (path) => existsSync(join(root, path));
 for (const path of sourceFiles(join(root, "src"))) {
   const file = repoPath(path);
   const text = readFileSync(path, "utf8");
+  const long = tooLong(file, text);
+  if (long !== null) violations.push(long);
   for (const { found, line, folder } of onlyInBroken(file, text)) {
     violations.push(`${file}:${line}  "${found}"\n    only ${folder} may hold this`);
   }

@@ -9,6 +9,7 @@ export interface Rules {
   innerLayers: Record<string, readonly (readonly string[])[]>;
   faced: readonly string[];
   doors: Record<string, { door: string; except: readonly string[] }>;
+  maxLines: number;
   onlyIn: readonly { pattern: RegExp; folder: string; says: string }[];
   units: readonly { unit: string; says: string }[];
 }
@@ -23,6 +24,7 @@ export function onlyInBroken(
   text: string,
   rules?: Rules,
 ): { found: string; line: number; folder: string }[];
+export function tooLong(file: string, text: string, rules?: Rules): string | null;
 export function ruleBroken(file: string, target: string, rules?: Rules): string | null;
 export function undescribed(tree: readonly string[], rules?: Rules): string[];
 export function folderMap(tree: readonly string[], rules?: Rules): string;

@@ -59,6 +59,8 @@ export const RULES = {
    */
   doors: { "src/thread/": { door: "src/thread/contract/", except: ["src/objects/"] } },
   /** Text only one folder may hold: the thread namespace binding is reached through the contract's `threadStub`. */
+  /** The most lines a file of src/ may have: a file past it is several concerns, to be split by them. */
+  maxLines: 450,
   onlyIn: [
     {
       pattern: /\bTHREAD\.(?:get|idFromName|getByName|newUniqueId)\b/,
@@ -255,6 +257,14 @@ export function onlyInBroken(file, text, rules = RULES) {
   return broken;
 }
 
+/** Why a file of src/ is too long, or null: past `rules.maxLines` it holds several concerns. */
+export function tooLong(file, text, rules = RULES) {
+  const lines = text.endsWith("\n") ? text.split("\n").length - 1 : text.split("\n").length;
+  return lines > rules.maxLines
+    ? `${file} has ${lines} lines, over ${rules.maxLines}: split it by concern`
+    : null;
+}
+
 /** The inner unit of a file within a folder that has inner layers, and its line, or null. */
 function innerPlaceOf(file, rules) {
   for (const [outer, lines] of Object.entries(rules.innerLayers)) {
@@ -444,6 +454,7 @@ function ruleSentences(tree, rules) {
     ),
     `${rules.shared} imports only itself: the widget builds on it, so it must not pull Worker code into the browser.`,
     `A file in ${rules.routes} never imports another file in ${rules.routes}: what routes share lives in src/http/ (plumbing) or src/services/ (use-cases).`,
+    `No file of src/ has more than ${rules.maxLines} lines: a longer one holds several concerns and is split by them.`,
   ];
 }
 

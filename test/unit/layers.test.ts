@@ -10,6 +10,7 @@ import {
   RULES,
   type Rules,
   ruleBroken,
+  tooLong,
   undescribed,
   withSection,
 } from "../../scripts/lib/layers.mjs";
@@ -159,6 +160,7 @@ const FIXTURE: Rules = {
   innerLayers: { "src/low/": [["src/low/up/"], ["src/low/down/"]] },
   faced: ["src/low/up/"],
   doors: {},
+  maxLines: 3,
   onlyIn: [{ pattern: /SECRET/, folder: "src/low/", says: "Only src/low/ says SECRET." }],
   units: [
     { unit: "src/main.ts", says: "entry" },
@@ -226,6 +228,14 @@ describe("the maps", () => {
       "src/extra.ts",
     ]);
     expect(undescribed(TREE, FIXTURE)).toEqual([]);
+  });
+
+  it("refuses a file past the most lines a file may have, and no file of the real tree is", () => {
+    expect(tooLong("src/top/a.ts", "1\n2\n3\n", FIXTURE)).toBeNull();
+    expect(tooLong("src/top/a.ts", "1\n2\n3\n4\n", FIXTURE)).toBe(
+      "src/top/a.ts has 4 lines, over 3: split it by concern",
+    );
+    expect(RULES.maxLines).toBe(450);
   });
 
   it("describes every unit the real layers name", () => {
