@@ -140,7 +140,7 @@ const SEARCH_ROUTE = "POST /v1/sessions/search";
  * echoing or logging the value (docs/privacy.md#end-user-ids-stay-out-of-urls).
  */
 const retiredListFilters = createMiddleware<AppEnv>(async (c, next) => {
-  if (c.req.method === "GET") {
+  if (c.req.method === "GET" || c.req.method === "HEAD") {
     const query = c.req.query();
     const taken = RETIRED_SESSION_LIST_PARAMETERS.filter((name) => name in query);
     if (taken.length > 0) {
