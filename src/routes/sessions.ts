@@ -1,5 +1,5 @@
-// Tenant admin over projected threads: list, read, messages and holds (D1); export, handoff, messages, upgrade and
-// erasure go through src/services/sessions.ts to the thread object itself.
+// Tenant admin over projected threads: list and search (POST /v1/sessions/search), read, messages and holds (D1); export,
+// handoff, messages, upgrade and erasure go through src/services/sessions.ts to the thread object itself.
 import { Hono } from "hono";
 import { createMiddleware } from "hono/factory";
 import { describeRoute } from "hono-openapi";
