@@ -192,8 +192,9 @@ async function main() {
   console.log(`  subjectDigest ${claims.subjectDigest} = HMAC-SHA-256(tenant key, "${subject}")`);
 
   // The scan, over HTTP.
-  const list = await request(baseUrl, "GET", `/v1/sessions?subject=${encodeURIComponent(subject)}`, {
+  const list = await request(baseUrl, "POST", "/v1/sessions/search", {
     token: tenant.apiKey,
+    body: { subject },
   });
   const problems = [];
   if (list.status !== 200 || list.body.items.length !== 0) problems.push("the subject still lists sessions");

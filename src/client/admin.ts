@@ -31,6 +31,7 @@ import type {
   MessageResponse,
   RunInputResponse,
   SessionResponse,
+  SessionSearchRequest,
   sessionListQuery,
   UpgradeResponse,
   UsageResponse,
@@ -64,6 +65,7 @@ export type {
   MessageResponse,
   RunInputResponse,
   SessionResponse,
+  SessionSearchRequest,
   UsageResponse,
 } from "../shared/sessions-api";
 
@@ -170,8 +172,16 @@ class Releases {
 /** Conversations as the tenant's backend sees them (D1), their export and erasure, and human handoff. */
 class Sessions {
   constructor(readonly t: Transport) {}
+  /** Filters that name no end user (`GET /v1/sessions`); by subject or search text, use `search`. */
   list(query: SessionListQuery = {}): Promise<Page<SessionResponse>> {
     return this.t.json("GET", "/v1/sessions", { query: { ...query } });
+  }
+  /**
+   * The same list by any filter, `subject` and `q` included, sent in a JSON body (`POST /v1/sessions/search`) so an
+   * end user's id or words never reach a URL; with `q`, each item carries its `match`.
+   */
+  search(body: SessionSearchRequest = {}): Promise<Page<SessionResponse>> {
+    return this.t.json("POST", "/v1/sessions/search", { body });
   }
   get(threadId: string): Promise<SessionResponse> {
     return this.t.json("GET", `/v1/sessions/${seg(threadId)}`);

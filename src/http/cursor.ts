@@ -69,9 +69,22 @@ export async function readPage(
     }
     limit = parsed.data;
   }
-  const cursor = c.req.query("cursor");
-  if (cursor === undefined) return { limit };
-  return { limit, after: await decodeCursor(c.env, scope, list, cursor) };
+  return pageFrom(c, list, { limit, cursor: c.req.query("cursor") }, scope);
+}
+
+/**
+ * The same for a list whose `limit` and `cursor` travel in a JSON body its schema already bounded (a search that
+ * keeps an end user's id out of the URL, docs/privacy.md#end-user-ids-stay-out-of-urls).
+ */
+export async function pageFrom(
+  c: AppContext,
+  list: string,
+  paging: { limit?: number | undefined; cursor?: string | undefined },
+  scope: string = c.get("tenant").tenantId,
+): Promise<{ limit: number; after?: string }> {
+  const limit = paging.limit ?? DEFAULT_PAGE_LIMIT;
+  if (paging.cursor === undefined) return { limit };
+  return { limit, after: await decodeCursor(c.env, scope, list, paging.cursor) };
 }
 
 /** Shapes `{items, nextCursor?}`; `next` is the store's keyset position after the last item. */

@@ -1,11 +1,12 @@
-// Tenant admin over projected threads: list, read, messages and holds (D1); export, handoff, messages, upgrade and
-// erasure go through src/services/sessions.ts to the thread object itself.
+// Tenant admin over projected threads: list and search (POST /v1/sessions/search), read, messages and holds (D1); export,
+// handoff, messages, upgrade and erasure go through src/services/sessions.ts to the thread object itself.
 import { Hono } from "hono";
+import { createMiddleware } from "hono/factory";
 import { describeRoute } from "hono-openapi";
 import { z } from "zod";
-import { errors } from "../errors";
+import { AppError, errors } from "../errors";
 import type { AppContext, AppEnv } from "../http/context";
-import { pageBody, readPage } from "../http/cursor";
+import { pageBody, pageFrom, readPage } from "../http/cursor";
 import { parseWith, readJson } from "../http/json-body";
 import { operation } from "../http/openapi";
 import { holdView, listName, messageView, positions, sessionView } from "../http/session-views";
@@ -19,7 +20,7 @@ import {
   upgradeSession,
 } from "../services/sessions";
 import { listResponse } from "../shared/api";
-import { entrySchema } from "../shared/protocol";
+import { entrySchema, type ThreadMode } from "../shared/protocol";
 import {
   handoffRequest,
   handoffResponse,
@@ -28,11 +29,13 @@ import {
   humanMessageRequest,
   messageResponse,
   pageQuery,
+  RETIRED_SESSION_LIST_PARAMETERS,
   runInputQuery,
   runInputResponse,
   sessionListItem,
   sessionListQuery,
   sessionResponse,
+  sessionSearchRequest,
   upgradeRequest,
   upgradeResponse,
 } from "../shared/sessions-api";
@@ -69,65 +72,143 @@ async function registryRow(c: AppContext, options: { includeDeleted: boolean }):
   return thread;
 }
 
+/** The list's filters, whichever form carried them (the query string, or the search body). */
+interface SessionFilters {
+  agentId?: string | undefined;
+  subject?: string | undefined;
+  q?: string | undefined;
+  mode?: ThreadMode | undefined;
+  updatedAfter?: string | undefined;
+  preview?: boolean | undefined;
+}
+
+/** What a cursor is bound to: the same filters continue the same list, from either form. */
+function sessionListName(filters: SessionFilters): string {
+  return listName("sessions", [
+    filters.agentId ?? null,
+    filters.subject ?? null,
+    filters.updatedAfter ?? null,
+    ...(filters.mode !== undefined ? [filters.mode] : []),
+    ...(filters.q !== undefined ? [`q:${filters.q}`] : []),
+    ...(filters.preview === true ? ["preview"] : []),
+  ]);
+}
+
+/** One page of the session list or, with `q`, of the search: the one implementation behind GET and POST. */
+async function sessionPage(c: AppContext, filters: SessionFilters, page: { limit: number; after?: string }) {
+  const list = sessionListName(filters);
+  const filter = {
+    ...(filters.agentId !== undefined ? { agentId: filters.agentId } : {}),
+    ...(filters.subject !== undefined ? { subject: filters.subject } : {}),
+    ...(filters.mode !== undefined ? { mode: filters.mode } : {}),
+    ...(filters.preview === true ? { preview: true } : {}),
+    ...(filters.updatedAfter !== undefined
+      ? { updatedAfter: new Date(filters.updatedAfter).toISOString() }
+      : {}),
+  };
+  if (filters.q !== undefined) {
+    const found = await searchSessions(await projectionDb(c), c.get("tenant").tenantId, filters.q, filter, {
+      limit: page.limit,
+      ...(page.after !== undefined ? { after: positions.search.decode(page.after) } : {}),
+    });
+    const held = await holdsForSessions(
+      c.env.DB,
+      c.get("tenant").tenantId,
+      found.items.map((i) => i.session),
+    );
+    const items = found.items.map((i) => ({
+      ...sessionView(i.session, held.get(i.session.threadId) ?? null),
+      match: i.match,
+    }));
+    const next = found.next === undefined ? undefined : positions.search.encode(found.next);
+    return pageBody(c, list, items, next);
+  }
+  const result = await listSessions(await projectionDb(c), tenantScope(c), filter, {
+    limit: page.limit,
+    ...(page.after !== undefined ? { after: positions.session.decode(page.after) } : {}),
+  });
+  const next = result.next === undefined ? undefined : positions.session.encode(result.next);
+  const holds = await holdsForSessions(c.env.DB, c.get("tenant").tenantId, result.items);
+  const items = result.items.map((s) => sessionView(s, holds.get(s.threadId) ?? null));
+  return pageBody(c, list, items, next);
+}
+
+const SEARCH_ROUTE = "POST /v1/sessions/search";
+
+/**
+ * `GET /v1/sessions?subject=` or `?q=`: 410 naming the search route, before any credential is read and without
+ * echoing or logging the value (docs/privacy.md#end-user-ids-stay-out-of-urls).
+ */
+const retiredListFilters = createMiddleware<AppEnv>(async (c, next) => {
+  if (c.req.method === "GET" || c.req.method === "HEAD") {
+    const query = c.req.query();
+    const taken = RETIRED_SESSION_LIST_PARAMETERS.filter((name) => name in query);
+    if (taken.length > 0) {
+      throw new AppError(
+        "gone",
+        `GET /v1/sessions no longer takes ${taken.join(" or ")} in the URL; use ${SEARCH_ROUTE} with ` +
+          "the filters in the JSON body.",
+      );
+    }
+  }
+  await next();
+});
+
+/** A read key may search: this POST only reads (its body keeps the filters out of the URL). */
+const requireAdminForChanges = createMiddleware<AppEnv>(async (c, next) => {
+  if (c.req.method === "POST" && c.req.path === "/v1/sessions/search") return next();
+  return requireAdminForWrites(c, next);
+});
+
 export const sessions = new Hono<AppEnv>()
-  .use("*", tenantAuth, requireAdminForWrites)
+  .use("/", retiredListFilters)
+  .use("*", tenantAuth, requireAdminForChanges)
   .get(
     "/",
     describeRoute(
       operation({
         tag: "Sessions",
-        summary: "List conversations, or search their messages with q",
+        summary: "List conversations",
+        description:
+          "Filters that name no end user only. `subject` or `q` here answers `410 gone` naming " +
+          `\`${SEARCH_ROUTE}\`, which takes them in its JSON body.`,
         auth: "tenantKey",
         query: sessionListQuery,
+        response: { status: 200, schema: listResponse(sessionListItem) },
+        errors: [400, 410],
+      }),
+    ),
+    async (c) => {
+      const query = parseWith(sessionListQuery, c.req.query(), "Query");
+      const filters: SessionFilters = {
+        agentId: query.agentId,
+        mode: query.mode,
+        updatedAfter: query.updatedAfter,
+        preview: query.preview === "true",
+      };
+      return c.json(await sessionPage(c, filters, await readPage(c, sessionListName(filters))));
+    },
+  )
+  .post(
+    "/search",
+    describeRoute(
+      operation({
+        tag: "Sessions",
+        summary:
+          "List conversations by any filter, the end user's id included, or search their messages with q",
+        description:
+          "The list of `GET /v1/sessions` (same items, order and cursors) with the filters in the body, so an end " +
+          "user's id and search text never reach a URL. A read key may call it.",
+        auth: "tenantKey",
+        body: sessionSearchRequest,
         response: { status: 200, schema: listResponse(sessionListItem) },
         errors: [400],
       }),
     ),
     async (c) => {
-      const query = parseWith(sessionListQuery, c.req.query(), "Query");
-      const list = listName("sessions", [
-        query.agentId ?? null,
-        query.subject ?? null,
-        query.updatedAfter ?? null,
-        ...(query.mode !== undefined ? [query.mode] : []),
-        ...(query.q !== undefined ? [`q:${query.q}`] : []),
-        ...(query.preview === "true" ? ["preview"] : []),
-      ]);
-      const page = await readPage(c, list);
-      const filter = {
-        ...(query.agentId !== undefined ? { agentId: query.agentId } : {}),
-        ...(query.subject !== undefined ? { subject: query.subject } : {}),
-        ...(query.mode !== undefined ? { mode: query.mode } : {}),
-        ...(query.preview === "true" ? { preview: true } : {}),
-        ...(query.updatedAfter !== undefined
-          ? { updatedAfter: new Date(query.updatedAfter).toISOString() }
-          : {}),
-      };
-      if (query.q !== undefined) {
-        const found = await searchSessions(await projectionDb(c), c.get("tenant").tenantId, query.q, filter, {
-          limit: page.limit,
-          ...(page.after !== undefined ? { after: positions.search.decode(page.after) } : {}),
-        });
-        const held = await holdsForSessions(
-          c.env.DB,
-          c.get("tenant").tenantId,
-          found.items.map((i) => i.session),
-        );
-        const items = found.items.map((i) => ({
-          ...sessionView(i.session, held.get(i.session.threadId) ?? null),
-          match: i.match,
-        }));
-        const next = found.next === undefined ? undefined : positions.search.encode(found.next);
-        return c.json(await pageBody(c, list, items, next));
-      }
-      const result = await listSessions(await projectionDb(c), tenantScope(c), filter, {
-        limit: page.limit,
-        ...(page.after !== undefined ? { after: positions.session.decode(page.after) } : {}),
-      });
-      const next = result.next === undefined ? undefined : positions.session.encode(result.next);
-      const holds = await holdsForSessions(c.env.DB, c.get("tenant").tenantId, result.items);
-      const items = result.items.map((s) => sessionView(s, holds.get(s.threadId) ?? null));
-      return c.json(await pageBody(c, list, items, next));
+      const { cursor, limit, ...filters } = await readJson(c, sessionSearchRequest);
+      const page = await pageFrom(c, sessionListName(filters), { limit, cursor });
+      return c.json(await sessionPage(c, filters, page));
     },
   )
   .get(

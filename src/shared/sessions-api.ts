@@ -66,7 +66,7 @@ export const sessionResponse = z.object({
 });
 export type SessionResponse = z.infer<typeof sessionResponse>;
 
-/** A search hit (`GET /v1/sessions?q=`): the newest matching message and plain text around the match. */
+/** A search hit (`POST /v1/sessions/search` with `q`): the newest matching message and plain text around the match. */
 export const sessionMatch = z.object({ entryId: z.string(), snippet: z.string() });
 
 /** `GET /v1/sessions` items: with `q`, each also carries `match`. */
@@ -159,18 +159,42 @@ export const pageLimit = z
     parameter: { type: "integer", minimum: 1, maximum: 200, default: 50 },
   });
 
+/**
+ * `GET /v1/sessions`: the filters that name no end user. `subject` and `q` travel only in the body of
+ * `POST /v1/sessions/search`; on this route they answer 410 (docs/privacy.md#end-user-ids-stay-out-of-urls).
+ */
 export const sessionListQuery = z.strictObject({
-  /** Full-text search: plain words, every one must appear in a message of the session. */
-  q: z.string().trim().min(1).max(SEARCH_QUERY_MAX_CHARS).optional(),
   agentId: id.optional(),
   mode: z.enum(THREAD_MODES).optional(),
-  subject: id.optional(),
   updatedAfter: isoTime.optional(),
   /** `true`: only the console's preview threads; otherwise none of them. */
   preview: z.enum(["true", "false"]).optional(),
   cursor: z.string().optional(),
   limit: pageLimit,
 });
+
+/** The query parameters `GET /v1/sessions` no longer takes: they carry an end user's id or words (410). */
+export const RETIRED_SESSION_LIST_PARAMETERS = ["subject", "q"] as const;
+
+/**
+ * `POST /v1/sessions/search`: every filter of the list, the end user's id and the search text included, in a JSON
+ * body; the same page, order and cursors as `GET /v1/sessions` (docs/api.md#analytics-and-search).
+ */
+export const sessionSearchRequest = z.strictObject({
+  /** Full-text search: plain words, every one must appear in a message of the session. */
+  q: z.string().trim().min(1).max(SEARCH_QUERY_MAX_CHARS).optional(),
+  agentId: id.optional(),
+  mode: z.enum(THREAD_MODES).optional(),
+  /** The end user's id the sessions were launched for. */
+  subject: id.optional(),
+  updatedAfter: isoTime.optional(),
+  /** `true`: only the console's preview threads; otherwise none of them. */
+  preview: z.boolean().optional(),
+  cursor: z.string().optional(),
+  /** Items per page, 1–200 (default 50). */
+  limit: z.number().int().min(1).max(200).optional(),
+});
+export type SessionSearchRequest = z.input<typeof sessionSearchRequest>;
 
 export const usageQuery = z.strictObject({
   from: day.optional(),

@@ -207,6 +207,13 @@ describe("console: sessions, analytics, keys, secrets, webhooks", () => {
 
   test("search finds the conversation by a word of its text and opens its branch at the match", async () => {
     const { page } = await open("/console/sessions");
+    // The words travel in the search's JSON body, never in an API URL (docs/privacy.md#end-user-ids-stay-out-of-urls).
+    const apiRequests = [];
+    page.on("request", (r) => {
+      const url = new URL(r.url());
+      if (url.pathname.startsWith("/v1/"))
+        apiRequests.push({ method: r.method(), url: r.url(), body: r.postData() });
+    });
     await page.getByRole("searchbox", { name: "Search messages" }).fill(word);
     await page.getByRole("button", { name: "Search" }).click();
     const results = page.getByRole("list", { name: `Conversations matching “${word}”` });
@@ -219,6 +226,15 @@ describe("console: sessions, analytics, keys, secrets, webhooks", () => {
     assert.equal(await results.getByRole("listitem").count(), 1);
     assert.equal(await results.locator("mark").first().textContent(), word);
     assert.match(page.url(), new RegExp(`[?&]q=${word}`));
+    const searches = apiRequests.filter((r) => r.method === "POST" && r.url.endsWith("/v1/sessions/search"));
+    assert.ok(
+      searches.some((r) => JSON.parse(r.body ?? "{}").q === word),
+      "the search posts its words",
+    );
+    assert.deepEqual(
+      apiRequests.filter((r) => r.url.includes(word)).map((r) => r.url),
+      [],
+    );
     await checkScreen(page, "console-sessions-search");
 
     await results.getByRole("link").click();

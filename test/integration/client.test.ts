@@ -131,6 +131,11 @@ describe("agent-threads/client", () => {
 
     const listed = listResponse(sessionResponse).parse(await admin.sessions.list({ agentId: agent.id }));
     expect(listed.items.map((s) => s.threadId)).toEqual([session.threadId]);
+    // By subject, the same list comes through the search body, never a URL.
+    const subject = listed.items[0]?.subject ?? "";
+    const bySubject = await admin.sessions.search({ subject });
+    expect(bySubject.items).toEqual(listed.items);
+    expect((await admin.sessions.search({ subject: `${subject}-other` })).items).toEqual([]);
     expect(sessionResponse.parse(await admin.sessions.get(session.threadId)).messageCount).toBe(2);
     const messages = listResponse(messageResponse).parse(await admin.sessions.messages(session.threadId));
     expect(messages.items.map((m) => m.role)).toEqual(["user", "assistant"]);

@@ -86,6 +86,20 @@ describe("GET /v1/openapi.json", () => {
       expect(retired?.deprecated).toBe(true);
       expect(retired?.responses).toEqual({ 410: { $ref: "#/components/responses/Gone" } });
     }
+    // Listing by subject and searching words take them in a body; the list's query names no one and says 410.
+    const searchBody = JSON.stringify(
+      (doc.paths["/v1/sessions/search"]?.post as { requestBody?: unknown } | undefined)?.requestBody,
+    );
+    expect(searchBody).toContain('"subject"');
+    expect(searchBody).toContain('"q"');
+    expect(searchBody).toContain('"additionalProperties":false');
+    expect(doc.paths["/v1/sessions/search"]?.post?.security).toEqual([{ tenantKey: [] }, consoleSession]);
+    const listRoute = doc.paths["/v1/sessions"]?.get as
+      | { parameters?: { name: string }[]; responses: Record<string, unknown> }
+      | undefined;
+    expect(listRoute?.parameters?.map((p) => p.name)).not.toContain("subject");
+    expect(listRoute?.parameters?.map((p) => p.name)).not.toContain("q");
+    expect(listRoute?.responses["410"]).toEqual({ $ref: "#/components/responses/Gone" });
     expect(JSON.stringify(doc.paths["/v1/erasures/{erasureId}"])).toContain("subjectDigest");
     const text = JSON.stringify(doc);
     // Request bodies come from the routes' own zod schemas: the release weights rule and the draft's If-Match.

@@ -102,13 +102,21 @@ describe("POST /v1/agents/:agentId/draft/preview-session", () => {
     expect(view.agentVersion).toBe(0);
     // Search leaves previews out too, unless asked for them.
     const found = await json(
-      await api(`/v1/sessions?q=draft&agentId=${agent.agentId}`, { key: agent.apiKey }),
+      await api("/v1/sessions/search", {
+        method: "POST",
+        key: agent.apiKey,
+        body: { q: "draft", agentId: agent.agentId },
+      }),
       200,
       sessionList,
     );
     expect(found.items).toEqual([]);
     const foundPreviews = await json(
-      await api(`/v1/sessions?q=draft&preview=true&agentId=${agent.agentId}`, { key: agent.apiKey }),
+      await api("/v1/sessions/search", {
+        method: "POST",
+        key: agent.apiKey,
+        body: { q: "draft", preview: true, agentId: agent.agentId },
+      }),
       200,
       sessionList,
     );

@@ -1,5 +1,6 @@
-// GET /v1/sessions?q= (docs/api.md): full-text search over one tenant's message text with a snippet per session,
-// combined with the list's filters, safe for any text, and forgetting erased and expired text.
+// POST /v1/sessions/search with q (docs/api.md#analytics-and-search): full-text search over one tenant's message text
+// with a snippet per session, combined with the list's filters, safe for any text, forgetting erased and expired
+// text, and never taking the words or the end user's id in a URL.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -14,11 +15,17 @@ import { type LiveAgent, liveAgent } from "../helpers/threads";
 const DAY_MS = 86_400_000;
 const list = listResponse(sessionListItem);
 
-async function search(agent: LiveAgent, query: string, key = agent.apiKey) {
-  return json(await api(`/v1/sessions?${query}`, { key }), 200, list);
+type SearchBody = Record<string, unknown>;
+
+function post(agent: LiveAgent, body: SearchBody, key = agent.apiKey) {
+  return api("/v1/sessions/search", { method: "POST", key, body });
 }
 
-const q = (text: string) => `q=${encodeURIComponent(text)}`;
+async function search(agent: LiveAgent, body: SearchBody, key = agent.apiKey) {
+  return json(await post(agent, body, key), 200, list);
+}
+
+const q = (text: string): SearchBody => ({ q: text });
 
 async function conversation(agent: LiveAgent, subject: string, texts: string[]) {
   const session = await launchFor(agent, subject);
@@ -44,7 +51,7 @@ async function indexedRows(threadId: string) {
   return z.object({ n: z.number() }).parse(row).n;
 }
 
-describe("GET /v1/sessions?q=", () => {
+describe("POST /v1/sessions/search", () => {
   it("finds a word in the tenant's messages, with the matching message and a snippet around it", async () => {
     const agent = await liveAgent({ agent: { visibility: "private" } });
     const other = await liveAgent({ agent: { visibility: "private" } });
@@ -87,10 +94,10 @@ describe("GET /v1/sessions?q=", () => {
     const all = await search(agent, q("invoice"));
     expect(new Set(all.items.map((i) => i.threadId))).toEqual(new Set([one, two, three]));
     expect(
-      (await search(agent, `${q("invoice")}&agentId=${billing.agentId}`)).items.map((i) => i.threadId),
+      (await search(agent, { ...q("invoice"), agentId: billing.agentId })).items.map((i) => i.threadId),
     ).toEqual([three]);
     expect(
-      (await search(agent, `${q("invoice")}&agentId=${agent.agentId}&subject=user-1`)).items.map(
+      (await search(agent, { ...q("invoice"), agentId: agent.agentId, subject: "user-1" })).items.map(
         (i) => i.threadId,
       ),
     ).toEqual([one]);
@@ -99,21 +106,20 @@ describe("GET /v1/sessions?q=", () => {
     const seen: string[] = [];
     let cursor: string | undefined;
     do {
-      const page = await search(
-        agent,
-        `${q("invoice")}&limit=1${cursor !== undefined ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
-      );
+      const page = await search(agent, {
+        ...q("invoice"),
+        limit: 1,
+        ...(cursor !== undefined ? { cursor } : {}),
+      });
       seen.push(...page.items.map((i) => i.threadId));
       cursor = page.nextCursor;
     } while (cursor !== undefined && seen.length < 10);
     expect(seen).toEqual(all.items.map((i) => i.threadId));
     expect(seen).toHaveLength(3);
     // A search cursor continues only that search.
-    const first = await search(agent, `${q("invoice")}&limit=1`);
+    const first = await search(agent, { ...q("invoice"), limit: 1 });
     await expectError(
-      await api(`/v1/sessions?${q("total")}&limit=1&cursor=${encodeURIComponent(first.nextCursor ?? "")}`, {
-        key: agent.apiKey,
-      }),
+      await post(agent, { ...q("total"), limit: 1, cursor: first.nextCursor ?? "" }),
       400,
       "bad_request",
     );
@@ -140,7 +146,7 @@ describe("GET /v1/sessions?q=", () => {
       "{tenant body}: refund",
       "refund NOT exchange",
     ]) {
-      const res = await api(`/v1/sessions?${q(text)}`, { key: agent.apiKey });
+      const res = await post(agent, q(text));
       expect(res.status, text).toBe(200);
     }
     // Operators are words: OR is not a disjunction, NOT is not a negation.
@@ -151,13 +157,9 @@ describe("GET /v1/sessions?q=", () => {
     // Text with no words matches nothing.
     expect((await search(agent, q('"*"'))).items).toEqual([]);
 
-    const error = await expectError(
-      await api(`/v1/sessions?${q("a".repeat(201))}`, { key: agent.apiKey }),
-      400,
-      "bad_request",
-    );
+    const error = await expectError(await post(agent, q("a".repeat(201))), 400, "bad_request");
     expect(fieldPaths(error)).toContain("q");
-    expect((await api(`/v1/sessions?${q("a".repeat(200))}`, { key: agent.apiKey })).status).toBe(200);
+    expect((await post(agent, q("a".repeat(200)))).status).toBe(200);
   });
 
   it("finds words in any script and either accent encoding, indexed only under the tenant's own terms", async () => {
@@ -227,5 +229,103 @@ describe("GET /v1/sessions?q=", () => {
     expect((await search(agent, q("parcel"))).items).toEqual([]);
     expect((await search(agent, q("third"))).items.map((i) => i.threadId)).toEqual([expiring]);
     expect(await indexedRows(expiring)).toBe(2);
+  });
+});
+
+describe("session list filters that name an end user (docs/privacy.md#end-user-ids-stay-out-of-urls)", () => {
+  it("lists by subject through the body: the GET list's items and order, paged with its cursors", async () => {
+    const agent = await liveAgent({ agent: { visibility: "private" } });
+    const older = await conversation(agent, "user-7", ["first question"]);
+    const newer = await conversation(agent, "user-7", ["second question"]);
+    const someoneElse = await conversation(agent, "user-8", ["unrelated"]);
+
+    // The unfiltered list is the same through either form.
+    const listed = await json(
+      await api(`/v1/sessions?agentId=${agent.agentId}`, { key: agent.apiKey }),
+      200,
+      list,
+    );
+    expect(new Set(listed.items.map((i) => i.threadId))).toEqual(new Set([older, newer, someoneElse]));
+    expect((await search(agent, { agentId: agent.agentId })).items).toEqual(listed.items);
+
+    // By subject: that user's sessions only, newest first, a read key allowed.
+    const reader = await createApiKey({ tenantId: agent.tenantId, apiKey: agent.apiKey }, "read");
+    const mine = await search(agent, { subject: "user-7" }, reader.apiKey);
+    expect(mine.items.map((i) => i.threadId)).toEqual(
+      listed.items.map((i) => i.threadId).filter((t) => t !== someoneElse),
+    );
+    expect(mine.items.every((i) => i.subject === "user-7")).toBe(true);
+
+    // Paged one at a time through the body, each session once, then no cursor.
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await search(agent, {
+        subject: "user-7",
+        limit: 1,
+        ...(cursor !== undefined ? { cursor } : {}),
+      });
+      expect(page.items).toHaveLength(1);
+      seen.push(...page.items.map((i) => i.threadId));
+      cursor = page.nextCursor;
+    } while (cursor !== undefined && seen.length < 10);
+    expect(seen).toEqual(mine.items.map((i) => i.threadId));
+
+    // A cursor continues only the list of the same filters, from either form.
+    const firstGet = await json(
+      await api(`/v1/sessions?agentId=${agent.agentId}&limit=1`, { key: agent.apiKey }),
+      200,
+      list,
+    );
+    const continued = await search(agent, { agentId: agent.agentId, limit: 1, cursor: firstGet.nextCursor });
+    expect(continued.items.map((i) => i.threadId)).toEqual([listed.items[1]?.threadId]);
+    await expectError(
+      await post(agent, { agentId: agent.agentId, subject: "user-7", limit: 1, cursor: firstGet.nextCursor }),
+      400,
+      "bad_request",
+    );
+  });
+
+  it("takes a strict body: unknown keys and out-of-range limits are 400s naming the field", async () => {
+    const agent = await liveAgent({ agent: { visibility: "private" } });
+    // An unknown key is named in the details (zod reports it at the body's root).
+    const unknown = await expectError(await post(agent, { subjectId: "user-1" }), 400, "bad_request");
+    expect(JSON.stringify(unknown.details)).toContain("subjectId");
+    for (const limit of [0, 201, 1.5, "5"]) {
+      const error = await expectError(await post(agent, { subject: "user-1", limit }), 400, "bad_request");
+      expect(fieldPaths(error), String(limit)).toContain("limit");
+    }
+    expect((await post(agent, { subject: "user-1", limit: 200 })).status).toBe(200);
+    // A JSON body, nothing else.
+    const text = await api("/v1/sessions/search", {
+      method: "POST",
+      key: agent.apiKey,
+      body: "subject=user-1",
+      headers: { "Content-Type": "application/x-www-form-urlencoded" },
+    });
+    await expectError(text, 415, "unsupported_media_type");
+  });
+
+  it("answers 410 naming the search route to GET with subject or q, echoing neither", async () => {
+    const agent = await liveAgent({ agent: { visibility: "private" } });
+    await conversation(agent, "person@example.com", ["my refund"]);
+    for (const query of [
+      "subject=person%40example.com",
+      "q=refund",
+      `agentId=${agent.agentId}&subject=person%40example.com&limit=5`,
+      "subject=",
+    ]) {
+      for (const key of [agent.apiKey, undefined]) {
+        const res = await api(`/v1/sessions?${query}`, key === undefined ? {} : { key });
+        const error = await expectError(res, 410, "gone");
+        expect(error.message, query).toContain("POST /v1/sessions/search");
+        expect(error.message).not.toContain("person");
+        expect(error.message).not.toContain("refund");
+      }
+    }
+    // The filters that name no one still work in the URL.
+    expect(
+      (await api(`/v1/sessions?agentId=${agent.agentId}&mode=agent`, { key: agent.apiKey })).status,
+    ).toBe(200);
   });
 });

@@ -30,6 +30,11 @@ async function list(key: string, query = "") {
   return json(await api(`/v1/sessions${query}`, { key }), 200, sessionList);
 }
 
+/** The list by filters that name an end user: in the body of `POST /v1/sessions/search`, never the URL. */
+async function search(key: string, body: Record<string, unknown>) {
+  return json(await api("/v1/sessions/search", { method: "POST", key, body }), 200, sessionList);
+}
+
 // Two tenants, each with an end user called `user-1`; built once for the file, on first use.
 let built: ReturnType<typeof build> | undefined;
 const world = () => {
@@ -69,14 +74,18 @@ describe("GET /v1/sessions", () => {
     const ids = async (query: string) => (await list(a.apiKey, query)).items.map((s) => s.threadId);
     expect(await ids(`?agentId=${a.agentId}`)).toEqual([t2.threadId, t1.threadId]);
     expect(await ids(`?agentId=${a2.agentId}`)).toEqual([t3.threadId]);
-    expect(await ids("?subject=user-1")).toEqual([t3.threadId, t1.threadId]);
-    expect(await ids(`?subject=user-1&agentId=${a.agentId}`)).toEqual([t1.threadId]);
-    expect(await ids("?subject=nobody")).toEqual([]);
+    const bySubject = async (body: Record<string, unknown>) =>
+      (await search(a.apiKey, body)).items.map((s) => s.threadId);
+    expect(await bySubject({ subject: "user-1" })).toEqual([t3.threadId, t1.threadId]);
+    expect(await bySubject({ subject: "user-1", agentId: a.agentId })).toEqual([t1.threadId]);
+    expect(await bySubject({ subject: "nobody" })).toEqual([]);
     const t2Row = all.items.find((s) => s.threadId === t2.threadId);
     expect(await ids(`?updatedAfter=${encodeURIComponent(t2Row?.updatedAt ?? "")}`)).toEqual([t3.threadId]);
 
     // The other tenant's user-1 sees only their own thread; an agent id from another tenant matches nothing.
-    expect((await list(b.apiKey, "?subject=user-1")).items.map((s) => s.threadId)).toEqual([t4.threadId]);
+    expect((await search(b.apiKey, { subject: "user-1" })).items.map((s) => s.threadId)).toEqual([
+      t4.threadId,
+    ]);
     expect((await list(b.apiKey, `?agentId=${a.agentId}`)).items).toEqual([]);
   });
 

@@ -189,7 +189,11 @@ describe("reads and writes in the tenant's shard", () => {
 
     const listed = await json(await api("/v1/sessions", { key: agent.apiKey }), 200, sessions);
     expect(listed.items.map((i) => i.threadId)).toEqual([session.threadId]);
-    const found = await json(await api("/v1/sessions?q=parcel", { key: agent.apiKey }), 200, sessions);
+    const found = await json(
+      await api("/v1/sessions/search", { method: "POST", key: agent.apiKey, body: { q: "parcel" } }),
+      200,
+      sessions,
+    );
     expect(found.items.map((i) => i.threadId)).toEqual([session.threadId]);
     const analytics = await json(
       await api(`/v1/analytics?${around}`, { key: agent.apiKey }),
@@ -224,7 +228,11 @@ describe("reads and writes in the tenant's shard", () => {
           items: z.array(z.object({ role: z.string().nullable(), content: z.string() }).passthrough()),
         })
         .parse(await (await api(`/v1/sessions/${a.threadId}/messages`, { key: agent.apiKey })).json());
-      const search = await json(await api("/v1/sessions?q=refund", { key: agent.apiKey }), 200, sessions);
+      const search = await json(
+        await api("/v1/sessions/search", { method: "POST", key: agent.apiKey, body: { q: "refund" } }),
+        200,
+        sessions,
+      );
       const analytics = await json(
         await api(`/v1/analytics?${around}&groupBy=version`, { key: agent.apiKey }),
         200,
@@ -392,7 +400,11 @@ describe("moving a tenant between shards", () => {
     expect(analytics.items).toMatchObject([{ threads: 4, turns: runs + 1 }]);
     // Search finds text written before, during and after the move.
     for (const word of ["hello", "waffle0", `waffle${Math.floor(turns / 6)}`]) {
-      const found = await json(await api(`/v1/sessions?q=${word}`, { key: agent.apiKey }), 200, sessions);
+      const found = await json(
+        await api("/v1/sessions/search", { method: "POST", key: agent.apiKey, body: { q: word } }),
+        200,
+        sessions,
+      );
       expect(found.items.length, word).toBeGreaterThan(0);
     }
   });
@@ -438,7 +450,11 @@ describe("moving a tenant between shards", () => {
     }
     const listed = await json(await api("/v1/sessions", { key: agent.apiKey }), 200, sessions);
     expect(listed.items.map((i) => i.threadId)).toEqual([kept.threadId]);
-    const found = await json(await api("/v1/sessions?q=resurrected", { key: agent.apiKey }), 200, sessions);
+    const found = await json(
+      await api("/v1/sessions/search", { method: "POST", key: agent.apiKey, body: { q: "resurrected" } }),
+      200,
+      sessions,
+    );
     expect(found.items).toEqual([]);
     const analytics = await json(
       await api(`/v1/analytics?${around}`, { key: agent.apiKey }),

@@ -74,7 +74,7 @@ const erased = (agent: Pick<LiveAgent, "tenantId" | "agentId">, threadId: string
 });
 
 async function sessionCount(agent: LiveAgent, subject: string): Promise<number> {
-  const res = await api(`/v1/sessions?subject=${encodeURIComponent(subject)}`, { key: agent.apiKey });
+  const res = await api("/v1/sessions/search", { method: "POST", key: agent.apiKey, body: { subject } });
   return z.object({ items: z.array(z.unknown()) }).parse(await res.json()).items.length;
 }
 

@@ -45,6 +45,7 @@ function writeUrl(filters: Filters): void {
   history.replaceState(null, "", `${location.pathname}${query ? `?${query}` : ""}`);
 }
 
+/** The search body: the subject and words travel in it, never in a request URL (docs/privacy.md#end-user-ids-stay-out-of-urls). */
 function listQuery(filters: Filters, cursor?: string) {
   return {
     limit: PAGE_SIZE,
@@ -174,7 +175,7 @@ function FilterForm(props: { agents: AgentResponse[]; value: Filters; onApply: (
 export default function SessionsScreen(_props: ScreenProps) {
   const [filters, setFilters] = useState<Filters>(filtersFromUrl);
   const agents = useLoad(async () => (await api().agents.list({ limit: 200 })).items, []);
-  const paged = usePaged<Item>((cursor) => api().sessions.list(listQuery(filters, cursor)), [filters]);
+  const paged = usePaged<Item>((cursor) => api().sessions.search(listQuery(filters, cursor)), [filters]);
   useEffect(() => writeUrl(filters), [filters]);
 
   const searching = filters.q !== "";
