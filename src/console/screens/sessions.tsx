@@ -26,8 +26,13 @@ const FIELDS = ["q", "agentId", "subject", "mode", "since"] as const;
 const EMPTY: Filters = { q: "", agentId: "", subject: "", mode: "", since: "" };
 const PAGE_SIZE = 25;
 
+/**
+ * The filters live in the address's fragment (`#q=…&subject=…`), which the browser never sends: a reload or a shared
+ * link keeps them without putting a person's id or words in a request URL (docs/privacy.md#end-user-ids-stay-out-of-urls).
+ * An old link's query is read once and moved to the fragment.
+ */
 function filtersFromUrl(): Filters {
-  const params = new URLSearchParams(location.search);
+  const params = new URLSearchParams(location.hash.slice(1) || location.search);
   const mode = params.get("mode");
   return {
     q: params.get("q") ?? "",
@@ -42,7 +47,7 @@ function writeUrl(filters: Filters): void {
   const params = new URLSearchParams();
   for (const field of FIELDS) if (filters[field]) params.set(field, filters[field]);
   const query = params.toString();
-  history.replaceState(null, "", `${location.pathname}${query ? `?${query}` : ""}`);
+  history.replaceState(null, "", `${location.pathname}${query ? `#${query}` : ""}`);
 }
 
 /** The search body: the subject and words travel in it, never in a request URL (docs/privacy.md#end-user-ids-stay-out-of-urls). */
@@ -177,6 +182,12 @@ export default function SessionsScreen(_props: ScreenProps) {
   const agents = useLoad(async () => (await api().agents.list({ limit: 200 })).items, []);
   const paged = usePaged<Item>((cursor) => api().sessions.search(listQuery(filters, cursor)), [filters]);
   useEffect(() => writeUrl(filters), [filters]);
+  // A link or a typed address that changes only the fragment reloads nothing: read the filters again.
+  useEffect(() => {
+    const reread = () => setFilters(filtersFromUrl());
+    addEventListener("hashchange", reread);
+    return () => removeEventListener("hashchange", reread);
+  }, []);
 
   const searching = filters.q !== "";
   const anyFilter = FIELDS.some((f) => filters[f] !== "");
