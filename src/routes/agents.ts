@@ -2,6 +2,7 @@
 import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import { invalidateGateAgent } from "../auth/gate-agent-cache";
+import { invalidateLaunchStanding } from "../auth/launch-standing";
 import type { AgentEntity, AgentPatch } from "../control/deployment-store";
 import { base32 } from "../control/ids";
 import { unwrap } from "../errors";
@@ -117,6 +118,7 @@ export const agents = new Hono<AppEnv>()
       const updated = unwrap(await deploymentStore(c).updateAgent(agent.tenantId, agent.id, patch));
       invalidateAgentKeys(agent.publicKey, updated.publicKey);
       invalidateGateAgent(agent.tenantId, agent.id);
+      invalidateLaunchStanding(agent.tenantId);
       forgetUnknownOrigins();
       // Its open sockets close 4403 now; each thread's own idle sweep closes any this misses (docs/security.md).
       if (patch.status === "disabled") {

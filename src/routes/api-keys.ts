@@ -2,6 +2,7 @@
 import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import { z } from "zod";
+import { invalidateLaunchStanding } from "../auth/launch-standing";
 import { AppError, errors } from "../errors";
 import { apiKeyView } from "../http/api-key-view";
 import type { AppEnv } from "../http/context";
@@ -117,8 +118,11 @@ export const apiKeys = new Hono<AppEnv>()
         );
       }
       // Sockets opened with the key's private launches close 4403 now (and at the latest on their thread's next sweep).
-      if (outcome === "revoked")
+      if (outcome === "revoked") {
+        // Its tokens stop on the thread's HTTP routes now in this isolate, within a few seconds in any other.
+        invalidateLaunchStanding(c.get("tenant").tenantId);
         c.executionCtx.waitUntil(recheckTenantSockets(c.env, c.get("tenant").tenantId));
+      }
       return c.body(null, 204);
     },
   );

@@ -4,6 +4,7 @@ import { describeRoute } from "hono-openapi";
 import { z } from "zod";
 import { invalidateGateTenant } from "../auth/gate-agent-cache";
 import { launchBudget } from "../auth/launch-budget";
+import { invalidateLaunchStanding } from "../auth/launch-standing";
 import { dailyLaunchQuota } from "../auth/rate-limit";
 import { tenantQuota } from "../auth/tenant-quota";
 import { timeIdCursor } from "../control/page-cursor";
@@ -171,6 +172,7 @@ export const operator = new Hono<AppEnv>()
       const tenant = await updateTenant(c.env.DB, tenantId, patch, new Date().toISOString());
       if (tenant === null) throw errors.notFound("Tenant");
       invalidateGateTenant(tenantId);
+      invalidateLaunchStanding(tenantId);
       // In force for launches and runs once this answers: the tenant's quota object re-reads the row now. A failure
       // here is a 500 the operator retries (the patch is idempotent); meanwhile the object re-reads on its own.
       await tenantQuota(c.env, tenantId).refreshSettings();

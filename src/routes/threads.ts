@@ -1,6 +1,7 @@
 // The edge gate for thread traffic: verify the launch token and Origin, derive the object, call it with the claims.
 import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
+import { requireLaunchStanding } from "../auth/launch-standing";
 import type { LaunchClaims } from "../auth/launch-token";
 import { AppError, failureError, unwrap } from "../errors";
 import type { AppContext, AppEnv } from "../http/context";
@@ -88,9 +89,14 @@ async function readMessage(c: AppContext): Promise<PostMessage> {
   return parseWith(postMessageSchema, value);
 }
 
-/** The launch token's claims for this request's thread, and that thread's object. */
+/**
+ * The launch token's claims for this request's thread, and that thread's object. A token whose key, agent, tenant or
+ * visitor was revoked or disabled since its launch is refused here, before the object is called (docs/security.md,
+ * "Launch tokens over HTTP"); the WebSocket path is watched by the thread itself.
+ */
 async function launchThread(c: AppContext) {
   const claims = await launchAccess(c, launchBearer(c.req.header("Authorization")));
+  await requireLaunchStanding(c.env, claims);
   return { claims, threadClaims: threadClaimsFrom(claims), stub: await threadStub(c.env, claims) };
 }
 

@@ -1,5 +1,7 @@
 // Erasure by subject (docs/privacy.md): a job in D1 that erases a subject's threads in bounded batches, resumes where a cut-off
 // call stopped, and ends with a signed receipt. Shared by `POST /v1/subject-erasures` and `DELETE /v1/me/threads`.
+
+import { invalidateLaunchStanding } from "../auth/launch-standing";
 import type { LaunchClaims } from "../auth/launch-token";
 import { receiptKeys, signReceipt } from "../auth/receipt-keys";
 import { subjectDigest } from "../auth/subject-digest";
@@ -216,6 +218,7 @@ export function eraseOwnThreads(env: Env, claims: LaunchClaims): Promise<Erasure
       now.toISOString(),
       expiresAt.toISOString(),
     );
+    invalidateLaunchStanding(claims.tenantId);
   };
   return eraseSubject(env, {
     tenantId: claims.tenantId,
