@@ -1,5 +1,6 @@
 // The connect path leaves D1: once the isolate's gate cache holds the agent, a WebSocket connect, every thread HTTP
-// call and a visitor's resume launch make no D1 call at all from the Worker (the thread object decides ownership).
+// call and a visitor's resume launch make no D1 call at all from the Worker (the thread object decides ownership);
+// thread HTTP re-reads its token's standing once per grant per 5 s (docs/security.md, "Launch tokens over HTTP").
 import { describe, expect, it } from "vitest";
 import { countingD1, fetchWithDb } from "../helpers/d1-proxy";
 import { json } from "../helpers/tenants";
