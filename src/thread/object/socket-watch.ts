@@ -4,6 +4,7 @@
 // longer stand with 4403. The same read marks the thread active, so a tenant's disconnect can find it
 // (docs/security.md, "Open sockets and refreshes").
 import { GATE_STALE_IF_ERROR_MS } from "../../auth/gate-agent-cache";
+import { standingRefusal } from "../../auth/launch-standing";
 import { activityMark, SOCKET_ACTIVITY_REFRESH_MS } from "../../auth/socket-activity";
 import { visitorHash } from "../../auth/visitor-revocation";
 import { fail, ok, type Result } from "../../errors";
@@ -124,14 +125,8 @@ export class SocketWatch {
   }
 }
 
+/** The rule thread HTTP applies too, so a socket and a request agree (docs/security.md, "Launch tokens over HTTP"). */
 function verdictOf(standing: SocketStanding, hashes: ReadonlyMap<string, string>): Verdict {
-  return (claims) => {
-    if (standing.tenantStatus !== "active") return "tenant disabled";
-    if (standing.agentStatus !== "active") return "agent disabled";
-    if (claims.apiKeyId !== undefined && !standing.liveKeys.has(claims.apiKeyId)) return "api key revoked";
-    const hash = hashes.get(claims.sub);
-    if (claims.subjectKind === "visitor" && hash !== undefined && standing.revokedVisitors.has(hash))
-      return "visitor revoked";
-    return null;
-  };
+  return (claims) =>
+    standingRefusal(standing, claims, claims.subjectKind === "visitor" ? hashes.get(claims.sub) : undefined);
 }
