@@ -165,7 +165,17 @@ describe("console: sessions, analytics, keys, secrets, webhooks", () => {
     const first = page.getByRole("list", { name: /^Messages of branch 1/ });
     await waitForText(first, "Thanks for checking");
     assert.doesNotMatch(await first.textContent(), /And order 43/);
-    // Focus stays on the fork's switcher (now on the first alternative, where only "next" is left).
+    // Focus stays on the fork's switcher (now on the first alternative, where only "next" is left); it moves there
+    // once the branch has rendered, so it is awaited, not read at once.
+    await page
+      .waitForFunction(
+        () => /^Next alternative/.test(document.activeElement?.getAttribute("aria-label") ?? ""),
+        null,
+        {
+          timeout: 5_000,
+        },
+      )
+      .catch(() => {});
     const focusedLabel = await page.evaluate(() => document.activeElement?.getAttribute("aria-label"));
     assert.match(focusedLabel ?? "", /^Next alternative/);
     await waitForText(
