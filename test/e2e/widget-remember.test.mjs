@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {
   deepFocus,
+  eventually,
   KEYS,
   openAndConnect,
   openWidgetPage,
@@ -19,14 +20,14 @@ const ACCENT = "rgb(15, 118, 110)";
 
 const background = (locator) => locator.evaluate((el) => getComputedStyle(el).backgroundColor);
 
-/** Polls until the launcher's background is `expected`; returns the last colour seen. */
+/** Waits until the launcher's background is `expected`; returns the last colour seen (for the assertion's message). */
 async function launcherColour(w, expected, timeout = 15_000) {
-  const deadline = Date.now() + timeout;
-  let last = await background(w.launcher);
-  while (last !== expected && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
+  let last;
+  const read = async () => {
     last = await background(w.launcher);
-  }
+    return last === expected;
+  };
+  await eventually(read, `a ${expected} launcher`, { timeout, interval: 50 }).catch(() => {});
   return last;
 }
 
