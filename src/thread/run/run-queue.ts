@@ -126,7 +126,7 @@ export class RunQueue {
    */
   async advance(): Promise<void> {
     const queue = this.#deps.queue;
-    if (this.#advancing || this.#deps.live() !== null || queue.count() === 0) return;
+    if (this.#advancing || this.#deps.live() !== null || this.#waiting() === 0) return;
     this.#advancing = true;
     try {
       // A queued turn records the version where it lands: the thread's upgrade targets must be verified first.
@@ -157,6 +157,19 @@ export class RunQueue {
       );
     } finally {
       this.#advancing = false;
+    }
+  }
+
+  /**
+   * How many turns wait; none when the thread's tables are gone (erased while a run was ending): every caller starts
+   * this without waiting for it, so it must not reject.
+   */
+  #waiting(): number {
+    try {
+      return this.#deps.queue.count();
+    } catch (error) {
+      console.error(JSON.stringify({ level: "error", message: "queue unreadable", error: String(error) }));
+      return 0;
     }
   }
 
