@@ -25,6 +25,14 @@ export const LIMITS = {
 } as const;
 
 const id = z.string().min(1).max(128);
+
+/**
+ * A JSON object as the wire carries it (a tool's arguments), typed shallowly: the thread object's RPC stubs map every
+ * type they return, and a recursive JSON type is too deep for them.
+ */
+export type JsonObject = Record<string, string | number | boolean | null | object>;
+const isJsonObject = (value: unknown): boolean =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
 const clientMessageId = z
   .string()
   .regex(/^[A-Za-z0-9_-]{8,128}$/, "must be 8-128 characters of [A-Za-z0-9_-]");
@@ -44,6 +52,19 @@ export type FeedbackRating = (typeof FEEDBACK_RATINGS)[number];
 export const MAX_FEEDBACK_COMMENT_CHARS = 2000;
 /** A human agent's display name, as the tenant's backend names it. */
 export const MAX_AGENT_NAME_CHARS = 100;
+
+/** An approval's decision, and who made it (docs/tools.md#approvals). */
+export const APPROVAL_DECISIONS = ["approve", "deny"] as const;
+export type ApprovalDecision = (typeof APPROVAL_DECISIONS)[number];
+/** Who may decide an approval, as the tool's `approval.by` says. */
+export const APPROVERS = ["user", "tenant", "any"] as const;
+export type Approver = (typeof APPROVERS)[number];
+/** Who decided: a person (the thread's user, the tenant), the clock, or the thread itself (a cancelled run). */
+export const DECIDERS = ["user", "tenant", "timeout", "system"] as const;
+export type Decider = (typeof DECIDERS)[number];
+export const MAX_DECISION_REASON_CHARS = 1000;
+/** A client tool's answer, as JSON text, is at most this many bytes (docs/tools.md#client-tools). */
+export const MAX_TOOL_RESULT_BYTES = 64 * 1024;
 
 /** Event entries the thread writes into its own tree (never a client). */
 export const ENTRY_EVENTS = ["handoff_started", "handoff_ended"] as const;
@@ -84,6 +105,20 @@ export const clientFrameSchema = z.discriminatedUnion("type", [
   }),
   /** Accepts the upgrade `ready.upgrade` offered (docs/api.md); any other version is refused. */
   z.strictObject({ type: z.literal("upgrade"), version: z.number().int().positive() }),
+  /** Decides a pending approval of this thread (docs/tools.md#approvals). */
+  z.strictObject({
+    type: z.literal("approval"),
+    approvalId: id,
+    decision: z.enum(APPROVAL_DECISIONS),
+    reason: z.string().max(MAX_DECISION_REASON_CHARS).optional(),
+  }),
+  /** Answers a client tool's `tool_request` (docs/tools.md#client-tools): `output`, or `error` when it failed. */
+  z.strictObject({
+    type: z.literal("tool_result"),
+    toolCallId: id,
+    output: z.unknown().optional(),
+    error: z.string().max(MAX_DECISION_REASON_CHARS).optional(),
+  }),
 ]);
 
 export type ClientFrame = z.infer<typeof clientFrameSchema>;
@@ -97,10 +132,53 @@ export const feedbackSchema = z.object({
 });
 export type WireFeedback = z.infer<typeof feedbackSchema>;
 
+/** A tool call waiting for a person's decision: a run's `actions` and an `approval_request` entry's `approval`. */
+export const approvalActionSchema = z.object({
+  approvalId: id,
+  toolCallId: id,
+  name: z.string(),
+  /** The model's arguments after the runtime wrote the caller's identity into them. */
+  input: z.custom<JsonObject>(isJsonObject),
+  by: z.enum(APPROVERS),
+  expiresAt: z.string(),
+  /** The artifact's `approval.title` and `approval.description`, when set. */
+  title: z.string().optional(),
+  description: z.string().optional(),
+});
+export type ApprovalAction = z.infer<typeof approvalActionSchema>;
+
+/** A client tool call waiting for its answer: the `tool_request` frame and entry. */
+export const toolRequestSchema = z.object({
+  toolCallId: id,
+  name: z.string(),
+  input: z.custom<JsonObject>(isJsonObject),
+  expiresAt: z.string(),
+});
+export type ToolRequest = z.infer<typeof toolRequestSchema>;
+
+export const approvalDecisionSchema = z.object({
+  approvalId: id,
+  decision: z.enum(APPROVAL_DECISIONS),
+  by: z.enum(DECIDERS),
+  reason: z.string().nullable(),
+});
+export type ApprovalDecisionRecord = z.infer<typeof approvalDecisionSchema>;
+
 export const entrySchema = z.object({
   id,
   parentId: id.nullable(),
-  kind: z.enum(["message", "event", "model_change", "label", "summary", "custom", "version_change"]),
+  kind: z.enum([
+    "message",
+    "event",
+    "model_change",
+    "label",
+    "summary",
+    "custom",
+    "version_change",
+    "approval_request",
+    "approval_decision",
+    "tool_request",
+  ]),
   role: z.enum(["user", "assistant", "tool", "system", "human_agent"]).nullable(),
   runId: id.nullable(),
   text: z.string(),
@@ -110,6 +188,12 @@ export const entrySchema = z.object({
   authorName: z.string().optional(),
   /** Zero retention (docs/privacy.md): the thread's text was deleted after it went idle; `text` is empty. */
   purged: z.literal(true).optional(),
+  /** `approval_request` entries: the call waiting for a decision. */
+  approval: approvalActionSchema.optional(),
+  /** `approval_decision` entries: the decision. */
+  decision: approvalDecisionSchema.optional(),
+  /** `tool_request` entries: the client tool call. */
+  toolRequest: toolRequestSchema.optional(),
   /** `event` entries: what happened. */
   event: z.object({ type: z.enum(ENTRY_EVENTS), agentName: z.string().optional() }).optional(),
   /** `version_change` entries: the version the turns below it run on, and the one before (docs/api.md). */
@@ -151,7 +235,11 @@ export const serverFrameSchema = z.discriminatedUnion("type", [
     position: z.number().int().min(1).optional(),
     /** Only when `aborted`: `cancelled`, `interrupted` (by a later turn, or by the object's death), … */
     reason: z.string().optional(),
+    /** Only when `requires_action`: the approvals still waiting for a decision. */
+    actions: z.array(approvalActionSchema).optional(),
   }),
+  /** A client tool call for the page or app holding the thread to run (docs/tools.md#client-tools). */
+  z.object({ type: z.literal("tool_request"), runId: id, ...toolRequestSchema.shape }),
   z.object({ type: z.literal("delta"), runId: id, seq: z.number().int().min(1), text: z.string() }),
   z.object({ type: z.literal("history"), items: z.array(entrySchema), nextCursor: z.string().optional() }),
   z.object({

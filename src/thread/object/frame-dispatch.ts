@@ -93,6 +93,13 @@ export function dispatchFrame(
       return { frames: helloFrames(runtime, frame.resume), ready: true };
     case "ping":
       return { frames: [{ type: "pong" }] };
+    case "approval":
+    case "tool_result":
+      return {
+        frames: [
+          { type: "error", code: "bad_request", message: "This thread has nothing waiting for an answer." },
+        ],
+      };
     case "cancel": {
       const cancelled = cancelRun(runtime, frame.runId);
       return { frames: cancelled.ok ? [] : [errorFrame(cancelled)] };
