@@ -23,20 +23,8 @@ import type {
 import type { ConsoleSessionResponse } from "../shared/console-api";
 import type { ErasureResponse, SubjectDigestKeyResponse, SubjectErasureRequest } from "../shared/erasure-api";
 import type { LaunchResponse, PreviewSessionRequest, PreviewSessionResponse } from "../shared/launch-api";
-import type { WireEntry } from "../shared/protocol";
-import type {
-  HandoffResponse,
-  HoldResponse,
-  HumanMessageRequest,
-  MessageResponse,
-  RunInputResponse,
-  SessionResponse,
-  SessionSearchRequest,
-  sessionListQuery,
-  UpgradeResponse,
-  UsageResponse,
-  usageQuery,
-} from "../shared/sessions-api";
+import type { HoldResponse, UsageResponse, usageQuery } from "../shared/sessions-api";
+import { Approvals, Sessions } from "./admin-sessions";
 import { type AnalyticsQuery, readAnalytics } from "./analytics";
 import { type ClientOptions, eachItem, type Page, type PageQuery, seg, Transport } from "./http";
 import { launchPrivate, type PrivateLaunchRequest } from "./launch";
@@ -68,12 +56,18 @@ export type {
   SessionSearchRequest,
   UsageResponse,
 } from "../shared/sessions-api";
+export type {
+  ApprovalDecisionRequest,
+  ApprovalListQuery,
+  ApprovalStatus,
+  ApprovalView,
+  SessionListQuery,
+} from "./admin-sessions";
 
 export type CreateAgentRequest = z.input<typeof createAgentRequest>;
 export type PatchAgentRequest = Omit<z.input<typeof patchAgentRequest>, "rotatePublicKey">;
 export type CreateReleaseRequest = z.input<typeof createReleaseRequest>;
 export type CreateApiKeyRequest = z.input<typeof createApiKeyRequest>;
-export type SessionListQuery = Omit<z.input<typeof sessionListQuery>, "cursor" | "limit"> & PageQuery;
 export type UsageQuery = z.input<typeof usageQuery>;
 export type CreatedTenantResponse = z.infer<typeof createdTenantResponse>;
 export type CreateTenantApiKeyRequest = z.input<typeof createTenantApiKeyRequest>;
@@ -166,63 +160,6 @@ class Releases {
   }
   get(agentId: string, releaseId: string): Promise<ReleaseResponse> {
     return this.t.json("GET", `/v1/agents/${seg(agentId)}/releases/${seg(releaseId)}`);
-  }
-}
-
-/** Conversations as the tenant's backend sees them (D1), their export and erasure, and human handoff. */
-class Sessions {
-  constructor(readonly t: Transport) {}
-  /** Filters that name no end user (`GET /v1/sessions`); by subject or search text, use `search`. */
-  list(query: SessionListQuery = {}): Promise<Page<SessionResponse>> {
-    return this.t.json("GET", "/v1/sessions", { query: { ...query } });
-  }
-  /**
-   * The same list by any filter, `subject` and `q` included, sent in a JSON body (`POST /v1/sessions/search`) so an
-   * end user's id or words never reach a URL; with `q`, each item carries its `match`.
-   */
-  search(body: SessionSearchRequest = {}): Promise<Page<SessionResponse>> {
-    return this.t.json("POST", "/v1/sessions/search", { body });
-  }
-  get(threadId: string): Promise<SessionResponse> {
-    return this.t.json("GET", `/v1/sessions/${seg(threadId)}`);
-  }
-  /** Every message of the thread, oldest first, all branches. */
-  messages(threadId: string, query?: PageQuery): Promise<Page<MessageResponse>> {
-    return this.t.json("GET", `/v1/sessions/${seg(threadId)}/messages`, { query: pageQuery(query) });
-  }
-  /** The thread's full export document (docs/storage.md). */
-  export(threadId: string): Promise<Record<string, unknown>> {
-    return this.t.json("GET", `/v1/sessions/${seg(threadId)}/export`);
-  }
-  /**
-   * A run's audit record and the model input of one of its calls (`step`, 0 first; its last by default), rebuilt from
-   * storage; `verified` when it hashes to `inputDigest`, and `steps` lists every call's digest.
-   */
-  runInput(threadId: string, runId: string, options: { step?: number } = {}): Promise<RunInputResponse> {
-    return this.t.json("GET", `/v1/sessions/${seg(threadId)}/runs/${seg(runId)}/input`, {
-      query: { step: options.step },
-    });
-  }
-  /** Moves the thread to another published version of its agent from its current leaf on (forks above keep theirs). */
-  upgrade(threadId: string, version: number): Promise<UpgradeResponse> {
-    return this.t.json("POST", `/v1/sessions/${seg(threadId)}/upgrade`, { body: { version } });
-  }
-  /** Erases the thread object and its D1 rows; its tokens stop working. */
-  delete(threadId: string): Promise<void> {
-    return this.t.empty("DELETE", `/v1/sessions/${seg(threadId)}`);
-  }
-  /** A person of the tenant's team takes over: the model stops answering until `endHandoff`. */
-  startHandoff(threadId: string, options: { agentName?: string } = {}): Promise<HandoffResponse> {
-    return this.t.json("POST", `/v1/sessions/${seg(threadId)}/handoff`, {
-      body: { action: "start", ...options },
-    });
-  }
-  endHandoff(threadId: string): Promise<HandoffResponse> {
-    return this.t.json("POST", `/v1/sessions/${seg(threadId)}/handoff`, { body: { action: "end" } });
-  }
-  /** That person's reply, shown to the user as a `human_agent` message (only during a handoff). */
-  postMessage(threadId: string, body: HumanMessageRequest): Promise<{ entry: WireEntry }> {
-    return this.t.json("POST", `/v1/sessions/${seg(threadId)}/messages`, { body });
   }
 }
 
@@ -335,6 +272,7 @@ export class AdminClient {
   readonly versions: Versions;
   readonly releases: Releases;
   readonly sessions: Sessions;
+  readonly approvals: Approvals;
   readonly subjects: Subjects;
   readonly apiKeys: ApiKeys;
   readonly secrets: Secrets;
@@ -354,6 +292,7 @@ export class AdminClient {
     this.versions = new Versions(this.#t);
     this.releases = new Releases(this.#t);
     this.sessions = new Sessions(this.#t);
+    this.approvals = new Approvals(this.#t);
     this.subjects = new Subjects(this.#t);
     this.apiKeys = new ApiKeys(this.#t);
     this.secrets = new Secrets(this.#t);

@@ -2,7 +2,8 @@
 // a thread; our `run`, `delta` and `entry` frames become UI message chunks (types only from `ai`, nothing at run time).
 import type { ChatTransport, UIMessage, UIMessageChunk } from "ai";
 import type { ServerFrame, WireEntry } from "../shared/protocol";
-import { ThreadConnection, type ThreadConnectionOptions } from "./thread";
+import { ThreadConnection } from "./thread";
+import type { ThreadConnectionOptions } from "./thread-options";
 
 /** What each UI message carries about the thread entry behind it. */
 export interface AgentThreadsMessageMetadata {

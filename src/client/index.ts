@@ -5,4 +5,16 @@ export * from "./analytics";
 export * from "./http";
 export * from "./launch";
 export * from "./thread";
+export {
+  type ConnectionStatus,
+  type FrameOf,
+  type HistoryFrame,
+  type LiveRun,
+  type ReadyFrame,
+  type SocketConstructor,
+  type SocketLike,
+  ThreadClosedError,
+  type ThreadConnectionOptions,
+  type ThreadLaunch,
+} from "./thread-options";
 export * from "./webhooks";

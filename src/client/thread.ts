@@ -1,98 +1,49 @@
 // A thread connection over the `agent.v1` WebSocket for Node 22+ and browsers: hello (and resume) after every
-// reconnect, typed server frames, backoff that honours terminal close codes, and token refresh through a callback.
+// reconnect, typed server frames, backoff that honours terminal close codes, token refresh through a callback, and the
+// approvals and client tools a run waits for.
 import type {
+  ApprovalDecision,
   ClientFrame,
   FeedbackRating,
   MultitaskStrategy,
   ServerFrame,
   WireEntry,
 } from "../shared/protocol";
+import {
+  type ApprovalRequest,
+  PendingActions,
+  runToolHandler,
+  type ToolAnswer,
+  type ToolCallRequest,
+  type ToolHandler,
+  toolResultFrame,
+} from "./thread-actions";
+import {
+  afterClose,
+  BEARER_PREFIX,
+  type ConnectionStatus,
+  type FrameOf,
+  type HistoryFrame,
+  type LiveRun,
+  PROTOCOL,
+  PROTOCOL_VERSION,
+  type ReadyFrame,
+  randomId,
+  type SocketConstructor,
+  type SocketLike,
+  ThreadClosedError,
+  type ThreadConnectionOptions,
+  type ThreadLaunch,
+} from "./thread-options";
 
-const PROTOCOL = "agent.v1";
-const PROTOCOL_VERSION = 1;
-const BEARER_PREFIX = "bearer.";
+export type { ApprovalRequest, ToolAnswer, ToolCallRequest, ToolHandler } from "./thread-actions";
+
 const OPEN = 1;
-
-/** What `POST /v1/agent-sessions` answers that a connection needs (the whole response fits). */
-export interface ThreadLaunch {
-  token: string;
-  threadId: string;
-  websocketUrl: string;
-  expiresAt?: string;
-}
-
-/** The part of a WebSocket a connection uses: the browser's, Node 22's global one, or the `ws` package's. */
-export interface SocketLike {
-  readonly readyState: number;
-  readonly protocol: string;
-  send(data: string): void;
-  close(code?: number, reason?: string): void;
-  onopen: ((event: unknown) => void) | null;
-  onmessage: ((event: { data: unknown }) => void) | null;
-  onclose: ((event: { code: number; reason: string }) => void) | null;
-  onerror: ((event: unknown) => void) | null;
-}
-
-/** Node's (undici) WebSocket also takes `{protocols, headers}`; browsers only a protocol list. */
-export type SocketConstructor = new (
-  url: string,
-  protocols: string[] | { protocols: string[]; headers: Record<string, string> },
-) => SocketLike;
-
-export interface ThreadConnectionOptions {
-  launch: ThreadLaunch;
-  /**
-   * A new launch for the same thread (your backend's `POST /v1/agent-sessions` with the thread id). Called when the
-   * server closes with 4401, when the token is about to expire before a reconnect, and after two reconnects in a row
-   * failed before the socket opened (a refused upgrade is invisible to a browser).
-   */
-  refreshLaunch?: (current: ThreadLaunch) => Promise<ThreadLaunch>;
-  /** Defaults to `globalThis.WebSocket` (browsers, Node 22+). */
-  WebSocket?: SocketConstructor;
-  /** Node only: the `Origin` header a public agent checks (a browser always sends its page's own). */
-  origin?: string;
-  /** Reconnect delays: `initialMs` doubling up to `maxMs`, with jitter. */
-  backoff?: { initialMs?: number; maxMs?: number };
-  /** A run to resume on the first `hello` (kept from an earlier page, with the last delta's `seq` it showed). */
-  resume?: { runId: string; afterSeq: number };
-}
-
-export type ConnectionStatus = "idle" | "connecting" | "open" | "reconnecting" | "closed";
-
-export type FrameOf<T extends ServerFrame["type"]> = Extract<ServerFrame, { type: T }>;
-export type ReadyFrame = FrameOf<"ready">;
-export type HistoryFrame = FrameOf<"history">;
-
-/** The run being streamed: its id, the last delta's `seq` and the text so far. */
-export interface LiveRun {
-  runId: string;
-  lastSeq: number;
-  text: string;
-}
-
-/** Why a connection stopped for good: a close code the client must not retry (docs/protocol.md, Close codes). */
-export class ThreadClosedError extends Error {
-  constructor(
-    readonly code: number,
-    reason: string,
-  ) {
-    super(`The thread connection closed (${code}${reason ? `: ${reason}` : ""}).`);
-    this.name = "ThreadClosedError";
-  }
-}
-
-/** Close codes after which reconnecting cannot help: a client bug, another tenant's thread, not found. */
-const TERMINAL_CLOSES = new Set([1000, 4400, 4403, 4404]);
-const IDLE_CLOSE = 4408;
 const TOKEN_CLOSE = 4401;
-const RATE_CLOSE = 4429;
 const REFRESH_BEFORE_MS = 30_000;
 
-function randomId(): string {
-  return `cm_${crypto.randomUUID().replaceAll("-", "")}`;
-}
-
 type Listener = (frame: ServerFrame) => void;
+type ApprovalListener = (request: ApprovalRequest) => void;
 type StatusListener = (status: ConnectionStatus, close?: { code: number; reason: string }) => void;
 
 export class ThreadConnection {
@@ -117,6 +68,9 @@ export class ThreadConnection {
   #pongWaiters: (() => void)[] = [];
   #listeners = new Set<Listener>();
   #statusListeners = new Set<StatusListener>();
+  readonly #actions = new PendingActions();
+  #toolHandler: ToolHandler | null = null;
+  #approvalListeners = new Set<ApprovalListener>();
 
   constructor(options: ThreadConnectionOptions) {
     this.#options = options;
@@ -144,6 +98,14 @@ export class ThreadConnection {
   get liveRun(): LiveRun | null {
     return this.#live === null ? null : { ...this.#live };
   }
+  /** Approvals the thread's runs wait for now, as far as this connection has heard (docs/tools.md#approvals). */
+  get pendingApprovals(): ApprovalRequest[] {
+    return this.#actions.approvals;
+  }
+  /** Client tool calls waiting for an answer that this connection has not answered. */
+  get pendingToolRequests(): ToolCallRequest[] {
+    return this.#actions.tools;
+  }
   /** The underlying socket (null while reconnecting): for diagnostics and tests. */
   get socket(): SocketLike | null {
     return this.#socket;
@@ -163,6 +125,51 @@ export class ThreadConnection {
   onStatus(listener: StatusListener): () => void {
     this.#statusListeners.add(listener);
     return () => this.#statusListeners.delete(listener);
+  }
+
+  /**
+   * Runs the thread's client tools (docs/tools.md#client-tools): each `tool_request` is answered with a `tool_result`
+   * carrying what `handler` returned (`undefined` as `null`), or `error` with the message of what it threw. Calls
+   * already pending are run at once. A call is run once per connection, however often a reconnect replays it. One
+   * handler per connection (a second replaces the first); the returned function removes it.
+   */
+  onToolRequest(handler: ToolHandler): () => void {
+    this.#toolHandler = handler;
+    for (const request of this.#actions.tools) this.#runTool(request);
+    return () => {
+      if (this.#toolHandler === handler) this.#toolHandler = null;
+    };
+  }
+
+  /**
+   * Each approval a run waits for (a `requires_action` run's `actions`), once per connection: decide it with
+   * `approve` or `deny`. Approvals already pending are announced at once.
+   */
+  onApprovalRequest(listener: ApprovalListener): () => void {
+    this.#approvalListeners.add(listener);
+    for (const request of this.#actions.approvals) listener(request);
+    return () => this.#approvalListeners.delete(listener);
+  }
+
+  /**
+   * Decides a pending approval (a denial's `reason` reaches the model); a refusal (already decided, expired, not the
+   * user's to decide) comes back as an `error` frame. `approve` and `deny` say the same.
+   */
+  decide(approvalId: string, decision: ApprovalDecision, reason?: string): void {
+    this.#write({ type: "approval", approvalId, decision, ...(reason !== undefined ? { reason } : {}) });
+  }
+  approve(approvalId: string, reason?: string): void {
+    this.decide(approvalId, "approve", reason);
+  }
+  deny(approvalId: string, reason?: string): void {
+    this.decide(approvalId, "deny", reason);
+  }
+
+  /** Answers a client tool call by hand (without `onToolRequest`); false when this connection already answered it. */
+  sendToolResult(toolCallId: string, answer: ToolAnswer): boolean {
+    if (!this.#actions.takeCall(toolCallId)) return false;
+    this.#write(toolResultFrame(toolCallId, answer));
+    return true;
   }
 
   /** Opens the socket (if needed) and resolves with `ready`; rejects when the connection closed for good. */
@@ -263,6 +270,14 @@ export class ThreadConnection {
 
   // ---- internals ----
 
+  #runTool(request: ToolCallRequest): void {
+    const handler = this.#toolHandler;
+    if (handler === null || !this.#actions.take(request.runId, request.toolCallId)) return;
+    void runToolHandler(handler, request).then((answer) => {
+      if (this.#closedBy === null) this.#write(toolResultFrame(request.toolCallId, answer));
+    });
+  }
+
   #write(frame: ClientFrame): void {
     if (this.#closedBy !== null) throw this.#closedBy;
     if (this.#status === "open" && this.#socket?.readyState === OPEN) {
@@ -350,11 +365,16 @@ export class ThreadConnection {
         for (const waiter of this.#readyWaiters.splice(0)) waiter.resolve(frame);
         break;
       case "run":
-        if (frame.status === "running" && this.#live?.runId !== frame.runId) {
+        if (
+          (frame.status === "running" || frame.status === "requires_action") &&
+          this.#live?.runId !== frame.runId
+        ) {
           this.#live = { runId: frame.runId, lastSeq: 0, text: "" };
         } else if (
           frame.status !== "running" &&
           frame.status !== "queued" &&
+          // A run waiting for a decision or a client's answer goes on later: a reconnect resumes it.
+          frame.status !== "requires_action" &&
           this.#live?.runId === frame.runId
         ) {
           this.#live = null;
@@ -388,32 +408,28 @@ export class ThreadConnection {
       default:
         break;
     }
+    const fresh = this.#actions.observe(frame);
     for (const listener of this.#listeners) listener(frame);
+    for (const request of fresh.approvals) for (const listener of this.#approvalListeners) listener(request);
+    for (const request of fresh.tools) this.#runTool(request);
   }
 
   #closed(code: number, reason: string): void {
     if (this.#closedBy !== null) return;
-    if (TERMINAL_CLOSES.has(code)) {
+    const next = afterClose(code, this.#attempt, this.#options);
+    if (next === "stop") {
       this.#stop(new ThreadClosedError(code, reason), { code, reason });
       return;
     }
-    if (code === IDLE_CLOSE) {
+    if (next === "idle") {
       // The thread goes on; the next command (or `connect()`) opens a new socket and resumes.
       this.#attempt = 0;
       this.#setStatus("idle", { code, reason });
       return;
     }
     this.#setStatus("reconnecting", { code, reason });
-    if (code === TOKEN_CLOSE) {
-      if (this.#options.refreshLaunch === undefined) {
-        this.#stop(new ThreadClosedError(code, reason), { code, reason });
-        return;
-      }
-      this.#failedOpens = 2; // refresh before the next attempt
-    }
-    const { initialMs = 250, maxMs = 10_000 } = this.#options.backoff ?? {};
-    const base = Math.min(maxMs, initialMs * 2 ** this.#attempt);
-    const delay = (code === RATE_CLOSE ? Math.max(base, 5_000) : base) * (0.8 + Math.random() * 0.4);
+    if (next.refresh) this.#failedOpens = 2; // refresh before the next attempt
+    const delay = next.delayMs;
     this.#attempt += 1;
     this.#timer = setTimeout(() => {
       this.#timer = null;
