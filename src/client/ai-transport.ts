@@ -1,37 +1,25 @@
 // An AI SDK `ChatTransport` over a thread connection: `Chat`/`useChat` from `ai` send, regenerate, edit and resume
-// a thread; our `run`, `delta` and `entry` frames become UI message chunks (types only from `ai`, nothing at run time).
+// a thread, decide its approvals and answer its client tools; our frames become UI message chunks (types only from
+// `ai`, nothing at run time).
 import type { ChatTransport, UIMessage, UIMessageChunk } from "ai";
-import type { ServerFrame, WireEntry } from "../shared/protocol";
+import type { ServerFrame } from "../shared/protocol";
+import {
+  type AgentThreadsMessageMetadata,
+  type AgentThreadsUIMessage,
+  entriesToUIMessages,
+  messageIdOf,
+} from "./ai-messages";
+import { type LogItem, type RunLog, RunLogs } from "./ai-run-log";
 import { ThreadConnection } from "./thread";
 import type { ThreadConnectionOptions } from "./thread-options";
 
-/** What each UI message carries about the thread entry behind it. */
-export interface AgentThreadsMessageMetadata {
-  /** The stored entry (absent on an assistant message until its reply is sealed). */
-  entryId?: string;
-  parentId?: string | null;
-  /** The run that wrote (or writes) an assistant message. */
-  runId?: string;
-  /** How the reply ended: `complete`, `interrupted` or `failed`. */
-  status?: "complete" | "interrupted" | "failed";
-  /** A person's reply in handoff (`role: "human_agent"`), shown as an assistant message. */
-  authorName?: string;
-}
-
-export type AgentThreadsUIMessage = UIMessage<AgentThreadsMessageMetadata>;
+export type { AgentThreadsMessageMetadata, AgentThreadsUIMessage } from "./ai-messages";
+export { entriesToUIMessages } from "./ai-messages";
 
 export type AgentThreadsChatTransportOptions = ThreadConnectionOptions | { connection: ThreadConnection };
 
 /** `clientMessageId`'s alphabet: a UI message id that fits is used as it is, so a retry is the same message. */
 const CLIENT_MESSAGE_ID = /^[A-Za-z0-9_-]{8,128}$/;
-
-const ids = {
-  /** A user message is named by its `clientMessageId`, an assistant message by its run (known before its entry). */
-  of(entry: WireEntry): string {
-    if (entry.role === "user") return entry.clientMessageId ?? entry.id;
-    return entry.runId ?? entry.id;
-  },
-};
 
 function textOf(message: UIMessage): string {
   return message.parts.map((part) => (part.type === "text" ? part.text : "")).join("");
@@ -41,50 +29,36 @@ function metadataOf(message: UIMessage | undefined): AgentThreadsMessageMetadata
   return (message?.metadata ?? {}) as AgentThreadsMessageMetadata;
 }
 
-function entryMetadata(entry: WireEntry): AgentThreadsMessageMetadata {
-  return {
-    entryId: entry.id,
-    parentId: entry.parentId,
-    ...(entry.runId !== null ? { runId: entry.runId } : {}),
-    ...(entry.status !== undefined ? { status: entry.status } : {}),
-    ...(entry.authorName !== undefined ? { authorName: entry.authorName } : {}),
-  };
-}
-
-/** UI messages for a branch of entries (user, assistant and a person's replies; event entries are left out). */
-export function entriesToUIMessages(entries: WireEntry[]): AgentThreadsUIMessage[] {
-  return entries
-    .filter((entry) => entry.kind === "message" && entry.role !== null && entry.role !== "system")
-    .filter((entry) => entry.role === "user" || entry.role === "assistant" || entry.role === "human_agent")
-    .map((entry) => ({
-      id: ids.of(entry),
-      role: entry.role === "user" ? "user" : "assistant",
-      metadata: entryMetadata(entry),
-      parts: [{ type: "text", text: entry.text, state: "done" }],
-    }));
-}
+/** How a stream starts: at a new turn's run (bound by its first frame), or at a known run from a point of its log. */
+type StreamStart =
+  | { bind: (frame: ServerFrame) => string | undefined; start: () => void }
+  | { runId: string; from: number; send?: () => string[] };
 
 /**
  * `new Chat({ transport: new AgentThreadsChatTransport({ launch, refreshLaunch }) })`, or `useChat({ transport })`.
  *
  * - `submit-message` sends the last user message below the entry of the message before it (so the chat's view
  *   and the thread's tree agree); with `messageId` (a `sendMessage` that replaces a user message) it is an `edit`.
+ * - A submit whose message is the assistant's (what `addToolApprovalResponse` and `addToolOutput` lead to, with
+ *   `sendAutomaticallyWhen`) sends the approval decisions and tool outputs the chat added, and streams the run on.
  * - `regenerate-message` regenerates the reply: a sibling branch, nothing is deleted.
- * - `reconnectToStream` replays the live run from its first delta (the server stores them), or answers null.
+ * - `reconnectToStream` replays the live run from its start (the server keeps its deltas), or answers null.
  * - A dropped socket reconnects by itself and resumes the run after its last delta: the stream goes on.
  * - `stop()` cancels the run; the text so far is kept as an `interrupted` entry.
  */
 export class AgentThreadsChatTransport<UI_MESSAGE extends UIMessage = AgentThreadsUIMessage>
   implements ChatTransport<UI_MESSAGE>
 {
-  /** A resumed stream starts again at the reply's first delta. */
+  /** A resumed stream starts again at the reply's beginning. */
   readonly resumeStreamIsReplay = true;
   readonly connection: ThreadConnection;
   readonly #owned: boolean;
   /** UI message id → entry id, for messages whose metadata was not written back (or was dropped by the chat). */
   readonly #entryIds = new Map<string, string>();
-  /** Runs this transport has heard of: a turn binds to the first run it had not. */
-  readonly #knownRuns = new Set<string>();
+  /** Every run heard of, as the chat should see it: a turn binds to the first run it had not heard of. */
+  readonly #runs = new RunLogs();
+  /** Approvals decided and tool calls answered through this transport. */
+  readonly #sent = new Set<string>();
 
   constructor(options: AgentThreadsChatTransportOptions) {
     this.#owned = !("connection" in options);
@@ -96,7 +70,14 @@ export class AgentThreadsChatTransport<UI_MESSAGE extends UIMessage = AgentThrea
   async loadMessages(): Promise<UI_MESSAGE[]> {
     await this.connection.connect();
     const entries = await this.connection.branch();
-    for (const entry of entries) this.#entryIds.set(ids.of(entry), entry.id);
+    for (const entry of entries) {
+      this.#entryIds.set(messageIdOf(entry), entry.id);
+      if (entry.runId === null) continue;
+      const run = this.#runs.get(entry.runId);
+      run.observeEntry(entry);
+      // The loaded messages show it all: a continuation starts after it.
+      run.shown = run.items.length;
+    }
     return entriesToUIMessages(entries) as unknown as UI_MESSAGE[];
   }
 
@@ -109,7 +90,15 @@ export class AgentThreadsChatTransport<UI_MESSAGE extends UIMessage = AgentThrea
   }): Promise<ReadableStream<UIMessageChunk>> {
     const { trigger, messageId, messages, abortSignal } = options;
     await this.connection.connect();
-    const known = new Set(this.#knownRuns);
+    const index =
+      messageId !== undefined ? messages.findIndex((m) => m.id === messageId) : messages.length - 1;
+    const target = messages[index];
+    if (trigger === "submit-message" && target?.role === "assistant") {
+      const runId = metadataOf(target).runId ?? target.id;
+      const run = this.#runs.get(runId);
+      return this.#stream(abortSignal, { runId, from: run.shown, send: () => this.#answer(run, target) });
+    }
+    const known = new Set(this.#runs.ids());
     let clientMessageId: string | undefined;
     let userMessageId: string | undefined;
     const start = (): void => {
@@ -122,14 +111,11 @@ export class AgentThreadsChatTransport<UI_MESSAGE extends UIMessage = AgentThrea
         this.connection.regenerate(entryId);
         return;
       }
-      const index =
-        messageId !== undefined ? messages.findIndex((m) => m.id === messageId) : messages.length - 1;
-      const user = messages[index];
-      if (user === undefined || user.role !== "user")
+      if (target === undefined || target.role !== "user")
         throw new Error("The last message is not a user message.");
-      userMessageId = user.id;
-      const text = textOf(user);
-      const original = messageId !== undefined ? this.#entryIdOf(user) : undefined;
+      userMessageId = target.id;
+      const text = textOf(target);
+      const original = messageId !== undefined ? this.#entryIdOf(target) : undefined;
       if (original !== undefined) {
         clientMessageId = this.connection.edit(original, text);
         return;
@@ -137,28 +123,25 @@ export class AgentThreadsChatTransport<UI_MESSAGE extends UIMessage = AgentThrea
       const parentId = index > 0 ? this.#entryIdOf(messages[index - 1]) : undefined;
       clientMessageId = this.connection.send({
         text,
-        ...(CLIENT_MESSAGE_ID.test(user.id) ? { clientMessageId: user.id } : {}),
+        ...(CLIENT_MESSAGE_ID.test(target.id) ? { clientMessageId: target.id } : {}),
         ...(parentId !== undefined ? { parentId } : {}),
       });
     };
-    return this.#stream({
-      abortSignal,
-      start,
-      bind: (frame) => {
-        if (
-          frame.type === "entry" &&
-          frame.entry.role === "user" &&
-          frame.entry.clientMessageId === clientMessageId
-        ) {
-          if (userMessageId !== undefined) this.#entryIds.set(userMessageId, frame.entry.id);
-          return frame.entry.runId ?? undefined;
-        }
-        if (frame.type === "run" && (frame.status === "queued" || frame.status === "running")) {
-          if (!known.has(frame.runId)) return frame.runId;
-        }
-        return undefined;
-      },
-    });
+    const bind = (frame: ServerFrame): string | undefined => {
+      if (
+        frame.type === "entry" &&
+        frame.entry.role === "user" &&
+        frame.entry.clientMessageId === clientMessageId
+      ) {
+        if (userMessageId !== undefined) this.#entryIds.set(userMessageId, frame.entry.id);
+        return frame.entry.runId ?? undefined;
+      }
+      if (frame.type === "run" && (frame.status === "queued" || frame.status === "running")) {
+        if (!known.has(frame.runId)) return frame.runId;
+      }
+      return undefined;
+    };
+    return this.#stream(abortSignal, { bind, start });
   }
 
   async reconnectToStream(options: {
@@ -168,7 +151,7 @@ export class AgentThreadsChatTransport<UI_MESSAGE extends UIMessage = AgentThrea
     await this.connection.sync();
     const live = this.connection.liveRun;
     if (live === null || options.abortSignal?.aborted) return null;
-    return this.#stream({ abortSignal: options.abortSignal, runId: live.runId, replay: live.text });
+    return this.#stream(options.abortSignal, { runId: live.runId, from: 0 });
   }
 
   /** Closes the connection this transport opened (one given to it stays open). */
@@ -182,88 +165,150 @@ export class AgentThreadsChatTransport<UI_MESSAGE extends UIMessage = AgentThrea
   }
 
   #remember(frame: ServerFrame): void {
-    if (frame.type === "run") this.#knownRuns.add(frame.runId);
-    if (frame.type === "delta") this.#knownRuns.add(frame.runId);
-    if (frame.type === "entry") this.#entryIds.set(ids.of(frame.entry), frame.entry.id);
+    this.#runs.observe(frame);
+    if (frame.type === "entry") this.#entryIds.set(messageIdOf(frame.entry), frame.entry.id);
   }
 
   /**
-   * The chunks of one run: `start` (message id = run id), one text part of its deltas, the sealed entry as message
-   * metadata, then `finish` (succeeded, aborted) or `error` (failed, refused, connection closed for good).
+   * What the chat added to the run's message since it was shown: approval responses become `approval` frames, tool
+   * outputs `tool_result` frames (each once). Answers what was sent (approval ids, tool call ids).
    */
-  #stream(input: {
-    abortSignal: AbortSignal | undefined;
-    start?: () => void;
-    bind?: (frame: ServerFrame) => string | undefined;
-    runId?: string;
-    replay?: string;
-  }): ReadableStream<UIMessageChunk> {
+  #answer(run: RunLog, message: UIMessage): string[] {
+    const sent: string[] = [];
+    for (const part of message.parts) {
+      if (!("toolCallId" in part)) continue;
+      const call = run.calls.get(part.toolCallId);
+      if (call === undefined) continue;
+      if (part.state === "approval-responded" && call.approval !== undefined && !call.decided) {
+        const { approvalId } = call.approval;
+        if (this.#sent.has(approvalId)) continue;
+        this.#sent.add(approvalId);
+        sent.push(approvalId);
+        this.connection.decide(approvalId, part.approval.approved ? "approve" : "deny", part.approval.reason);
+      } else if ((part.state === "output-available" || part.state === "output-error") && call.client) {
+        const key = `${run.runId} ${call.toolCallId}`;
+        if (this.#sent.has(key) || (part.state === "output-available" && part.preliminary === true)) continue;
+        this.#sent.add(key);
+        sent.push(key);
+        this.connection.sendToolResult(
+          call.toolCallId,
+          part.state === "output-error" ? { error: part.errorText } : { output: part.output },
+        );
+      }
+    }
+    return sent;
+  }
+
+  /**
+   * The chunks of one run for the chat: `start` (message id = run id), then the run's log from where the chat has it
+   * (text parts, tool calls, approval requests and decisions, steps, the sealed entry as metadata), then `finish`
+   * (`stop` when it succeeded, `other` when aborted, `tool-calls` while it waits for the chat's decisions or tool
+   * outputs) or `error` (failed, refused, connection closed for good).
+   */
+  #stream(abortSignal: AbortSignal | undefined, how: StreamStart): ReadableStream<UIMessageChunk> {
     const connection = this.connection;
     let cleanup = (): void => {};
     return new ReadableStream<UIMessageChunk>({
       start: (controller) => {
-        let runId: string | undefined;
-        let streamed = "";
-        let entry: WireEntry | undefined;
+        let run: RunLog | undefined;
+        let cursor = 0;
+        let textId: string | undefined;
+        let texts = 0;
         let done = false;
+        /** Decisions and answers this stream sent, until the server shows them taken (or refuses one). */
+        let awaiting = new Set<string>();
+        let syncing = false;
+        const enqueue = (chunk: UIMessageChunk): void => controller.enqueue(chunk);
+        const closeText = (): void => {
+          if (textId !== undefined) enqueue({ type: "text-end", id: textId });
+          textId = undefined;
+        };
+        const emit = (item: LogItem): void => {
+          if (item.kind === "text") {
+            if (textId === undefined) {
+              textId = `${run?.runId}-text-${run?.items.length}-${++texts}`;
+              enqueue({ type: "text-start", id: textId });
+            }
+            enqueue({ type: "text-delta", id: textId, delta: item.delta });
+            return;
+          }
+          closeText();
+          enqueue(item.chunk);
+        };
+        const flush = (): void => {
+          if (run === undefined) return;
+          for (; cursor < run.items.length; cursor++) emit(run.items[cursor] as LogItem);
+          run.shown = Math.max(run.shown, cursor);
+        };
         const finish = (last: UIMessageChunk[]): void => {
           if (done) return;
+          flush();
+          closeText();
           done = true;
-          for (const chunk of last) controller.enqueue(chunk);
+          for (const chunk of last) enqueue(chunk);
           cleanup();
           controller.close();
         };
-        const open = (id: string, replay: string): void => {
-          runId = id;
-          this.#knownRuns.add(id);
-          controller.enqueue({ type: "start", messageId: id, messageMetadata: { runId: id } });
-          controller.enqueue({ type: "text-start", id });
-          if (replay !== "") {
-            streamed = replay;
-            controller.enqueue({ type: "text-delta", id, delta: replay });
+        /**
+         * The run waits for the chat (a decision, a client tool's output): this stream ends and the chat answers. A run
+         * with every call decided or answered is about to go on, and the stream stays for it.
+         */
+        const waitsForChat = (): boolean => {
+          if (run?.status !== "requires_action" || awaiting.size > 0) return false;
+          const runId = run.runId;
+          return (
+            run.undecided.length > 0 ||
+            connection.pendingToolRequests.some((request) => request.runId === runId)
+          );
+        };
+        const settle = (): void => {
+          if (done || run === undefined) return;
+          flush();
+          const status = run.status;
+          if (status === "succeeded") finish([{ type: "finish", finishReason: "stop" }]);
+          else if (status === "aborted") finish([{ type: "finish", finishReason: "other" }]);
+          else if (status === "failed") {
+            const error = run.error;
+            finish([{ type: "error", errorText: error ? `${error.code}: ${error.message}` : "failed" }]);
+          } else if (waitsForChat()) {
+            // Frames sent together with the park (each call's tool_request) arrive before the pong.
+            if (syncing) return;
+            syncing = true;
+            void connection.sync().then(
+              () => {
+                syncing = false;
+                if (waitsForChat()) finish([{ type: "finish", finishReason: "tool-calls" }]);
+              },
+              () => {},
+            );
           }
         };
-        const sealed = (id: string): UIMessageChunk[] => {
-          const chunks: UIMessageChunk[] = [];
-          // The stored entry is the authority: what the stream missed of it (nothing, normally) is added.
-          if (entry?.text.startsWith(streamed) && entry.text.length > streamed.length) {
-            chunks.push({ type: "text-delta", id, delta: entry.text.slice(streamed.length) });
-          }
-          chunks.push({ type: "text-end", id });
-          if (entry !== undefined)
-            chunks.push({ type: "message-metadata", messageMetadata: entryMetadata(entry) });
-          return chunks;
+        const open = (runId: string, from: number): void => {
+          run = this.#runs.get(runId);
+          cursor = from;
+          enqueue({ type: "start", messageId: runId, messageMetadata: { runId } });
         };
         const onFrame = (frame: ServerFrame): void => {
           if (done) return;
-          if (runId === undefined) {
+          if (run === undefined) {
             if (frame.type === "error") {
               finish([{ type: "error", errorText: `${frame.code}: ${frame.message}` }]);
               return;
             }
-            const bound = input.bind?.(frame);
+            const bound = "bind" in how ? how.bind(frame) : undefined;
             if (bound === undefined) return;
-            open(bound, "");
+            open(bound, 0);
           }
-          const id = runId as string;
-          if (frame.type === "delta" && frame.runId === id) {
-            streamed += frame.text;
-            controller.enqueue({ type: "text-delta", id, delta: frame.text });
-          } else if (frame.type === "entry" && frame.entry.role === "assistant" && frame.entry.runId === id) {
-            entry = frame.entry;
-          } else if (frame.type === "run" && frame.runId === id) {
-            if (frame.status === "succeeded")
-              finish([...sealed(id), { type: "finish", finishReason: "stop" }]);
-            else if (frame.status === "aborted")
-              finish([...sealed(id), { type: "finish", finishReason: "other" }]);
-            else if (frame.status === "failed") {
-              const error = frame.error;
-              finish([
-                ...sealed(id),
-                { type: "error", errorText: error ? `${error.code}: ${error.message}` : "failed" },
-              ]);
-            }
+          if (frame.type === "error" && awaiting.size > 0) {
+            // The server refused a decision or an answer (already decided, expired, not the user's to make).
+            finish([{ type: "error", errorText: `${frame.code}: ${frame.message}` }]);
+            return;
           }
+          if (frame.type === "entry" && frame.entry.decision !== undefined)
+            awaiting.delete(frame.entry.decision.approvalId);
+          // The run moved (went on, waits again, ended): whatever was sent was taken.
+          if (frame.type === "run" && frame.runId === run?.runId) awaiting.clear();
+          settle();
         };
         const offFrame = connection.on("*", onFrame);
         const offStatus = connection.onStatus((status, close) => {
@@ -271,19 +316,23 @@ export class AgentThreadsChatTransport<UI_MESSAGE extends UIMessage = AgentThrea
             finish([{ type: "error", errorText: `connection closed (${close?.code ?? 1000})` }]);
         });
         const onAbort = (): void => {
-          if (runId !== undefined && connection.status !== "closed") connection.cancel(runId);
+          if (run !== undefined && !run.ended && connection.status !== "closed") connection.cancel(run.runId);
           done = true;
           cleanup();
         };
-        input.abortSignal?.addEventListener("abort", onAbort, { once: true });
+        abortSignal?.addEventListener("abort", onAbort, { once: true });
         cleanup = () => {
           offFrame();
           offStatus();
-          input.abortSignal?.removeEventListener("abort", onAbort);
+          abortSignal?.removeEventListener("abort", onAbort);
         };
-        if (input.runId !== undefined) open(input.runId, input.replay ?? "");
         try {
-          input.start?.();
+          if ("bind" in how) how.start();
+          else {
+            open(how.runId, how.from);
+            awaiting = new Set(how.send?.() ?? []);
+            settle();
+          }
         } catch (error) {
           cleanup();
           throw error;

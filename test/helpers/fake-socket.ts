@@ -15,7 +15,10 @@ export class FakeSocket implements SocketLike {
   constructor(readonly url: string) {}
 
   send(data: string): void {
-    this.sent.push(JSON.parse(data) as ClientFrame);
+    const frame = JSON.parse(data) as ClientFrame;
+    this.sent.push(frame);
+    // The server answers a ping at once (after what it sent before, as a real socket would order them).
+    if (frame.type === "ping") setTimeout(() => this.frame({ type: "pong" }), 0);
   }
   close(code = 1000, reason = ""): void {
     this.drop(code, reason);
