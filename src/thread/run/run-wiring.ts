@@ -57,7 +57,7 @@ export async function wireRun(
   const { binding, env, storage, now } = deps;
   const tools = binding.artifact.tools ?? [];
   const aliases = new Set([
-    ...tools.map((tool) => tool.signingSecret),
+    ...tools.flatMap((tool) => (tool.signingSecret !== undefined ? [tool.signingSecret] : [])),
     ...(binding.artifact.model.apiKeySecret !== undefined ? [binding.artifact.model.apiKeySecret] : []),
   ]);
   const secretByAlias = new Map<string, string | null>();
@@ -105,7 +105,8 @@ export async function wireRun(
     // (docs/tools.md#tool-policy).
     const permitted = toolPermitted(toolPolicy, call.toolName);
     const tool = permitted ? toolNamed(tools, call.toolName) : null;
-    const signingSecret = tool === null ? null : (secretByAlias.get(tool.signingSecret) ?? null);
+    const signingSecret =
+      tool?.signingSecret === undefined ? null : (secretByAlias.get(tool.signingSecret) ?? null);
     const result =
       tool === null || signingSecret === null
         ? {
