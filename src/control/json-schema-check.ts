@@ -105,7 +105,7 @@ export function pointerToPath(instanceLocation: string): string {
     .join("");
 }
 
-/** The validator's errors reduced to the deepest one per place, as `{path, message}`. */
+/** The validator's errors reduced to one per place, without those that only say a part below failed. */
 export function reduceErrors(errors: readonly OutputUnit[]): SchemaIssue[] {
   const byPath = new Map<string, string>();
   for (const error of errors) {
@@ -116,11 +116,7 @@ export function reduceErrors(errors: readonly OutputUnit[]): SchemaIssue[] {
   if (byPath.size === 0 && errors[0] !== undefined) {
     byPath.set(pointerToPath(errors[0].instanceLocation), errors[0].error);
   }
-  // The deepest places only: a parent's failure is explained by its child's.
-  const paths = [...byPath.keys()];
-  return paths
-    .filter((path) => !paths.some((other) => other !== path && other.startsWith(`${path}.`)))
-    .map((path) => ({ path, message: byPath.get(path) ?? "is invalid" }));
+  return [...byPath].map(([path, message]) => ({ path, message }));
 }
 
 /** Keywords whose value is a map of names to schemas: its keys are names, never keywords. */
