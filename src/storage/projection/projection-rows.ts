@@ -100,7 +100,8 @@ export function runRow(run: Run, agentId: string, inputDigest: string | null): R
     id: run.id,
     agentId,
     versionId: run.versionId,
-    status: run.status,
+    // D1 knows no waiting status: a run waiting for a person is still under way there (docs/decisions.md).
+    status: run.status === "requires_action" ? "running" : run.status,
     day: day(run.createdAt),
     userEntryId: run.userEntryId,
     assistantEntryId: run.assistantEntryId,
