@@ -1,9 +1,13 @@
 // Browser tests of approvals and client tools in the widget (docs/widget.md#approvals-and-client-tools): the approval
 // card (keyboard, screen reader, axe, the outcome, decisions in history) and the host page's registerTool.
 import assert from "node:assert/strict";
-import { describe, it } from "node:test";
+import { createServer } from "node:http";
+import { after, before, describe, it } from "node:test";
 import AxeBuilder from "@axe-core/playwright";
+import { AdminClient } from "agent-threads/client";
 import {
+  API_KEY,
+  BASE_URL,
   eventually,
   FRESH,
   openAndConnect,
@@ -13,6 +17,7 @@ import {
   waitForReply,
   waitForText,
 } from "./helpers.mjs";
+import { seedAgent } from "./server.mjs";
 
 async function axe(page, what) {
   for (const colorScheme of ["light", "dark"]) {
@@ -134,16 +139,14 @@ describe("approval cards as the widget sees them", () => {
     });
     await opened.page.locator("agent-thread [part=launcher]").click();
     await waitForText(opened.page.locator("agent-thread .status"), "Online");
-    sockets
-      .at(-1)
-      .send(
-        JSON.stringify({
-          type: "run",
-          runId: "run_de",
-          status: "requires_action",
-          actions: [refund("apr_de")],
-        }),
-      );
+    sockets.at(-1).send(
+      JSON.stringify({
+        type: "run",
+        runId: "run_de",
+        status: "requires_action",
+        actions: [refund("apr_de")],
+      }),
+    );
     const card = opened.page.getByRole("group", { name: "Freigabe erforderlich: Refund an order" });
     await card.getByRole("button", { name: "Genehmigen" }).waitFor();
     await card.getByRole("button", { name: "Ablehnen" }).waitFor();
@@ -207,6 +210,123 @@ describe("host-page client tools as the widget sees them", () => {
     await send(page, "still here");
     await waitForReply(page, "Echo: still here");
     assert.equal(sent.filter((f) => f.toolCallId === "call_elsewhere").length, 0);
+    assert.deepEqual(log.errors, []);
+  });
+});
+
+/**
+ * Agents whose `local` model calls one tool on the first step, then says what the tool returned ("The refund tool
+ * returned: …"): `refund`, a webhook needing the visitor's approval, and `cart`, a tool of the host page.
+ */
+describe("approvals and client tools with the thread", () => {
+  const browser = useBrowser();
+  const hook = { calls: [], url: "" };
+  const server = createServer((req, res) => {
+    let body = "";
+    req.on("data", (chunk) => {
+      body += chunk;
+    });
+    req.on("end", () => {
+      hook.calls.push({ id: req.headers["webhook-id"], body });
+      res.setHeader("Content-Type", "application/json");
+      res.end(JSON.stringify({ refunded: true, refundId: "rf_1" }));
+    });
+  });
+  const keys = {};
+
+  before(async () => {
+    await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+    hook.url = `http://127.0.0.1:${server.address().port}/refund`;
+    const admin = new AdminClient({ baseUrl: BASE_URL, apiKey: API_KEY });
+    await admin.secrets.put("refund-hook", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw");
+    const stamp = Date.now().toString(36);
+    const agent = (slug, local, tools) =>
+      seedAgent(BASE_URL, API_KEY, {
+        slug: `${slug}-${stamp}`,
+        visibility: "public",
+        local,
+        origin: BASE_URL,
+        tools,
+      });
+    const refund = {
+      name: "refund",
+      description: "Refunds an order.",
+      url: hook.url,
+      signingSecret: "refund-hook",
+      approval: "always",
+    };
+    keys.refund = (
+      await agent(
+        "refund",
+        {
+          chunks: 4,
+          chunkDelayMs: 10,
+          toolCall: { name: "refund", input: { orderId: "A-1001", amount: 30 } },
+        },
+        [refund],
+      )
+    ).publicKey;
+    keys.cart = (
+      await agent(
+        "cart",
+        { chunks: 4, chunkDelayMs: 10, toolCall: { name: "cart", input: { currency: "EUR" } } },
+        [{ name: "cart", description: "Reads the visitor's cart on the page.", executor: "client" }],
+      )
+    ).publicKey;
+  });
+  after(() => new Promise((resolve) => server.close(resolve)));
+
+  const open = async (key) => {
+    const opened = await openWidgetPage(browser, { key, query: FRESH, reducedMotion: "reduce" });
+    await openAndConnect(opened.page);
+    return opened;
+  };
+
+  it("approve in the widget: the tool runs once and the reply continues with its result", async () => {
+    const { page, log } = await open(keys.refund);
+    const before = hook.calls.length;
+    await send(page, "refund order A-1001");
+    const card = page.getByRole("group", { name: "Approval needed: refund" });
+    await card.waitFor();
+    assert.deepEqual(await card.locator("dt, dd").allTextContents(), ["orderId", "A-1001", "amount", "30"]);
+    assert.equal(hook.calls.length, before, "nothing refunded before the decision");
+    await card.getByRole("button", { name: "Approve" }).click();
+    await waitForText(card.locator(".o"), "Approved");
+    const reply = await waitForReply(page, /The refund tool returned: .*"refunded":true/);
+    assert.match(reply, /rf_1/);
+    assert.equal(hook.calls.length, before + 1, "the webhook was called once");
+    assert.deepEqual(log.errors, []);
+  });
+
+  it("a denied refund: nothing is refunded and the reply shows the denial", async () => {
+    const { page, log } = await open(keys.refund);
+    const before = hook.calls.length;
+    await send(page, "refund order A-1001 please");
+    const card = page.getByRole("group", { name: "Approval needed: refund" });
+    await card.getByRole("button", { name: "Deny" }).click();
+    await waitForText(card.locator(".o"), "Denied");
+    const reply = await waitForReply(page, /The refund tool returned: .*"denied":true/);
+    assert.doesNotMatch(reply, /rf_1/);
+    assert.equal(hook.calls.length, before, "the webhook was never called");
+    assert.deepEqual(log.errors, []);
+  });
+
+  it("a host-page client tool answers and the reply says what it returned", async () => {
+    const { page, log } = await open(keys.cart);
+    await page.evaluate(() => {
+      window.cartCalls = [];
+      window.AgentThreads.registerTool("cart", async (input, ctx) => {
+        window.cartCalls.push({ input, ctx });
+        return { items: 3, total: "42.00", currency: input.currency };
+      });
+    });
+    await send(page, "what is in my cart?");
+    const reply = await waitForReply(page, /The cart tool returned: .*"items":3/);
+    assert.match(reply, /"total":"42.00"/);
+    const calls = await page.evaluate(() => window.cartCalls);
+    assert.equal(calls.length, 1);
+    assert.deepEqual(calls[0].input, { currency: "EUR" });
+    assert.ok(calls[0].ctx.runId && calls[0].ctx.threadId, "the call names its run and thread");
     assert.deepEqual(log.errors, []);
   });
 });
