@@ -164,7 +164,8 @@ describe("host-page client tools as the widget sees them", () => {
         window.toolCalls.push({ input, ctx });
         return { items: 2, first: input.first };
       });
-      window.AgentThreads.registerTool("broken", () => {
+      // The element's equivalent of the global's.
+      document.querySelector("agent-thread").registerTool("broken", () => {
         throw new Error("no cart here");
       });
     });
