@@ -10,6 +10,16 @@ export * from "./tool-schema";
 
 export const MODEL_PROVIDERS = ["local", "workers-ai", "openai-compatible", "anthropic"] as const;
 
+/** At most this many calls the `local` model makes in one step (`toolCalls`). */
+export const MAX_LOCAL_TOOL_CALLS = 8;
+
+const localToolCallSchema = z
+  .strictObject({
+    name: z.string().min(1).max(64).describe("The tool to call: one of the artifact's `tools` by name."),
+    input: z.record(z.string(), z.unknown()).describe("The arguments the model passes to the tool."),
+  })
+  .describe("One call: a tool's name and the input the model passes it.");
+
 /** The offline `local` model's knobs, for testing an agent without a provider (docs/tools.md#test-a-tool-offline). */
 export const localModelOptionsSchema = z
   .strictObject({
@@ -43,15 +53,24 @@ export const localModelOptionsSchema = z
       .max(10_000)
       .optional()
       .describe("Stop streaming after this many deltas and never finish, as a stalled provider would."),
-    toolCall: z
-      .strictObject({
-        name: z.string().min(1).max(64).describe("The tool to call: one of the artifact's `tools` by name."),
-        input: z.record(z.string(), z.unknown()).describe("The arguments the model passes to the tool."),
-      })
+    toolCall: localToolCallSchema
       .optional()
       .describe(
         "Each turn first calls this tool with this input; the reply then says what the tool returned.",
       ),
+    toolCalls: z
+      .array(localToolCallSchema)
+      .min(1)
+      .max(MAX_LOCAL_TOOL_CALLS)
+      .optional()
+      .describe(
+        "Each turn first calls all these tools at once, in one step (1–8 calls); the reply then says what each returned.",
+      ),
+  })
+  .superRefine((options, ctx) => {
+    if (options.toolCall !== undefined && options.toolCalls !== undefined) {
+      ctx.addIssue({ code: "custom", path: ["toolCalls"], message: "not allowed together with toolCall" });
+    }
   })
   .describe("Options of the offline `local` model (provider `local` only).");
 

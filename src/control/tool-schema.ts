@@ -99,7 +99,9 @@ const approvalPolicySchema = z
       .min(1)
       .max(120)
       .optional()
-      .describe("The approval card's title, shown to whoever decides (default: the tool's name)."),
+      .describe(
+        "The approval card's title, shown to whoever decides beside the tool's name (at most 120 characters).",
+      ),
     description: z
       .string()
       .min(1)

@@ -100,6 +100,25 @@ describe("artifactSchema", () => {
     expect(refused.map((i) => i.path)).toEqual(["model.local"]);
   });
 
+  it("takes 1–8 local toolCalls, not together with toolCall", () => {
+    const local = (options: Record<string, unknown>) => ({
+      ...minimal,
+      model: { provider: "local", model: "echo", local: options },
+    });
+    const call = { name: "lookup", input: { q: "x" } };
+    expect(artifactSchema.parse(local({ toolCalls: [call, call] })).model.local?.toolCalls).toHaveLength(2);
+    expect(issuesOf(local({ toolCalls: [] })).map((i) => i.path)).toEqual(["model.local.toolCalls"]);
+    expect(issuesOf(local({ toolCalls: Array(9).fill(call) })).map((i) => i.path)).toEqual([
+      "model.local.toolCalls",
+    ]);
+    expect(issuesOf(local({ toolCalls: [{ name: "lookup" }] })).map((i) => i.path)).toEqual([
+      "model.local.toolCalls.0.input",
+    ]);
+    expect(issuesOf(local({ toolCall: call, toolCalls: [call] }))).toEqual([
+      { path: "model.local.toolCalls", message: "not allowed together with toolCall" },
+    ]);
+  });
+
   it("refuses unknown providers and an openai-compatible model without a base URL", () => {
     expect(issuesOf({ ...minimal, model: { provider: "mystery", model: "m" } }).map((i) => i.path)).toEqual([
       "model.provider",
