@@ -42,6 +42,8 @@ export interface ExecuteToolCallInput {
   platformHosts?: readonly string[];
   /** This deployment admits local plain-http tools (`localHttpAllowed`: development only). */
   allowLocalHttp?: boolean;
+  /** The delivery id every attempt carries; by default one per (run, tool call). An approved call's is its approvalId. */
+  webhookId?: string;
   /** Secret values scrubbed from the output before the model (or storage) sees it; the signing secret always is. */
   secrets?: readonly string[];
 }
@@ -115,7 +117,7 @@ function withValueAt(
  * context, then every identity slot of the tool (declared pointers at any depth, and top-level identity keys its
  * schema declares) written over whatever the model put there.
  */
-function withRuntimeIdentity(
+export function withRuntimeIdentity(
   tool: Tool,
   input: Record<string, unknown>,
   context: ToolCallContext,
@@ -268,7 +270,7 @@ export async function executeToolCall(input: ExecuteToolCallInput): Promise<Tool
   if (new TextEncoder().encode(body).byteLength > MAX_TOOL_REQUEST_BYTES) {
     return finish(refused("error", "The tool input is too large."));
   }
-  webhookId = await webhookIdFor(context.runId, call.toolCallId);
+  webhookId = input.webhookId ?? (await webhookIdFor(context.runId, call.toolCallId));
 
   // Called as a plain function: workerd refuses the global fetch invoked as a method of another object.
   const send = input.fetch;

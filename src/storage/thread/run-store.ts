@@ -237,10 +237,12 @@ export class RunStore {
     return row ? toRun(row) : null;
   }
 
-  /** Runs not yet finished (queued or running), oldest first. */
+  /** Runs not yet finished (queued, running or waiting for a person), oldest first. */
   active(): Run[] {
     return this.#storage.sql
-      .exec(`SELECT ${RUN_COLUMNS} FROM runs WHERE status IN ('queued', 'running') ORDER BY created_at, id`)
+      .exec(
+        `SELECT ${RUN_COLUMNS} FROM runs WHERE status IN ('queued', 'running', 'requires_action') ORDER BY created_at, id`,
+      )
       .toArray()
       .map(toRun);
   }
@@ -281,7 +283,7 @@ export class RunStore {
       const row = this.#storage.sql.exec(
         `UPDATE runs SET
            status = ?,
-           started_at = CASE WHEN ? = 'running' THEN ? ELSE started_at END,
+           started_at = CASE WHEN ? = 'running' THEN COALESCE(started_at, ?) ELSE started_at END,
            ended_at = CASE WHEN ? THEN ? ELSE ended_at END,
            user_entry_id = COALESCE(?, user_entry_id),
            assistant_entry_id = COALESCE(?, assistant_entry_id),
