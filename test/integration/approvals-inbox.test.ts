@@ -175,7 +175,11 @@ describe("GET /v1/approvals", () => {
 
     const scope = { tenantId: agent.tenantId, threadId: session.threadId };
     const [stale] = await env.DB.batch([
-      upsertApproval(env.DB, scope, approvalRow(approval(agent, session.threadId, "apr_1"), 1)),
+      upsertApproval(
+        env.DB,
+        scope,
+        approvalRow(approval(agent, session.threadId, "apr_1"), 1, "development"),
+      ),
     ]);
     expect(stale?.meta.changes).toBe(0);
     expect((await inbox(agent.apiKey)).items).toEqual([]);

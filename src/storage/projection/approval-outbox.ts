@@ -3,10 +3,13 @@
 import type { Environment } from "../../shared/api";
 import type { ApprovalView } from "../../shared/approvals-api";
 
-/** What the drain writes to `agent_approvals`: the approval as the API shows it, and where it belongs. */
+/**
+ * What the drain writes to `agent_approvals`: the approval as the API shows it, and where it belongs (the drain
+ * takes the tenant and environment from the thread's binding when they are left out).
+ */
 export interface ApprovalProjection extends ApprovalView {
-  tenantId: string;
-  environment: Environment;
+  tenantId?: string;
+  environment?: Environment;
 }
 
 /**

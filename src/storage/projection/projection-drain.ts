@@ -232,7 +232,11 @@ function recordStatements(
       case "approval": {
         // The row holds the approval's newest view (approval-outbox.ts), queued at the revision it carries.
         const parsed = approvalPayloadSchema.safeParse(JSON.parse(row.payload_json));
-        if (!parsed.success || parsed.data.id !== row.ref_id || parsed.data.threadId !== binding.threadId) {
+        const foreign =
+          parsed.success &&
+          (parsed.data.threadId !== binding.threadId ||
+            (parsed.data.tenantId !== undefined && parsed.data.tenantId !== binding.tenantId));
+        if (!parsed.success || parsed.data.id !== row.ref_id || foreign) {
           logProjection("error", "unreadable approval outbox row dropped", {
             seq: row.seq,
             refId: row.ref_id,
@@ -240,7 +244,9 @@ function recordStatements(
           break;
         }
         sent.set(recordKey(row), row.version);
-        statements.push(upsertApproval(db, scope, approvalRow(parsed.data, row.version)));
+        statements.push(
+          upsertApproval(db, scope, approvalRow(parsed.data, row.version, binding.environment)),
+        );
         break;
       }
       case "usage": {

@@ -124,16 +124,16 @@ export function runRow(run: Run, agentId: string, inputDigest: string | null): R
 
 /** An `approval` outbox row's payload (approval-outbox.ts): the approval as the API shows it, and its scope. */
 export const approvalPayloadSchema = approvalView.extend({
-  tenantId: z.string(),
-  environment: environmentSchema,
+  tenantId: z.string().optional(),
+  environment: environmentSchema.optional(),
 });
 export type ApprovalPayload = z.infer<typeof approvalPayloadSchema>;
 
-/** `version`: the run action's revision the payload was queued at. */
-export function approvalRow(a: ApprovalPayload, version: number): ApprovalRow {
+/** `version`: the run action's revision the payload was queued at; `environment`: the thread's. */
+export function approvalRow(a: ApprovalPayload, version: number, environment: string): ApprovalRow {
   return {
     id: a.id,
-    environment: a.environment,
+    environment: a.environment ?? environment,
     agentId: a.agentId,
     runId: a.runId,
     toolCallId: a.toolCallId,

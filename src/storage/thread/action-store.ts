@@ -217,14 +217,23 @@ export class ActionStore {
 
   // ---- the model calls a waiting run continues from ----
 
-  park(runId: string, steps: JsonValue): void {
+  /** Keeps a waiting run's steps, and the verified subject whose message started it (its tools' identity). */
+  park(runId: string, steps: JsonValue, subject: string | null): void {
     this.#storage.sql.exec(
-      `INSERT INTO run_parks (run_id, steps_json, created_at) VALUES (?, ?, ?)
+      `INSERT INTO run_parks (run_id, steps_json, subject, created_at) VALUES (?, ?, ?, ?)
        ON CONFLICT (run_id) DO UPDATE SET steps_json = excluded.steps_json`,
       runId,
-      JSON.stringify(steps),
+      JSON.stringify(this.#redactor.value(steps)),
+      subject,
       this.#now(),
     );
+  }
+
+  parkedSubject(runId: string): string | null {
+    const row = this.#storage.sql
+      .exec<{ subject: string | null }>("SELECT subject FROM run_parks WHERE run_id = ?", runId)
+      .toArray()[0];
+    return row?.subject ?? null;
   }
 
   parked(runId: string): JsonValue | null {

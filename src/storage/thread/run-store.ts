@@ -247,6 +247,14 @@ export class RunStore {
       .map(toRun);
   }
 
+  /** The run waiting for a person, if any (a thread has at most one: nothing else runs while it waits). */
+  waiting(): Run | null {
+    const row = this.#storage.sql
+      .exec(`SELECT ${RUN_COLUMNS} FROM runs WHERE status = 'requires_action' LIMIT 1`)
+      .toArray()[0];
+    return row ? toRun(row) : null;
+  }
+
   /**
    * How many runs were created after `since`, looking only at the newest `atMost` (a rate limit needs to know
    * whether a bound is reached, not the whole history).

@@ -466,6 +466,7 @@ export const THREAD_MIGRATIONS: readonly ThreadMigration[] = [
       `CREATE TABLE run_parks (
         run_id TEXT PRIMARY KEY,
         steps_json TEXT NOT NULL,
+        subject TEXT,
         created_at INTEGER NOT NULL
       ) WITHOUT ROWID`,
     ],
