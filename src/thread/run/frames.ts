@@ -78,7 +78,7 @@ export function toWireEntry(entry: Entry): WireEntry {
   };
 }
 
-/** What an approval or client tool entry carries on the wire (docs/protocol.md#entries). */
+/** What an approval or client tool entry carries on the wire (docs/tools.md#approvals). */
 function actionFields(entry: Entry): Pick<WireEntry, "approval" | "decision" | "toolRequest"> {
   const body = entry.body;
   if (typeof body !== "object" || body === null || Array.isArray(body)) return {};

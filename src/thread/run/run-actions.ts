@@ -1,19 +1,9 @@
-// What a run asks a person and how it is settled (docs/tools.md#approvals, #client-tools): approval requests and
-// decisions, client tool requests and answers, expiry, and the tool results the model gets from each.
-import type { JSONValue } from "@ai-sdk/provider";
 import { canonicalJson, sha256Hex } from "../../control/canonical-json";
 import type { ApprovalNeed } from "../../control/tool-approval";
 import { checkToolOutput } from "../../control/tool-output";
 import { fail, ok, type Result } from "../../errors";
-import type { ToolCallOutcome, TurnStep } from "../../models/turn";
-import type {
-  ApprovalAction,
-  ApprovalDecision,
-  JsonObject,
-  ServerFrame,
-  ToolRequest,
-} from "../../shared/protocol";
-import type { ApprovalView, ToolAnswer } from "../../shared/thread-api";
+import type { ApprovalDecision, ServerFrame } from "../../shared/protocol";
+import type { ToolAnswer } from "../../shared/thread-api";
 import { enqueueApproval } from "../../storage/projection/approval-outbox";
 import type { JsonValue } from "../../storage/redact";
 import { type ActionSettlement, decisionOf, type RunAction } from "../../storage/thread/action-store";
@@ -23,6 +13,7 @@ import { recordThreadEvent } from "../../storage/thread/thread-events";
 import type { Tool } from "../../tools/tool-definitions";
 import { toWireEntry } from "./frames";
 import type { StreamReceivers } from "./live-run";
+import { approvalActionOf, approvalView, iso, toolRequestFrame, toolRequestOf } from "./run-action-views";
 import type { RunStores } from "./run-stores";
 
 /** Who decides through which door: the thread's user (launch token) or the tenant (sk_ key). */
@@ -40,53 +31,6 @@ const randomId = (prefix: string): string => {
   const bytes = crypto.getRandomValues(new Uint8Array(12));
   return `${prefix}_${Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("")}`;
 };
-
-const iso = (ms: number): string => new Date(ms).toISOString();
-
-const objectInput = (input: JsonValue): JsonObject =>
-  typeof input === "object" && input !== null && !Array.isArray(input) ? input : {};
-
-/** The wire form of a pending approval (a run's `actions`, an `approval_request` entry). */
-export function approvalActionOf(action: RunAction): ApprovalAction {
-  return {
-    approvalId: action.id,
-    toolCallId: action.toolCallId,
-    name: action.name,
-    input: objectInput(action.input),
-    by: action.approver ?? "any",
-    expiresAt: iso(action.expiresAt),
-    ...(action.title !== null ? { title: action.title } : {}),
-    ...(action.description !== null ? { description: action.description } : {}),
-  };
-}
-
-export function toolRequestOf(action: RunAction): ToolRequest {
-  return {
-    toolCallId: action.toolCallId,
-    name: action.name,
-    input: objectInput(action.input),
-    expiresAt: iso(action.expiresAt),
-  };
-}
-
-/** What an approval looks like to the tenant's API, the D1 projection and the console (docs/api.md#approvals). */
-export function approvalView(binding: ThreadBinding, action: RunAction): ApprovalView {
-  return {
-    id: action.id,
-    threadId: binding.threadId,
-    agentId: binding.agentId,
-    runId: action.runId,
-    toolCallId: action.toolCallId,
-    toolName: action.name,
-    status: action.status === "answered" ? "approved" : action.status,
-    by: action.approver ?? "any",
-    requestedAt: iso(action.createdAt),
-    expiresAt: iso(action.expiresAt),
-    decidedAt: action.decidedAt === null ? null : iso(action.decidedAt),
-    decidedBy: action.decidedBy,
-    reason: action.reason,
-  };
-}
 
 /** The entry a run's next action or reply goes below: its newest entry, else its user message. */
 function tailOf(stores: RunStores, run: { id: string; userEntryId: string | null }): string | null {
@@ -151,10 +95,6 @@ function storeClientRequest(
 
 function sendEntry(deps: ActionDeps, entry: Entry | null): void {
   if (entry !== null) deps.receivers.send({ type: "entry", entry: toWireEntry(entry) });
-}
-
-function toolRequestFrame(action: RunAction): ServerFrame {
-  return { type: "tool_request", runId: action.runId, ...toolRequestOf(action) };
 }
 
 /** Asks for a decision on a call: its approval row, `approval_request` entry and `approval.requested` event. */
@@ -433,66 +373,4 @@ export function cancelActions(deps: ActionDeps, runId: string, reason: string): 
     });
     if (settled !== null) announce(deps, settled);
   }
-}
-
-/** The tool result the model gets for a settled action; null while it waits, or for an approved server tool not run. */
-export function outcomeOf(action: RunAction): ToolCallOutcome | null {
-  if (action.status === "pending") return null;
-  if (action.kind === "client" || action.output !== null) {
-    return { output: (action.output ?? null) as JSONValue, ...(action.isError ? { isError: true } : {}) };
-  }
-  if (action.status === "approved") return null;
-  return { output: { denied: true, reason: action.reason } };
-}
-
-/** The approvals of a run still waiting, in the order they were asked: the `actions` of its `run` frame. */
-export function pendingApprovals(stores: RunStores, runId: string): ApprovalAction[] {
-  return stores.actions
-    .ofRun(runId)
-    .filter((a) => a.kind === "approval" && a.status === "pending")
-    .map(approvalActionOf);
-}
-
-/** The `run` frame of a waiting run: its status and the approvals it waits for. */
-export function parkedFrame(stores: RunStores, run: { id: string }): ServerFrame {
-  return { type: "run", runId: run.id, status: "requires_action", actions: pendingApprovals(stores, run.id) };
-}
-
-/** `tool_request` frames for every client tool call still waiting (what a socket saying hello is told again). */
-export function pendingToolRequestFrames(stores: RunStores): ServerFrame[] {
-  return stores.actions
-    .pending()
-    .filter((a) => a.kind === "client")
-    .map(toolRequestFrame);
-}
-
-/** Whether every call a waiting run's last step asked about is settled (the run may go on). */
-export function allSettled(stores: RunStores, runId: string): boolean {
-  return stores.actions.ofRun(runId).every((a) => a.status !== "pending");
-}
-
-/** The stored steps of a waiting run. */
-export function parkedSteps(stores: RunStores, runId: string): TurnStep[] | null {
-  const steps = stores.actions.parked(runId);
-  return Array.isArray(steps) ? (steps as unknown as TurnStep[]) : null;
-}
-
-/**
- * A waiting run's steps with what is known of each waiting call (a run that ends waiting keeps whole pairs): its
- * settled answer, else the cancellation.
- */
-export function settledSteps(steps: readonly TurnStep[], actions: readonly RunAction[]): TurnStep[] {
-  return steps.map((step) => {
-    const waiting = new Set(step.waiting ?? []);
-    const { waiting: _settled, ...rest } = step;
-    return {
-      ...rest,
-      toolCalls: step.toolCalls.map((call) => {
-        if (!waiting.has(call.toolCallId)) return call;
-        const action = actions.filter((a) => a.toolCallId === call.toolCallId).at(-1);
-        const outcome = action === undefined ? null : outcomeOf(action);
-        return { ...call, outcome: outcome ?? { output: { denied: true, reason: "cancelled" } } };
-      }),
-    };
-  });
 }

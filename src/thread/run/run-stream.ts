@@ -10,7 +10,7 @@ import type { Entry } from "../../storage/thread/entry-store";
 import type { Run, RunError } from "../../storage/thread/run-store";
 import { type LiveRun, runFrame, type StreamReceivers } from "./live-run";
 import type { PromptHistory } from "./prompt-history";
-import { outcomeOf, parkedFrame, parkedSteps } from "./run-actions";
+import { outcomeOf, parkedFrame, parkedSteps } from "./run-action-views";
 import { contextBudget, runArtifact, type VersionBindings } from "./run-artifact";
 import { runAuditor } from "./run-audit";
 import type { RunEnd } from "./run-seal";

@@ -11,17 +11,19 @@ import type { Run } from "../../storage/thread/run-store";
 import { toolNamed } from "../../tools/tool-definitions";
 import { type LiveRun, persistedText, runFrame } from "./live-run";
 import {
-  type ActionDeps,
   allSettled,
+  parkedFrame,
+  parkedSteps,
+  pendingToolRequestFrames,
+  settledSteps,
+} from "./run-action-views";
+import {
+  type ActionDeps,
   answerToolRequest,
   cancelActions,
   type DeciderKind,
   decideApproval,
   expireActions,
-  parkedFrame,
-  parkedSteps,
-  pendingToolRequestFrames,
-  settledSteps,
 } from "./run-actions";
 import type { RunEnd } from "./run-seal";
 import { type StoredToolCall, toolCallsOfSteps } from "./tool-history";
