@@ -4,6 +4,8 @@
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { ThreadAgent } from "../../src/objects/thread-agent";
+import type { WireEntry } from "../../src/shared/protocol";
+import { purgeText } from "../../src/storage/thread/zero-retention";
 import { jsonResponse } from "../helpers/fake-tool-server";
 import { threadStub } from "../helpers/projection";
 import { api } from "../helpers/tenants";
@@ -369,5 +371,30 @@ describe("timeouts", () => {
     const reply = await socket.next("entry", (f) => f.entry.role === "assistant");
     expect(reply.entry.text).toContain("refused");
     socket.ws.close();
+  });
+});
+
+describe("zero retention", () => {
+  it("blanks a settled approval's input with the thread's text, and keeps who decided what", async () => {
+    const agent = await agentWith(refundTool("always"), { name: "refund", input: { orderId: "Z9" } });
+    refundEndpoint();
+    const { session, socket, waiting } = await parkedSession(agent, "refund Z9");
+    socket.send({ type: "approval", approvalId: waiting.actions![0]!.approvalId, decision: "approve" });
+    await socket.next("entry", (f) => f.entry.role === "assistant");
+    socket.ws.close();
+
+    const stub = await threadStub(agent, session.threadId);
+    await runInDurableObject(stub, (_instance, state) => purgeText(state.storage));
+    const page = await api(`/v1/threads/${session.threadId}/entries`, {
+      headers: { Authorization: `Bearer ${session.token}`, Origin: ORIGIN },
+    });
+    const items = ((await page.json()) as { items: WireEntry[] }).items;
+    const request = items.find((e) => e.kind === "approval_request");
+    expect(request).toMatchObject({ purged: true, approval: { name: "refund", input: {} } });
+    expect(items.find((e) => e.kind === "approval_decision")).toMatchObject({
+      purged: true,
+      decision: { decision: "approve", by: "user" },
+    });
+    expect(JSON.stringify(items)).not.toContain("Z9");
   });
 });
