@@ -7,6 +7,7 @@ import { requestId } from "./http/request-id";
 import { agents } from "./routes/agents";
 import { analytics } from "./routes/analytics";
 import { apiKeys } from "./routes/api-keys";
+import { approvals } from "./routes/approvals";
 import { assets } from "./routes/assets";
 import { consoleRoutes } from "./routes/console";
 import { contract } from "./routes/contract";
@@ -49,6 +50,7 @@ export function createApp() {
   v1.route("/api-keys", apiKeys);
   v1.route("/secrets", secrets);
   v1.route("/sessions", sessions);
+  v1.route("/approvals", approvals);
   v1.route("/holds", holds);
   v1.route("/subject-holds", subjectHolds);
   v1.route("/usage", usage);

@@ -9,6 +9,7 @@ import { ErrorNote, Loading, Page } from "./ui/page";
 const NAV: [string, string][] = [
   ["/agents", "Agents"],
   ["/sessions", "Sessions"],
+  ["/approvals", "Approvals"],
   ["/analytics", "Analytics"],
   ["/keys", "API keys"],
   ["/secrets", "Secrets"],

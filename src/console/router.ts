@@ -73,6 +73,7 @@ const ROUTES: [string, string][] = [
   ["/agents/:agentId/releases", "releases"],
   ["/sessions", "sessions"],
   ["/sessions/:threadId", "session"],
+  ["/approvals", "approvals"],
   ["/analytics", "analytics"],
   ["/keys", "keys"],
   ["/secrets", "secrets"],

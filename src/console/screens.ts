@@ -13,6 +13,7 @@ export const SCREENS: Record<string, Loader> = {
   releases: () => import("./screens/releases"),
   sessions: () => import("./screens/sessions"),
   session: () => import("./screens/session"),
+  approvals: () => import("./screens/approvals"),
   analytics: () => import("./screens/analytics"),
   keys: () => import("./screens/keys"),
   secrets: () => import("./screens/secrets"),

@@ -311,6 +311,7 @@ const TAGS = [
   ["Versions", "Tenant admin: immutable, digest-pinned versions published from a draft revision."],
   ["Releases", "Tenant admin: weighted releases per environment, and which one is active."],
   ["Sessions", "Tenant admin: conversations as stored, export, erasure, handoff."],
+  ["Approvals", "Tenant admin: tool calls waiting for a person's decision (docs/api.md#approvals)."],
   ["Usage", "Tenant admin: tokens and runs per day."],
   ["Privacy", "Tenant admin: legal holds on conversations and subjects (docs/privacy.md)."],
   ["Analytics", "Tenant admin: turns, failures, tokens, latency and feedback by version or by day."],

@@ -31,13 +31,21 @@ export interface ToolCallOutcome {
 
 export interface TurnStep {
   text: string;
+  /** In the order the model asked; a waiting call's outcome is filled in when it is decided or answered. */
   toolCalls: (ToolCallRequest & { outcome: ToolCallOutcome })[];
   usage: TurnUsage;
   finishReason: string;
+  /** The calls of this step that wait for a person (the run's last step, while it is `requires_action`). */
+  waiting?: string[];
 }
+
+/** What `onToolCall` answers for a call that waits for a decision or a client's answer: the turn stops after its step. */
+export const WAIT = Symbol("wait");
 
 export type TurnResult =
   | { status: "succeeded"; text: string; usage: TurnUsage; steps: TurnStep[] }
+  /** The last step has calls waiting for a person (`waiting`): the run continues from `steps` later (`resume`). */
+  | { status: "requires_action"; text: string; usage: TurnUsage; steps: TurnStep[] }
   | { status: "failed"; error: ModelError; text: string; usage: TurnUsage; steps: TurnStep[] }
   | { status: "aborted"; text: string; usage: TurnUsage; steps: TurnStep[] };
 
@@ -51,7 +59,13 @@ export interface RunTurnInput {
   /** Fails the turn when the model sends nothing for this long (a stuck upstream); off when absent. */
   stallTimeoutMs?: number;
   onDelta: (text: string) => void;
-  onToolCall: (call: ToolCallRequest, signal: AbortSignal) => Promise<ToolCallOutcome>;
+  /** Runs a call, or answers `WAIT` when it waits for a person; the step's other calls still run. */
+  onToolCall: (call: ToolCallRequest, signal: AbortSignal) => Promise<ToolCallOutcome | typeof WAIT>;
+  /**
+   * The model calls a waiting run already made, every call answered: the turn continues after them (their text is
+   * already the reply's; their usage was already counted).
+   */
+  resume?: readonly TurnStep[];
   /** Called once per model call with that call's usage. */
   onUsage?: (usage: TurnUsage & { step: number }) => void;
   /**
@@ -206,9 +220,14 @@ export function toolRoundMessages(
 export async function runTurn(input: RunTurnInput): Promise<TurnResult> {
   const { model, signal } = input;
   const prompt: LanguageModelV4Message[] = [...input.prompt];
-  const steps: TurnStep[] = [];
+  const steps: TurnStep[] = [...(input.resume ?? [])];
   let text = "";
   let usage: TurnUsage = { inputTokens: 0, outputTokens: 0 };
+  for (const step of steps) {
+    text += step.text;
+    usage = sum(usage, step.usage);
+    prompt.push(...toolRoundMessages(step.text, step.toolCalls));
+  }
 
   const ended = (error?: ModelError): TurnResult => {
     if (signal.aborted && !isTimeoutError(signal.reason)) return { status: "aborted", text, usage, steps };
@@ -217,7 +236,7 @@ export async function runTurn(input: RunTurnInput): Promise<TurnResult> {
     return { status: "succeeded", text, usage, steps };
   };
 
-  for (let stepIndex = 0; stepIndex < input.maxSteps; stepIndex++) {
+  for (let stepIndex = steps.length; stepIndex < input.maxSteps; stepIndex++) {
     let reader: ReadableStreamDefaultReader<LanguageModelV4StreamPart>;
     input.onModelCall?.({ step: stepIndex, prompt: [...prompt] });
     try {
@@ -318,14 +337,16 @@ export async function runTurn(input: RunTurnInput): Promise<TurnResult> {
       });
     }
 
+    const waiting: string[] = [];
     for (const call of requested) {
-      let outcome: ToolCallOutcome;
+      let outcome: ToolCallOutcome | typeof WAIT;
       try {
         outcome =
           call.input === undefined
             ? { output: "The tool input was not valid JSON.", isError: true }
             : await input.onToolCall(call, signal);
-      } catch {
+      } catch (error) {
+        console.error(JSON.stringify({ level: "error", message: "tool call threw", error: String(error) }));
         // Tool executors return failures as outcomes; a throw is a bug and must not pass for a tool answer.
         if (signal.aborted) return ended();
         return ended({
@@ -335,7 +356,14 @@ export async function runTurn(input: RunTurnInput): Promise<TurnResult> {
         });
       }
       if (signal.aborted) return ended();
-      step.toolCalls.push({ ...call, outcome });
+      if (outcome === WAIT) {
+        waiting.push(call.toolCallId);
+        step.toolCalls.push({ ...call, outcome: { output: null } });
+      } else step.toolCalls.push({ ...call, outcome });
+    }
+    if (waiting.length > 0) {
+      step.waiting = waiting;
+      return { status: "requires_action", text, usage, steps };
     }
     prompt.push(...toolRoundMessages(step.text, step.toolCalls));
   }

@@ -5,6 +5,7 @@ import { fail, ok, type Result, type RpcResult, refusal } from "../errors";
 import { WS_CLOSE_CODE } from "../shared/errors";
 import type { WireEntry } from "../shared/protocol";
 import type { HumanMessageRequest } from "../shared/sessions-api";
+import type { ApprovalDecisionBody, ApprovalView, ToolAnswer, ToolResultBody } from "../shared/thread-api";
 import { projectionBacklog } from "../storage/projection/outbox";
 import type { ThreadContext } from "../storage/thread/context-store";
 import { unforwardedEventCount } from "../storage/thread/thread-events";
@@ -147,6 +148,18 @@ export class ThreadAgent extends Agent<Env> implements ThreadObject {
     return this.#launch(claims, (runtime) => rateEntry(runtime, claims.sub, entryId, body));
   }
 
+  async decideApproval(
+    claims: ThreadClaims,
+    approvalId: string,
+    body: ApprovalDecisionBody,
+  ): Promise<RpcResult<ApprovalView>> {
+    return this.#launch(claims, (runtime) => runtime.decide({ approvalId, ...body, by: "user" }));
+  }
+
+  async answerToolRequest(claims: ThreadClaims, body: ToolResultBody): Promise<RpcResult<ToolAnswer>> {
+    return this.#launch(claims, (runtime) => runtime.answerTool(body));
+  }
+
   // --- RPC for a launch ---
 
   async claimThread(claims: ThreadClaims): Promise<RpcResult<null>> {
@@ -188,6 +201,14 @@ export class ThreadAgent extends Agent<Env> implements ThreadObject {
 
   async upgradeThread(address: ThreadAddress, request: unknown): Promise<RpcResult<UpgradeReply | null>> {
     return this.#addressed(address, (runtime) => upgradeThread(runtime, request, () => this.drainOutbox()));
+  }
+
+  async decideApprovalAsTenant(
+    address: ThreadAddress,
+    approvalId: string,
+    body: ApprovalDecisionBody,
+  ): Promise<RpcResult<ApprovalView | null>> {
+    return this.#addressed(address, async (runtime) => runtime.decide({ approvalId, ...body, by: "tenant" }));
   }
 
   async postHumanMessage(
@@ -271,6 +292,10 @@ export class ThreadAgent extends Agent<Env> implements ThreadObject {
 
   async resumeQueuedRuns(): Promise<void> {
     await this.#parts.upkeep.resumeQueuedRuns();
+  }
+
+  async expireActions(): Promise<void> {
+    await this.#parts.upkeep.expireActions();
   }
 
   async sweepIdleConnections(): Promise<void> {

@@ -13,6 +13,7 @@ import { holdView, listName, messageView, positions, sessionView } from "../http
 import { requireAdminForWrites, tenantAuth } from "../http/tenant-auth";
 import {
   changeHandoff,
+  decideApproval,
   eraseSession,
   exportSession,
   postHumanMessage,
@@ -39,6 +40,7 @@ import {
   upgradeRequest,
   upgradeResponse,
 } from "../shared/sessions-api";
+import { approvalDecisionBody, approvalResponse } from "../shared/thread-api";
 import { findHold, holdsForSessions, putHold, removeHold } from "../storage/d1/legal-holds";
 import { searchSessions } from "../storage/d1/session-search";
 import { getSession, listMessages, listSessions, type ReadScope } from "../storage/d1/sessions-repository";
@@ -364,6 +366,26 @@ export const sessions = new Hono<AppEnv>()
       const view = await changeHandoff(c.env, thread, body);
       if (view === null) throw errors.notFound("Session");
       return c.json(view);
+    },
+  )
+  .post(
+    "/:threadId/approvals/:approvalId",
+    describeRoute(
+      operation({
+        tag: "Sessions",
+        summary: "Decide a pending approval as the agent's owner (exactly once)",
+        auth: "tenantKey",
+        body: approvalDecisionBody,
+        response: { status: 200, schema: approvalResponse },
+        errors: [400, 403, 404, 409, 502],
+      }),
+    ),
+    async (c) => {
+      const thread = await registryRow(c, { includeDeleted: false });
+      const body = await readJson(c, approvalDecisionBody);
+      const view = await decideApproval(c.env, thread, c.req.param("approvalId"), body);
+      if (view === null) throw errors.notFound("Session");
+      return c.json({ approval: view });
     },
   )
   .post(

@@ -11,11 +11,15 @@ import { threadCors } from "../http/launch-cors";
 import { operation } from "../http/openapi";
 import { BEARER_PREFIX, LIMITS, PROTOCOL } from "../shared/protocol";
 import {
+  approvalDecisionBody,
+  approvalResponse,
   cancelRunResponse,
   entriesPageResponse,
   feedbackResponse,
   messageReplyResponse,
   threadInfoResponse,
+  toolResultBody,
+  toolResultResponse,
 } from "../shared/thread-api";
 import {
   CLAIMS_HEADER,
@@ -255,6 +259,50 @@ export const threads = new Hono<AppEnv>()
       // Entry ids are URL-safe; anything else cannot name one.
       if (!ENTRY_ID.test(entryId)) throw new AppError("not_found", "Entry not found.");
       return c.json(unwrap(await stub.giveFeedback(threadClaims, entryId, body)));
+    },
+  )
+  .post(
+    "/threads/:threadId/approvals/:approvalId",
+    describeRoute(
+      operation({
+        tag: "Threads",
+        summary: "Decide a pending approval of this thread (exactly once)",
+        auth: "launchToken",
+        body: approvalDecisionBody,
+        response: { status: 200, schema: approvalResponse },
+        errors: [400, 403, 404, 409],
+      }),
+    ),
+    async (c) => {
+      const { threadClaims, stub } = await launchThread(c);
+      const approvalId = c.req.param("approvalId");
+      const body = parseWith(approvalDecisionBody, await readJsonText(c, DEFAULT_MAX_BODY_BYTES));
+      if (!ENTRY_ID.test(approvalId)) throw new AppError("not_found", "Approval not found.");
+      return c.json({ approval: unwrap(await stub.decideApproval(threadClaims, approvalId, body)) });
+    },
+  )
+  .post(
+    "/threads/:threadId/tool-results",
+    describeRoute(
+      operation({
+        tag: "Threads",
+        summary: "Answer a client tool's request (the first valid answer wins)",
+        auth: "launchToken",
+        body: toolResultBody,
+        response: { status: 200, schema: toolResultResponse },
+        errors: [400, 403, 404, 409],
+      }),
+    ),
+    async (c) => {
+      const { threadClaims, stub } = await launchThread(c);
+      const body = parseWith(toolResultBody, await readJsonText(c, DEFAULT_MAX_BODY_BYTES));
+      const answer = unwrap(await stub.answerToolRequest(threadClaims, body));
+      if (answer.status === "refused") {
+        throw new AppError("bad_request", "The tool's answer was refused; the model was told it failed.", {
+          details: { issues: answer.issues },
+        });
+      }
+      return c.json({ toolCallId: body.toolCallId, status: "answered" as const });
     },
   )
   .post(

@@ -3,6 +3,7 @@
 import { AppError, type Result, unwrap } from "../errors";
 import { eventBody, tenantEvents } from "../events/tenant-events";
 import type { HandoffRequest, HumanMessageRequest, UpgradeRequest } from "../shared/sessions-api";
+import type { ApprovalDecisionBody } from "../shared/thread-api";
 import { findHold, heldError } from "../storage/d1/legal-holds";
 import { eraseSessionRows } from "../storage/d1/sessions-repository";
 import { eraseThreadRecord, type ThreadRecord } from "../storage/d1/thread-registry";
@@ -37,6 +38,16 @@ export function sessionRunInput(env: Env, thread: ThreadRecord, runId: string, s
 
 export function changeHandoff(env: Env, thread: ThreadRecord, request: HandoffRequest) {
   return onThread(env, thread, (stub, address) => stub.changeHandoff(address, request));
+}
+
+/** The tenant's decision on one of the thread's approvals (docs/tools.md#approvals). */
+export function decideApproval(
+  env: Env,
+  thread: ThreadRecord,
+  approvalId: string,
+  body: ApprovalDecisionBody,
+) {
+  return onThread(env, thread, (stub, address) => stub.decideApprovalAsTenant(address, approvalId, body));
 }
 
 export function postHumanMessage(env: Env, thread: ThreadRecord, request: HumanMessageRequest) {

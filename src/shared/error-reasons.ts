@@ -17,6 +17,13 @@ export const PROVIDER_ERROR_REASONS = [
 export type ProviderErrorReason = (typeof PROVIDER_ERROR_REASONS)[number];
 
 /** Every `reason` an error may carry beside its code; wire strings, never renamed. */
-export const ERROR_REASONS = [...PROVIDER_ERROR_REASONS, "no_active_release", "legal_hold"] as const;
+export const ERROR_REASONS = [
+  ...PROVIDER_ERROR_REASONS,
+  "no_active_release",
+  "legal_hold",
+  // An approval (docs/tools.md#approvals) was decided before, or its time ran out.
+  "already_decided",
+  "expired",
+] as const;
 
 export type ErrorReason = (typeof ERROR_REASONS)[number];

@@ -7,7 +7,14 @@ import { FEEDBACK_RATINGS, MAX_AGENT_NAME_CHARS, THREAD_MODES } from "./protocol
 const isoTime = z.iso.datetime();
 const day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, "must be a date such as 2026-05-01");
 
-export const RUN_STATUS_NAMES = ["queued", "running", "succeeded", "failed", "aborted"] as const;
+export const RUN_STATUS_NAMES = [
+  "queued",
+  "running",
+  "requires_action",
+  "succeeded",
+  "failed",
+  "aborted",
+] as const;
 
 /** docs/privacy.md: a legal hold as a session view shows it; `scope` says whether the thread or its subject is held. */
 export const sessionHold = z.object({

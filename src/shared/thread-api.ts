@@ -3,7 +3,16 @@ import { z } from "zod";
 import { ERROR_REASONS } from "./error-reasons";
 import { ERROR_CODES } from "./errors";
 import { presentationSchema } from "./presentation";
-import { entrySchema, feedbackSchema, RUN_STATUSES, THREAD_MODES } from "./protocol";
+import {
+  APPROVAL_DECISIONS,
+  APPROVERS,
+  DECIDERS,
+  entrySchema,
+  feedbackSchema,
+  MAX_DECISION_REASON_CHARS,
+  RUN_STATUSES,
+  THREAD_MODES,
+} from "./protocol";
 
 export const launchResponse = z.object({
   token: z
@@ -60,3 +69,46 @@ export const messageReplyResponse = z.object({
 export const cancelRunResponse = z.object({ runId: z.string(), status: z.literal("cancelling") });
 
 export const feedbackResponse = z.object({ entryId: z.string(), feedback: feedbackSchema.nullable() });
+
+/** `POST …/approvals/:approvalId` (docs/api.md#approvals): a decision, exactly once. */
+export const approvalDecisionBody = z.strictObject({
+  decision: z.enum(APPROVAL_DECISIONS),
+  reason: z.string().max(MAX_DECISION_REASON_CHARS).optional(),
+});
+export type ApprovalDecisionBody = z.infer<typeof approvalDecisionBody>;
+
+/** An approval as the API shows it (docs/api.md#approvals). */
+export const approvalViewSchema = z.object({
+  id: z.string(),
+  threadId: z.string(),
+  agentId: z.string(),
+  runId: z.string(),
+  toolCallId: z.string(),
+  toolName: z.string(),
+  status: z.enum(["pending", "approved", "denied", "expired", "cancelled"]),
+  by: z.enum(APPROVERS),
+  requestedAt: z.iso.datetime(),
+  expiresAt: z.iso.datetime(),
+  decidedAt: z.iso.datetime().nullable(),
+  decidedBy: z.enum(DECIDERS).nullable(),
+  reason: z.string().nullable(),
+});
+
+export type ApprovalView = z.infer<typeof approvalViewSchema>;
+
+export const approvalResponse = z.object({ approval: approvalViewSchema });
+
+/** `POST /v1/threads/:threadId/tool-results` (docs/tools.md#client-tools): a client tool's answer. */
+export const toolResultBody = z.strictObject({
+  toolCallId: z.string().min(1).max(128),
+  output: z.json().optional(),
+  error: z.string().max(MAX_DECISION_REASON_CHARS).optional(),
+});
+export type ToolResultBody = z.infer<typeof toolResultBody>;
+
+export const toolResultResponse = z.object({ toolCallId: z.string(), status: z.literal("answered") });
+
+/** The thread's answer to a client tool's result: accepted, or refused with its output's issues. */
+export type ToolAnswer =
+  | { status: "answered" }
+  | { status: "refused"; issues: { path: string; message: string }[] };

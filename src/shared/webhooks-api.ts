@@ -8,6 +8,9 @@ export const EVENT_TYPES = [
   "message.feedback",
   "handoff.requested",
   "session.erased",
+  "approval.requested",
+  "approval.decided",
+  "tool.requested",
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

@@ -42,6 +42,8 @@ export interface ExecuteToolCallInput {
   platformHosts?: readonly string[];
   /** This deployment admits local plain-http tools (`localHttpAllowed`: development only). */
   allowLocalHttp?: boolean;
+  /** The delivery id every attempt carries; by default one per (run, tool call). An approved call's is its approvalId. */
+  webhookId?: string;
   /** Secret values scrubbed from the output before the model (or storage) sees it; the signing secret always is. */
   secrets?: readonly string[];
 }
@@ -115,7 +117,7 @@ function withValueAt(
  * context, then every identity slot of the tool (declared pointers at any depth, and top-level identity keys its
  * schema declares) written over whatever the model put there.
  */
-function withRuntimeIdentity(
+export function withRuntimeIdentity(
   tool: Tool,
   input: Record<string, unknown>,
   context: ToolCallContext,
@@ -239,7 +241,11 @@ export async function executeToolCall(input: ExecuteToolCallInput): Promise<Tool
   const { tool, call, context } = input;
   if (call.toolName !== tool.name)
     return finish(refused("blocked", `The agent has no tool '${call.toolName}'.`));
-  const problem = toolUrlProblem(tool.url, {
+  // A client tool is answered by the page or app holding the thread, never sent anywhere from here
+  // (docs/tools.md#client-tools).
+  const url = tool.executor === "client" ? undefined : tool.url;
+  if (url === undefined) return finish(refused("blocked", "The tool runs in the client, not at a webhook."));
+  const problem = toolUrlProblem(url, {
     platformHosts: input.platformHosts ?? [],
     allowLocalHttp: input.allowLocalHttp === true,
   });
@@ -268,7 +274,7 @@ export async function executeToolCall(input: ExecuteToolCallInput): Promise<Tool
   if (new TextEncoder().encode(body).byteLength > MAX_TOOL_REQUEST_BYTES) {
     return finish(refused("error", "The tool input is too large."));
   }
-  webhookId = await webhookIdFor(context.runId, call.toolCallId);
+  webhookId = input.webhookId ?? (await webhookIdFor(context.runId, call.toolCallId));
 
   // Called as a plain function: workerd refuses the global fetch invoked as a method of another object.
   const send = input.fetch;
@@ -297,7 +303,7 @@ export async function executeToolCall(input: ExecuteToolCallInput): Promise<Tool
       let response: Response;
       try {
         response = await untilAborted(
-          send(tool.url, {
+          send(url, {
             method: "POST",
             headers: {
               "content-type": "application/json",

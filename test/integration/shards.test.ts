@@ -67,7 +67,10 @@ async function agentOn(shard: ShardName): Promise<LiveAgent> {
 const db = (shard: ShardName) => (shard === "DB" ? env.DB : env.DB_SHARD_1);
 
 async function count(shard: ShardName, table: string, tenantId: string, threadId?: string) {
-  const column = table === "agent_sessions" || table === "threads" ? "id" : "session_id";
+  const column =
+    table === "agent_sessions" || table === "threads"
+      ? "id"
+      : (PROJECTED_TABLES.find((t) => t.table === table)?.thread ?? "session_id");
   const row = await db(shard)
     .prepare(
       `SELECT COUNT(*) AS n FROM ${table} WHERE tenant_id = ?${threadId === undefined ? "" : ` AND ${column} = ?`}`,

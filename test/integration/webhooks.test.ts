@@ -1,12 +1,15 @@
 // Event webhooks (docs/webhooks.md): endpoints and secrets, signed deliveries verified by the reference `standardwebhooks`
 // library, retries with the same webhook-id, the delivery log, redelivery, tenancy and the URL policy.
+import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { REDELIVERY_LIMIT, tenantEvents } from "../../src/events/tenant-events";
 import { deliveryResponse, webhookResponse, webhookWithSecretResponse } from "../../src/shared/webhooks-api";
+import { recordThreadEvent } from "../../src/storage/thread/thread-events";
 import { fetchWithEnv } from "../helpers/edge-gate";
 import { type FakeReceiver, fakeReceiver, verified } from "../helpers/fake-receiver";
+import { threadStub } from "../helpers/projection";
 import { api, createApiKey, createTenant, expectError, fieldPaths, json } from "../helpers/tenants";
 import { inTestEvents } from "../helpers/test-tenant-events";
 import { clientMessageId, type LiveAgent, launch, liveAgent, ORIGIN } from "../helpers/threads";
@@ -271,6 +274,75 @@ describe("event webhooks", () => {
         error: { code: expect.any(String) },
       },
     });
+  });
+
+  it("takes subscriptions to the approval and client tool events and delivers what the thread recorded", async () => {
+    const agent = await liveAgent();
+    const receiver = fakeReceiver(200);
+    const hook = await register(agent.apiKey, receiver.url, [
+      "approval.requested",
+      "approval.decided",
+      "tool.requested",
+    ]);
+    expect(hook.events).toEqual(["approval.requested", "approval.decided", "tool.requested"]);
+    const session = await launch(agent.publicKey);
+    const send = (text: string) =>
+      api(`/v1/threads/${session.threadId}/messages`, {
+        method: "POST",
+        headers: { Authorization: `Bearer ${session.token}`, Origin: ORIGIN },
+        body: { clientMessageId: clientMessageId(), text },
+      });
+    expect((await send("first")).status).toBe(201);
+    const base = { threadId: session.threadId, agentId: agent.agentId, version: 1, runId: "run_1" };
+    const recorded = [
+      {
+        type: "approval.requested" as const,
+        data: {
+          ...base,
+          approvalId: "apr_1",
+          toolCallId: "call_1",
+          toolName: "refund",
+          input: { amount: 20 },
+          by: "tenant",
+          expiresAt: "2026-12-05T11:00:00.000Z",
+        },
+      },
+      {
+        type: "approval.decided" as const,
+        data: {
+          ...base,
+          approvalId: "apr_1",
+          toolCallId: "call_1",
+          toolName: "refund",
+          decision: "deny",
+          decidedBy: "tenant",
+          reason: null,
+        },
+      },
+      {
+        type: "tool.requested" as const,
+        data: { ...base, toolCallId: "call_2", toolName: "pick_date", expiresAt: "2026-12-05T10:01:00.000Z" },
+      },
+    ];
+    await runInDurableObject(await threadStub(agent, session.threadId), (_i, state) => {
+      state.storage.transactionSync(() => {
+        for (const event of recorded) recordThreadEvent(state.storage, event, Date.now());
+      });
+    });
+    // The next turn forwards what is waiting; the endpoint hears only the types it subscribed to.
+    expect((await send("second")).status).toBe(201);
+    const events = await waitFor(
+      () => deliveredEvents(hook.secret, receiver),
+      (e) => e.length === 3,
+      { what: "the three approval and tool events" },
+    );
+    expect(events.map((e) => ({ type: e.type, data: e.data }))).toEqual(recorded);
+    const log = await deliveries(agent.apiKey, hook.id);
+    expect(log.items.map((d) => d.eventType).sort()).toEqual([
+      "approval.decided",
+      "approval.requested",
+      "tool.requested",
+    ]);
   });
 
   it("delivers message.feedback and handoff.requested the thread recorded", async () => {

@@ -2,7 +2,7 @@
 // trusting their shape.
 import { describe, expect, it } from "vitest";
 import type { MessageResponse } from "../../src/client/admin";
-import { forkLabel, toolCallsOf, versionChangeOf } from "../../src/console/sessions/message-parts";
+import { actionOf, forkLabel, toolCallsOf, versionChangeOf } from "../../src/console/sessions/message-parts";
 
 describe("toolCallsOf", () => {
   it("reads the reply's stored calls and results", () => {
@@ -62,5 +62,55 @@ describe("forkLabel", () => {
     expect(forkLabel([{ role: "user" }, { role: "user" }])).toBe("edited or resent message");
     expect(forkLabel([{ role: "assistant" }, { role: "assistant" }])).toBe("regenerated reply");
     expect(forkLabel([{ role: "user" }, { role: null }])).toBe("branch");
+  });
+});
+
+describe("actionOf", () => {
+  it("reads approval requests, decisions and client tool requests from their bodies", () => {
+    const approval = {
+      approvalId: "apr_1",
+      toolCallId: "call_1",
+      name: "refund",
+      input: { amount: 20 },
+      by: "tenant",
+      expiresAt: "2026-12-05T11:00:00.000Z",
+      title: "Refund the order",
+    };
+    expect(actionOf({ kind: "approval_request", content: JSON.stringify({ text: "", approval }) })).toEqual({
+      kind: "approval_request",
+      approvalId: "apr_1",
+      toolName: "refund",
+      input: { amount: 20 },
+      by: "tenant",
+      expiresAt: "2026-12-05T11:00:00.000Z",
+      title: "Refund the order",
+    });
+    const decision = { approvalId: "apr_1", decision: "deny", by: "user", reason: null };
+    expect(actionOf({ kind: "approval_decision", content: JSON.stringify({ decision }) })).toEqual({
+      kind: "approval_decision",
+      approvalId: "apr_1",
+      decision: "deny",
+      by: "user",
+      reason: null,
+    });
+    const toolRequest = {
+      toolCallId: "call_2",
+      name: "pick_date",
+      input: {},
+      expiresAt: "2026-12-05T10:01:00.000Z",
+    };
+    expect(actionOf({ kind: "tool_request", content: JSON.stringify({ toolRequest }) })).toMatchObject({
+      kind: "tool_request",
+      toolName: "pick_date",
+    });
+  });
+
+  it("leaves out other kinds, purged text and bodies of another shape", () => {
+    expect(actionOf({ kind: "message", content: "hello" })).toBeNull();
+    expect(actionOf({ kind: "approval_request", content: "" })).toBeNull();
+    expect(
+      actionOf({ kind: "approval_request", content: JSON.stringify({ approval: { name: 3 } }) }),
+    ).toBeNull();
+    expect(actionOf({ kind: "approval_decision", content: "[1]" })).toBeNull();
   });
 });

@@ -2,6 +2,7 @@
 // end user's reads, the subject); the same rule runs over all of src/ in `scripts/check-sql-tenancy.mjs`.
 import { describe, expect, it } from "vitest";
 import { analyticsSql } from "../../src/storage/d1/analytics";
+import { APPROVALS_SQL } from "../../src/storage/d1/approvals";
 import { PROJECTION_SQL } from "../../src/storage/d1/projection-writer";
 import { RETENTION_SQL } from "../../src/storage/d1/session-retention";
 import { searchStatements, tenantToken } from "../../src/storage/d1/session-search";
@@ -14,6 +15,7 @@ const TENANT_TABLES = [
   "agent_tool_calls",
   "agent_usage",
   "agent_message_feedback",
+  "agent_approvals",
   "threads",
   "agent_analytics_daily",
   "agent_analytics_first_delta",
@@ -67,7 +69,12 @@ describe("SQL on tenant data", () => {
     )) {
       expect(s.sql).toContain("user_id = ? AND agent_id = ?");
     }
-    expect(SESSIONS_SQL.erase).toHaveLength(6);
+    expect(SESSIONS_SQL.erase).toHaveLength(7);
+    expect(SESSIONS_SQL.erase.some((sql) => sql.includes("agent_approvals"))).toBe(true);
+    for (const [name, sql] of Object.entries(APPROVALS_SQL)) {
+      expect(touchesTenantData(sql), name).toBe(true);
+      expect(tenancyProblems(sql), name).toEqual([]);
+    }
   });
 
   it("binds tenant_id in every retention statement except the walk over tenants", () => {

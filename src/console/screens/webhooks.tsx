@@ -22,6 +22,9 @@ const EVENT_HELP: Record<EventType, string> = {
   "message.feedback": "a user rated a reply",
   "handoff.requested": "the model asked for a person",
   "session.erased": "a conversation was erased",
+  "approval.requested": "a tool call waits for a decision",
+  "approval.decided": "a tool call was approved, denied or timed out",
+  "tool.requested": "a client tool call waits for the page's answer",
 };
 const EVENT_TYPES = Object.keys(EVENT_HELP) as EventType[];
 

@@ -4,6 +4,9 @@ import type { MessageResponse } from "../../client/admin";
 import { TextBlock } from "../ui/text-block";
 import { RelativeTime } from "../ui/time";
 import {
+  type ActionView,
+  actionOf,
+  deciderLabel,
   forkLabel,
   jsonText,
   roleLabel,
@@ -87,6 +90,41 @@ function Feedback(props: { feedback: NonNullable<MessageResponse["feedback"]> })
   );
 }
 
+/** An approval request, its decision, or a client tool request, as a line in the branch. */
+function Action(props: { action: ActionView; createdAt: string }) {
+  const a = props.action;
+  if (a.kind === "approval_decision") {
+    const approved = a.decision === "approve";
+    return (
+      <p>
+        <span class={`badge ${approved ? "ok" : "error"}`}>{approved ? "approved" : "denied"}</span> by{" "}
+        {deciderLabel(a.by)}
+        {a.reason ? <> — “{a.reason}”</> : null} <code class="muted wrap">{a.approvalId}</code>{" "}
+        <RelativeTime iso={props.createdAt} />
+      </p>
+    );
+  }
+  return (
+    <>
+      <p>
+        {a.kind === "approval_request" ? "Approval requested for " : "Client tool requested: "}
+        <code>{a.toolName}</code>
+        {a.kind === "approval_request" ? <> (decided by {deciderLabel(a.by)})</> : null}
+        {a.expiresAt ? (
+          <>
+            , expires <RelativeTime iso={a.expiresAt} />
+          </>
+        ) : null}
+      </p>
+      {a.kind === "approval_request" && a.title ? <p>{a.title}</p> : null}
+      <details>
+        <summary>Input</summary>
+        <TextBlock>{jsonText(a.input)}</TextBlock>
+      </details>
+    </>
+  );
+}
+
 function Message(props: {
   threadId: string;
   tree: Tree<MessageResponse>;
@@ -106,6 +144,17 @@ function Message(props: {
           Version changed from v{change.fromVersion} to v{change.toVersion} (by {change.by}),{" "}
           <RelativeTime iso={m.createdAt} />
         </p>
+      </li>
+    );
+  }
+  const action = actionOf(m);
+  if (action) {
+    return (
+      <li class={`msg action ${m.kind}`} id={`entry-${m.id}`} data-kind={m.kind}>
+        <Switcher tree={props.tree} node={props.node} onPick={props.onPick} />
+        <article aria-label={m.kind === "approval_decision" ? "Approval decision" : roleLabel(m)}>
+          <Action action={action} createdAt={m.createdAt} />
+        </article>
       </li>
     );
   }

@@ -50,6 +50,86 @@ export function versionChangeOf(
   }
 }
 
+/** What an `approval_request`, `approval_decision` or `tool_request` entry says (its content is its body as JSON). */
+export type ActionView =
+  | {
+      kind: "approval_request";
+      approvalId: string;
+      toolName: string;
+      input: unknown;
+      by: string;
+      expiresAt: string | null;
+      title: string | null;
+    }
+  | { kind: "approval_decision"; approvalId: string; decision: string; by: string; reason: string | null }
+  | { kind: "tool_request"; toolCallId: string; toolName: string; input: unknown; expiresAt: string | null };
+
+const text = (v: unknown): string | null => (typeof v === "string" ? v : null);
+
+/** The approval or client tool request an action entry carries; null for any other entry or a body it cannot read. */
+export function actionOf(message: Pick<MessageResponse, "kind" | "content">): ActionView | null {
+  if (!["approval_request", "approval_decision", "tool_request"].includes(message.kind)) return null;
+  let body: unknown;
+  try {
+    body = JSON.parse(message.content);
+  } catch {
+    return null;
+  }
+  if (!isRecord(body)) return null;
+  if (message.kind === "approval_request" && isRecord(body.approval)) {
+    const a = body.approval;
+    if (typeof a.approvalId !== "string" || typeof a.name !== "string") return null;
+    return {
+      kind: "approval_request",
+      approvalId: a.approvalId,
+      toolName: a.name,
+      input: a.input,
+      by: text(a.by) ?? "any",
+      expiresAt: text(a.expiresAt),
+      title: text(a.title),
+    };
+  }
+  if (message.kind === "approval_decision" && isRecord(body.decision)) {
+    const d = body.decision;
+    if (typeof d.approvalId !== "string" || typeof d.decision !== "string") return null;
+    return {
+      kind: "approval_decision",
+      approvalId: d.approvalId,
+      decision: d.decision,
+      by: text(d.by) ?? "system",
+      reason: text(d.reason),
+    };
+  }
+  if (message.kind === "tool_request" && isRecord(body.toolRequest)) {
+    const t = body.toolRequest;
+    if (typeof t.toolCallId !== "string" || typeof t.name !== "string") return null;
+    return {
+      kind: "tool_request",
+      toolCallId: t.toolCallId,
+      toolName: t.name,
+      input: t.input,
+      expiresAt: text(t.expiresAt),
+    };
+  }
+  return null;
+}
+
+/** Who an approval's `by` or a decision's `by` names, in words. */
+export function deciderLabel(by: string): string {
+  switch (by) {
+    case "user":
+      return "the user";
+    case "tenant":
+      return "your team";
+    case "any":
+      return "the user or your team";
+    case "timeout":
+      return "the clock (it expired)";
+    default:
+      return "the platform";
+  }
+}
+
 export function roleLabel(message: Pick<MessageResponse, "role" | "kind" | "authorName">): string {
   switch (message.role) {
     case "user":

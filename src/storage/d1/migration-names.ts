@@ -19,4 +19,5 @@ export const MIGRATIONS: readonly string[] = [
   "0016_projection_shards.sql",
   "0017_launch_shares.sql",
   "0018_thread_tool_policy.sql",
+  "0019_agent_approvals.sql",
 ];

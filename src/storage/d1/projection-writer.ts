@@ -98,6 +98,24 @@ export interface FeedbackRow {
   updatedAt: string;
 }
 
+/** An approval as `agent_approvals` holds it (docs/api.md#approvals). */
+export interface ApprovalRow {
+  id: string;
+  environment: string;
+  agentId: string;
+  runId: string;
+  toolCallId: string;
+  toolName: string;
+  status: string;
+  by: string;
+  requestedAt: string;
+  expiresAt: string;
+  decidedAt: string | null;
+  decidedBy: string | null;
+  reason: string | null;
+  version: number;
+}
+
 /** One retention pass as D1 mirrors it. */
 export interface RetentionPass {
   throughSeq: number;
@@ -182,6 +200,17 @@ export const PROJECTION_SQL = {
       rating = excluded.rating, comment = excluded.comment, user_id = excluded.user_id, version = excluded.version,
       updated_at = excluded.updated_at
     WHERE excluded.version > agent_message_feedback.version`,
+  upsertApproval: `INSERT INTO agent_approvals (tenant_id, thread_id, id, environment, agent_id, run_id, tool_call_id,
+      tool_name, status, by, requested_at, expires_at, decided_at, decided_by, reason, version)
+    SELECT t.tenant_id, t.id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+    ${LIVE_THREAD}
+    ON CONFLICT (tenant_id, thread_id, id) DO UPDATE SET
+      environment = excluded.environment, agent_id = excluded.agent_id, run_id = excluded.run_id,
+      tool_call_id = excluded.tool_call_id, tool_name = excluded.tool_name, status = excluded.status,
+      by = excluded.by, requested_at = excluded.requested_at, expires_at = excluded.expires_at,
+      decided_at = excluded.decided_at, decided_by = excluded.decided_by, reason = excluded.reason,
+      version = excluded.version
+    WHERE excluded.version > agent_approvals.version`,
   /** Feedback on messages retention removed (run after the messages' own delete). */
   deleteRetainedFeedback: `DELETE FROM agent_message_feedback
     WHERE tenant_id = ? AND session_id = ? AND message_id NOT IN
@@ -191,6 +220,9 @@ export const PROJECTION_SQL = {
     WHERE tenant_id = ? AND session_id = ? AND seq <= ? AND id NOT IN (SELECT value FROM json_each(?))`,
   deleteRetainedToolCalls: `DELETE FROM agent_tool_calls
     WHERE tenant_id = ? AND session_id = ? AND created_at < ? AND id NOT IN (SELECT value FROM json_each(?))`,
+  /** Settled approvals as old as the tool calls retention removed (a pending one belongs to a live run). */
+  deleteRetainedApprovals: `DELETE FROM agent_approvals
+    WHERE tenant_id = ? AND thread_id = ? AND requested_at < ? AND status <> 'pending'`,
   /** Entries that are roots in the thread (their parent was deleted) are roots here too. */
   rerootEntries: `UPDATE agent_messages SET parent_id = NULL
     WHERE tenant_id = ? AND session_id = ? AND parent_id IS NOT NULL AND id IN (SELECT value FROM json_each(?))`,
@@ -328,6 +360,29 @@ export function upsertUsage(db: D1Database, scope: ThreadScope, u: UsageRow): D1
     );
 }
 
+export function upsertApproval(db: D1Database, scope: ThreadScope, a: ApprovalRow): D1PreparedStatement {
+  return db
+    .prepare(PROJECTION_SQL.upsertApproval)
+    .bind(
+      a.id,
+      a.environment,
+      a.agentId,
+      a.runId,
+      a.toolCallId,
+      a.toolName,
+      a.status,
+      a.by,
+      a.requestedAt,
+      a.expiresAt,
+      a.decidedAt,
+      a.decidedBy,
+      a.reason,
+      a.version,
+      scope.tenantId,
+      scope.threadId,
+    );
+}
+
 /**
  * Mirrors the thread's retention passes: removes every message at or below `throughSeq` that the thread no longer
  * holds (`survivorIds` are the thread's entries at or below it), tool calls older than `toolCallsBefore` that it no
@@ -354,6 +409,9 @@ export function mirrorRetention(
           pass.toolCallsBefore,
           JSON.stringify(pass.survivingToolCallIds),
         ),
+      db
+        .prepare(PROJECTION_SQL.deleteRetainedApprovals)
+        .bind(scope.tenantId, scope.threadId, pass.toolCallsBefore),
     );
   }
   statements.push(

@@ -64,6 +64,9 @@ export const RETENTION_SQL = {
   deleteToolCallsOlderThan: `DELETE FROM agent_tool_calls WHERE tenant_id = ? AND session_id = ? AND created_at < ?
     AND run_id NOT IN (SELECT r.id FROM agent_runs r WHERE r.tenant_id = ? AND r.session_id = ?
       AND r.status IN ('queued', 'running'))`,
+  /** Settled approvals requested before the cutoff (docs/api.md#approvals); a pending one belongs to a live run. */
+  deleteApprovalsOlderThan: `DELETE FROM agent_approvals WHERE tenant_id = ? AND thread_id = ? AND requested_at < ?
+    AND status <> 'pending'`,
   refreshSession: `UPDATE agent_sessions SET
       message_count = (SELECT COUNT(*) FROM agent_messages WHERE tenant_id = ? AND session_id = ? AND kind = 'message'),
       last_message_at = (SELECT MAX(created_at) FROM agent_messages WHERE tenant_id = ? AND session_id = ?
@@ -201,6 +204,7 @@ export async function pruneSession(
   const tail: D1PreparedStatement[] = [];
   if (at.ageCutoff !== null) {
     tail.push(db.prepare(RETENTION_SQL.deleteToolCallsOlderThan).bind(t, s, at.ageCutoff, t, s));
+    tail.push(db.prepare(RETENTION_SQL.deleteApprovalsOlderThan).bind(t, s, at.ageCutoff));
   }
   tail.push(db.prepare(RETENTION_SQL.refreshSession).bind(t, s, t, s, t, s, at.nextDueAt, t, s));
   const results = await db.batch([...deletes, ...tail]);

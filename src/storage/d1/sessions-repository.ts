@@ -62,7 +62,7 @@ export interface MessagePosition {
   id: string;
 }
 
-const RUN_STATUS_NAMES = ["queued", "running", "succeeded", "failed", "aborted"] as const;
+const RUN_STATUS_NAMES = ["queued", "running", "requires_action", "succeeded", "failed", "aborted"] as const;
 type RunStatusName = (typeof RUN_STATUS_NAMES)[number];
 
 export const SESSION_COLUMNS = `tenant_id, id, agent_id, agent_name, environment, agent_version, artifact_digest,
@@ -141,6 +141,7 @@ export const SESSIONS_SQL = {
     "DELETE FROM agent_message_feedback WHERE tenant_id = ? AND session_id = ?",
     "DELETE FROM agent_messages WHERE tenant_id = ? AND session_id = ?",
     "DELETE FROM agent_tool_calls WHERE tenant_id = ? AND session_id = ?",
+    "DELETE FROM agent_approvals WHERE tenant_id = ? AND thread_id = ?",
     "DELETE FROM agent_usage WHERE tenant_id = ? AND session_id = ?",
     "DELETE FROM agent_runs WHERE tenant_id = ? AND session_id = ?",
     "DELETE FROM agent_sessions WHERE tenant_id = ? AND id = ?",
@@ -341,7 +342,9 @@ export async function usageByDay(
   });
 }
 
-/** The statements deleting a thread's projected rows (sessions, messages, runs, tool calls, usage, feedback). */
+/**
+ * The statements deleting a thread's projected rows (sessions, messages, runs, tool calls, approvals, usage, feedback).
+ */
 export function eraseSessionStatements(
   db: D1Database,
   tenantId: string,

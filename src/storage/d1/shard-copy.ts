@@ -30,6 +30,8 @@ export const PROJECTED_TABLES: readonly ShardTable[] = [
     thread: "session_id",
     versioned: true,
   },
+  // Last, so a move in progress when this table arrived keeps its place in the list.
+  { table: "agent_approvals", key: ["thread_id", "id"], thread: "thread_id", versioned: true },
 ];
 
 /** The analytics rollups the projection's triggers keep (0010). */

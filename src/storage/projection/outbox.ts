@@ -7,10 +7,10 @@ import type { JsonValue } from "../redact";
 import { readMetaInteger, writeMeta } from "../thread/thread-meta";
 
 /**
- * What a row projects: a run (with its usage), a tool call or an entry's feedback; `entry` and `usage` rows come only
- * from older builds.
+ * What a row projects: a run (with its usage), a tool call, an entry's feedback or an approval (its payload is the
+ * record, see approval-outbox.ts); `entry` and `usage` rows come only from older builds.
  */
-const OUTBOX_KINDS = ["entry", "run", "tool_call", "usage", "feedback"] as const;
+const OUTBOX_KINDS = ["entry", "run", "tool_call", "usage", "feedback", "approval"] as const;
 type OutboxKind = (typeof OUTBOX_KINDS)[number];
 
 export interface OutboxItem {
@@ -63,10 +63,17 @@ export function enqueueOutbox(
     .one().seq;
 }
 
+/** The thread table holding each kind's records, with a `revision` column. */
+const REVISION_TABLES: Readonly<Record<string, string>> = {
+  run: "runs",
+  tool_call: "tool_calls",
+  feedback: "feedback",
+  approval: "run_actions",
+};
+
 /** A queued record's revision as the thread holds it now; null when it is gone (or has no revision of its own). */
 export function currentRevision(storage: DurableObjectStorage, kind: string, refId: string): number | null {
-  const table =
-    kind === "run" ? "runs" : kind === "tool_call" ? "tool_calls" : kind === "feedback" ? "feedback" : null;
+  const table = REVISION_TABLES[kind] ?? null;
   if (table === null) return null;
   const key = kind === "feedback" ? "entry_id" : "id";
   const row = storage.sql.exec(`SELECT revision FROM ${table} WHERE ${key} = ?`, refId).toArray()[0];

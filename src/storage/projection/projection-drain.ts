@@ -8,6 +8,7 @@ import { zeroRetentionIdleMinutes } from "../../control/artifact";
 import {
   mirrorRetention,
   type ThreadScope,
+  upsertApproval,
   upsertFeedback,
   upsertMessage,
   upsertRun,
@@ -27,6 +28,8 @@ import { UsageStore } from "../thread/usage-store";
 import { currentRevision, projectedEntrySeq, setProjectedEntrySeq } from "./outbox";
 import { logProjection, type ProjectionInput, serialized, withinTimeout } from "./projection-lane";
 import {
+  approvalPayloadSchema,
+  approvalRow,
   feedbackRow,
   messageRow,
   retentionPass,
@@ -224,6 +227,26 @@ function recordStatements(
         const feedback = new FeedbackStore(input.storage, { now: input.now }).get(row.ref_id);
         sent.set(recordKey(row), feedback?.revision ?? null);
         if (feedback !== null) statements.push(upsertFeedback(db, scope, feedbackRow(feedback, zero)));
+        break;
+      }
+      case "approval": {
+        // The row holds the approval's newest view (approval-outbox.ts), queued at the revision it carries.
+        const parsed = approvalPayloadSchema.safeParse(JSON.parse(row.payload_json));
+        const foreign =
+          parsed.success &&
+          (parsed.data.threadId !== binding.threadId ||
+            (parsed.data.tenantId !== undefined && parsed.data.tenantId !== binding.tenantId));
+        if (!parsed.success || parsed.data.id !== row.ref_id || foreign) {
+          logProjection("error", "unreadable approval outbox row dropped", {
+            seq: row.seq,
+            refId: row.ref_id,
+          });
+          break;
+        }
+        sent.set(recordKey(row), row.version);
+        statements.push(
+          upsertApproval(db, scope, approvalRow(parsed.data, row.version, binding.environment)),
+        );
         break;
       }
       case "usage": {

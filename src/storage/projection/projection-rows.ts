@@ -2,9 +2,12 @@
 // and writes while this file only decides each column.
 import { z } from "zod";
 import { zeroRetentionIdleMinutes } from "../../control/artifact";
+import { environmentSchema } from "../../shared/api";
+import { approvalView } from "../../shared/approvals-api";
 import { firstDeltaBucket } from "../d1/analytics";
 import type { MessageRow } from "../d1/message-row";
 import type {
+  ApprovalRow,
   FeedbackRow,
   RetentionPass,
   RunRow,
@@ -100,7 +103,9 @@ export function runRow(run: Run, agentId: string, inputDigest: string | null): R
     id: run.id,
     agentId,
     versionId: run.versionId,
-    status: run.status,
+    // D1 keeps the statuses of runs before approvals: a run waiting for a person is still in progress there, as
+    // retention and analytics need it (docs/api.md#approvals lists what it waits for).
+    status: run.status === "requires_action" ? "running" : run.status,
     day: day(run.createdAt),
     userEntryId: run.userEntryId,
     assistantEntryId: run.assistantEntryId,
@@ -114,6 +119,33 @@ export function runRow(run: Run, agentId: string, inputDigest: string | null): R
     inputDigest,
     firstDeltaMs: run.firstDeltaMs,
     firstDeltaBucket: run.firstDeltaMs === null ? null : firstDeltaBucket(run.firstDeltaMs),
+  };
+}
+
+/** An `approval` outbox row's payload (approval-outbox.ts): the approval as the API shows it, and its scope. */
+export const approvalPayloadSchema = approvalView.extend({
+  tenantId: z.string().optional(),
+  environment: environmentSchema.optional(),
+});
+export type ApprovalPayload = z.infer<typeof approvalPayloadSchema>;
+
+/** `version`: the run action's revision the payload was queued at; `environment`: the thread's. */
+export function approvalRow(a: ApprovalPayload, version: number, environment: string): ApprovalRow {
+  return {
+    id: a.id,
+    environment: a.environment ?? environment,
+    agentId: a.agentId,
+    runId: a.runId,
+    toolCallId: a.toolCallId,
+    toolName: a.toolName,
+    status: a.status,
+    by: a.by,
+    requestedAt: a.requestedAt,
+    expiresAt: a.expiresAt,
+    decidedAt: a.decidedAt,
+    decidedBy: a.decidedBy,
+    reason: a.reason,
+    version,
   };
 }
 

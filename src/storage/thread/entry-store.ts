@@ -14,6 +14,9 @@ export const ENTRY_KINDS = [
   "summary",
   "custom",
   "version_change",
+  "approval_request",
+  "approval_decision",
+  "tool_request",
 ] as const;
 export type EntryKind = (typeof ENTRY_KINDS)[number];
 
@@ -323,6 +326,16 @@ export class EntryStore {
          SELECT ${ENTRY_COLUMNS} FROM entries WHERE seq IN (SELECT seq FROM up) ORDER BY seq DESC`,
         fromId,
         Math.max(1, Math.trunc(limit)),
+      ),
+    );
+  }
+
+  /** The newest entry a run wrote (its approvals and client tool requests), or null when it wrote none yet. */
+  lastOfRun(runId: string): Entry | null {
+    return firstEntry(
+      this.#storage.sql.exec(
+        `SELECT ${ENTRY_COLUMNS} FROM entries WHERE run_id = ? ORDER BY seq DESC LIMIT 1`,
+        runId,
       ),
     );
   }

@@ -237,12 +237,22 @@ export class RunStore {
     return row ? toRun(row) : null;
   }
 
-  /** Runs not yet finished (queued or running), oldest first. */
+  /** Runs not yet finished (queued, running or waiting for a person), oldest first. */
   active(): Run[] {
     return this.#storage.sql
-      .exec(`SELECT ${RUN_COLUMNS} FROM runs WHERE status IN ('queued', 'running') ORDER BY created_at, id`)
+      .exec(
+        `SELECT ${RUN_COLUMNS} FROM runs WHERE status IN ('queued', 'running', 'requires_action') ORDER BY created_at, id`,
+      )
       .toArray()
       .map(toRun);
+  }
+
+  /** The run waiting for a person, if any (a thread has at most one: nothing else runs while it waits). */
+  waiting(): Run | null {
+    const row = this.#storage.sql
+      .exec(`SELECT ${RUN_COLUMNS} FROM runs WHERE status = 'requires_action' LIMIT 1`)
+      .toArray()[0];
+    return row ? toRun(row) : null;
   }
 
   /**
@@ -281,7 +291,7 @@ export class RunStore {
       const row = this.#storage.sql.exec(
         `UPDATE runs SET
            status = ?,
-           started_at = CASE WHEN ? = 'running' THEN ? ELSE started_at END,
+           started_at = CASE WHEN ? = 'running' THEN COALESCE(started_at, ?) ELSE started_at END,
            ended_at = CASE WHEN ? THEN ? ELSE ended_at END,
            user_entry_id = COALESCE(?, user_entry_id),
            assistant_entry_id = COALESCE(?, assistant_entry_id),
@@ -348,7 +358,14 @@ export class RunStore {
   #enqueueRun(run: Run, now: number, options: { fresh?: boolean } = {}): void {
     enqueueOutbox(
       this.#storage,
-      { kind: "run", refId: run.id, version: run.revision, payload: { ...run } },
+      {
+        kind: "run",
+        refId: run.id,
+        version: run.revision,
+        // D1's copy knows no waiting status: a run waiting for a person is still under way there, and its
+        // approvals are in agent_approvals (docs/decisions.md, "Approvals").
+        payload: { ...run, status: run.status === "requires_action" ? "running" : run.status },
+      },
       now,
       options,
     );

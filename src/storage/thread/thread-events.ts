@@ -14,6 +14,9 @@ export const THREAD_EVENT_TYPES = [
   "run.failed",
   "message.feedback",
   "handoff.requested",
+  "approval.requested",
+  "approval.decided",
+  "tool.requested",
 ] as const;
 export type ThreadEventType = (typeof THREAD_EVENT_TYPES)[number];
 

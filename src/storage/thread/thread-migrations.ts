@@ -4,6 +4,8 @@
 // Rules: never edit or reorder a released migration; add a new one with the next version number. Table names never
 // start with `cf_` (the agents SDK owns `cf_agents_*` and `cf_agent_*` in the same database). When this file nears
 // 450 lines, continue the list in a second file and concatenate the two in thread-schema.ts.
+
+import { APPROVALS_MIGRATION } from "./approvals-migration";
 import { readThreadContext } from "./context-store";
 import { rebuildAncestry } from "./entry-ancestry";
 
@@ -402,4 +404,5 @@ export const THREAD_MIGRATIONS: readonly ThreadMigration[] = [
       `ALTER TABLE runs ADD COLUMN later_input_digests_json TEXT`,
     ],
   },
+  APPROVALS_MIGRATION,
 ];

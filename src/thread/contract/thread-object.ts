@@ -3,6 +3,7 @@
 import type { RpcResult } from "../../errors";
 import type { WireEntry } from "../../shared/protocol";
 import type { HumanMessageRequest } from "../../shared/sessions-api";
+import type { ApprovalDecisionBody, ApprovalView, ToolAnswer, ToolResultBody } from "../../shared/thread-api";
 import type { ThreadContext } from "../../storage/thread/context-store";
 import type { ThreadAddress, ThreadClaims } from "./claims";
 import type {
@@ -46,6 +47,14 @@ export interface ThreadObject extends Rpc.DurableObjectBranded {
   cancelRun(claims: ThreadClaims, runId: string): Promise<RpcResult<{ runId: string; status: "cancelling" }>>;
   /** `POST …/entries/:entryId/feedback`: the subject's rating of an assistant entry, latest wins. */
   giveFeedback(claims: ThreadClaims, entryId: string, body: FeedbackBody): Promise<RpcResult<FeedbackReply>>;
+  /** `POST …/approvals/:approvalId`: the thread's user decides an approval (docs/tools.md#approvals). */
+  decideApproval(
+    claims: ThreadClaims,
+    approvalId: string,
+    body: ApprovalDecisionBody,
+  ): Promise<RpcResult<ApprovalView>>;
+  /** `POST …/tool-results`: a client tool's answer (refused with its issues when its output is not valid). */
+  answerToolRequest(claims: ThreadClaims, body: ToolResultBody): Promise<RpcResult<ToolAnswer>>;
 
   // For a launch.
   /** A fresh launch: the new thread's owner is the launch's subject, recorded before its token is handed out. */
@@ -75,6 +84,12 @@ export interface ThreadObject extends Rpc.DurableObjectBranded {
   changeHandoff(address: ThreadAddress, request: unknown): Promise<RpcResult<HandoffView | null>>;
   /** `POST /v1/sessions/:id/upgrade`: moves the thread to another version from its leaf on; projected first. */
   upgradeThread(address: ThreadAddress, request: unknown): Promise<RpcResult<UpgradeReply | null>>;
+  /** `POST /v1/sessions/:id/approvals/:approvalId`: the tenant decides an approval; null: no such thread. */
+  decideApprovalAsTenant(
+    address: ThreadAddress,
+    approvalId: string,
+    body: ApprovalDecisionBody,
+  ): Promise<RpcResult<ApprovalView | null>>;
   /** `POST /v1/sessions/:id/messages`: a person's reply during a handoff. */
   postHumanMessage(
     address: ThreadAddress,

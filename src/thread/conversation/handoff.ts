@@ -40,6 +40,8 @@ export interface HandoffDeps {
   broadcast: (frame: ServerFrame) => void;
   /** The run streaming now, if any: its id and how to stop it. */
   liveRun: () => { runId: string; abort: (reason: string) => void } | null;
+  /** Ends a run waiting for a person (its pending approvals cancelled): a person answers now. */
+  endWaiting: () => void;
   /** Resolves when the run has been sealed. */
   settled: (runId: string) => Promise<unknown>;
   /** Projects what changed into D1 (in the background; it never throws). */
@@ -94,6 +96,7 @@ export class Handoff {
       live.abort("handoff");
       await this.#deps.settled(live.runId);
     }
+    this.#deps.endWaiting();
     // Read again after the wait: another start may have won.
     if (this.state() !== null) return ok(this.view(false));
     this.#enter({ ...(agentName !== undefined ? { agentName } : {}), since: this.#deps.now(), by: "tenant" });

@@ -151,7 +151,8 @@ export function helloFrames(
   const caughtUp = from !== undefined ? runtime.catchUp(from.runId, from.afterSeq) : [];
   // Then every turn waiting behind the live run, with its position (the one resumed is already in the catch-up).
   const queued = runtime.queuedFrames().filter((f) => f.type !== "run" || f.runId !== from?.runId);
-  return [runtime.readyFrame(), ...caughtUp, ...queued];
+  // A run waiting for a person: what it waits for, again (its approvals, its client tool requests).
+  return [runtime.readyFrame(), ...caughtUp, ...runtime.waitingFrames(), ...queued];
 }
 
 /** A retried send starts nothing: its peer learns where its message already is (or its place in the queue). */

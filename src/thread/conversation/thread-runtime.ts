@@ -3,7 +3,8 @@ import type { RunQuota } from "../../auth/run-quota";
 import type { DeploymentStore } from "../../control/deployment-store";
 import { presentationOf } from "../../control/presentation";
 import { fail, ok, type Result } from "../../errors";
-import type { ServerFrame } from "../../shared/protocol";
+import type { ApprovalDecision, ServerFrame } from "../../shared/protocol";
+import type { ApprovalView, ToolAnswer } from "../../shared/thread-api";
 import { readThreadContext } from "../../storage/thread/context-store";
 import type { EntryStore } from "../../storage/thread/entry-store";
 import { FeedbackStore } from "../../storage/thread/feedback-store";
@@ -14,11 +15,14 @@ import { applyThreadRetention, type RetentionPolicy } from "../../storage/thread
 import type { FeedbackReply, UpgradeReply } from "../contract";
 import type { Peer, TurnRequest, UpgradeBy } from "../run";
 import {
+  approvalView,
+  type DeciderKind,
   openRunStores,
   PromptHistory,
   queuedFrame,
   RunLifecycle,
   type RunStores,
+  recordHandoffRequest,
   runArtifact,
   StreamReceivers,
   settledFrames,
@@ -53,6 +57,8 @@ export interface RuntimeDeps {
   quota: RunQuota;
   /** A turn was queued behind a run: the object must wake to run it even if it dies first. */
   onQueued?: () => void;
+  /** A run waits for a person: wake the object at `atMs`, when its first pending action expires. */
+  armExpiry?: (atMs: number) => void;
   /** The control plane: versions an upgrade moves to, and the active release an offer comes from. */
   store?: () => DeploymentStore;
 }
@@ -89,6 +95,7 @@ export class ThreadRuntime {
         return live === null ? null : { runId: live.runId, abort: (reason) => live.controller.abort(reason) };
       },
       settled: (runId) => this.#lifecycle.settled(runId),
+      endWaiting: () => this.#lifecycle.waiting.endForHandoff(),
       project: () => this.#project(),
     });
     this.#lifecycle = new RunLifecycle({
@@ -111,6 +118,14 @@ export class ThreadRuntime {
       acquireSlot: () => deps.quota.acquire(),
       onQueued: deps.onQueued ?? (() => {}),
       holdsTurns: () => this.#handoff.state() !== null,
+      armExpiry: deps.armExpiry ?? (() => {}),
+      requestHandoff: (runId) =>
+        recordHandoffRequest(deps.storage, {
+          binding: deps.binding,
+          runId,
+          reason: "An approval was not decided in time.",
+          now: deps.now(),
+        }),
     });
   }
 
@@ -337,14 +352,46 @@ export class ThreadRuntime {
     return accepted;
   }
 
-  /** Whether turns wait behind a run (the object's scheduled check keeps waking while they do). */
+  /**
+   * Whether turns wait behind a run, or a run waits to go on after its approvals (the object's scheduled check keeps
+   * waking while they do).
+   */
   hasQueuedTurns(): boolean {
-    return this.#lifecycle.queuedFrames().length > 0;
+    return this.#lifecycle.queuedFrames().length > 0 || this.#stores.runs.waiting() !== null;
   }
 
-  /** Starts the next queued turn if no run is live. */
+  /** Starts the next queued turn if no run is live, and continues a waiting run whose actions are all settled. */
   resumeQueue(): void {
     this.#lifecycle.resumeQueue();
+    this.#lifecycle.waiting.resume();
+  }
+
+  // ---- approvals and client tools (docs/tools.md#approvals) ----
+
+  /** A decision on one of this thread's approvals, by the thread's user or the tenant; exactly once. */
+  decide(input: {
+    approvalId: string;
+    decision: ApprovalDecision;
+    reason?: string;
+    by: DeciderKind;
+  }): Result<ApprovalView> {
+    const decided = this.#lifecycle.waiting.decide(input);
+    return decided.ok ? ok(approvalView(this.#deps.binding, decided.value)) : decided;
+  }
+
+  /** A client's answer to one of this thread's tool requests; the first valid one wins. */
+  answerTool(input: { toolCallId: string; output?: unknown; error?: string }): Result<ToolAnswer> {
+    return this.#lifecycle.waiting.answer(input);
+  }
+
+  /** Settles every action past its time (the object's alarm). */
+  expireActions(): void {
+    this.#lifecycle.waiting.expireDue();
+  }
+
+  /** A waiting run's `run` frame and its pending client tool requests, for a socket saying hello. */
+  waitingFrames(): ServerFrame[] {
+    return this.#lifecycle.waiting.frames();
   }
 
   cancel(runId: string): Result<Run> {

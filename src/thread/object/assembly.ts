@@ -103,6 +103,8 @@ export function assembleThread(hooks: ObjectHooks): ThreadParts {
       quota: tenantRunQuota(env, binding),
       store: () => new D1DeploymentStore(env.DB),
       onQueued: () => void hooks.schedule(settings.queueCheckSeconds, "resumeQueuedRuns", true),
+      armExpiry: (atMs) =>
+        void hooks.schedule(Math.max(1, Math.ceil((atMs - settings.now()) / 1000)), "expireActions", true),
     });
     runtime.recoverInterruptedRuns();
     // `thread.created` was recorded as the binding was written.

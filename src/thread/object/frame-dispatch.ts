@@ -1,5 +1,5 @@
 // What a parsed client frame does to the thread: the frames to answer, a close, or the socket becoming ready.
-import type { ErrorCode } from "../../shared/errors";
+import type { ErrorCode, ErrorReason } from "../../shared/errors";
 import { WS_CLOSE_CODE } from "../../shared/errors";
 import type { ClientFrame, ServerFrame } from "../../shared/protocol";
 import type { RequestMeta } from "../contract";
@@ -17,9 +17,10 @@ export function closeCode(code: ErrorCode): number {
   return WS_CLOSE_CODE[code] ?? 4400;
 }
 
-const errorFrame = (failure: { code: ErrorCode; message: string }): ServerFrame => ({
+const errorFrame = (failure: { code: ErrorCode; reason?: ErrorReason; message: string }): ServerFrame => ({
   type: "error",
   code: failure.code,
+  ...(failure.reason !== undefined ? { reason: failure.reason } : {}),
   message: failure.message,
 });
 
@@ -93,13 +94,28 @@ export function dispatchFrame(
       return { frames: helloFrames(runtime, frame.resume), ready: true };
     case "ping":
       return { frames: [{ type: "pong" }] };
-    case "approval":
-    case "tool_result":
-      return {
-        frames: [
-          { type: "error", code: "bad_request", message: "This thread has nothing waiting for an answer." },
-        ],
-      };
+    case "approval": {
+      const decided = runtime.decide({
+        approvalId: frame.approvalId,
+        decision: frame.decision,
+        ...(frame.reason !== undefined ? { reason: frame.reason } : {}),
+        by: "user",
+      });
+      return { frames: decided.ok ? [] : [errorFrame(decided)] };
+    }
+    case "tool_result": {
+      const answered = runtime.answerTool(frame);
+      if (!answered.ok) return { frames: [errorFrame(answered)] };
+      if (answered.value.status === "refused") {
+        const issues = answered.value.issues.map((i) => `${i.path}: ${i.message}`).join("; ");
+        return {
+          frames: [
+            { type: "error", code: "bad_request", message: `The tool's answer was refused: ${issues}` },
+          ],
+        };
+      }
+      return { frames: [] };
+    }
     case "cancel": {
       const cancelled = cancelRun(runtime, frame.runId);
       return { frames: cancelled.ok ? [] : [errorFrame(cancelled)] };

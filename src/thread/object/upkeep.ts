@@ -23,6 +23,7 @@ export type UpkeepCallback =
   | "forwardEvents"
   | "purgeIdleText"
   | "resumeQueuedRuns"
+  | "expireActions"
   | "sweepIdleConnections";
 
 export interface UpkeepDeps {
@@ -171,6 +172,12 @@ export class ThreadUpkeep {
     runtime.resumeQueue();
     // Not idempotent: this run's own schedule row still exists while it executes.
     await this.#deps.schedule(this.#deps.settings.queueCheckSeconds, "resumeQueuedRuns", false);
+  }
+
+  /** A pending approval or client tool request reached its time: settle it by its timeout, and the run goes on. */
+  async expireActions(): Promise<void> {
+    const runtime = await this.#deps.gate.stored();
+    runtime?.expireActions();
   }
 
   /** Closes sockets idle past the agent's limit (4408), and re-checks what the open ones rest on; the thread goes on. */

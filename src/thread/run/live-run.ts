@@ -114,6 +114,8 @@ export class LiveRun {
     send: (frame: ServerFrame) => void;
     /** When coalesced deltas are written (tests pass their own); by default after the current event-loop turn. */
     schedule?: FlushScheduler;
+    /** The deltas the run streamed before it waited for a person: its reply goes on after them. */
+    continueAfter?: readonly { seq: number; text: string }[];
   }) {
     this.runId = input.runId;
     this.stores = input.stores;
@@ -122,6 +124,14 @@ export class LiveRun {
     this.#now = input.now;
     this.#send = input.send;
     this.#schedule = input.schedule ?? afterThisTurn;
+    const before = input.continueAfter ?? [];
+    if (before.length > 0) {
+      this.text = before.map((d) => d.text).join("");
+      this.#seq = before.at(-1)?.seq ?? 0;
+      this.#flushedSeq = this.#seq;
+      this.#rowFirstSeq = this.#seq + 1;
+      this.firstDeltaAt = input.now();
+    }
     let resolveDone!: (run: Run) => void;
     this.done = new Promise<Run>((resolve) => {
       resolveDone = resolve;

@@ -19,6 +19,7 @@ import { type QueueStrategy, RunQueue, runIdempotencyKey } from "./run-queue";
 import { type RunEnd, sealRun } from "./run-seal";
 import type { RunStores } from "./run-stores";
 import { RunTimeout, streamRun } from "./run-stream";
+import { WaitingRuns } from "./run-waiting";
 import { threadLimits } from "./thread-limits";
 import type { StoredToolCall } from "./tool-history";
 
@@ -65,12 +66,17 @@ export interface LifecycleDeps {
   onQueued: () => void;
   /** True while queued turns must not run (the thread is in handoff): they are stored and end unanswered. */
   holdsTurns: () => boolean;
+  /** A run waits for a person: the object must wake when the first pending action expires, even if it dies first. */
+  armExpiry: (atMs: number) => void;
+  /** An approval timed out with `onTimeout: "handoff"`: a person takes the thread once its run ends. */
+  requestHandoff: (runId: string) => void;
 }
 
 export class RunLifecycle {
   readonly #deps: LifecycleDeps;
   readonly #bindings: RunBindings;
   readonly #queue: RunQueue;
+  readonly #waiting: WaitingRuns;
   #live: LiveRun | null = null;
   /** Callers waiting for a queued run's end (the non-streaming HTTP API). */
   readonly #waiters = new Map<string, ((run: Run) => void)[]>();
@@ -86,11 +92,28 @@ export class RunLifecycle {
       versions: deps.versions,
       bindings: this.#bindings,
       live: () => this.#live,
+      waiting: () => deps.stores.runs.waiting(),
+      interruptWaiting: (run) => this.#waiting.end(run, "interrupt"),
       acquireSlot: deps.acquireSlot,
       onQueued: deps.onQueued,
       holdsTurns: deps.holdsTurns,
       start: (run, userEntry, subject, slot, meta) => this.#start(run, userEntry, subject, slot, meta),
       seal: (run, text, end) => this.#seal(run, text, end),
+    });
+    this.#waiting = new WaitingRuns({
+      storage: deps.storage,
+      stores: deps.stores,
+      receivers: deps.receivers,
+      binding: deps.binding,
+      now: deps.now,
+      live: () => this.#live,
+      acquireSlot: deps.acquireSlot,
+      onQueued: deps.onQueued,
+      armExpiry: deps.armExpiry,
+      requestHandoff: deps.requestHandoff,
+      start: (run, userEntry, subject, slot) => this.#start(run, userEntry, subject, slot, undefined, true),
+      seal: (run, text, end, toolCalls) => this.#seal(run, text, end, deps.stores, toolCalls, true),
+      advanceQueue: () => void this.#queue.advance(),
     });
   }
 
@@ -222,6 +245,7 @@ export class RunLifecycle {
       this.#live.controller.abort("cancelled");
       return ok(run);
     }
+    if (run.status === "requires_action") return ok(this.#waiting.end(run, "cancel"));
     if (run.status === "queued" || run.status === "running")
       return ok(this.#seal(run, "", { cause: "cancel" }));
     return fail("conflict", `The run has already ${run.status}.`);
@@ -247,9 +271,19 @@ export class RunLifecycle {
     for (const run of runs.active()) {
       if (this.#live?.runId === run.id) continue;
       if (run.status === "queued" && this.#deps.queue.position(run.id) !== null) continue;
+      // A run waiting for a person holds nothing in memory: it waits on, and goes on when it is answered.
+      if (run.status === "requires_action") continue;
       this.#seal(run, persistedText(chunks, run.id), { cause: "interrupt" });
     }
+    this.#waiting.expireDue();
     void this.#queue.advance();
+  }
+
+  // ---- runs waiting for a person (src/thread/run/run-waiting.ts) ----
+
+  /** The run waiting for a person: its decisions, answers, expiry, and its end by a cancel, a later turn or a handoff. */
+  get waiting(): WaitingRuns {
+    return this.#waiting;
   }
 
   #start(
@@ -258,8 +292,9 @@ export class RunLifecycle {
     subject: string | null,
     slot: RunSlot,
     meta: RequestMeta | undefined,
+    resumed = false,
   ): void {
-    const { runs, usage } = this.#deps.stores;
+    const { runs, usage, chunks } = this.#deps.stores;
     const tokens = () => {
       try {
         const totals = live.usage ?? usage.totalsForRun(run.id);
@@ -276,6 +311,8 @@ export class RunLifecycle {
       ...(meta !== undefined ? { meta } : {}),
       now: this.#deps.now,
       send: (f) => receivers.send(f),
+      // A run that waited for a person goes on writing its reply after the deltas it already streamed.
+      ...(resumed ? { continueAfter: chunks.after(run.id, 0) } : {}),
     });
     this.#live = live;
     const finish = (final: Run) => {
@@ -340,8 +377,15 @@ export class RunLifecycle {
       versions,
       history,
       ...(this.#deps.fetch !== undefined ? { fetch: this.#deps.fetch } : {}),
-      seal: (run: Run, text: string, end: RunEnd, stores: RunStores, toolCalls?: readonly StoredToolCall[]) =>
-        this.#seal(run, text, end, stores, toolCalls),
+      seal: (
+        run: Run,
+        text: string,
+        end: RunEnd,
+        stores: RunStores,
+        toolCalls?: readonly StoredToolCall[],
+        afterActions?: boolean,
+      ) => this.#seal(run, text, end, stores, toolCalls, afterActions),
+      onParked: () => this.#waiting.expireDue(),
     };
   }
 
@@ -352,6 +396,7 @@ export class RunLifecycle {
     end: RunEnd,
     stores: RunStores = this.#deps.stores,
     toolCalls: readonly StoredToolCall[] = [],
+    afterActions = false,
   ): Run {
     const live = this.#live?.runId === run.id ? this.#live : null;
     const sealed = sealRun(
@@ -365,7 +410,7 @@ export class RunLifecycle {
       run,
       text,
       end,
-      { live, stores, toolCalls },
+      { live, stores, toolCalls, afterActions },
     );
     this.#queue.announce();
     const waiting = this.#waiters.get(run.id);

@@ -34,6 +34,10 @@ export interface RunQueueDeps {
   bindings: RunBindings;
   /** The run whose model is streaming now, if any. */
   live: () => LiveRun | null;
+  /** The run waiting for a person (`requires_action`), if any: queued turns wait behind it too. */
+  waiting: () => Run | null;
+  /** Ends the waiting run for an urgent turn (`interrupt`, `rollback`): its pending approvals are cancelled. */
+  interruptWaiting: (run: Run) => void;
   /** A slot in the tenant's run quota for a queued turn about to start. */
   acquireSlot: () => Promise<Result<RunSlot>>;
   /** A turn was queued: the object must wake to run it even if it dies first. */
@@ -89,15 +93,17 @@ export class RunQueue {
     const placed = placeUserTurn(request, entries);
     if (!placed.ok) return placed;
     const live = this.#deps.live();
+    const waiting = live === null ? this.#deps.waiting() : null;
+    const current = live?.runId ?? waiting?.id ?? null;
     const urgent = strategy !== "enqueue";
     let kept = request;
     if (
       strategy === "rollback" &&
       request.kind === "send" &&
       request.parentId === undefined &&
-      live !== null
+      current !== null
     ) {
-      const interrupted = runs.get(live.runId);
+      const interrupted = runs.get(current);
       const user = interrupted?.userEntryId ? entries.get(interrupted.userEntryId) : null;
       if (user !== null && user !== undefined) kept = { ...request, parentId: user.parentId };
     }
@@ -115,6 +121,7 @@ export class RunQueue {
     if (!created.ok) return created;
     this.announce();
     if (urgent) live?.controller.abort("interrupted");
+    if (urgent && waiting !== null) this.#deps.interruptWaiting(waiting);
     this.#deps.onQueued();
     void this.advance();
     return ok({ run: created.value, position: this.#deps.queue.position(created.value.id) });
@@ -127,11 +134,12 @@ export class RunQueue {
   async advance(): Promise<void> {
     const queue = this.#deps.queue;
     if (this.#advancing || this.#deps.live() !== null || this.#waiting() === 0) return;
+    if (this.#deps.waiting() !== null) return;
     this.#advancing = true;
     try {
       // A queued turn records the version where it lands: the thread's upgrade targets must be verified first.
       await this.#deps.versions.load();
-      while (this.#deps.live() === null && queue.count() > 0) {
+      while (this.#deps.live() === null && this.#deps.waiting() === null && queue.count() > 0) {
         const slot = await this.#deps.acquireSlot();
         // Read after the await: a cancel, an urgent turn or a handoff may have changed what runs next.
         if (this.#deps.holdsTurns()) {

@@ -31,6 +31,8 @@ export interface SealedRun {
   /** The stores its rows go through (the live run's redacting ones while it streamed). */
   stores: RunStores;
   toolCalls?: readonly StoredToolCall[];
+  /** The run asked a person (approvals, client tools): its reply goes below the last entry it wrote. */
+  afterActions?: boolean;
 }
 
 export function sealRun(deps: SealDeps, run: Run, text: string, end: RunEnd, sealed: SealedRun): Run {
@@ -43,8 +45,11 @@ export function sealRun(deps: SealDeps, run: Run, text: string, end: RunEnd, sea
   const done = deps.storage.transactionSync((): { run: Run; entry: Entry | null; usage: UsageTotals } => {
     let entry: Entry | null = null;
     if (text.length > 0 && run.userEntryId !== null) {
+      const below = sealed.afterActions
+        ? (stores.entries.lastOfRun(run.id)?.id ?? run.userEntryId)
+        : run.userEntryId;
       const appended = stores.entries.append({
-        parentId: run.userEntryId,
+        parentId: below,
         kind: "message",
         role: "assistant",
         runId: run.id,
@@ -66,8 +71,9 @@ export function sealRun(deps: SealDeps, run: Run, text: string, end: RunEnd, sea
     // The run's usage is final now: read once for its event, its log line and its quota slot.
     const usage = stores.usage.totalsForRun(run.id);
     if (live !== null) live.usage = usage;
-    // A queued run that ends unstarted leaves the queue with its request.
+    // A queued run that ends unstarted leaves the queue with its request; a waiting one its stored steps.
     if (ended.ok) deps.queue.remove(run.id);
+    if (ended.ok && sealed.afterActions) stores.actions.unpark(run.id);
     if (ended.ok) recordRunEvent(deps.storage, binding, ended.value, usage, deps.now());
     return { run: ended.ok ? ended.value : run, entry, usage };
   });

@@ -1,4 +1,5 @@
 // The stores a run writes through, opened together so a run's redacting set redacts every table it writes.
+import { ActionStore } from "../../storage/thread/action-store";
 import { EntryStore } from "../../storage/thread/entry-store";
 import { RunChunkStore } from "../../storage/thread/run-chunk-store";
 import { RunStore } from "../../storage/thread/run-store";
@@ -12,6 +13,8 @@ export interface RunStores {
   chunks: RunChunkStore;
   toolCalls: ToolCallStore;
   usage: UsageStore;
+  /** A waiting run's approvals and client tool requests, and the model calls it continues from. */
+  actions: ActionStore;
 }
 
 export function openRunStores(storage: DurableObjectStorage, options: RunStoreOptions): RunStores {
@@ -21,5 +24,6 @@ export function openRunStores(storage: DurableObjectStorage, options: RunStoreOp
     chunks: new RunChunkStore(storage, options),
     toolCalls: new ToolCallStore(storage, options),
     usage: new UsageStore(storage, options),
+    actions: new ActionStore(storage, options),
   };
 }

@@ -2,18 +2,20 @@
 // live run's receivers, audited, and sealed by its cause — succeed, an abort's, or fail with a timeout or the error.
 import { modelInputOf } from "../../models/model-input";
 import { CURRENT_PROMPT_BUILDER, currentPromptBuilder } from "../../models/prompt-builders";
-import { runTurn } from "../../models/turn";
+import { runTurn, type TurnStep } from "../../models/turn";
 import type { ErrorCode, ErrorReason } from "../../shared/errors";
 import { abortCauseOf } from "../../shared/run-states";
+import type { JsonValue } from "../../storage/redact";
 import type { Entry } from "../../storage/thread/entry-store";
 import type { Run, RunError } from "../../storage/thread/run-store";
 import { type LiveRun, runFrame, type StreamReceivers } from "./live-run";
 import type { PromptHistory } from "./prompt-history";
+import { outcomeOf, parkedFrame, parkedSteps } from "./run-action-views";
 import { contextBudget, runArtifact, type VersionBindings } from "./run-artifact";
 import { runAuditor } from "./run-audit";
 import type { RunEnd } from "./run-seal";
 import type { RunStores } from "./run-stores";
-import { type WiringDeps, wireRun } from "./run-wiring";
+import { type RunWiring, type WiringDeps, wireRun } from "./run-wiring";
 import { type StoredToolCall, toolCallsOfSteps } from "./tool-history";
 
 const MAX_MODEL_STEPS = 4;
@@ -49,7 +51,7 @@ export function runError(error: { code: ErrorCode; reason?: ErrorReason; message
   };
 }
 
-export interface StreamDeps extends Omit<WiringDeps, "binding"> {
+export interface StreamDeps extends Omit<WiringDeps, "binding" | "receivers"> {
   stores: RunStores;
   receivers: StreamReceivers;
   versions: VersionBindings;
@@ -61,7 +63,10 @@ export interface StreamDeps extends Omit<WiringDeps, "binding"> {
     end: RunEnd,
     stores: RunStores,
     toolCalls?: readonly StoredToolCall[],
+    afterActions?: boolean,
   ) => Run;
+  /** A run now waits for a person: arm the object's wake-up for the first of its actions to expire. */
+  onParked: () => void;
 }
 
 export async function streamRun(
@@ -85,7 +90,13 @@ export async function streamRun(
   const binding = bound.value;
   const wiring = await wireRun(
     { ...deps, binding },
-    { runId: live.runId, subject: live.subject, stores: live.stores, requestHost: live.meta?.host ?? null },
+    {
+      runId: live.runId,
+      userEntryId: running.value.userEntryId,
+      subject: live.subject,
+      stores: live.stores,
+      requestHost: live.meta?.host ?? null,
+    },
   );
   live.stores = wiring.stores;
   if (!wiring.turn.ok) {
@@ -110,8 +121,17 @@ export async function streamRun(
     },
     (messages) => modelInputOf(binding.artifact.model, messages, tools),
   );
+  // A run that waited for a person continues from its stored steps, every waiting call now answered: a denial, a
+  // client's answer, or the approved server tool's (run here, once: its answer is kept on the approval).
+  let resume: TurnStep[] | undefined;
+  const parked = parkedSteps(live.stores, live.runId);
+  if (parked !== null) {
+    resume = await answeredSteps(parked, live, binding.digest, wiring.runApproved);
+    if (live.controller.signal.aborted) resume = undefined;
+  }
   const result = await runTurn({
     ...wiring.turn.value,
+    ...(resume !== undefined ? { resume } : {}),
     prompt,
     signal: live.controller.signal,
     maxSteps: MAX_MODEL_STEPS,
@@ -124,17 +144,80 @@ export async function streamRun(
   live.flush();
 
   const current = runs.get(live.runId) ?? running.value;
+  if (result.status === "requires_action" && !live.controller.signal.aborted) {
+    const waiting = park(deps, live, current, result.steps);
+    if (waiting !== null) return waiting;
+  }
   const stopped = live.controller.signal.reason;
   const end: RunEnd =
     result.status === "succeeded"
       ? { cause: "succeed" }
-      : result.status === "aborted"
+      : result.status !== "failed"
         ? { cause: abortCauseOf(stopped) }
         : {
             cause: "fail",
             error: stopped instanceof RunTimeout ? stopped.runError() : runError(result.error),
           };
-  const sealed = deps.seal(current, live.text, end, live.stores, toolCallsOfSteps(result.steps, live.text));
+  const asked = parked !== null || result.steps.some((step) => (step.waiting?.length ?? 0) > 0);
+  const sealed = deps.seal(
+    current,
+    live.text,
+    end,
+    live.stores,
+    toolCallsOfSteps(result.steps, live.text),
+    asked,
+  );
   deps.history.remember(history, userEntry, sealed, maxContextTokens);
   return sealed;
+}
+
+/** Stores a run's steps and moves it to `requires_action`, with its pending approvals on the run frame. */
+function park(deps: StreamDeps, live: LiveRun, run: Run, steps: readonly TurnStep[]): Run | null {
+  const moved = deps.storage.transactionSync(() => {
+    live.stores.actions.park(run.id, steps as unknown as JsonValue, live.subject);
+    return live.stores.runs.transition(run.id, "requires_action");
+  });
+  if (!moved.ok) return null;
+  deps.receivers.send(parkedFrame(live.stores, moved.value));
+  deps.onParked();
+  return moved.value;
+}
+
+/**
+ * The waiting step's calls with their answers filled in from the run's settled actions. An approved server tool runs
+ * now, its delivery id its approval's; its answer is kept on the approval, so a second resume never calls it again. A
+ * call approved under another artifact than the run's now is refused (the approval was bound to the one it saw).
+ */
+async function answeredSteps(
+  steps: readonly TurnStep[],
+  live: LiveRun,
+  artifactDigest: string,
+  runApproved: RunWiring["runApproved"],
+): Promise<TurnStep[]> {
+  const actions = live.stores.actions.ofRun(live.runId);
+  const out: TurnStep[] = [];
+  for (const step of steps) {
+    const waiting = new Set(step.waiting ?? []);
+    const toolCalls: TurnStep["toolCalls"] = [];
+    for (const call of step.toolCalls) {
+      if (!waiting.has(call.toolCallId)) {
+        toolCalls.push(call);
+        continue;
+      }
+      // The newest action of the call decides: an approved client tool's request follows its approval.
+      const action = actions.filter((a) => a.toolCallId === call.toolCallId).at(-1);
+      let outcome = action === undefined ? null : outcomeOf(action);
+      if (action !== undefined && outcome === null && action.status === "approved") {
+        outcome =
+          action.artifactDigest !== artifactDigest
+            ? { output: { denied: true, reason: "The agent changed since this call was approved." } }
+            : await runApproved(call, action.id, live.controller.signal);
+        live.stores.actions.recordOutput(action.id, outcome.output as JsonValue, outcome.isError === true);
+      }
+      toolCalls.push({ ...call, outcome: outcome ?? { output: { error: "No answer." }, isError: true } });
+    }
+    const { waiting: _answered, ...rest } = step;
+    out.push({ ...rest, toolCalls });
+  }
+  return out;
 }

@@ -1,17 +1,19 @@
 // A run's wiring: the tenant secrets it uses, stores redacting them, its model, and the tool and usage callbacks.
 import { decryptTenantSecret } from "../../auth/secret-box";
 import { expandContext } from "../../control/context-template";
+import { approvalFor, clientToolTimeoutMs, toolExecutor } from "../../control/tool-approval";
 import { toolPermitted } from "../../control/tool-policy";
 import { localHttpAllowed, platformHosts as platformHostsFor } from "../../control/url-policy";
 import { ok, type Result } from "../../errors";
 import { resolveModel } from "../../models/resolve-model";
-import type { RunTurnInput } from "../../models/turn";
+import { type RunTurnInput, type ToolCallOutcome, type ToolCallRequest, WAIT } from "../../models/turn";
+import type { JsonValue } from "../../storage/redact";
 import { redactText } from "../../storage/redact";
 import { readThreadContext } from "../../storage/thread/context-store";
 import { writeHandoffRequest } from "../../storage/thread/handoff-store";
 import type { ThreadBinding } from "../../storage/thread/pin-store";
 import { recordThreadEvent } from "../../storage/thread/thread-events";
-import { executeToolCall } from "../../tools/execute-tool";
+import { executeToolCall, withRuntimeIdentity } from "../../tools/execute-tool";
 import { modelTools } from "../../tools/model-tools";
 import {
   HANDOFF_REQUESTED_OUTPUT,
@@ -19,8 +21,10 @@ import {
   handoffReason,
   REQUEST_HANDOFF_TOOL,
 } from "../../tools/request-handoff";
-import { toolNamed } from "../../tools/tool-definitions";
+import { type Tool, toolNamed } from "../../tools/tool-definitions";
 import { webhookSecretRedactions } from "../../tools/webhook-signature";
+import type { StreamReceivers } from "./live-run";
+import { requestApproval, requestClientTool } from "./run-actions";
 import { openRunStores, type RunStores } from "./run-stores";
 
 /** The error result a call to a tool outside the thread's policy gets (docs/tools.md#tool-policy). */
@@ -33,6 +37,8 @@ export interface WiringDeps {
   now: () => number;
   /** Outbound fetch for tool webhooks (tests pass a fake). */
   fetch?: typeof fetch;
+  /** Who hears the run's approval and client tool requests. */
+  receivers: StreamReceivers;
 }
 
 export interface RunWiring {
@@ -44,6 +50,8 @@ export interface RunWiring {
   contextVersion: number;
   /** The model and the tool and usage callbacks runTurn takes, or why the model could not be resolved. */
   turn: Result<Pick<RunTurnInput, "model" | "tools" | "onToolCall" | "onUsage">>;
+  /** Runs an approved server tool, its delivery id the approval's (identical on any retry). */
+  runApproved: (call: ToolCallRequest, approvalId: string, signal: AbortSignal) => Promise<ToolCallOutcome>;
 }
 
 /**
@@ -52,12 +60,18 @@ export interface RunWiring {
  */
 export async function wireRun(
   deps: WiringDeps,
-  run: { runId: string; subject: string | null; stores: RunStores; requestHost: string | null },
+  run: {
+    runId: string;
+    userEntryId: string | null;
+    subject: string | null;
+    stores: RunStores;
+    requestHost: string | null;
+  },
 ): Promise<RunWiring> {
   const { binding, env, storage, now } = deps;
   const tools = binding.artifact.tools ?? [];
   const aliases = new Set([
-    ...tools.map((tool) => tool.signingSecret),
+    ...tools.flatMap((tool) => (tool.signingSecret !== undefined ? [tool.signingSecret] : [])),
     ...(binding.artifact.model.apiKeySecret !== undefined ? [binding.artifact.model.apiKeySecret] : []),
   ]);
   const secretByAlias = new Map<string, string | null>();
@@ -78,8 +92,22 @@ export async function wireRun(
     tenantSecret: async (alias) => secretByAlias.get(alias) ?? null,
     platformHosts,
   });
-  if (!model.ok) return { stores, instructions, contextVersion, turn: model };
+  if (!model.ok) {
+    const unavailable = async (): Promise<ToolCallOutcome> => ({
+      output: { error: "The model is not available." },
+      isError: true,
+    });
+    return { stores, instructions, contextVersion, turn: model, runApproved: unavailable };
+  }
 
+  const callContext = {
+    tenantId: binding.tenantId,
+    agentId: binding.agentId,
+    threadId: binding.threadId,
+    subject: run.subject,
+    runId: run.runId,
+    variables,
+  };
   const handoffTool = handoffEnabled(binding.artifact);
   const onToolCall: RunTurnInput["onToolCall"] = async (call, signal) => {
     if (handoffTool && call.toolName === REQUEST_HANDOFF_TOOL) {
@@ -100,21 +128,56 @@ export async function wireRun(
         });
       return { output: HANDOFF_REQUESTED_OUTPUT };
     }
-    const recorded = stores.toolCalls.record({ runId: run.runId, name: call.toolName, input: call.input });
     // A tool the thread's policy hides is refused here, whatever the model was shown: no webhook goes out
     // (docs/tools.md#tool-policy).
     const permitted = toolPermitted(toolPolicy, call.toolName);
     const tool = permitted ? toolNamed(tools, call.toolName) : null;
-    const signingSecret = tool === null ? null : (secretByAlias.get(tool.signingSecret) ?? null);
+    if (tool !== null) {
+      // What a person approves is what the tool will receive: the input with the caller's identity written in.
+      const input = withRuntimeIdentity(
+        tool,
+        isObject(call.input) ? call.input : {},
+        callContext,
+      ) as JsonValue;
+      const asked = { toolCallId: call.toolCallId, name: tool.name, input };
+      const actionDeps = { storage, stores, receivers: deps.receivers, binding, now };
+      const runRef = { id: run.runId, userEntryId: run.userEntryId };
+      const need = approvalFor(tool, input);
+      if (need !== null) {
+        await requestApproval(actionDeps, runRef, asked, need);
+        return WAIT;
+      }
+      if (toolExecutor(tool) === "client") {
+        await requestClientTool(actionDeps, runRef, asked, clientToolTimeoutMs(tool));
+        return WAIT;
+      }
+    }
+    return execute(call, signal, permitted ? tool : null, permitted);
+  };
+
+  const execute = async (
+    call: ToolCallRequest,
+    signal: AbortSignal,
+    tool: Tool | null,
+    permitted: boolean,
+    webhookId?: string,
+  ): Promise<ToolCallOutcome> => {
+    const recorded = stores.toolCalls.record({ runId: run.runId, name: call.toolName, input: call.input });
+    const signingSecret =
+      tool === null || tool.signingSecret === undefined
+        ? null
+        : (secretByAlias.get(tool.signingSecret) ?? null);
     const result =
-      tool === null || signingSecret === null
+      tool === null || signingSecret === null || toolExecutor(tool) === "client"
         ? {
             output: {
               error: !permitted
                 ? TOOL_NOT_PERMITTED
                 : tool === null
                   ? "Unknown tool."
-                  : "The tool's signing secret is not configured.",
+                  : toolExecutor(tool) === "client"
+                    ? "The tool runs in the client."
+                    : "The tool's signing secret is not configured.",
             },
             isError: true,
             status: "blocked" as const,
@@ -129,19 +192,19 @@ export async function wireRun(
             platformHosts,
             allowLocalHttp: localHttpAllowed(env.ENVIRONMENT),
             secrets,
-            context: {
-              tenantId: binding.tenantId,
-              agentId: binding.agentId,
-              threadId: binding.threadId,
-              subject: run.subject,
-              runId: run.runId,
-              variables,
-            },
+            context: callContext,
+            ...(webhookId !== undefined ? { webhookId } : {}),
           });
     if (recorded.ok) {
       stores.toolCalls.complete(recorded.value.id, { status: result.status, output: result.output });
     }
     return { output: result.output, ...(result.isError ? { isError: true } : {}) };
+  };
+
+  const runApproved: RunWiring["runApproved"] = (call, approvalId, signal) => {
+    const permitted = toolPermitted(toolPolicy, call.toolName);
+    const tool = permitted ? toolNamed(tools, call.toolName) : null;
+    return execute(call, signal, tool, permitted, approvalId);
   };
 
   const onUsage: RunTurnInput["onUsage"] = (usage) => {
@@ -164,8 +227,12 @@ export async function wireRun(
       onToolCall,
       onUsage,
     }),
+    runApproved,
   };
 }
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
 
 /**
  * Called by the run's `request_handoff` tool: records the request and its `handoff.requested` event in one

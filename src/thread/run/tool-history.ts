@@ -51,7 +51,9 @@ export function toolCallsOfSteps(steps: readonly TurnStep[], text: string): Stor
   let outputChars = 0;
   steps.forEach((step, index) => {
     written += step.text.length;
+    const waiting = new Set(step.waiting ?? []);
     for (const call of step.toolCalls) {
+      if (waiting.has(call.toolCallId)) continue;
       outputChars += jsonChars(call.outcome.output);
       out.push({
         toolCallId: call.toolCallId,
