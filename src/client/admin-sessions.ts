@@ -1,7 +1,8 @@
 // The tenant's conversations over the admin API (docs/api.md): sessions, their export, handoff, audit and upgrades,
 // and the approvals waiting for the tenant across threads (docs/tools.md#approvals).
 import type { z } from "zod";
-import type { ApprovalDecision, WireEntry } from "../shared/protocol";
+import type { ApprovalStatus, approvalListQuery } from "../shared/approvals-api";
+import type { WireEntry } from "../shared/protocol";
 import type {
   HandoffResponse,
   HumanMessageRequest,
@@ -12,39 +13,18 @@ import type {
   sessionListQuery,
   UpgradeResponse,
 } from "../shared/sessions-api";
+import type { ApprovalDecisionBody, ApprovalView } from "../shared/thread-api";
 import { eachItem, type Page, type PageQuery, seg, type Transport } from "./http";
 
 export type SessionListQuery = Omit<z.input<typeof sessionListQuery>, "cursor" | "limit"> & PageQuery;
 
 const pageQuery = (query: PageQuery = {}) => ({ cursor: query.cursor, limit: query.limit });
 
-/** An approval as the tenant's backend sees it (`GET /v1/approvals`, docs/api.md): D1's `agent_approvals` row. */
-export interface ApprovalView {
-  id: string;
-  threadId: string;
-  agentId: string;
-  runId: string;
-  toolCallId: string;
-  toolName: string;
-  status: ApprovalStatus;
-  /** Who may decide: the thread's user, the tenant, or either. */
-  by: "user" | "tenant" | "any";
-  requestedAt: string;
-  expiresAt: string;
-  decidedAt: string | null;
-  decidedBy: "user" | "tenant" | "timeout" | "system" | null;
-  reason: string | null;
-}
-export type ApprovalStatus = "pending" | "approved" | "denied" | "expired" | "cancelled";
-export interface ApprovalListQuery extends PageQuery {
-  status?: ApprovalStatus;
-  agentId?: string;
-}
+export type { ApprovalStatus, ApprovalView };
+/** `GET /v1/approvals`: one status (default `pending`), one agent, a page. */
+export type ApprovalListQuery = Omit<z.input<typeof approvalListQuery>, "cursor" | "limit"> & PageQuery;
 /** A decision on an approval; `reason` reaches the model with a denial. */
-export interface ApprovalDecisionRequest {
-  decision: ApprovalDecision;
-  reason?: string;
-}
+export type ApprovalDecisionRequest = ApprovalDecisionBody;
 
 /** Conversations as the tenant's backend sees them (D1), their export and erasure, and human handoff. */
 export class Sessions {
@@ -117,7 +97,7 @@ export class Sessions {
 /** The tenant's approvals across threads (`GET /v1/approvals`): its inbox of decisions to make. */
 export class Approvals {
   constructor(readonly t: Transport) {}
-  /** One page; `{status: "pending"}` for the ones waiting. */
+  /** One page, newest first; the pending ones by default. */
   list(query: ApprovalListQuery = {}): Promise<Page<ApprovalView>> {
     return this.t.json("GET", "/v1/approvals", { query: { ...query } });
   }

@@ -169,7 +169,8 @@ export class RunLog {
       toolCallId: call.toolCallId,
       toolName: call.name,
       input: call.input,
-      ...(server ? { providerExecuted: true } : {}),
+      // The server runs it, or the page does (onToolCall): said either way, as a part keeps what it was told last.
+      providerExecuted: server,
       ...(call.approval?.title !== undefined ? { title: call.approval.title } : {}),
     });
   }

@@ -171,7 +171,8 @@ export class AgentThreadsChatTransport<UI_MESSAGE extends UIMessage = AgentThrea
 
   /**
    * What the chat added to the run's message since it was shown: approval responses become `approval` frames, tool
-   * outputs `tool_result` frames (each once). Answers what was sent (approval ids, tool call ids).
+   * outputs `tool_result` frames (each once). Answers the approvals decided: a refusal of one ends the stream, while
+   * a refused output still counts as the call's answer and the run goes on (docs/tools.md#client-tools).
    */
   #answer(run: RunLog, message: UIMessage): string[] {
     const sent: string[] = [];
@@ -189,7 +190,6 @@ export class AgentThreadsChatTransport<UI_MESSAGE extends UIMessage = AgentThrea
         const key = `${run.runId} ${call.toolCallId}`;
         if (this.#sent.has(key) || (part.state === "output-available" && part.preliminary === true)) continue;
         this.#sent.add(key);
-        sent.push(key);
         this.connection.sendToolResult(
           call.toolCallId,
           part.state === "output-error" ? { error: part.errorText } : { output: part.output },
@@ -215,7 +215,7 @@ export class AgentThreadsChatTransport<UI_MESSAGE extends UIMessage = AgentThrea
         let textId: string | undefined;
         let texts = 0;
         let done = false;
-        /** Decisions and answers this stream sent, until the server shows them taken (or refuses one). */
+        /** Decisions this stream sent, until the server stores them (or refuses one). */
         let awaiting = new Set<string>();
         let syncing = false;
         const enqueue = (chunk: UIMessageChunk): void => controller.enqueue(chunk);
@@ -300,13 +300,13 @@ export class AgentThreadsChatTransport<UI_MESSAGE extends UIMessage = AgentThrea
             open(bound, 0);
           }
           if (frame.type === "error" && awaiting.size > 0) {
-            // The server refused a decision or an answer (already decided, expired, not the user's to make).
+            // The server refused a decision (already decided, expired, not the user's to make).
             finish([{ type: "error", errorText: `${frame.code}: ${frame.message}` }]);
             return;
           }
           if (frame.type === "entry" && frame.entry.decision !== undefined)
             awaiting.delete(frame.entry.decision.approvalId);
-          // The run moved (went on, waits again, ended): whatever was sent was taken.
+          // The run moved (went on, waits again, ended): whatever was sent was settled.
           if (frame.type === "run" && frame.runId === run?.runId) awaiting.clear();
           settle();
         };
