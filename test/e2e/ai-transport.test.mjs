@@ -2,32 +2,15 @@
 // state) streams a reply, survives a socket killed mid-reply without a duplicated or missing word, resumes a live
 // run from a second chat, and regenerates into a sibling branch.
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { createConnection, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { pathToFileURL } from "node:url";
-import { AbstractChat } from "ai";
-import { build } from "esbuild";
 import { request } from "../../scripts/lib/http-client.mjs";
-import { root } from "../../scripts/lib/paths.mjs";
+import { importClient, NodeChat, textOf } from "./ai-chat.mjs";
 import { API_KEY, BASE_URL, eventually } from "./helpers.mjs";
 import { seedAgent } from "./server.mjs";
-
-/** src/client, bundled once for this file (the package's TypeScript, exactly as a tenant's bundler would see it). */
-async function importClient(dir) {
-  const out = join(dir, "client.mjs");
-  const result = await build({
-    entryPoints: [join(root, "src/client/index.ts")],
-    bundle: true,
-    format: "esm",
-    platform: "neutral",
-    write: false,
-  });
-  writeFileSync(out, result.outputFiles[0].text);
-  return import(pathToFileURL(out).href);
-}
 
 /** A TCP relay in front of the Worker, so a test can cut every socket the way a network drop does. */
 async function startRelay(port) {
@@ -56,43 +39,6 @@ async function startRelay(port) {
     close: () => new Promise((resolve) => server.close(resolve)),
   };
 }
-
-/** The state a framework would keep (React's, Vue's …): plain arrays here, with every text the reply showed. */
-class PlainState {
-  constructor(messages = []) {
-    this.status = "ready";
-    this.error = undefined;
-    this.messages = messages;
-    this.shown = [];
-  }
-  pushMessage = (message) => {
-    this.messages = [...this.messages, message];
-    this.#record(message);
-  };
-  popMessage = () => {
-    this.messages = this.messages.slice(0, -1);
-  };
-  replaceMessage = (index, message) => {
-    this.messages = this.messages.map((m, i) => (i === index ? message : m));
-    this.#record(message);
-  };
-  snapshot = (thing) => structuredClone(thing);
-  #record(message) {
-    if (message.role !== "assistant") return;
-    const text = message.parts.map((p) => (p.type === "text" ? p.text : "")).join("");
-    if (this.shown.at(-1) !== text) this.shown.push(text);
-  }
-}
-
-class NodeChat extends AbstractChat {
-  constructor({ messages, ...init }) {
-    const state = new PlainState(messages);
-    super({ ...init, state });
-    this.plain = state;
-  }
-}
-
-const textOf = (message) => message.parts.map((p) => (p.type === "text" ? p.text : "")).join("");
 
 describe("AI SDK transport", () => {
   let client;
