@@ -1,7 +1,8 @@
 // The AI SDK transport's approvals and client tools against the Worker in workerd, driven by a real `Chat` (the `ai`
 // package's AbstractChat): an approval arrives as an `approval-requested` tool part, `addToolApprovalResponse` (with
 // `sendAutomaticallyWhen`) decides it and the run's continuation lands in the same message; a client tool reaches
-// `onToolCall`, and `addToolOutput` answers it.
+// `onToolCall`, and `addToolOutput` answers it. The typed client underneath answers client tools on its own and the
+// admin client lists and decides a tenant's approvals.
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
@@ -233,5 +234,66 @@ describe("AI SDK transport: approvals and client tools", () => {
     } finally {
       await chat.dispose();
     }
+  });
+
+  test("the typed client: onToolRequest answers a client tool; the tenant lists and decides an approval", async () => {
+    // A client tool answered by the connection's handler, with no chat at all.
+    const cart = await transportFor(agents.cart);
+    const connection = cart.transport.connection;
+    const requests = [];
+    connection.onToolRequest((request) => {
+      requests.push(request);
+      return { items: 5 };
+    });
+    const replies = [];
+    connection.on("entry", (frame) => {
+      if (frame.entry.role === "assistant") replies.push(frame.entry.text);
+    });
+    await connection.connect();
+    connection.send({ text: "Count my cart." });
+    await eventually(() => replies.length === 1, "the reply after the tool's answer", {
+      timeout: 15_000,
+      interval: 20,
+    });
+    assert.match(replies[0], /The cart tool returned: \{"items":5\}/);
+    assert.equal(requests.length, 1);
+    assert.deepEqual(requests[0].input, { currency: "EUR" });
+    cart.transport.close();
+
+    // An approval the thread's page leaves to the tenant: listed by the admin client, decided through it.
+    const refund = await transportFor(agents.refund);
+    const page = refund.transport.connection;
+    const asked = [];
+    page.onApprovalRequest((approval) => asked.push(approval));
+    const done = [];
+    page.on("run", (frame) => {
+      if (frame.status === "succeeded") done.push(frame.runId);
+    });
+    await page.connect();
+    page.send({ text: "Refund order A-9." });
+    await eventually(() => asked.length === 1, "the approval request", { timeout: 15_000, interval: 20 });
+    assert.equal(asked[0].name, "refund");
+    assert.deepEqual(
+      page.pendingApprovals.map((a) => a.approvalId),
+      [asked[0].approvalId],
+    );
+    const admin = new client.AdminClient({ baseUrl: BASE_URL, apiKey: API_KEY });
+    const listed = await eventually(
+      async () => {
+        const listing = await admin.approvals.list({ status: "pending", agentId: agents.refund.id });
+        return listing.items.find((a) => a.id === asked[0].approvalId);
+      },
+      "the approval in the tenant's list",
+      { timeout: 15_000, interval: 200 },
+    );
+    assert.equal(listed.threadId, refund.launched.threadId);
+    const decided = await admin.sessions.decide(refund.launched.threadId, asked[0].approvalId, {
+      decision: "approve",
+    });
+    assert.equal(decided.approval.status, "approved");
+    assert.equal(decided.approval.decidedBy, "tenant");
+    await eventually(() => done.length === 1, "the run's end", { timeout: 15_000, interval: 20 });
+    assert.deepEqual(page.pendingApprovals, []);
+    refund.transport.close();
   });
 });
