@@ -188,6 +188,24 @@ describe("GET /v1/approvals", () => {
     ]);
   });
 
+  it("takes the tenant and environment from the thread when the view leaves them out, and drops a foreign view", async () => {
+    const { agent, session, stub } = await projectedThread();
+    const { tenantId: _t, environment: _e, ...bare } = approval(agent, session.threadId, "apr_bare");
+    const foreign = approval(agent, "thr_someone_else", "apr_foreign");
+    await queue(stub, [
+      { view: bare, revision: 1 },
+      { view: foreign, revision: 1 },
+    ]);
+    await drainThread(stub);
+    expect(await outboxRows(stub)).toEqual([]);
+    const { results } = await env.DB.prepare(
+      "SELECT id, thread_id, environment FROM agent_approvals WHERE tenant_id = ? ORDER BY id",
+    )
+      .bind(agent.tenantId)
+      .all();
+    expect(results).toEqual([{ id: "apr_bare", thread_id: session.threadId, environment: "development" }]);
+  });
+
   it("loses a thread's approvals with the thread when it is erased", async () => {
     const { agent, session, stub } = await projectedThread();
     await queue(stub, [{ view: approval(agent, session.threadId, "apr_gone"), revision: 1 }]);
