@@ -7,8 +7,10 @@ import { z } from "zod";
 import { type ApprovalView, approvalView } from "../../src/shared/approvals-api";
 import { upsertApproval, upsertRun } from "../../src/storage/d1/projection-writer";
 import { type ApprovalProjection, enqueueApproval } from "../../src/storage/projection/approval-outbox";
+import { reconcileProjection } from "../../src/storage/projection/projection-reconcile";
 import { approvalRow, runRow } from "../../src/storage/projection/projection-rows";
-import { converse, drainThread, outboxRows, threadStub } from "../helpers/projection";
+import { ActionStore } from "../../src/storage/thread/action-store";
+import { bindingOf, converse, drainThread, outboxRows, threadStub } from "../helpers/projection";
 import { api, expectError, fieldPaths, json } from "../helpers/tenants";
 import { type Launch, type LiveAgent, launch, liveAgent } from "../helpers/threads";
 
@@ -54,10 +56,6 @@ function approval(
 /** Queues each approval view inside the thread object, as its runtime does in the transaction of the change. */
 function queue(stub: DurableObjectStub, items: { view: ApprovalProjection; revision: number }[]) {
   return runInDurableObject(stub, (_i, state) => {
-    // The run actions table holds the records' revisions; a thread built before it has none (and so no approvals).
-    state.storage.sql.exec(
-      "CREATE TABLE IF NOT EXISTS run_actions (id TEXT PRIMARY KEY, revision INTEGER NOT NULL)",
-    );
     state.storage.transactionSync(() => {
       for (const { view, revision } of items) enqueueApproval(state.storage, view, revision, Date.now());
     });
@@ -204,6 +202,58 @@ describe("GET /v1/approvals", () => {
       .bind(agent.tenantId)
       .all();
     expect(results).toEqual([{ id: "apr_bare", thread_id: session.threadId, environment: "development" }]);
+  });
+
+  it("sends the thread's approvals again when D1 lost the thread", async () => {
+    const { agent, session, stub } = await projectedThread();
+    await runInDurableObject(stub, (_i, state) => {
+      const actions = new ActionStore(state.storage, { now: () => Date.parse("2026-12-05T10:00:00.000Z") });
+      actions.create({
+        id: "apr_kept",
+        runId: "run_kept",
+        kind: "approval",
+        toolCallId: "call_kept",
+        name: "refund",
+        input: { amount: 20 },
+        inputDigest: "sha256:0",
+        artifactDigest: "sha256:0",
+        approver: "user",
+        expiresAt: Date.parse("2026-12-05T11:00:00.000Z"),
+      });
+    });
+    await env.DB.batch(
+      ["agent_approvals", "agent_sessions"].map((table) =>
+        env.DB.prepare(
+          `DELETE FROM ${table} WHERE tenant_id = ? AND ${table === "agent_sessions" ? "id" : "thread_id"} = ?`,
+        ).bind(agent.tenantId, session.threadId),
+      ),
+    );
+    await runInDurableObject(stub, async (_i, state) =>
+      reconcileProjection({
+        storage: state.storage,
+        db: env.DB,
+        binding: await bindingOf(state.storage),
+        now: Date.now,
+      }),
+    );
+    await drainThread(stub);
+    expect((await inbox(agent.apiKey)).items).toEqual([
+      {
+        id: "apr_kept",
+        threadId: session.threadId,
+        agentId: agent.agentId,
+        runId: "run_kept",
+        toolCallId: "call_kept",
+        toolName: "refund",
+        status: "pending",
+        by: "user",
+        requestedAt: "2026-12-05T10:00:00.000Z",
+        expiresAt: "2026-12-05T11:00:00.000Z",
+        decidedAt: null,
+        decidedBy: null,
+        reason: null,
+      },
+    ]);
   });
 
   it("loses a thread's approvals with the thread when it is erased", async () => {
