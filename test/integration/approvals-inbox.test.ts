@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { type ApprovalView, approvalView } from "../../src/shared/approvals-api";
 import { upsertApproval, upsertRun } from "../../src/storage/d1/projection-writer";
+import { pruneSession } from "../../src/storage/d1/session-retention";
 import { type ApprovalProjection, enqueueApproval } from "../../src/storage/projection/approval-outbox";
 import { reconcileProjection } from "../../src/storage/projection/projection-reconcile";
 import { approvalRow, runRow } from "../../src/storage/projection/projection-rows";
@@ -267,6 +268,43 @@ describe("GET /v1/approvals", () => {
     ).toBe(204);
     expect(await d1Approvals(agent.tenantId, session.threadId)).toEqual([]);
     expect((await inbox(agent.apiKey)).items).toEqual([]);
+  });
+
+  it("has retention remove settled approvals past the cutoff and keep pending ones", async () => {
+    const { agent, session, stub } = await projectedThread();
+    const settled = {
+      status: "approved" as const,
+      decidedAt: "2026-12-05T10:01:00.000Z",
+      decidedBy: "tenant" as const,
+    };
+    await queue(stub, [
+      { view: approval(agent, session.threadId, "apr_old_settled", settled), revision: 2 },
+      { view: approval(agent, session.threadId, "apr_old_pending"), revision: 1 },
+      {
+        view: approval(agent, session.threadId, "apr_new_settled", {
+          ...settled,
+          requestedAt: "2026-12-05T11:00:00.000Z",
+        }),
+        revision: 2,
+      },
+    ]);
+    await drainThread(stub);
+    await pruneSession(
+      env.DB,
+      {
+        tenantId: agent.tenantId,
+        threadId: session.threadId,
+        agentId: agent.agentId,
+        environment: "development",
+        maxAgeDays: 1,
+        maxMessages: null,
+      },
+      { ageCutoff: "2026-12-05T10:30:00.000Z", nextDueAt: null },
+    );
+    expect((await d1Approvals(agent.tenantId, session.threadId)).map((r) => r.id)).toEqual([
+      "apr_new_settled",
+      "apr_old_pending",
+    ]);
   });
 
   it("projects a run waiting for a decision as still running", async () => {
