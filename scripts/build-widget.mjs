@@ -1,7 +1,9 @@
 // `npm run build:widget`: bundles the embed loader and the widget into content-hashed, immutable assets under
 // public/widget/v<version>/, the major channel public/widget/v<major>/ and public/embed.js, plus a manifest. The
 // translations (src/widget/locales/*.json) become separate content-hashed JSON files the widget fetches on demand, and
-// the past conversations list (src/widget/past-view.ts) a content-hashed module it imports on the first click.
+// the past conversations list (src/widget/past-view.ts) a content-hashed module it imports on the first click, and the
+// approval card (src/widget/approval-view.ts) and the message controls (src/widget/message-actions.ts) modules it
+// imports when first needed.
 import { createHash } from "node:crypto";
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
@@ -88,9 +90,15 @@ export async function buildWidget() {
   const localePaths = Object.fromEntries(locales.map(({ tag, path }) => [tag, path]));
   const pastView = await bundle("past-view.ts", "esm");
   const pastViewPath = `/widget/v${version}/past-${hash(pastView)}.js`;
+  const approvalView = await bundle("approval-view.ts", "esm");
+  const actionsView = await bundle("message-actions.ts", "esm");
+  const actionsViewPath = `/widget/v${version}/actions-${hash(actionsView)}.js`;
+  const approvalViewPath = `/widget/v${version}/approval-${hash(approvalView)}.js`;
   const widget = await bundle("widget.ts", "esm", {
     __LOCALES__: JSON.stringify(localePaths),
     __PAST_VIEW__: JSON.stringify(pastViewPath),
+    __APPROVAL_VIEW__: JSON.stringify(approvalViewPath),
+    __ACTIONS_VIEW__: JSON.stringify(actionsViewPath),
   });
   const widgetName = `widget-${hash(widget)}.js`;
   const widgetPath = `/widget/v${version}/${widgetName}`;
@@ -118,6 +126,8 @@ export async function buildWidget() {
     [join(publicDir, "embed.js")]: loader,
   };
   files[join(publicDir, pastViewPath)] = pastView;
+  files[join(publicDir, approvalViewPath)] = approvalView;
+  files[join(publicDir, actionsViewPath)] = actionsView;
   for (const { path, bytes } of locales) files[join(publicDir, path)] = bytes;
   for (const [path, bytes] of Object.entries(files)) writeFileSync(path, bytes);
 
@@ -126,7 +136,11 @@ export async function buildWidget() {
     loader: { path: `/widget/v${version}/${loaderName}`, bytes: loader.length, gzipBytes: gzipSize(loader) },
     widget: { path: widgetPath, bytes: widget.length, gzipBytes: gzipSize(widget) },
     /** Modules the widget imports on demand (the budget check holds them to their own budget). */
-    lazy: { pastView: { path: pastViewPath, bytes: pastView.length, gzipBytes: gzipSize(pastView) } },
+    lazy: {
+      pastView: { path: pastViewPath, bytes: pastView.length, gzipBytes: gzipSize(pastView) },
+      approvalView: { path: approvalViewPath, bytes: approvalView.length, gzipBytes: gzipSize(approvalView) },
+      actionsView: { path: actionsViewPath, bytes: actionsView.length, gzipBytes: gzipSize(actionsView) },
+    },
     channel: { loader: `/widget/v${major}/embed.js`, widget: `/widget/v${major}/widget.js` },
     locales: Object.fromEntries(
       locales.map(({ tag, path, bytes }) => [tag, { path, bytes: bytes.length, gzipBytes: gzipSize(bytes) }]),
@@ -135,6 +149,8 @@ export async function buildWidget() {
       loader: `sha384-${createHash("sha384").update(loader).digest("base64")}`,
       widget: `sha384-${createHash("sha384").update(widget).digest("base64")}`,
       pastView: `sha384-${createHash("sha384").update(pastView).digest("base64")}`,
+      approvalView: `sha384-${createHash("sha384").update(approvalView).digest("base64")}`,
+      actionsView: `sha384-${createHash("sha384").update(actionsView).digest("base64")}`,
     },
   };
   writeFileSync(join(widgetDir, "manifest.json"), `${JSON.stringify(manifest, null, 2)}\n`);
@@ -154,6 +170,14 @@ async function main() {
   const past = manifest.lazy.pastView;
   console.log(
     `  past    ${past.path}  ${kb(past.gzipBytes)} gzip (imported on the first "past conversations" click)`,
+  );
+  const card = manifest.lazy.approvalView;
+  console.log(
+    `  card    ${card.path}  ${kb(card.gzipBytes)} gzip (imported when the first approval card is shown)`,
+  );
+  const acts = manifest.lazy.actionsView;
+  console.log(
+    `  actions ${acts.path}  ${kb(acts.gzipBytes)} gzip (imported once the conversation has a message)`,
   );
   const tags = Object.keys(manifest.locales);
   console.log(`  locales ${tags.join(", ")} (fetched on demand, not in the widget's budget)`);

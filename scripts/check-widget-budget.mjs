@@ -10,6 +10,11 @@ export const LOADER_BUDGET_BYTES = 2 * 1024;
 export const WIDGET_BUDGET_BYTES = 20 * 1024;
 /** Each module the widget imports on demand (the past conversations list): small, so the click answers at once. */
 export const LAZY_BUDGET_BYTES = 2 * 1024;
+/**
+ * The message controls (retry, edit, feedback) load in the background once the conversation has a message, before
+ * anyone can click them: a larger budget than a module fetched on a click.
+ */
+const LAZY_BUDGETS = { actionsView: 3 * 1024 };
 
 /** Ways to turn a string into markup or code; none may appear in the widget. */
 const FORBIDDEN = [
@@ -36,7 +41,11 @@ async function main() {
   const bundles = [
     ["loader", manifest.loader.path, LOADER_BUDGET_BYTES],
     ["widget", manifest.widget.path, WIDGET_BUDGET_BYTES],
-    ...Object.entries(manifest.lazy ?? {}).map(([name, { path }]) => [name, path, LAZY_BUDGET_BYTES]),
+    ...Object.entries(manifest.lazy ?? {}).map(([name, { path }]) => [
+      name,
+      path,
+      LAZY_BUDGETS[name] ?? LAZY_BUDGET_BYTES,
+    ]),
   ];
   for (const [name, file, budget] of bundles) {
     const path = join(root, "public", file);

@@ -2,14 +2,23 @@
 import { z } from "zod";
 import { ACCENT_COLOR_PATTERN, LOCALE_PATTERN, POSITIONS, THEMES } from "../shared/presentation";
 import { MULTITASK_STRATEGIES } from "../shared/protocol";
-import { IDENTITY_FACTS, identityProblems, MAX_IDENTITY_POINTERS } from "./tool-identity";
-import { modelUrlProblem, toolUrlProblem } from "./url-policy";
+import { jsonSchemaIssues } from "./json-schema-check";
+import { secretAlias, toolSchema } from "./tool-schema";
+import { modelUrlProblem } from "./url-policy";
+
+export * from "./tool-schema";
 
 export const MODEL_PROVIDERS = ["local", "workers-ai", "openai-compatible", "anthropic"] as const;
 
-const secretAlias = z
-  .string()
-  .regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, "must be a secret alias: lowercase letters, digits, '-' or '_'");
+/** At most this many calls the `local` model makes in one step (`toolCalls`). */
+export const MAX_LOCAL_TOOL_CALLS = 8;
+
+const localToolCallSchema = z
+  .strictObject({
+    name: z.string().min(1).max(64).describe("The tool to call: one of the artifact's `tools` by name."),
+    input: z.record(z.string(), z.unknown()).describe("The arguments the model passes to the tool."),
+  })
+  .describe("One call: a tool's name and the input the model passes it.");
 
 /** The offline `local` model's knobs, for testing an agent without a provider (docs/tools.md#test-a-tool-offline). */
 export const localModelOptionsSchema = z
@@ -44,15 +53,24 @@ export const localModelOptionsSchema = z
       .max(10_000)
       .optional()
       .describe("Stop streaming after this many deltas and never finish, as a stalled provider would."),
-    toolCall: z
-      .strictObject({
-        name: z.string().min(1).max(64).describe("The tool to call: one of the artifact's `tools` by name."),
-        input: z.record(z.string(), z.unknown()).describe("The arguments the model passes to the tool."),
-      })
+    toolCall: localToolCallSchema
       .optional()
       .describe(
         "Each turn first calls this tool with this input; the reply then says what the tool returned.",
       ),
+    toolCalls: z
+      .array(localToolCallSchema)
+      .min(1)
+      .max(MAX_LOCAL_TOOL_CALLS)
+      .optional()
+      .describe(
+        "Each turn first calls all these tools at once, in one step (1–8 calls); the reply then says what each returned.",
+      ),
+  })
+  .superRefine((options, ctx) => {
+    if (options.toolCall !== undefined && options.toolCalls !== undefined) {
+      ctx.addIssue({ code: "custom", path: ["toolCalls"], message: "not allowed together with toolCall" });
+    }
   })
   .describe("Options of the offline `local` model (provider `local` only).");
 
@@ -104,65 +122,6 @@ export const modelSchema = z
         path: ["baseUrl"],
         message: "required for provider 'openai-compatible'",
       });
-    }
-  });
-
-/** A tool's name: a letter, then up to 63 letters, digits, '_' or '-' (a launch's `toolPolicy` names tools so too). */
-export const TOOL_NAME_PATTERN = /^[a-zA-Z][a-zA-Z0-9_-]{0,63}$/;
-
-export const toolSchema = z
-  .strictObject({
-    name: z
-      .string()
-      .regex(TOOL_NAME_PATTERN)
-      .describe("The tool's name as the model sees it: a letter, then up to 63 letters, digits, '_' or '-'."),
-    description: z
-      .string()
-      .min(1)
-      .max(2000)
-      .describe("What the tool does and when to use it, for the model."),
-    // Public https hosts only (src/control/url-policy.ts), or local plain http, which publishing admits only in
-    // development; the platform's own host is refused where it is known (routes/versions.ts).
-    url: z
-      .string()
-      .superRefine((url, ctx) => {
-        const problem = toolUrlProblem(url, { allowLocalHttp: true });
-        if (problem !== null) ctx.addIssue({ code: "custom", message: problem });
-      })
-      .describe("The tool's webhook: a public https URL the runtime POSTs each call to, signed."),
-    /** Alias of the tenant secret (`whsec_…`) that signs every call to this tool. */
-    signingSecret: secretAlias.describe(
-      "Alias of the tenant secret (`whsec_…`) that signs every call with Standard Webhooks headers.",
-    ),
-    inputSchema: z
-      .record(z.string(), z.unknown())
-      .optional()
-      .describe("JSON Schema of the tool's arguments, as the model is shown it."),
-    /**
-     * Where the runtime writes who is calling: JSON pointers into the input, each naming a runtime fact. Those
-     * properties are hidden from the model and overwritten in its arguments (src/control/tool-identity.ts).
-     */
-    identity: z
-      .record(z.string(), z.enum(IDENTITY_FACTS))
-      .refine((identity) => Object.keys(identity).length <= MAX_IDENTITY_POINTERS, {
-        message: `at most ${MAX_IDENTITY_POINTERS} pointers`,
-      })
-      .optional()
-      .describe(
-        "JSON pointers into the arguments, each set by the runtime to who is calling (hidden from the model).",
-      ),
-    timeoutMs: z
-      .number()
-      .int()
-      .min(100)
-      .max(30_000)
-      .optional()
-      .describe("How long a call may take before it counts as failed, in ms (default 10,000)."),
-  })
-  .superRefine((tool, ctx) => {
-    if (tool.identity === undefined) return;
-    for (const problem of identityProblems(tool.identity, tool.inputSchema)) {
-      ctx.addIssue({ code: "custom", path: ["identity", problem.pointer], message: problem.message });
     }
   });
 
@@ -334,7 +293,11 @@ export const artifactSchema = z.strictObject({
     .describe("Up to 8 prompts the widget offers before the first message."),
   limits: limitsSchema.optional().describe("Per-thread limits and retention."),
   tools: z
-    .array(toolSchema.describe("A tool: an HTTPS webhook the model may call."))
+    .array(
+      toolSchema.describe(
+        "A tool the model may call: an HTTPS webhook (`server`) or a function of the page or app (`client`).",
+      ),
+    )
     .max(32)
     .optional()
     .describe("Tools the model may call, at most 32."),
@@ -364,6 +327,11 @@ export function publishIssues(artifact: Artifact): { path: string; message: stri
   const baseUrl = artifact.model.baseUrl;
   const problem = baseUrl === undefined ? null : modelUrlProblem(baseUrl, { allowLocalHttp: true });
   const issues = problem === null ? [] : [{ path: "model.baseUrl", message: problem }];
+  for (const [index, tool] of (artifact.tools ?? []).entries()) {
+    for (const issue of tool.outputSchema === undefined ? [] : jsonSchemaIssues(tool.outputSchema)) {
+      issues.push({ path: `tools.${index}.outputSchema${issue.path}`, message: issue.message });
+    }
+  }
   if (artifact.handoff?.enabled) {
     (artifact.tools ?? []).forEach((tool, index) => {
       if (tool.name === REQUEST_HANDOFF_TOOL) {

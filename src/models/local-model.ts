@@ -59,8 +59,9 @@ function outputText(output: LanguageModelV4ToolResultOutput): string {
     case "json":
     case "error-json":
       return JSON.stringify(output.value);
+    // Spelled as the runtime's own denial result (docs/tools.md#approvals), so a test reads the same either way.
     case "execution-denied":
-      return output.reason ?? "execution denied";
+      return JSON.stringify({ denied: true, reason: output.reason ?? null });
     case "content":
       return output.value.map((part) => (part.type === "text" ? part.text : "")).join("");
   }
@@ -147,9 +148,14 @@ export function splitIntoChunks(text: string, count: number): string[] {
   return pieces;
 }
 
-type Plan =
-  | { kind: "text"; text: string; chunks: string[] }
-  | { kind: "tool-call"; toolCallId: string; toolName: string; input: string };
+interface PlannedCall {
+  toolCallId: string;
+  toolName: string;
+  /** The input as JSON text. */
+  input: string;
+}
+
+type Plan = { kind: "text"; text: string; chunks: string[] } | { kind: "tool-calls"; calls: PlannedCall[] };
 
 async function plan(
   modelId: string,
@@ -159,14 +165,26 @@ async function plan(
   const facts = readPrompt(prompt);
   const chunkCount = options.chunks ?? LOCAL_DEFAULT_CHUNKS;
   const seed = await sha256(`${facts.instructions}\n${facts.userText}`);
-  const toolCall = options.toolCall;
-  if (toolCall !== undefined && facts.toolResults.length === 0) {
-    return {
-      kind: "tool-call",
-      toolCallId: `call_${toHex(seed.slice(0, 8))}`,
-      toolName: toolCall.name,
-      input: JSON.stringify(toolCall.input),
-    };
+  if (facts.toolResults.length === 0) {
+    const callId = `call_${toHex(seed.slice(0, 8))}`;
+    // One call keeps its id; several in one step get the same id suffixed with their index.
+    if (options.toolCall !== undefined) {
+      const { name, input } = options.toolCall;
+      return {
+        kind: "tool-calls",
+        calls: [{ toolCallId: callId, toolName: name, input: JSON.stringify(input) }],
+      };
+    }
+    if (options.toolCalls !== undefined) {
+      return {
+        kind: "tool-calls",
+        calls: options.toolCalls.map(({ name, input }, index) => ({
+          toolCallId: `${callId}_${index}`,
+          toolName: name,
+          input: JSON.stringify(input),
+        })),
+      };
+    }
   }
   let text: string;
   if (facts.toolResults.length > 0) {
@@ -227,13 +245,17 @@ async function* parts(
   const inputChars = promptChars(call.prompt);
   yield { type: "stream-start", warnings: [] };
   yield { type: "response-metadata", modelId };
-  if (step.kind === "tool-call") {
-    await sleep(delay, signal);
-    yield { type: "tool-input-start", id: step.toolCallId, toolName: step.toolName };
-    yield { type: "tool-input-delta", id: step.toolCallId, delta: step.input };
-    yield { type: "tool-input-end", id: step.toolCallId };
-    yield { type: "tool-call", toolCallId: step.toolCallId, toolName: step.toolName, input: step.input };
-    yield { type: "finish", finishReason: TOOL_CALLS, usage: usage(inputChars, step.input.length) };
+  if (step.kind === "tool-calls") {
+    let outputChars = 0;
+    for (const call of step.calls) {
+      await sleep(delay, signal);
+      yield { type: "tool-input-start", id: call.toolCallId, toolName: call.toolName };
+      yield { type: "tool-input-delta", id: call.toolCallId, delta: call.input };
+      yield { type: "tool-input-end", id: call.toolCallId };
+      yield { type: "tool-call", toolCallId: call.toolCallId, toolName: call.toolName, input: call.input };
+      outputChars += call.input.length;
+    }
+    yield { type: "finish", finishReason: TOOL_CALLS, usage: usage(inputChars, outputChars) };
     return;
   }
   const failAt =

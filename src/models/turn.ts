@@ -345,7 +345,8 @@ export async function runTurn(input: RunTurnInput): Promise<TurnResult> {
           call.input === undefined
             ? { output: "The tool input was not valid JSON.", isError: true }
             : await input.onToolCall(call, signal);
-      } catch {
+      } catch (error) {
+        console.error(JSON.stringify({ level: "error", message: "tool call threw", error: String(error) }));
         // Tool executors return failures as outcomes; a throw is a bug and must not pass for a tool answer.
         if (signal.aborted) return ended();
         return ended({

@@ -241,7 +241,11 @@ export async function executeToolCall(input: ExecuteToolCallInput): Promise<Tool
   const { tool, call, context } = input;
   if (call.toolName !== tool.name)
     return finish(refused("blocked", `The agent has no tool '${call.toolName}'.`));
-  const problem = toolUrlProblem(tool.url, {
+  // A client tool is answered by the page or app holding the thread, never sent anywhere from here
+  // (docs/tools.md#client-tools).
+  const url = tool.executor === "client" ? undefined : tool.url;
+  if (url === undefined) return finish(refused("blocked", "The tool runs in the client, not at a webhook."));
+  const problem = toolUrlProblem(url, {
     platformHosts: input.platformHosts ?? [],
     allowLocalHttp: input.allowLocalHttp === true,
   });
@@ -299,7 +303,7 @@ export async function executeToolCall(input: ExecuteToolCallInput): Promise<Tool
       let response: Response;
       try {
         response = await untilAborted(
-          send(tool.url, {
+          send(url, {
             method: "POST",
             headers: {
               "content-type": "application/json",

@@ -8,7 +8,7 @@ export type Rating = "up" | "down";
 
 /** What the rules read of a message on screen (a transcript `Item`). */
 export interface MessageFacts {
-  role: "user" | "assistant";
+  role: "user" | "assistant" | "tool";
   state: string;
   entryId?: string;
   author?: string;

@@ -1,7 +1,7 @@
 // One thread as the widget follows it: unsent messages in order, server frames merged into the transcript, replies.
 
 import { toHex } from "../shared/hex";
-import type { ClientFrame, ServerFrame, ThreadMode, WireEntry } from "../shared/protocol";
+import type { ApprovalAction, ClientFrame, ServerFrame, ThreadMode, WireEntry } from "../shared/protocol";
 import type { Connection, ConnectionState } from "./connection";
 import type { PanelView } from "./panel-view";
 import type { Store } from "./storage";
@@ -130,7 +130,7 @@ export class Conversation {
         this.#onEntry(frame.entry);
         return;
       case "run":
-        this.#onRun(frame.runId, frame.status);
+        this.#onRun(frame.runId, frame.status, frame.actions);
         return;
       case "delta":
         this.#onDelta(frame.runId, frame.seq, frame.text);
@@ -192,7 +192,7 @@ export class Conversation {
 
   #onEntry(entry: WireEntry): void {
     const item = this.#d.transcript.finalEntry(entry);
-    if (item === null) return;
+    if (item === null || item.role === "tool") return;
     this.#forkedFrom = undefined;
     if (item.author !== undefined) {
       this.#d.mode(undefined, item.author);
@@ -211,9 +211,20 @@ export class Conversation {
     });
   }
 
-  #onRun(runId: string, status: string): void {
+  #onRun(runId: string, status: string, actions: ApprovalAction[] = []): void {
     const { transcript, strings: s, view } = this.#d;
     const key = `r:${runId}`;
+    if (status === "requires_action") {
+      // The run waits for a decision: the typing placeholder gives way to a card per approval; the reply goes on
+      // below them once they are decided (docs/widget.md#approvals-and-client-tools).
+      this.#setBusy(runId);
+      const item = transcript.get(key);
+      if (item?.text === "") transcript.remove(item);
+      for (const action of actions) transcript.action(action.approvalId, action);
+      if (actions[0])
+        view.announce(`${s.approvalNeeded}: ${actions.map((a) => a.title ?? a.name).join(", ")}`);
+      return;
+    }
     if (status === "queued" || status === "running") {
       this.#forkedFrom = undefined;
       this.#setBusy(runId);

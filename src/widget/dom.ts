@@ -23,6 +23,19 @@ export function iconButton(
   return h("button", { class: "icon", type: "button", "aria-label": label, title: label, ...attrs }, child);
 }
 
+/**
+ * A module of this build imported on first use: a module, never evaluated text, so only script-src for the service,
+ * like the widget itself (strict CSP holds). Null when it cannot be had; the next call tries again.
+ */
+export function lazy<T>(path: string, base: string): () => Promise<T | null> {
+  let module: Promise<T | null> | undefined;
+  return () =>
+    (module ??= import(new URL(path, base).href).catch(() => {
+      module = undefined;
+      return null;
+    }));
+}
+
 const ICONS = {
   chat: "M5 3h14a2 2 0 0 1 2 2v10a2 2 0 0 1-2 2H9l-5 4V5a2 2 0 0 1 1-2z",
   close: "M6 6l12 12M18 6L6 18",

@@ -23,7 +23,16 @@ interface Api {
   [method: string]: unknown;
 }
 
-const METHODS: Method[] = ["open", "close", "toggle", "send", "newConversation", "identify", "destroy"];
+const METHODS: Method[] = [
+  "open",
+  "close",
+  "toggle",
+  "send",
+  "newConversation",
+  "identify",
+  "registerTool",
+  "destroy",
+];
 const EVENTS = ["ready", "open", "close", "message", "error"];
 const EAGER: Method[] = ["open", "toggle", "send"];
 

@@ -4,13 +4,27 @@ import type { ServerFrame, WireEntry } from "../shared/protocol";
 import { isObj, isStr, type Obj, oneOf, optional } from "./checks";
 import { isPresentation } from "./presentation-rules";
 
-const KINDS = ["message", "event", "model_change", "label", "summary", "custom", "version_change"];
+const KINDS = [
+  "message",
+  "event",
+  "model_change",
+  "label",
+  "summary",
+  "custom",
+  "version_change",
+  "approval_request",
+  "approval_decision",
+  "tool_request",
+];
 const ROLES = ["user", "assistant", "tool", "system", "human_agent"];
 const MODES = ["agent", "handoff"];
 const RATINGS = ["up", "down"];
 const EVENTS = ["handoff_started", "handoff_ended"];
 const ENTRY_STATUSES = ["complete", "interrupted", "failed"];
-const RUN_STATUSES = ["queued", "running", "succeeded", "failed", "aborted"];
+const RUN_STATUSES = ["queued", "running", "requires_action", "succeeded", "failed", "aborted"];
+const APPROVERS = ["user", "tenant", "any"];
+const DECIDERS = [...APPROVERS.slice(0, 2), "timeout", "system"];
+const DECISIONS = ["approve", "deny"];
 
 const isId = (v: unknown): boolean => isStr(v) && v.length >= 1 && v.length <= 128;
 const isInt = (v: unknown): v is number => Number.isSafeInteger(v);
@@ -18,6 +32,21 @@ const isInt = (v: unknown): v is number => Number.isSafeInteger(v);
 const isFeedback = (v: unknown): boolean =>
   isObj(v) && oneOf(v.rating, RATINGS) && optional(v.comment, isStr) && isStr(v.at);
 const isEvent = (v: unknown): boolean => isObj(v) && oneOf(v.type, EVENTS) && optional(v.agentName, isStr);
+/** A client tool call (`tool_request` frame and entry); an approval action has the same fields and more. */
+const isCall = (v: unknown): v is Obj =>
+  isObj(v) && isId(v.toolCallId) && isStr(v.name) && isObj(v.input) && isStr(v.expiresAt);
+const isAction = (v: unknown): boolean =>
+  isCall(v) &&
+  isId(v.approvalId) &&
+  oneOf(v.by, APPROVERS) &&
+  optional(v.title, isStr) &&
+  optional(v.description, isStr);
+const isDecision = (v: unknown): boolean =>
+  isObj(v) &&
+  isId(v.approvalId) &&
+  oneOf(v.decision, DECISIONS) &&
+  oneOf(v.by, DECIDERS) &&
+  (v.reason === null || isStr(v.reason));
 
 function isEntry(v: unknown): v is WireEntry {
   return (
@@ -33,6 +62,9 @@ function isEntry(v: unknown): v is WireEntry {
     optional(v.authorName, isStr) &&
     optional(v.event, isEvent) &&
     optional(v.feedback, isFeedback) &&
+    optional(v.approval, isAction) &&
+    optional(v.decision, isDecision) &&
+    optional(v.toolRequest, isCall) &&
     isStr(v.createdAt)
   );
 }
@@ -65,8 +97,13 @@ export function isServerFrame(v: unknown): v is ServerFrame {
       return isEntry(v.entry);
     case "run":
       return (
-        isId(v.runId) && oneOf(v.status, RUN_STATUSES) && optional(v.error, (e) => isObj(e) && isErrorBody(e))
+        isId(v.runId) &&
+        oneOf(v.status, RUN_STATUSES) &&
+        optional(v.error, (e) => isObj(e) && isErrorBody(e)) &&
+        optional(v.actions, (a) => Array.isArray(a) && a.every(isAction))
       );
+    case "tool_request":
+      return isId(v.runId) && isCall(v);
     case "delta":
       return isId(v.runId) && isInt(v.seq) && v.seq >= 1 && isStr(v.text);
     case "history":

@@ -1,7 +1,9 @@
-// The controls on messages: retry the last reply, edit the last own message, thumbs up/down on the model's replies.
+// The controls on messages: retry the last reply, edit the last own message, thumbs up/down on the model's replies. A
+// separate asset the widget imports once the conversation has a message (docs/widget.md#conversation-controls).
 import type { ClientFrame } from "../shared/protocol";
 import { MAX_MESSAGE_CHARS } from "./constants";
 import { controlsFor, nextRating, type Rating } from "./control-rules";
+import { ACTIONS_CSS } from "./controls-styles";
 import { newClientMessageId } from "./conversation";
 import { h, icon, iconButton, pathIcon } from "./dom";
 import type { Strings } from "./strings";
@@ -12,6 +14,8 @@ const THUMB =
 const RETRY = "M20 11a8 8 0 1 0-2.3 5.7M20 4v7h-7";
 
 export interface ActionsDeps {
+  /** The widget's shadow root, which takes the controls' stylesheet. */
+  root: ShadowRoot;
   strings: Strings;
   items(): readonly Item[];
   /** Retry and edit need a thread with no reply running, answered by the model (not a person). */
@@ -25,6 +29,9 @@ export interface ActionsDeps {
 /** Returns `refresh()`, which shows or hides each message's controls (made once per message, so focus stays). */
 export function messageActions(d: ActionsDeps): () => void {
   const s = d.strings;
+  const sheet = new CSSStyleSheet();
+  sheet.replaceSync(ACTIONS_CSS);
+  d.root.adoptedStyleSheets = [...d.root.adoptedStyleSheets, sheet];
   const bars = new WeakMap<Item, HTMLButtonElement[]>();
   const ratings = new Map<string, Rating>();
   let editing = false;

@@ -1,6 +1,6 @@
 // "Past conversations": the header button, always there; the list behind it (./past-view.ts) is a separate asset,
 // imported on the first click, since most visits never open it.
-import { iconButton, pathIcon } from "./dom";
+import { iconButton, lazy, pathIcon } from "./dom";
 import type { PastView } from "./past-view";
 import type { Strings } from "./strings";
 
@@ -37,13 +37,11 @@ export function pastConversations(d: PastDeps, anchor: HTMLElement, log: HTMLEle
   });
   let view: PastView | undefined;
   let loading = false;
+  const load = lazy<typeof import("./past-view")>(PAST_VIEW, d.base);
   button.onclick = async () => {
     if (view === undefined && !loading) {
       loading = true;
-      // A module, never evaluated text: only script-src for the service, like the widget itself (strict CSP holds).
-      const module: typeof import("./past-view") | null = await import(new URL(PAST_VIEW, d.base).href).catch(
-        () => null,
-      );
+      const module = await load();
       loading = false;
       if (module === null) return d.unavailable();
       view = module.pastView(d, button, log);

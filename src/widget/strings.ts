@@ -54,6 +54,11 @@ export const DEFAULT_STRINGS = {
   handoffWith: "You're chatting with {name}",
   handoffEnded: "You're chatting with {agent} again.",
   updated: "Updated to a new version",
+  approvalNeeded: "Approval needed",
+  approve: "Approve",
+  deny: "Deny",
+  approved: "Approved",
+  denied: "Denied",
 };
 
 export type Strings = typeof DEFAULT_STRINGS;

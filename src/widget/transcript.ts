@@ -1,9 +1,11 @@
 // The conversation on screen: one node per message, keyed so replays, retries and history never duplicate text.
-import type { WireEntry } from "../shared/protocol";
+import type { ApprovalAction, ApprovalDecisionRecord, WireEntry } from "../shared/protocol";
 import { h } from "./dom";
 import { MarkdownView } from "./render-markdown";
+import type { DrawCard } from "./tools";
 
-export type Role = "user" | "assistant";
+/** `tool`: an approval's card (docs/widget.md#approvals-and-client-tools). */
+export type Role = "user" | "assistant" | "tool";
 export type ItemState = "pending" | "streaming" | "done" | "failed" | "stopped";
 
 export interface Item {
@@ -49,6 +51,8 @@ export class Transcript {
   readonly #byKey = new Map<string, Item>();
   readonly #dirty = new Set<Item>();
   #frame = 0;
+  /** Draws an approval's card into its item's bubble (set by the widget). */
+  card: DrawCard = () => {};
 
   constructor(
     log: HTMLElement,
@@ -124,9 +128,18 @@ export class Transcript {
     return true;
   }
 
+  /** An approval's card, one per approval (its request and its decision share it), where the tree puts it. */
+  action(approvalId: string, action?: ApprovalAction, decision?: ApprovalDecisionRecord): Item {
+    const item = this.#byKey.get(`a:${approvalId}`) ?? this.upsert(`a:${approvalId}`, "tool", "", "done");
+    this.card(item.bubble, action, decision);
+    return item;
+  }
+
   /** The final entry of a reply replaces whatever was streamed: the stored text is the truth. */
   finalEntry(entry: WireEntry): Item | null {
     const { role } = entry;
+    const approval = entry.approval ?? entry.decision;
+    if (approval) return this.action(approval.approvalId, entry.approval, entry.decision);
     if (entry.kind === "version_change") {
       // A quiet divider: the conversation goes on on a newer version of the agent.
       const item = this.upsert(entryKey(entry), "user", this.#labels.updated(), "done");

@@ -1,12 +1,14 @@
 // The widget: wires the connection, the conversation and the panel together and exposes the host-page API.
+import type { ClientFrame } from "../shared/protocol";
 import { Connection, type ConnectionState } from "./connection";
 import { MAX_MESSAGE_CHARS } from "./constants";
 import { CONTROLS_CSS } from "./controls-styles";
 import { Conversation } from "./conversation";
+import { lazy } from "./dom";
 import { type Handoff, handoffStatus } from "./handoff-status";
 import { type GetLaunchToken, type Launcher, privateLauncher, publicLauncher } from "./launch";
 import { adoptStyles } from "./launcher";
-import { messageActions } from "./message-actions";
+import type { ActionsDeps } from "./message-actions";
 import type { Panel } from "./panel";
 import { PanelView } from "./panel-view";
 import { type Past, pastConversations } from "./past-conversations";
@@ -14,8 +16,14 @@ import { createPresenter, type Presenter } from "./presentation";
 import { persistMode, Store } from "./storage";
 import { format, layerStrings, type StringKey, type Strings } from "./strings";
 import { WIDGET_CSS } from "./styles";
+import { type ClientTools, cardDrawer, clientTools, type ToolFunction } from "./tools";
 import { Transcript } from "./transcript";
 import { PANEL_TEXT, type WidgetError, type WidgetErrorCode, warnOnce, widgetError } from "./widget-error";
+
+/** Path of this build's content-hashed message-controls asset; substituted by scripts/build-widget.mjs. */
+declare const __ACTIONS_VIEW__: string | undefined;
+
+const ACTIONS_VIEW = typeof __ACTIONS_VIEW__ === "string" ? __ACTIONS_VIEW__ : "";
 
 export type Layout = "floating" | "inline" | "fullpage";
 
@@ -44,6 +52,8 @@ export interface Controller {
   send(text: string): void;
   newConversation(): void;
   identify(getLaunchToken: GetLaunchToken): void;
+  /** A tool of the host page the agent may call (docs/widget.md#approvals-and-client-tools). */
+  registerTool(name: string, fn: ToolFunction): void;
   destroy(): void;
 }
 
@@ -75,6 +85,7 @@ class Widget {
   readonly #refreshActions: () => void;
   readonly #handoff: Handoff;
   readonly #past: Past;
+  readonly #tools: ClientTools;
   #lastError: WidgetErrorCode | undefined;
 
   constructor(host: HTMLElement, shadow: ShadowRoot, options: MountOptions) {
@@ -128,7 +139,8 @@ class Widget {
         // The pinned thread's presentation is the authoritative one: it follows the launch's.
         if (frame.type === "ready" && frame.presentation !== undefined)
           this.#presenter.present(frame.presentation);
-        this.#conversation.onFrame(frame);
+        if (frame.type === "tool_request") this.#tools.request(frame);
+        else this.#conversation.onFrame(frame);
       },
       resume: () => this.#conversation.resumePoint(),
       busy: () => this.#conversation.busy,
@@ -148,15 +160,32 @@ class Widget {
     });
     const announce = (text: string) => this.#view.announce(text);
     const focusInput = () => panel.input.focus();
-    this.#refreshActions = messageActions({
+    const send = (frame: ClientFrame) => this.#connection.send(frame);
+    this.#tools = clientTools(send, () => this.#connection.threadId);
+    this.#transcript.card = cardDrawer({ strings: this.#s, root: shadow, send, announce }, options.base, () =>
+      this.#view.notice(this.#s.errorGeneric, false),
+    );
+    const actions: ActionsDeps = {
+      root: shadow,
       strings: this.#s,
       items: () => this.#transcript.items,
       canFork: () => !this.#conversation.busy && !this.#handoff.active,
       fork: (frame, from, pending) => this.#conversation.fork(frame, from, pending),
-      send: (frame) => this.#connection.send(frame),
+      send,
       announce,
       focusInput,
-    });
+    };
+    // The message controls' module loads once there is a message to put them on (docs/widget.md#conversation-controls).
+    const loadActions = lazy<typeof import("./message-actions")>(ACTIONS_VIEW, options.base);
+    let refresh: (() => void) | undefined;
+    this.#refreshActions = () => {
+      if (refresh) refresh();
+      else if (!this.#transcript.isEmpty)
+        void loadActions().then((m) => {
+          refresh ??= m?.messageActions(actions);
+          refresh?.();
+        });
+    };
     this.#handoff = handoffStatus(this.#s, panel.form, announce, () => this.#conversation.agentName);
     this.#past = pastConversations(
       {
@@ -184,6 +213,7 @@ class Widget {
       send: (text) => void this.send(String(text)),
       newConversation: () => this.newConversation(),
       identify: (getLaunchToken) => this.identify(getLaunchToken),
+      registerTool: (name, fn) => this.#tools.register(name, fn),
       destroy: () => this.destroy(),
     };
     if (!this.#floating) queueMicrotask(() => this.#connection.start());

@@ -32,13 +32,13 @@ const AGENTS = {
 };
 
 /**
- * Creates a `local` agent (the `echo` model unless `model` says `lorem`) for the tenant of `token` and releases its
- * version 1 to all development traffic; returns the agent (`id`, `publicKey`, …).
+ * Creates a `local` agent (the `echo` model unless `model` says `lorem`, with `tools` when given) for the tenant of
+ * `token` and releases its version 1 to all development traffic; returns the agent (`id`, `publicKey`, …).
  */
 export async function seedAgent(
   baseUrl,
   token,
-  { slug, visibility, local, origin, presentation = {}, model = "echo" },
+  { slug, visibility, local, origin, presentation = {}, model = "echo", tools },
 ) {
   const admin = new AdminClient({ baseUrl, apiKey: token });
   const agent = await admin.agents.create({ slug, name: "Demo agent", visibility, allowedOrigins: [origin] });
@@ -47,6 +47,7 @@ export async function seedAgent(
     name: "Demo agent",
     instructions: "Echo the visitor.",
     model: { provider: "local", model, local },
+    ...(tools ? { tools } : {}),
     ...presentation,
   };
   const draft = await admin.drafts.put(agent.id, artifact, 0);

@@ -170,8 +170,55 @@ describe("GET /v1/schemas/artifact.json", () => {
     const local = (schema as { properties: { model: { properties: { local: { properties: object } } } } })
       .properties.model.properties.local.properties;
     expect(Object.keys(local)).toEqual(
-      expect.arrayContaining(["chunks", "chunkDelayMs", "failAfterChunks", "hangAfterChunks", "toolCall"]),
+      expect.arrayContaining([
+        "chunks",
+        "chunkDelayMs",
+        "failAfterChunks",
+        "hangAfterChunks",
+        "toolCall",
+        "toolCalls",
+      ]),
     );
+  });
+
+  it("describes a tool's executor, output schema and approval rules, with their bounds", async () => {
+    const res = await exports.default.fetch("http://api.test/v1/schemas/artifact.json");
+    type Node = {
+      properties: Record<string, Node & Record<string, unknown>>;
+      anyOf?: (Node & Record<string, unknown>)[];
+      items: Node;
+      required?: string[];
+      description?: string;
+    };
+    const schema = (await res.json()) as Node;
+    const tool = schema.properties.tools?.items as Node;
+    expect(tool.required).toEqual(["name", "description"]);
+    expect(tool.properties.executor).toMatchObject({
+      enum: ["server", "client"],
+      description: expect.any(String),
+    });
+    expect(tool.properties.outputSchema).toMatchObject({ type: "object", description: expect.any(String) });
+    expect(tool.properties.timeoutMs).toMatchObject({ minimum: 100, maximum: 600_000 });
+    const approval = tool.properties.approval as Node;
+    expect(approval.description).toContain("docs/tools.md#approvals");
+    expect(approval.anyOf?.[0]).toMatchObject({ enum: ["never", "always"] });
+    const rules = approval.anyOf?.[1] as Node;
+    expect(Object.keys(rules.properties)).toEqual([
+      "when",
+      "by",
+      "timeoutMs",
+      "onTimeout",
+      "title",
+      "description",
+    ]);
+    expect(rules.properties.by).toMatchObject({ enum: ["user", "tenant", "any"] });
+    expect(rules.properties.onTimeout).toMatchObject({ enum: ["deny", "handoff"] });
+    expect(rules.properties.timeoutMs).toMatchObject({ minimum: 10_000, maximum: 604_800_000 });
+    const rule = rules.properties.when?.items as Node;
+    expect(rule.properties.op).toMatchObject({ enum: ["eq", "ne", "gt", "gte", "lt", "lte", "in"] });
+    for (const node of [rules, ...Object.values(rules.properties), ...Object.values(rule.properties)]) {
+      expect(node.description).toEqual(expect.any(String));
+    }
   });
 });
 

@@ -122,6 +122,83 @@ describe("tool calls in a turn", () => {
   });
 });
 
+describe("several tool calls in one step (the local model's toolCalls)", () => {
+  it("sends each call to its webhook with its own id, and the reply says what each returned", async () => {
+    const tenant = await createTenant();
+    const put = await api("/v1/secrets/hook-signing", {
+      method: "PUT",
+      key: tenant.apiKey,
+      body: { value: SIGNING_SECRET },
+    });
+    expect(put.status).toBe(204);
+    const tool = (name: string) => ({
+      name,
+      description: `The ${name} tool.`,
+      url: `https://hooks.example.com/${name}`,
+      signingSecret: "hook-signing",
+    });
+    const artifact = artifactSchema.parse({
+      schemaVersion: 1,
+      name: "Tools",
+      instructions: "Use both tools.",
+      model: {
+        provider: "local",
+        model: "echo",
+        local: {
+          toolCalls: [
+            { name: "lookup", input: { q: "order" } },
+            { name: "refund", input: { amount: 5 } },
+          ],
+        },
+      },
+      tools: [tool("lookup"), tool("refund")],
+    });
+    const binding = await bindingFor(tenant.tenantId, artifact);
+    const requests: { url: string; body: { tool: string; toolCallId: string } }[] = [];
+    const fakeFetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
+      const request = new Request(input, init);
+      const body = (await request.json()) as { tool: string; toolCallId: string };
+      requests.push({ url: request.url, body });
+      return Response.json({ done: body.tool });
+    }) as typeof fetch;
+
+    const stub = env.THREAD.get(env.THREAD.idFromName(crypto.randomUUID()));
+    const frames = await runInDurableObject(stub, async (_instance, state) => {
+      const frames: ServerFrame[] = [];
+      const runtime = new ThreadRuntime({
+        storage: state.storage,
+        env,
+        binding,
+        now: Date.now,
+        peers: () => [{ id: "test", send: (frame) => frames.push(frame) }],
+        keepAliveWhile: (fn) => fn(),
+        afterTurn: async () => {},
+        fetch: fakeFetch,
+        quota: tenantRunQuota(env, binding),
+      });
+      const accepted = await runtime.accept({
+        kind: "send",
+        subject: "vis_alice",
+        clientMessageId: "cm_tools_2",
+        text: "go",
+      });
+      expect(accepted.ok).toBe(true);
+      if (accepted.ok) await runtime.settled(accepted.value.run.id);
+      return frames;
+    });
+
+    expect(requests.map((r) => [r.url, r.body.tool])).toEqual([
+      ["https://hooks.example.com/lookup", "lookup"],
+      ["https://hooks.example.com/refund", "refund"],
+    ]);
+    expect(new Set(requests.map((r) => r.body.toolCallId)).size).toBe(2);
+    const reply = frames.find((f) => f.type === "entry" && f.entry.role === "assistant");
+    expect(reply?.type === "entry" && reply.entry.text).toBe(
+      'The lookup tool returned: {"done":"lookup"}\nThe refund tool returned: {"done":"refund"}',
+    );
+  });
+});
+
 describe("tools pointing at the platform itself", () => {
   it("are refused when the draft is published, naming the tool's url, and no version is written", async () => {
     const tenant = await createTenant();

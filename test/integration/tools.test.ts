@@ -154,6 +154,93 @@ describe("tool URLs at configuration", () => {
   });
 });
 
+describe("client tools, approvals and output schemas at publish", () => {
+  const clientTool = { name: "pick_date", description: "Asks the visitor for a date.", executor: "client" };
+  const serverTool = {
+    name: "refund",
+    description: "Refunds.",
+    url: TOOL_URL,
+    signingSecret: "tool-signing",
+  };
+
+  async function publishTools(tools: unknown[]) {
+    const tenant = await createTenant();
+    const agent = await createAgent(tenant.apiKey);
+    await saveDraft(tenant.apiKey, agent.id, 0, validArtifact({ tools }));
+    const res = await api(`/v1/agents/${agent.id}/versions`, {
+      method: "POST",
+      key: tenant.apiKey,
+      body: { draftRevision: 1 },
+    });
+    return { res, tenant };
+  }
+
+  it("publishes a client tool without a webhook, and a server tool with approval rules and an output schema", async () => {
+    const { res, tenant } = await publishTools([
+      { ...clientTool, timeoutMs: 120_000, outputSchema: { type: "object", required: ["date"] } },
+      {
+        ...serverTool,
+        approval: {
+          when: [{ pointer: "/amount", op: "gt", value: 100 }],
+          by: "tenant",
+          onTimeout: "handoff",
+          title: "Refund",
+        },
+      },
+    ]);
+    await json(res, 201, z.object({ version: z.literal(1) }));
+    expect(await countRows("agent_versions", tenant.tenantId)).toBe(1);
+  });
+
+  it("refuses each bad field with a 400 naming its path, publishing nothing", async () => {
+    const { res, tenant } = await publishTools([
+      { ...clientTool, url: TOOL_URL, signingSecret: "tool-signing", timeoutMs: 500 },
+      { name: "plain", description: "No webhook.", timeoutMs: 60_000 },
+      { ...serverTool, approval: { by: "robot", when: [{ pointer: "amount", op: "in", value: 5 }] } },
+      {
+        ...clientTool,
+        name: "typed",
+        outputSchema: { type: "object", properties: { date: { type: "day" } } },
+      },
+      { ...serverTool, name: "unsure", approval: "sometimes" },
+    ]);
+    const error = await expectError(res, 400, "bad_request");
+    expect(fieldPaths(error).sort()).toEqual(
+      [
+        "tools.0.url",
+        "tools.0.signingSecret",
+        "tools.0.timeoutMs",
+        "tools.1.url",
+        "tools.1.signingSecret",
+        "tools.1.timeoutMs",
+        "tools.2.approval.by",
+        "tools.2.approval.when.0.pointer",
+        "tools.2.approval.when.0.value",
+        "tools.4.approval",
+      ].sort(),
+    );
+    expect(await countRows("agent_versions", tenant.tenantId)).toBe(0);
+  });
+
+  it("refuses an output schema that is no JSON Schema with a 400 naming the keyword", async () => {
+    const { res, tenant } = await publishTools([
+      { ...clientTool, outputSchema: { type: "object", properties: { date: { type: "day" } } } },
+    ]);
+    const error = await expectError(res, 400, "bad_request");
+    expect(fieldPaths(error)).toEqual(["tools.0.outputSchema.properties.date.type"]);
+    expect(await countRows("agent_versions", tenant.tenantId)).toBe(0);
+  });
+});
+
+describe("executeToolCall: a client tool", () => {
+  it("is never sent to a webhook, even with a URL in hand", async () => {
+    const net = fakeToolServer(() => jsonResponse({ ok: true }));
+    const result = await callTool(net, { tool: tool({ executor: "client" }) });
+    expect(result).toMatchObject({ status: "blocked", isError: true, attempts: 0 });
+    expect(net.sent).toEqual([]);
+  });
+});
+
 describe("executeToolCall: URL policy at call time", () => {
   it.each([...BAD_URLS, `https://${PLATFORM_HOST}/v1/health`])(
     "blocks %s without sending anything",

@@ -100,6 +100,25 @@ describe("artifactSchema", () => {
     expect(refused.map((i) => i.path)).toEqual(["model.local"]);
   });
 
+  it("takes 1–8 local toolCalls, not together with toolCall", () => {
+    const local = (options: Record<string, unknown>) => ({
+      ...minimal,
+      model: { provider: "local", model: "echo", local: options },
+    });
+    const call = { name: "lookup", input: { q: "x" } };
+    expect(artifactSchema.parse(local({ toolCalls: [call, call] })).model.local?.toolCalls).toHaveLength(2);
+    expect(issuesOf(local({ toolCalls: [] })).map((i) => i.path)).toEqual(["model.local.toolCalls"]);
+    expect(issuesOf(local({ toolCalls: Array(9).fill(call) })).map((i) => i.path)).toEqual([
+      "model.local.toolCalls",
+    ]);
+    expect(issuesOf(local({ toolCalls: [{ name: "lookup" }] })).map((i) => i.path)).toEqual([
+      "model.local.toolCalls.0.input",
+    ]);
+    expect(issuesOf(local({ toolCall: call, toolCalls: [call] }))).toEqual([
+      { path: "model.local.toolCalls", message: "not allowed together with toolCall" },
+    ]);
+  });
+
   it("refuses unknown providers and an openai-compatible model without a base URL", () => {
     expect(issuesOf({ ...minimal, model: { provider: "mystery", model: "m" } }).map((i) => i.path)).toEqual([
       "model.provider",
@@ -151,5 +170,136 @@ describe("artifactSchema", () => {
         (i) => i.path,
       ),
     ).toEqual(["model.apiKeySecret"]);
+  });
+});
+
+describe("tools: executor, approval and output schema", () => {
+  const server = {
+    name: "refund",
+    description: "Refunds an order.",
+    url: "https://tools.example.com/refund",
+    signingSecret: "refund-signing",
+  };
+  const client = { name: "pick_date", description: "Asks the visitor for a date.", executor: "client" };
+  const withTool = (tool: Record<string, unknown>) => ({ ...minimal, tools: [tool] });
+  const publishPaths = (tool: Record<string, unknown>) => {
+    const result = artifactFromDefinition(withTool(tool));
+    if (result.ok) throw new Error("expected the artifact to be refused");
+    return (result.details ?? []) as { path: string; message: string }[];
+  };
+
+  it("accepts a client tool without url or signing secret, and a server tool marked as one", () => {
+    expect(artifactSchema.parse(withTool(client)).tools?.[0]).toEqual(client);
+    expect(artifactSchema.parse(withTool({ ...server, executor: "server" })).tools?.[0]?.executor).toBe(
+      "server",
+    );
+    expect(artifactFromDefinition(withTool({ ...client, timeoutMs: 600_000 })).ok).toBe(true);
+  });
+
+  it("refuses a client tool's url and signing secret, and still requires both of a server tool", () => {
+    expect(issuesOf(withTool({ ...client, url: server.url, signingSecret: "s" }))).toEqual([
+      { path: "tools.0.url", message: "not allowed for a client tool" },
+      { path: "tools.0.signingSecret", message: "not allowed for a client tool" },
+    ]);
+    expect(issuesOf(withTool({ name: "t", description: "d" })).map((i) => i.path)).toEqual([
+      "tools.0.url",
+      "tools.0.signingSecret",
+    ]);
+    expect(issuesOf(withTool({ ...client, executor: "browser" })).map((i) => i.path)).toEqual([
+      "tools.0.executor",
+    ]);
+  });
+
+  it("bounds timeoutMs per executor: server 100–30,000, client 1,000–600,000", () => {
+    const paths = (tool: Record<string, unknown>) => issuesOf(withTool(tool)).map((i) => i.path);
+    expect(paths({ ...server, timeoutMs: 30_001 })).toEqual(["tools.0.timeoutMs"]);
+    expect(paths({ ...server, timeoutMs: 99 })).toEqual(["tools.0.timeoutMs"]);
+    expect(paths({ ...client, timeoutMs: 999 })).toEqual(["tools.0.timeoutMs"]);
+    expect(paths({ ...client, timeoutMs: 600_001 })).toEqual(["tools.0.timeoutMs"]);
+    expect(artifactSchema.parse(withTool({ ...server, timeoutMs: 100 })).tools?.[0]?.timeoutMs).toBe(100);
+    expect(artifactSchema.parse(withTool({ ...client, timeoutMs: 1_000 })).tools?.[0]?.timeoutMs).toBe(1_000);
+  });
+
+  it("takes approval as never, always or rules, naming each bad field", () => {
+    const policy = {
+      when: [
+        { pointer: "/amount", op: "gt", value: 100 },
+        { pointer: "/currency", op: "in", value: ["EUR", "USD"] },
+        { pointer: "/note/~1x", op: "ne", value: null },
+      ],
+      by: "tenant",
+      timeoutMs: 3_600_000,
+      onTimeout: "handoff",
+      title: "Refund",
+      description: "Sends the money back.",
+    };
+    for (const approval of ["never", "always", {}, policy]) {
+      expect(artifactSchema.parse(withTool({ ...server, approval })).tools?.[0]?.approval).toEqual(approval);
+    }
+    const paths = (approval: unknown) => issuesOf(withTool({ ...server, approval })).map((i) => i.path);
+    expect(issuesOf(withTool({ ...server, approval: "sometimes" }))).toEqual([
+      { path: "tools.0.approval", message: "must be 'never', 'always' or an object of approval rules" },
+    ]);
+    expect(paths({ by: "robot" })).toEqual(["tools.0.approval.by"]);
+    expect(paths({ onTimeout: "approve" })).toEqual(["tools.0.approval.onTimeout"]);
+    expect(paths({ timeoutMs: 9_999 })).toEqual(["tools.0.approval.timeoutMs"]);
+    expect(paths({ timeoutMs: 604_800_001 })).toEqual(["tools.0.approval.timeoutMs"]);
+    expect(paths({ title: "x".repeat(121) })).toEqual(["tools.0.approval.title"]);
+    expect(paths({ description: "x".repeat(1001) })).toEqual(["tools.0.approval.description"]);
+    expect(paths({ when: [] })).toEqual(["tools.0.approval.when"]);
+    expect(paths({ approver: "user" })).toEqual(["tools.0.approval.approver"]);
+    expect(
+      paths({
+        when: [
+          { pointer: "amount", op: "eq", value: 1 },
+          { pointer: "/a/", op: "eq", value: 1 },
+          { pointer: "/a", op: "like", value: 1 },
+          { pointer: "/a", op: "in", value: "EUR" },
+          { pointer: "/a", op: "gte", value: "100" },
+          { pointer: "/a", op: "eq" },
+          { pointer: "/a", op: "eq", value: 1, extra: true },
+        ],
+      }),
+    ).toEqual([
+      "tools.0.approval.when.0.pointer",
+      "tools.0.approval.when.1.pointer",
+      "tools.0.approval.when.2.op",
+      "tools.0.approval.when.3.value",
+      "tools.0.approval.when.4.value",
+      "tools.0.approval.when.5.value",
+      "tools.0.approval.when.6.extra",
+    ]);
+  });
+
+  it("publishes a valid output schema and refuses an invalid one at its place", () => {
+    const outputSchema = {
+      type: "object",
+      properties: { date: { type: "string", format: "date" }, slots: { $ref: "#/$defs/slots" } },
+      required: ["date"],
+      $defs: { slots: { type: "array", items: { type: "integer" } } },
+    };
+    expect(artifactFromDefinition(withTool({ ...client, outputSchema })).ok).toBe(true);
+    expect(publishPaths({ ...client, outputSchema: { type: "strng" } })).toEqual([
+      { path: "tools.0.outputSchema.type", message: expect.stringContaining("not a valid JSON Schema") },
+    ]);
+    expect(
+      publishPaths({ ...server, outputSchema: { properties: { a: { type: 5 } }, required: "a" } })
+        .map((i) => i.path)
+        .sort(),
+    ).toEqual(["tools.0.outputSchema.properties.a.type", "tools.0.outputSchema.required"]);
+    expect(publishPaths({ ...client, outputSchema: { items: { $ref: "#/$defs/none" } } })).toEqual([
+      {
+        path: "tools.0.outputSchema.items.$ref",
+        message: "must be a reference inside this schema, such as '#/$defs/name'",
+      },
+    ]);
+    expect(
+      publishPaths({ ...client, outputSchema: { $ref: "https://example.com/schema.json" } }).map(
+        (i) => i.path,
+      ),
+    ).toEqual(["tools.0.outputSchema.$ref"]);
+    expect(issuesOf(withTool({ ...client, outputSchema: [] })).map((i) => i.path)).toEqual([
+      "tools.0.outputSchema",
+    ]);
   });
 });

@@ -2,7 +2,7 @@
 import type { LanguageModelV4Prompt, LanguageModelV4StreamPart } from "@ai-sdk/provider";
 import { describe, expect, it } from "vitest";
 import { createLocalModel, type LocalModelOptions } from "../../src/models/local-model";
-import { runTurn } from "../../src/models/turn";
+import { runTurn, type ToolCallOutcome } from "../../src/models/turn";
 
 const prompt = (text: string, instructions = "You are terse."): LanguageModelV4Prompt => [
   { role: "system", content: instructions },
@@ -207,6 +207,83 @@ describe("local model", () => {
     expect(result.steps[0]?.toolCalls[0]?.outcome).toEqual({ output: { status: "shipped" } });
     expect(result.usage.inputTokens).toBe(
       (result.steps[0]?.usage.inputTokens ?? 0) + (result.steps[1]?.usage.inputTokens ?? 0),
+    );
+  });
+
+  it("calls every tool of toolCalls in one step with distinct ids, then says what each returned", async () => {
+    const calls: { toolCallId: string; toolName: string; input: unknown }[] = [];
+    const outcomes: Record<string, ToolCallOutcome> = {
+      lookup_order: { output: { status: "shipped" } },
+      refund: { output: { denied: true, reason: "no" } },
+      pick_date: { output: { error: "timeout" }, isError: true },
+    };
+    const options = {
+      toolCalls: [
+        { name: "lookup_order", input: { orderId: "A-17" } },
+        { name: "refund", input: { amount: 250 } },
+        { name: "pick_date", input: {} },
+      ],
+    };
+    const turn = () =>
+      runTurn({
+        model: createLocalModel("echo", options),
+        prompt: prompt("sort out my order"),
+        signal: new AbortController().signal,
+        maxSteps: 3,
+        onDelta: () => {},
+        onToolCall: async (call) => {
+          calls.push(call);
+          return outcomes[call.toolName] ?? { output: "unknown" };
+        },
+      });
+    const result = await turn();
+    expect(calls.map((c) => [c.toolName, c.input])).toEqual([
+      ["lookup_order", { orderId: "A-17" }],
+      ["refund", { amount: 250 }],
+      ["pick_date", {}],
+    ]);
+    const ids = calls.map((c) => c.toolCallId);
+    expect(ids).toEqual([
+      expect.stringMatching(/^call_[0-9a-f]{16}_0$/),
+      expect.stringMatching(/^call_[0-9a-f]{16}_1$/),
+      expect.stringMatching(/^call_[0-9a-f]{16}_2$/),
+    ]);
+    expect(result.steps).toHaveLength(2);
+    expect(result.steps[0]?.toolCalls).toHaveLength(3);
+    expect(result.text).toBe(
+      [
+        'The lookup_order tool returned: {"status":"shipped"}',
+        'The refund tool returned: {"denied":true,"reason":"no"}',
+        'The pick_date tool returned: {"error":"timeout"}',
+      ].join("\n"),
+    );
+    // Deterministic: the same turn calls with the same ids.
+    calls.length = 0;
+    await turn();
+    expect(calls.map((c) => c.toolCallId)).toEqual(ids);
+  });
+
+  it("reads a denied execution as the runtime's denial result", async () => {
+    const denied: LanguageModelV4Prompt = [
+      ...prompt("refund me"),
+      {
+        role: "assistant",
+        content: [{ type: "tool-call", toolCallId: "call_1", toolName: "refund", input: { amount: 250 } }],
+      },
+      {
+        role: "tool",
+        content: [
+          {
+            type: "tool-result",
+            toolCallId: "call_1",
+            toolName: "refund",
+            output: { type: "execution-denied", reason: "too much" },
+          },
+        ],
+      },
+    ];
+    expect(deltas(await collect("echo", { chunks: 1 }, denied)).join("")).toBe(
+      'The refund tool returned: {"denied":true,"reason":"too much"}',
     );
   });
 

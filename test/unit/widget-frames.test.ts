@@ -23,6 +23,15 @@ const entry = {
   createdAt: "2026-01-01T00:00:00.000Z",
 };
 
+const action = {
+  approvalId: "apr_1",
+  toolCallId: "call_1",
+  name: "refund",
+  input: { orderId: "A-1", amount: 30, lines: [{ sku: "x" }] },
+  by: "user",
+  expiresAt: "2026-01-01T00:05:00.000Z",
+};
+
 const VALID: unknown[] = [
   {
     type: "ready",
@@ -92,6 +101,51 @@ const VALID: unknown[] = [
   { type: "mode", mode: "handoff" },
   { type: "mode", mode: "agent" },
   { type: "entry", entry: { ...entry, role: "human_agent", runId: null, authorName: "Dana" } },
+  // Approvals and client tools (docs/widget.md#approvals-and-client-tools).
+  { type: "run", runId: "run_1", status: "requires_action", actions: [action] },
+  {
+    type: "run",
+    runId: "run_1",
+    status: "requires_action",
+    actions: [{ ...action, by: "any", title: "Refund", description: "Sends money back" }, action],
+  },
+  { type: "run", runId: "run_1", status: "running", actions: [] },
+  {
+    type: "tool_request",
+    runId: "run_1",
+    toolCallId: "call_2",
+    name: "cart",
+    input: {},
+    expiresAt: "2026-01-01T00:01:00.000Z",
+  },
+  { type: "entry", entry: { ...entry, kind: "approval_request", role: null, text: "", approval: action } },
+  {
+    type: "entry",
+    entry: {
+      ...entry,
+      kind: "approval_decision",
+      role: null,
+      text: "",
+      decision: { approvalId: "apr_1", decision: "deny", by: "timeout", reason: null },
+    },
+  },
+  {
+    type: "history",
+    items: [
+      {
+        ...entry,
+        kind: "tool_request",
+        role: null,
+        text: "",
+        toolRequest: { toolCallId: "call_2", name: "cart", input: { a: 1 }, expiresAt: "x" },
+      },
+      {
+        ...entry,
+        kind: "approval_decision",
+        decision: { approvalId: "apr_1", decision: "approve", by: "user", reason: "ok" },
+      },
+    ],
+  },
 ];
 
 const INVALID: unknown[] = [
@@ -142,6 +196,20 @@ const INVALID: unknown[] = [
   { type: "mode" },
   { type: "mode", mode: "handoff ", extra: 1 },
   { type: "entry", entry: { ...entry, role: "human_agent", authorName: 7 } },
+  { type: "run", runId: "run_1", status: "requires_action", actions: {} },
+  { type: "run", runId: "run_1", status: "requires_action", actions: [{ ...action, by: "timeout" }] },
+  { type: "run", runId: "run_1", status: "requires_action", actions: [{ ...action, input: [] }] },
+  { type: "run", runId: "run_1", status: "requires_action", actions: [{ ...action, approvalId: "" }] },
+  { type: "run", runId: "run_1", status: "requires_action", actions: [{ ...action, title: 1 }] },
+  { type: "tool_request", runId: "run_1", toolCallId: "call_2", name: "cart", input: null, expiresAt: "x" },
+  { type: "tool_request", toolCallId: "call_2", name: "cart", input: {}, expiresAt: "x" },
+  { type: "entry", entry: { ...entry, approval: { ...action, expiresAt: 5 } } },
+  {
+    type: "entry",
+    entry: { ...entry, decision: { approvalId: "apr_1", decision: "maybe", by: "user", reason: null } },
+  },
+  { type: "entry", entry: { ...entry, decision: { approvalId: "apr_1", decision: "deny", by: "any" } } },
+  { type: "entry", entry: { ...entry, toolRequest: { toolCallId: "c", name: "x", input: {} } } },
 ];
 
 describe("isServerFrame", () => {
@@ -174,6 +242,10 @@ describe("isServerFrame", () => {
         "conflict",
         "complete",
         "ent_1",
+        "requires_action",
+        "approval_request",
+        "approve",
+        "timeout",
       ),
     );
     const mutated = fc
@@ -192,6 +264,11 @@ describe("isServerFrame", () => {
               "items",
               "presentation",
               "mode",
+              "actions",
+              "approval",
+              "decision",
+              "toolRequest",
+              "input",
             ),
             anyValue,
             fc.boolean(),

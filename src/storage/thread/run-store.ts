@@ -358,7 +358,14 @@ export class RunStore {
   #enqueueRun(run: Run, now: number, options: { fresh?: boolean } = {}): void {
     enqueueOutbox(
       this.#storage,
-      { kind: "run", refId: run.id, version: run.revision, payload: { ...run } },
+      {
+        kind: "run",
+        refId: run.id,
+        version: run.revision,
+        // D1's copy knows no waiting status: a run waiting for a person is still under way there, and its
+        // approvals are in agent_approvals (docs/decisions.md, "Approvals").
+        payload: { ...run, status: run.status === "requires_action" ? "running" : run.status },
+      },
       now,
       options,
     );

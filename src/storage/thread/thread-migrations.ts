@@ -433,6 +433,27 @@ export const THREAD_MIGRATIONS: readonly ThreadMigration[] = [
       `INSERT INTO runs_v19 (id, seq, status, idempotency_key, user_entry_id, assistant_entry_id, parent_entry_id, created_at, started_at, ended_at, abort_reason, error_code, error_message, error_reason, version_id, revision, input_digest, prompt_builder, artifact_digest, context_version, first_delta_ms, later_input_digests_json) SELECT id, seq, status, idempotency_key, user_entry_id, assistant_entry_id, parent_entry_id, created_at, started_at, ended_at, abort_reason, error_code, error_message, error_reason, version_id, revision, input_digest, prompt_builder, artifact_digest, context_version, first_delta_ms, later_input_digests_json FROM runs`,
       `DROP TABLE runs`,
       `ALTER TABLE runs_v19 RENAME TO runs`,
+      // The entries a waiting run writes: its approval requests and decisions and its client tool requests (widening a
+      // CHECK means copying the tree once, as version 10 did).
+      `CREATE TABLE entries_v19 (
+        seq INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        parent_id TEXT,
+        kind TEXT NOT NULL CHECK (kind IN ('message','event','model_change','label','summary','custom','version_change',
+          'approval_request','approval_decision','tool_request')),
+        role TEXT,
+        run_id TEXT,
+        created_at INTEGER NOT NULL,
+        body_json TEXT NOT NULL,
+        depth INTEGER NOT NULL DEFAULT 0,
+        jump_id TEXT,
+        agent_version INTEGER
+      )`,
+      `INSERT INTO entries_v19 (seq, id, parent_id, kind, role, run_id, created_at, body_json, depth, jump_id,
+         agent_version)
+       SELECT seq, id, parent_id, kind, role, run_id, created_at, body_json, depth, jump_id, agent_version FROM entries`,
+      `DROP TABLE entries`,
+      `ALTER TABLE entries_v19 RENAME TO entries`,
       // One row per approval and per client tool request of a run (docs/tools.md#approvals): what was asked, what it
       // is bound to (the call's input digest and the artifact's), and how it was settled. `kind` 'approval' rows are
       // keyed by their approvalId, 'client' rows by an id of their own; both name the model's tool call.

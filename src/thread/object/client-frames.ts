@@ -13,6 +13,8 @@ const CLIENT_FRAME_TYPES = new Set([
   "feedback",
   "upgrade",
   "refresh",
+  "approval",
+  "tool_result",
 ]);
 
 /** UTF-8 size of a frame, counted only when its length alone cannot settle it against the limit. */

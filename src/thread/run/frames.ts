@@ -1,6 +1,13 @@
 // Converts stored entries to wire entries, and the small peer interface every frame is sent through.
 import { z } from "zod";
-import { ENTRY_EVENTS, type ServerFrame, type WireEntry } from "../../shared/protocol";
+import {
+  approvalActionSchema,
+  approvalDecisionSchema,
+  ENTRY_EVENTS,
+  type ServerFrame,
+  toolRequestSchema,
+  type WireEntry,
+} from "../../shared/protocol";
 import type { Entry } from "../../storage/thread/entry-store";
 
 /** A receiver of server frames: a WebSocket connection or an SSE stream. */
@@ -63,11 +70,31 @@ export function toWireEntry(entry: Entry): WireEntry {
     ...(entry.role === "human_agent" && body.authorName !== undefined ? { authorName: body.authorName } : {}),
     ...(body.purged === true || isPurged(entry) ? { purged: true as const } : {}),
     ...(event !== undefined ? { event } : {}),
+    ...actionFields(entry),
     ...(change !== null
       ? { versionChange: { fromVersion: change.fromVersion, toVersion: change.toVersion } }
       : {}),
     createdAt: new Date(entry.createdAt).toISOString(),
   };
+}
+
+/** What an approval or client tool entry carries on the wire (docs/protocol.md#entries). */
+function actionFields(entry: Entry): Pick<WireEntry, "approval" | "decision" | "toolRequest"> {
+  const body = entry.body;
+  if (typeof body !== "object" || body === null || Array.isArray(body)) return {};
+  if (entry.kind === "approval_request") {
+    const parsed = approvalActionSchema.safeParse(body.approval);
+    return parsed.success ? { approval: parsed.data } : {};
+  }
+  if (entry.kind === "approval_decision") {
+    const parsed = approvalDecisionSchema.safeParse(body.decision);
+    return parsed.success ? { decision: parsed.data } : {};
+  }
+  if (entry.kind === "tool_request") {
+    const parsed = toolRequestSchema.safeParse(body.toolRequest);
+    return parsed.success ? { toolRequest: parsed.data } : {};
+  }
+  return {};
 }
 
 export function encodeFrame(frame: ServerFrame): string {

@@ -364,7 +364,10 @@ export function answerToolRequest(
       how = {
         status: "answered",
         decidedBy: "user",
-        output: { error: "The tool's answer was refused.", issues },
+        output: {
+          error: "The tool's answer was refused.",
+          issues: issues.map((i) => ({ path: i.path, message: i.message })),
+        },
         isError: true,
       };
     } else {

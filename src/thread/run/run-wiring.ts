@@ -71,7 +71,7 @@ export async function wireRun(
   const { binding, env, storage, now } = deps;
   const tools = binding.artifact.tools ?? [];
   const aliases = new Set([
-    ...tools.map((tool) => tool.signingSecret),
+    ...tools.flatMap((tool) => (tool.signingSecret !== undefined ? [tool.signingSecret] : [])),
     ...(binding.artifact.model.apiKeySecret !== undefined ? [binding.artifact.model.apiKeySecret] : []),
   ]);
   const secretByAlias = new Map<string, string | null>();
