@@ -2,7 +2,7 @@
 // wins, GET /v1/approvals lists one tenant's, and erasing a thread takes its approvals with it.
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { type ApprovalView, approvalView } from "../../src/shared/approvals-api";
 import { upsertApproval, upsertRun } from "../../src/storage/d1/projection-writer";
@@ -11,9 +11,10 @@ import { type ApprovalProjection, enqueueApproval } from "../../src/storage/proj
 import { reconcileProjection } from "../../src/storage/projection/projection-reconcile";
 import { approvalRow, runRow } from "../../src/storage/projection/projection-rows";
 import { ActionStore } from "../../src/storage/thread/action-store";
+import { jsonResponse } from "../helpers/fake-tool-server";
 import { bindingOf, converse, drainThread, outboxRows, threadStub } from "../helpers/projection";
 import { api, expectError, fieldPaths, json } from "../helpers/tenants";
-import { type Launch, type LiveAgent, launch, liveAgent } from "../helpers/threads";
+import { clientMessageId, connect, type Launch, type LiveAgent, launch, liveAgent } from "../helpers/threads";
 
 const agentOptions = { artifact: { model: { provider: "local", model: "echo", local: { chunks: 1 } } } };
 const page = z.strictObject({ items: z.array(approvalView), nextCursor: z.string().optional() });
@@ -76,7 +77,79 @@ async function d1Approvals(tenantId: string, threadId: string) {
   return results;
 }
 
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
 describe("GET /v1/approvals", () => {
+  it("lists a run's real approval while it waits, and as approved once the tenant decided it", async () => {
+    const agent = await liveAgent({
+      artifact: {
+        model: {
+          provider: "local",
+          model: "echo",
+          local: { toolCall: { name: "refund", input: { orderId: "C3" } } },
+        },
+        tools: [
+          {
+            name: "refund",
+            description: "Refunds an order.",
+            url: "https://hooks.example.com/refund",
+            signingSecret: "hook-signing",
+            approval: { by: "tenant" },
+          },
+        ],
+      },
+    });
+    const put = await api("/v1/secrets/hook-signing", {
+      method: "PUT",
+      key: agent.apiKey,
+      body: { value: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" },
+    });
+    expect(put.status).toBe(204);
+    vi.spyOn(globalThis, "fetch").mockImplementation(async () => jsonResponse({ refunded: true }));
+    const session = await launch(agent.publicKey);
+    const stub = await threadStub(agent, session.threadId);
+    const socket = await connect(session);
+    socket.send({ type: "send", clientMessageId: clientMessageId(), text: "refund C3" });
+    const waiting = await socket.next("run", (f) => f.status === "requires_action");
+    const action = waiting.actions?.[0];
+    await drainThread(stub);
+
+    const pending = await inbox(agent.apiKey);
+    expect(pending.items).toEqual([
+      {
+        id: action?.approvalId,
+        threadId: session.threadId,
+        agentId: agent.agentId,
+        runId: waiting.runId,
+        toolCallId: action?.toolCallId,
+        toolName: "refund",
+        status: "pending",
+        by: "tenant",
+        requestedAt: expect.any(String),
+        expiresAt: action?.expiresAt,
+        decidedAt: null,
+        decidedBy: null,
+        reason: null,
+      },
+    ]);
+
+    const decided = await api(`/v1/sessions/${session.threadId}/approvals/${action?.approvalId}`, {
+      method: "POST",
+      key: agent.apiKey,
+      body: { decision: "approve", reason: "fine" },
+    });
+    expect(decided.status).toBe(200);
+    await socket.next("run", (f) => f.status === "succeeded");
+    socket.ws.close();
+    await drainThread(stub);
+    expect((await inbox(agent.apiKey)).items).toEqual([]);
+    expect((await inbox(agent.apiKey, "?status=approved")).items).toMatchObject([
+      { id: action?.approvalId, status: "approved", decidedBy: "tenant", reason: "fine" },
+    ]);
+  });
+
   it("lists the tenant's pending approvals newest first, page by page, and no other tenant's", async () => {
     const { agent, session, stub } = await projectedThread();
     const other = await projectedThread();
