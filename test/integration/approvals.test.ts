@@ -348,6 +348,23 @@ describe("timeouts", () => {
     socket.ws.close();
   }, 20_000);
 
+  it("hands the thread to a person when an approval with onTimeout handoff runs out of time", async () => {
+    const agent = await agentWith(refundTool({ timeoutMs: 10_000, onTimeout: "handoff" }), {
+      name: "refund",
+      input: { orderId: "J1" },
+    });
+    const deliveries = refundEndpoint();
+    const { session, socket } = await parkedSession(agent, "refund J1");
+    await new Promise((resolve) => setTimeout(resolve, 10_100));
+    await expireNow(agent, session.threadId);
+    const decided = await socket.next("entry", (f) => f.entry.kind === "approval_decision");
+    expect(decided.entry.decision).toMatchObject({ decision: "deny", by: "timeout" });
+    await socket.next("run", (f) => f.status === "succeeded");
+    expect(await socket.next("mode")).toMatchObject({ mode: "handoff" });
+    expect(deliveries).toEqual([]);
+    socket.ws.close();
+  }, 20_000);
+
   it("refuses a client answer that fails the tool's outputSchema, and the model is told", async () => {
     const agent = await agentWith(
       {

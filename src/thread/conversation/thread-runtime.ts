@@ -311,6 +311,15 @@ export class ThreadRuntime {
     if (live !== null && live.runId === runId) return live.catchUpFrames(afterSeq);
     const position = this.#lifecycle.position(runId);
     if (position !== null) return [queuedFrame(runId, position)];
+    // A run waiting for a person: the text it streamed before it stopped, then what it waits for.
+    if (run.status === "requires_action") {
+      return [
+        ...this.#stores.chunks
+          .after(runId, afterSeq)
+          .map((delta) => ({ type: "delta" as const, runId, seq: delta.seq, text: delta.text })),
+        ...this.#lifecycle.waiting.frames(),
+      ];
+    }
     return settledFrames(run, this.#stores.entries);
   }
 
@@ -353,11 +362,11 @@ export class ThreadRuntime {
   }
 
   /**
-   * Whether turns wait behind a run, or a run waits to go on after its approvals (the object's scheduled check keeps
-   * waking while they do).
+   * Whether turns wait behind a run, or a waiting run was answered and waits only for a slot to go on (the object's
+   * scheduled check keeps waking while they do; a run still waiting for a person needs no check).
    */
   hasQueuedTurns(): boolean {
-    return this.#lifecycle.queuedFrames().length > 0 || this.#stores.runs.waiting() !== null;
+    return this.#lifecycle.queuedFrames().length > 0 || this.#lifecycle.waiting.ready();
   }
 
   /** Starts the next queued turn if no run is live, and continues a waiting run whose actions are all settled. */

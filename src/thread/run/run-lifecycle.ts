@@ -295,10 +295,13 @@ export class RunLifecycle {
     resumed = false,
   ): void {
     const { runs, usage, chunks } = this.#deps.stores;
+    const spent = (totals: { inputTokens: number; outputTokens: number }) =>
+      totals.inputTokens + totals.outputTokens;
+    // A run going on after a person answered gave back its earlier tokens when it parked: only the new ones count.
+    const before = resumed ? spent(usage.totalsForRun(run.id)) : 0;
     const tokens = () => {
       try {
-        const totals = live.usage ?? usage.totalsForRun(run.id);
-        return totals.inputTokens + totals.outputTokens;
+        return Math.max(0, spent(live.usage ?? usage.totalsForRun(run.id)) - before);
       } catch {
         return 0; // the thread was erased while the run ended: its usage went with it
       }

@@ -141,6 +141,12 @@ export class WaitingRuns {
     });
   }
 
+  /** Whether a waiting run has every action settled: it goes on as soon as it has a slot. */
+  ready(): boolean {
+    const run = this.#deps.stores.runs.waiting();
+    return run !== null && allSettled(this.#deps.stores, run.id);
+  }
+
   /** Resumes a waiting run whose actions were all settled (the object's queue check, after a refused slot). */
   resume(): void {
     this.#continueWaiting();
