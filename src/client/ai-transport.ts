@@ -71,7 +71,7 @@ export class AgentThreadsChatTransport<UI_MESSAGE extends UIMessage = AgentThrea
     await this.connection.connect();
     const entries = await this.connection.branch();
     for (const entry of entries) {
-      this.#entryIds.set(messageIdOf(entry), entry.id);
+      if (entry.kind === "message") this.#entryIds.set(messageIdOf(entry), entry.id);
       if (entry.runId === null) continue;
       const run = this.#runs.get(entry.runId);
       run.observeEntry(entry);
@@ -166,7 +166,9 @@ export class AgentThreadsChatTransport<UI_MESSAGE extends UIMessage = AgentThrea
 
   #remember(frame: ServerFrame): void {
     this.#runs.observe(frame);
-    if (frame.type === "entry") this.#entryIds.set(messageIdOf(frame.entry), frame.entry.id);
+    // Only messages name a message's entry: a waiting run's action entries are not its reply.
+    if (frame.type === "entry" && frame.entry.kind === "message")
+      this.#entryIds.set(messageIdOf(frame.entry), frame.entry.id);
   }
 
   /**

@@ -74,6 +74,26 @@ describe("AI SDK transport: approvals and client tools", () => {
         },
       ],
     );
+    agents.three = await agent(
+      "ai-refund-three",
+      {
+        chunks: 4,
+        chunkDelayMs: 10,
+        toolCalls: ["B-1", "B-2", "B-3"].map((orderId) => ({
+          name: "refund",
+          input: { orderId, amount: 5 },
+        })),
+      },
+      [
+        {
+          name: "refund",
+          description: "Refunds an order.",
+          url: hook.url,
+          signingSecret: "ai-refund-hook",
+          approval: "always",
+        },
+      ],
+    );
     agents.cart = await agent(
       "ai-cart",
       { chunks: 4, chunkDelayMs: 10, toolCall: { name: "cart", input: { currency: "EUR" } } },
@@ -189,6 +209,63 @@ describe("AI SDK transport: approvals and client tools", () => {
         "tool-refund:output-denied",
       ]);
       assert.equal(hook.calls.length, before, "a denied call never reaches the webhook");
+    } finally {
+      await chat.dispose();
+    }
+  });
+
+  test("three approvals in one step, answered one by one: one request with every decision, one continuation", async () => {
+    const { transport } = await transportFor(agents.three);
+    const chat = new NodeChat({
+      transport,
+      sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
+    });
+    const sent = [];
+    const send = transport.connection.decide.bind(transport.connection);
+    transport.connection.decide = (...args) => {
+      sent.push(args);
+      send(...args);
+    };
+    try {
+      const before = hook.calls.length;
+      await chat.sendMessage({ text: "Refund all three." });
+      const parts = chat.messages.at(-1).parts.filter((p) => "toolCallId" in p);
+      assert.deepEqual(
+        parts.map((p) => [p.state, p.input.orderId]),
+        [
+          ["approval-requested", "B-1"],
+          ["approval-requested", "B-2"],
+          ["approval-requested", "B-3"],
+        ],
+      );
+      await chat.addToolApprovalResponse({ id: parts[0].approval.id, approved: true });
+      await chat.addToolApprovalResponse({ id: parts[1].approval.id, approved: false, reason: "Duplicate." });
+      assert.equal(sent.length, 0, "nothing is sent while a call of the step waits for its answer");
+      await chat.addToolApprovalResponse({ id: parts[2].approval.id, approved: true });
+      await eventually(
+        () => chat.status === "ready" && /Duplicate/.test(textOf(chat.messages.at(-1))),
+        "the one continuation",
+        { timeout: 15_000, interval: 20 },
+      );
+      assert.deepEqual(
+        sent.map(([id, decision]) => [id, decision]),
+        [
+          [parts[0].approval.id, "approve"],
+          [parts[1].approval.id, "deny"],
+          [parts[2].approval.id, "approve"],
+        ],
+      );
+      const text = textOf(chat.messages.at(-1));
+      assert.equal(text.match(/rf_7/g)?.length, 2, text);
+      assert.equal(hook.calls.length, before + 2, "the two approved calls ran, once each");
+      assert.deepEqual(
+        partsOf(chat.messages.at(-1)).filter((p) => p.startsWith("tool-")),
+        ["tool-refund:approval-responded", "tool-refund:output-denied", "tool-refund:approval-responded"],
+      );
+      assert.deepEqual(
+        chat.messages.map((m) => m.role),
+        ["user", "assistant"],
+      );
     } finally {
       await chat.dispose();
     }
