@@ -322,6 +322,84 @@ describe("AI SDK transport: client tools", () => {
   });
 });
 
+describe("AI SDK transport: a client tool that needs approval", () => {
+  it("asks for the approval, then runs onToolCall once approved, then sends the output", async () => {
+    const calls: string[] = [];
+    let chat: TestChat | undefined;
+    const setup = await setUp({
+      sendAutomaticallyWhen: (o) =>
+        lastAssistantMessageIsCompleteWithApprovalResponses(o) ||
+        lastAssistantMessageIsCompleteWithToolCalls(o),
+      onToolCall: ({ toolCall }) => {
+        calls.push(toolCall.toolCallId);
+        void chat?.addToolOutput({ tool: toolCall.toolName, toolCallId: toolCall.toolCallId, output: "ok" });
+      },
+    });
+    chat = setup.chat;
+    const { socket, requests } = setup;
+    const share = {
+      ...refund,
+      approvalId: "apr_s",
+      toolCallId: "call_s",
+      name: "share",
+      title: "Share your screen",
+    };
+    const sending = chat.sendMessage({ text: "Show me." });
+    await acceptTurn(socket);
+    socket.frame({ type: "run", runId: "run_1", status: "requires_action", actions: [share] });
+    await sending;
+    expect(calls).toEqual([]);
+    expect(partsOf(chat.messages.at(-1))).toEqual(["step-start", "tool-share:approval-requested"]);
+
+    const deciding = chat.addToolApprovalResponse({ id: "apr_s", approved: true });
+    await waitFor(
+      () => socket.sentOf("approval"),
+      (sent) => sent.length === 1,
+      { what: "the approval" },
+    );
+    // Approved: the decision, then the request to the client (the run still waits).
+    socket.frame({
+      type: "entry",
+      entry: entry({
+        id: "e_dec",
+        kind: "approval_decision",
+        decision: { approvalId: "apr_s", decision: "approve", by: "user", reason: null },
+      }),
+    });
+    socket.frame({
+      type: "tool_request",
+      runId: "run_1",
+      toolCallId: "call_s",
+      name: "share",
+      input: {},
+      expiresAt: at,
+    });
+    await deciding;
+    await waitFor(
+      () => socket.sentOf("tool_result"),
+      (sent) => sent.length === 1,
+      { what: "the tool's output" },
+    );
+    expect(calls).toEqual(["call_s"]);
+    expect(socket.sentOf("tool_result")).toEqual([
+      { type: "tool_result", toolCallId: "call_s", output: "ok" },
+    ]);
+    continueWith(socket, "Thanks for sharing.", 1);
+    await waitFor(
+      () => partsOf(chat?.messages.at(-1)),
+      (parts) => parts.includes("text:Thanks for sharing.") && chat?.status === "ready",
+      { what: "the continuation" },
+    );
+    expect(partsOf(chat.messages.at(-1))).toEqual([
+      "step-start",
+      "tool-share:output-available",
+      "step-start",
+      "text:Thanks for sharing.",
+    ]);
+    expect(requests).toHaveLength(3);
+  });
+});
+
 describe("AI SDK transport: a stored branch", () => {
   it("loads a run's approval, decision and client tool as tool parts of its assistant message", () => {
     const entries: WireEntry[] = [
