@@ -125,6 +125,17 @@ describe("approval cards as the widget sees them", () => {
     const card = page.getByRole("group", { name: "Approval needed: Refund an order" });
     await waitForText(card.locator(".o"), "Denied");
     assert.equal(await card.getByRole("button").count(), 0);
+
+    // An approval only the tenant may decide: the card, without buttons for the visitor.
+    toPage({
+      type: "run",
+      runId: "run_tenant",
+      status: "requires_action",
+      actions: [{ ...refund("apr_tenant"), by: "tenant", title: "Refund a large order" }],
+    });
+    const tenantCard = page.getByRole("group", { name: "Approval needed: Refund a large order" });
+    await tenantCard.locator("dl").waitFor();
+    assert.equal(await tenantCard.getByRole("button").count(), 0);
   });
 
   it("speaks the visitor's language: the card in German", async () => {
