@@ -2,15 +2,19 @@
 // wins, GET /v1/approvals lists one tenant's, and erasing a thread takes its approvals with it.
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { type ApprovalView, approvalView } from "../../src/shared/approvals-api";
 import { upsertApproval, upsertRun } from "../../src/storage/d1/projection-writer";
+import { pruneSession } from "../../src/storage/d1/session-retention";
 import { type ApprovalProjection, enqueueApproval } from "../../src/storage/projection/approval-outbox";
+import { reconcileProjection } from "../../src/storage/projection/projection-reconcile";
 import { approvalRow, runRow } from "../../src/storage/projection/projection-rows";
-import { converse, drainThread, outboxRows, threadStub } from "../helpers/projection";
+import { ActionStore } from "../../src/storage/thread/action-store";
+import { jsonResponse } from "../helpers/fake-tool-server";
+import { bindingOf, converse, drainThread, outboxRows, threadStub } from "../helpers/projection";
 import { api, expectError, fieldPaths, json } from "../helpers/tenants";
-import { type Launch, type LiveAgent, launch, liveAgent } from "../helpers/threads";
+import { clientMessageId, connect, type Launch, type LiveAgent, launch, liveAgent } from "../helpers/threads";
 
 const agentOptions = { artifact: { model: { provider: "local", model: "echo", local: { chunks: 1 } } } };
 const page = z.strictObject({ items: z.array(approvalView), nextCursor: z.string().optional() });
@@ -54,10 +58,6 @@ function approval(
 /** Queues each approval view inside the thread object, as its runtime does in the transaction of the change. */
 function queue(stub: DurableObjectStub, items: { view: ApprovalProjection; revision: number }[]) {
   return runInDurableObject(stub, (_i, state) => {
-    // The run actions table holds the records' revisions; a thread built before it has none (and so no approvals).
-    state.storage.sql.exec(
-      "CREATE TABLE IF NOT EXISTS run_actions (id TEXT PRIMARY KEY, revision INTEGER NOT NULL)",
-    );
     state.storage.transactionSync(() => {
       for (const { view, revision } of items) enqueueApproval(state.storage, view, revision, Date.now());
     });
@@ -77,7 +77,79 @@ async function d1Approvals(tenantId: string, threadId: string) {
   return results;
 }
 
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
 describe("GET /v1/approvals", () => {
+  it("lists a run's real approval while it waits, and as approved once the tenant decided it", async () => {
+    const agent = await liveAgent({
+      artifact: {
+        model: {
+          provider: "local",
+          model: "echo",
+          local: { toolCall: { name: "refund", input: { orderId: "C3" } } },
+        },
+        tools: [
+          {
+            name: "refund",
+            description: "Refunds an order.",
+            url: "https://hooks.example.com/refund",
+            signingSecret: "hook-signing",
+            approval: { by: "tenant" },
+          },
+        ],
+      },
+    });
+    const put = await api("/v1/secrets/hook-signing", {
+      method: "PUT",
+      key: agent.apiKey,
+      body: { value: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" },
+    });
+    expect(put.status).toBe(204);
+    vi.spyOn(globalThis, "fetch").mockImplementation(async () => jsonResponse({ refunded: true }));
+    const session = await launch(agent.publicKey);
+    const stub = await threadStub(agent, session.threadId);
+    const socket = await connect(session);
+    socket.send({ type: "send", clientMessageId: clientMessageId(), text: "refund C3" });
+    const waiting = await socket.next("run", (f) => f.status === "requires_action");
+    const action = waiting.actions?.[0];
+    await drainThread(stub);
+
+    const pending = await inbox(agent.apiKey);
+    expect(pending.items).toEqual([
+      {
+        id: action?.approvalId,
+        threadId: session.threadId,
+        agentId: agent.agentId,
+        runId: waiting.runId,
+        toolCallId: action?.toolCallId,
+        toolName: "refund",
+        status: "pending",
+        by: "tenant",
+        requestedAt: expect.any(String),
+        expiresAt: action?.expiresAt,
+        decidedAt: null,
+        decidedBy: null,
+        reason: null,
+      },
+    ]);
+
+    const decided = await api(`/v1/sessions/${session.threadId}/approvals/${action?.approvalId}`, {
+      method: "POST",
+      key: agent.apiKey,
+      body: { decision: "approve", reason: "fine" },
+    });
+    expect(decided.status).toBe(200);
+    await socket.next("run", (f) => f.status === "succeeded");
+    socket.ws.close();
+    await drainThread(stub);
+    expect((await inbox(agent.apiKey)).items).toEqual([]);
+    expect((await inbox(agent.apiKey, "?status=approved")).items).toMatchObject([
+      { id: action?.approvalId, status: "approved", decidedBy: "tenant", reason: "fine" },
+    ]);
+  });
+
   it("lists the tenant's pending approvals newest first, page by page, and no other tenant's", async () => {
     const { agent, session, stub } = await projectedThread();
     const other = await projectedThread();
@@ -188,6 +260,76 @@ describe("GET /v1/approvals", () => {
     ]);
   });
 
+  it("takes the tenant and environment from the thread when the view leaves them out, and drops a foreign view", async () => {
+    const { agent, session, stub } = await projectedThread();
+    const { tenantId: _t, environment: _e, ...bare } = approval(agent, session.threadId, "apr_bare");
+    const foreign = approval(agent, "thr_someone_else", "apr_foreign");
+    await queue(stub, [
+      { view: bare, revision: 1 },
+      { view: foreign, revision: 1 },
+    ]);
+    await drainThread(stub);
+    expect(await outboxRows(stub)).toEqual([]);
+    const { results } = await env.DB.prepare(
+      "SELECT id, thread_id, environment FROM agent_approvals WHERE tenant_id = ? ORDER BY id",
+    )
+      .bind(agent.tenantId)
+      .all();
+    expect(results).toEqual([{ id: "apr_bare", thread_id: session.threadId, environment: "development" }]);
+  });
+
+  it("sends the thread's approvals again when D1 lost the thread", async () => {
+    const { agent, session, stub } = await projectedThread();
+    await runInDurableObject(stub, (_i, state) => {
+      const actions = new ActionStore(state.storage, { now: () => Date.parse("2026-12-05T10:00:00.000Z") });
+      actions.create({
+        id: "apr_kept",
+        runId: "run_kept",
+        kind: "approval",
+        toolCallId: "call_kept",
+        name: "refund",
+        input: { amount: 20 },
+        inputDigest: "sha256:0",
+        artifactDigest: "sha256:0",
+        approver: "user",
+        expiresAt: Date.parse("2026-12-05T11:00:00.000Z"),
+      });
+    });
+    await env.DB.batch(
+      ["agent_approvals", "agent_sessions"].map((table) =>
+        env.DB.prepare(
+          `DELETE FROM ${table} WHERE tenant_id = ? AND ${table === "agent_sessions" ? "id" : "thread_id"} = ?`,
+        ).bind(agent.tenantId, session.threadId),
+      ),
+    );
+    await runInDurableObject(stub, async (_i, state) =>
+      reconcileProjection({
+        storage: state.storage,
+        db: env.DB,
+        binding: await bindingOf(state.storage),
+        now: Date.now,
+      }),
+    );
+    await drainThread(stub);
+    expect((await inbox(agent.apiKey)).items).toEqual([
+      {
+        id: "apr_kept",
+        threadId: session.threadId,
+        agentId: agent.agentId,
+        runId: "run_kept",
+        toolCallId: "call_kept",
+        toolName: "refund",
+        status: "pending",
+        by: "user",
+        requestedAt: "2026-12-05T10:00:00.000Z",
+        expiresAt: "2026-12-05T11:00:00.000Z",
+        decidedAt: null,
+        decidedBy: null,
+        reason: null,
+      },
+    ]);
+  });
+
   it("loses a thread's approvals with the thread when it is erased", async () => {
     const { agent, session, stub } = await projectedThread();
     await queue(stub, [{ view: approval(agent, session.threadId, "apr_gone"), revision: 1 }]);
@@ -199,6 +341,43 @@ describe("GET /v1/approvals", () => {
     ).toBe(204);
     expect(await d1Approvals(agent.tenantId, session.threadId)).toEqual([]);
     expect((await inbox(agent.apiKey)).items).toEqual([]);
+  });
+
+  it("has retention remove settled approvals past the cutoff and keep pending ones", async () => {
+    const { agent, session, stub } = await projectedThread();
+    const settled = {
+      status: "approved" as const,
+      decidedAt: "2026-12-05T10:01:00.000Z",
+      decidedBy: "tenant" as const,
+    };
+    await queue(stub, [
+      { view: approval(agent, session.threadId, "apr_old_settled", settled), revision: 2 },
+      { view: approval(agent, session.threadId, "apr_old_pending"), revision: 1 },
+      {
+        view: approval(agent, session.threadId, "apr_new_settled", {
+          ...settled,
+          requestedAt: "2026-12-05T11:00:00.000Z",
+        }),
+        revision: 2,
+      },
+    ]);
+    await drainThread(stub);
+    await pruneSession(
+      env.DB,
+      {
+        tenantId: agent.tenantId,
+        threadId: session.threadId,
+        agentId: agent.agentId,
+        environment: "development",
+        maxAgeDays: 1,
+        maxMessages: null,
+      },
+      { ageCutoff: "2026-12-05T10:30:00.000Z", nextDueAt: null },
+    );
+    expect((await d1Approvals(agent.tenantId, session.threadId)).map((r) => r.id)).toEqual([
+      "apr_new_settled",
+      "apr_old_pending",
+    ]);
   });
 
   it("projects a run waiting for a decision as still running", async () => {

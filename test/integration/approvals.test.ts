@@ -1,8 +1,11 @@
 // Runs that wait for a person (docs/tools.md#approvals, #client-tools): an approval decided by the socket, by the
 // thread's HTTP route or by the tenant, exactly once; a client tool answered by the page; a waiting run that survives
 // its object's eviction and goes on once; denials and answers reach the model as tool results.
-import { evictDurableObject } from "cloudflare:test";
+import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import type { ThreadAgent } from "../../src/objects/thread-agent";
+import type { WireEntry } from "../../src/shared/protocol";
+import { purgeText } from "../../src/storage/thread/zero-retention";
 import { jsonResponse } from "../helpers/fake-tool-server";
 import { threadStub } from "../helpers/projection";
 import { api } from "../helpers/tenants";
@@ -203,5 +206,195 @@ describe("client tools", () => {
     expect(await other.next("error", (f) => f.code !== "bad_request")).toMatchObject({ code: "conflict" });
     socket.ws.close();
     other.ws.close();
+  });
+});
+
+/** The object's alarm for expired actions, run now. */
+async function expireNow(agent: LiveAgent, threadId: string): Promise<void> {
+  const stub = await threadStub(agent, threadId);
+  await runInDurableObject(stub, (instance: ThreadAgent) => instance.expireActions());
+}
+
+async function parkedSession(agent: LiveAgent, text: string) {
+  const session = await launch(agent.publicKey);
+  const socket = await connect(session);
+  socket.send({ type: "send", clientMessageId: clientMessageId(), text });
+  const waiting = await socket.next("run", (f) => f.status === "requires_action");
+  return { session, socket, waiting };
+}
+
+describe("a waiting run ends", () => {
+  it("on cancel: its approval is cancelled by the system, and a later decision is refused", async () => {
+    const agent = await agentWith(refundTool("always"), { name: "refund", input: { orderId: "D4" } });
+    const deliveries = refundEndpoint();
+    const { session, socket, waiting } = await parkedSession(agent, "refund D4");
+    const approvalId = waiting.actions![0]!.approvalId;
+
+    socket.send({ type: "cancel", runId: waiting.runId });
+    const cancelled = await socket.next("entry", (f) => f.entry.kind === "approval_decision");
+    expect(cancelled.entry.decision).toMatchObject({ decision: "deny", by: "system", reason: "cancelled" });
+    expect(
+      await socket.next("run", (f) => f.runId === waiting.runId && f.status === "aborted"),
+    ).toMatchObject({
+      reason: "cancelled",
+    });
+    const late = await api(`/v1/sessions/${session.threadId}/approvals/${approvalId}`, {
+      method: "POST",
+      key: agent.apiKey,
+      body: { decision: "approve" },
+    });
+    expect(late.status).toBe(409);
+    expect(deliveries).toEqual([]);
+    socket.ws.close();
+  });
+
+  it("when a send interrupts it: the pending approval is cancelled and the new turn runs", async () => {
+    const agent = await agentWith(refundTool({ when: [{ pointer: "/orderId", op: "eq", value: "E5" }] }), {
+      name: "refund",
+      input: { orderId: "E5" },
+    });
+    refundEndpoint();
+    const { socket, waiting } = await parkedSession(agent, "refund E5");
+    socket.send({
+      type: "send",
+      clientMessageId: clientMessageId(),
+      text: "never mind",
+      multitask: "interrupt",
+    });
+    expect(
+      await socket.next("run", (f) => f.runId === waiting.runId && f.status === "aborted"),
+    ).toMatchObject({
+      reason: "interrupted",
+    });
+    const decided = await socket.next("entry", (f) => f.entry.kind === "approval_decision");
+    expect(decided.entry.decision).toMatchObject({ by: "system", reason: "interrupted" });
+    // The next turn asks again (the local model calls its tool on every turn) and waits in its turn.
+    const next = await socket.next("run", (f) => f.runId !== waiting.runId && f.status === "requires_action");
+    expect(next.actions).toHaveLength(1);
+    socket.ws.close();
+  });
+
+  it("when the tenant starts a handoff: its approvals are cancelled", async () => {
+    const agent = await agentWith(refundTool("always"), { name: "refund", input: { orderId: "F6" } });
+    refundEndpoint();
+    const { session, socket, waiting } = await parkedSession(agent, "refund F6");
+    const started = await api(`/v1/sessions/${session.threadId}/handoff`, {
+      method: "POST",
+      key: agent.apiKey,
+      body: { action: "start" },
+    });
+    expect(started.status).toBe(200);
+    expect(
+      await socket.next("run", (f) => f.runId === waiting.runId && f.status === "aborted"),
+    ).toMatchObject({
+      reason: "handoff",
+    });
+    const decided = await socket.next("entry", (f) => f.entry.kind === "approval_decision");
+    expect(decided.entry.decision).toMatchObject({ by: "system", reason: "handoff" });
+    socket.ws.close();
+  });
+
+  it("refuses the tenant's decision on an approval only the user may decide", async () => {
+    const agent = await agentWith(refundTool({ by: "user" }), { name: "refund", input: { orderId: "G7" } });
+    refundEndpoint();
+    const { session, socket, waiting } = await parkedSession(agent, "refund G7");
+    const byTenant = await api(
+      `/v1/sessions/${session.threadId}/approvals/${waiting.actions![0]!.approvalId}`,
+      {
+        method: "POST",
+        key: agent.apiKey,
+        body: { decision: "approve" },
+      },
+    );
+    expect(byTenant.status).toBe(403);
+    socket.ws.close();
+  });
+});
+
+describe("timeouts", () => {
+  it("gives the model {error: timeout} when no client answers in time", async () => {
+    const agent = await agentWith(
+      { name: "pick_color", description: "Asks the page.", executor: "client", timeoutMs: 1000 },
+      { name: "pick_color", input: {} },
+    );
+    const { session, socket } = await parkedSession(agent, "pick");
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    await expireNow(agent, session.threadId);
+    const reply = await socket.next("entry", (f) => f.entry.role === "assistant");
+    expect(reply.entry.text).toContain('"error":"timeout"');
+    socket.ws.close();
+  });
+
+  it("denies an approval past its time: the decision says timeout, and a late decision is 409 expired", async () => {
+    const agent = await agentWith(refundTool({ timeoutMs: 10_000 }), {
+      name: "refund",
+      input: { orderId: "H8" },
+    });
+    const deliveries = refundEndpoint();
+    const { session, socket, waiting } = await parkedSession(agent, "refund H8");
+    await new Promise((resolve) => setTimeout(resolve, 10_100));
+    const late = await api(`/v1/sessions/${session.threadId}/approvals/${waiting.actions![0]!.approvalId}`, {
+      method: "POST",
+      key: agent.apiKey,
+      body: { decision: "approve" },
+    });
+    expect(late.status).toBe(409);
+    expect(await late.json()).toMatchObject({ error: { code: "conflict", reason: "expired" } });
+    const decided = await socket.next("entry", (f) => f.entry.kind === "approval_decision");
+    expect(decided.entry.decision).toMatchObject({ decision: "deny", by: "timeout" });
+    const reply = await socket.next("entry", (f) => f.entry.role === "assistant");
+    expect(reply.entry.text).toContain('"denied":true');
+    expect(deliveries).toEqual([]);
+    socket.ws.close();
+  }, 20_000);
+
+  it("refuses a client answer that fails the tool's outputSchema, and the model is told", async () => {
+    const agent = await agentWith(
+      {
+        name: "pick_date",
+        description: "Asks the page for a date.",
+        executor: "client",
+        outputSchema: { type: "object", properties: { date: { type: "string" } }, required: ["date"] },
+      },
+      { name: "pick_date", input: {} },
+    );
+    const { session, socket } = await parkedSession(agent, "when");
+    const asked = await socket.next("tool_request");
+    const refused = await api(`/v1/threads/${session.threadId}/tool-results`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${session.token}`, Origin: ORIGIN },
+      body: { toolCallId: asked.toolCallId, output: { date: 7 } },
+    });
+    expect(refused.status).toBe(400);
+    const body = (await refused.json()) as { error: { details: { issues: { path: string }[] } } };
+    expect(body.error.details.issues[0]?.path).toContain("date");
+    const reply = await socket.next("entry", (f) => f.entry.role === "assistant");
+    expect(reply.entry.text).toContain("refused");
+    socket.ws.close();
+  });
+});
+
+describe("zero retention", () => {
+  it("blanks a settled approval's input with the thread's text, and keeps who decided what", async () => {
+    const agent = await agentWith(refundTool("always"), { name: "refund", input: { orderId: "Z9" } });
+    refundEndpoint();
+    const { session, socket, waiting } = await parkedSession(agent, "refund Z9");
+    socket.send({ type: "approval", approvalId: waiting.actions![0]!.approvalId, decision: "approve" });
+    await socket.next("entry", (f) => f.entry.role === "assistant");
+    socket.ws.close();
+
+    const stub = await threadStub(agent, session.threadId);
+    await runInDurableObject(stub, (_instance, state) => purgeText(state.storage));
+    const page = await api(`/v1/threads/${session.threadId}/entries`, {
+      headers: { Authorization: `Bearer ${session.token}`, Origin: ORIGIN },
+    });
+    const items = ((await page.json()) as { items: WireEntry[] }).items;
+    const request = items.find((e) => e.kind === "approval_request");
+    expect(request).toMatchObject({ purged: true, approval: { name: "refund", input: {} } });
+    expect(items.find((e) => e.kind === "approval_decision")).toMatchObject({
+      purged: true,
+      decision: { decision: "approve", by: "user" },
+    });
+    expect(JSON.stringify(items)).not.toContain("Z9");
   });
 });

@@ -2,6 +2,8 @@
 // row, so the row always holds the newest view of it.
 import type { Environment } from "../../shared/api";
 import type { ApprovalView } from "../../shared/approvals-api";
+import type { RunAction } from "../thread/action-store";
+import type { ThreadBinding } from "../thread/pin-store";
 
 /**
  * What the drain writes to `agent_approvals`: the approval as the API shows it, and where it belongs (the drain
@@ -44,4 +46,30 @@ export function enqueueApproval(
       now,
     )
     .one().seq;
+}
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+/**
+ * An approval's projection from its run action, as the runtime queues it (an approval whose approved call was
+ * answered is `approved`); the reconciliation rebuilds D1's rows with it.
+ */
+export function approvalProjection(binding: ThreadBinding, action: RunAction): ApprovalProjection {
+  return {
+    id: action.id,
+    threadId: binding.threadId,
+    agentId: binding.agentId,
+    runId: action.runId,
+    toolCallId: action.toolCallId,
+    toolName: action.name,
+    status: action.status === "answered" ? "approved" : action.status,
+    by: action.approver ?? "any",
+    requestedAt: iso(action.createdAt),
+    expiresAt: iso(action.expiresAt),
+    decidedAt: action.decidedAt === null ? null : iso(action.decidedAt),
+    decidedBy: action.decidedBy,
+    reason: action.reason,
+    tenantId: binding.tenantId,
+    environment: binding.environment,
+  };
 }

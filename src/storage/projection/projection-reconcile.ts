@@ -2,8 +2,10 @@
 // watermark and queues again whatever D1 lacks; the next drain sends it.
 import { z } from "zod";
 import { readWatermark } from "../d1/projection-writer";
+import { ActionStore } from "../thread/action-store";
 import { RunStore } from "../thread/run-store";
 import { ToolCallStore } from "../thread/tool-call-store";
+import { approvalProjection, enqueueApproval } from "./approval-outbox";
 import { enqueueOutbox, projectedEntrySeq, setProjectedEntrySeq } from "./outbox";
 import { logProjection, type ProjectionInput, serialized, withinTimeout } from "./projection-lane";
 
@@ -87,6 +89,15 @@ async function reconcileOnce(input: ProjectionInput): Promise<{ missing: number;
           { kind: "feedback", refId: entryId, version: Number(r.revision), payload: {} },
           now,
         );
+      }
+      // And the approvals, each as it is now (a waiting row is rewritten with the same view).
+      const actions = new ActionStore(storage, { now: input.now });
+      for (const r of storage.sql
+        .exec("SELECT id FROM run_actions WHERE kind = 'approval' ORDER BY id")
+        .toArray()) {
+        const action = actions.get(String(r.id));
+        if (action !== null)
+          enqueueApproval(storage, approvalProjection(binding, action), action.revision, now);
       }
     }
     return { missing };

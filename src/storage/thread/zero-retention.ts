@@ -68,14 +68,36 @@ export function purgeText(storage: DurableObjectStorage): number {
          RETURNING seq`,
       )
       .toArray().length;
+    // A settled approval or client tool request keeps what it was (tool, who, when, the decision) without its input
+    // or reason; a pending one keeps its input: its run still needs it to go on (docs/privacy.md).
+    const actions = sql
+      .exec(
+        `UPDATE entries SET body_json = json_set(
+           CASE kind
+             WHEN 'approval_request' THEN json_set(body_json, '$.approval.input', json('{}'))
+             WHEN 'tool_request' THEN json_set(body_json, '$.toolRequest.input', json('{}'))
+             ELSE json_set(body_json, '$.decision.reason', NULL)
+           END, '$.purged', json('true'))
+         WHERE kind IN ('approval_request', 'approval_decision', 'tool_request')
+           AND json_extract(body_json, '$.purged') IS NULL
+           AND run_id NOT IN (SELECT run_id FROM run_actions WHERE status = 'pending')
+         RETURNING seq`,
+      )
+      .toArray().length;
+    sql.exec(
+      `UPDATE run_actions SET input_json = '{}', output_json = NULL, reason = NULL
+       WHERE status <> 'pending' AND run_id NOT IN (SELECT run_id FROM run_actions WHERE status = 'pending')`,
+    );
     sql.exec(
       "UPDATE tool_calls SET input_json = '{}', output_json = NULL WHERE input_json <> '{}' OR output_json IS NOT NULL",
     );
     sql.exec("UPDATE feedback SET comment = NULL WHERE comment IS NOT NULL");
     sql.exec("DELETE FROM run_chunks");
-    sql.exec("UPDATE thread_events SET data_json = json_remove(data_json, '$.comment', '$.reason')");
+    sql.exec(
+      "UPDATE thread_events SET data_json = json_remove(data_json, '$.comment', '$.reason', '$.input')",
+    );
     blankThreadContext(storage);
-    return messages + withStatus + others;
+    return messages + withStatus + others + actions;
   });
 }
 

@@ -152,7 +152,10 @@ export function helloFrames(
   // Then every turn waiting behind the live run, with its position (the one resumed is already in the catch-up).
   const queued = runtime.queuedFrames().filter((f) => f.type !== "run" || f.runId !== from?.runId);
   // A run waiting for a person: what it waits for, again (its approvals, its client tool requests).
-  return [runtime.readyFrame(), ...caughtUp, ...runtime.waitingFrames(), ...queued];
+  const waiting = caughtUp.some((f) => f.type === "run" && f.status === "requires_action")
+    ? []
+    : runtime.waitingFrames();
+  return [runtime.readyFrame(), ...caughtUp, ...waiting, ...queued];
 }
 
 /** A retried send starts nothing: its peer learns where its message already is (or its place in the queue). */

@@ -311,6 +311,15 @@ export class ThreadRuntime {
     if (live !== null && live.runId === runId) return live.catchUpFrames(afterSeq);
     const position = this.#lifecycle.position(runId);
     if (position !== null) return [queuedFrame(runId, position)];
+    // A run waiting for a person: the text it streamed before it stopped, then what it waits for.
+    if (run.status === "requires_action") {
+      return [
+        ...this.#stores.chunks
+          .after(runId, afterSeq)
+          .map((delta) => ({ type: "delta" as const, runId, seq: delta.seq, text: delta.text })),
+        ...this.#lifecycle.waiting.frames(),
+      ];
+    }
     return settledFrames(run, this.#stores.entries);
   }
 

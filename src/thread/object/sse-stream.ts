@@ -33,7 +33,13 @@ export function sseStream(runtime: ThreadRuntime, runId: string, afterSeq: numbe
   const write = (frame: ServerFrame) => {
     if (closed) return;
     // Only the run's own frames: no mode or feedback announcement reaches a run's stream.
-    if (frame.type !== "delta" && frame.type !== "run" && frame.type !== "entry") return;
+    if (
+      frame.type !== "delta" &&
+      frame.type !== "run" &&
+      frame.type !== "entry" &&
+      frame.type !== "tool_request"
+    )
+      return;
     if ("runId" in frame && frame.runId !== runId) return;
     if (frame.type === "entry" && frame.entry.runId !== runId) return;
     const id = frame.type === "delta" ? `id: ${frame.seq}\n` : "";
@@ -43,7 +49,12 @@ export function sseStream(runtime: ThreadRuntime, runId: string, afterSeq: numbe
     });
     if (
       frame.type === "run" &&
-      (frame.status === "succeeded" || frame.status === "failed" || frame.status === "aborted")
+      // A run waiting for a person ends the stream too: it may wait for days. After the decision, the run's
+      // stream is read again from where it stopped (docs/protocol.md#waiting-for-a-person).
+      (frame.status === "succeeded" ||
+        frame.status === "failed" ||
+        frame.status === "aborted" ||
+        frame.status === "requires_action")
     ) {
       closed = true;
       unsubscribe();
