@@ -313,6 +313,26 @@ describe("approvals and client tools with the thread", () => {
     assert.deepEqual(log.errors, []);
   });
 
+  it("a reload while the run waits: the card is back with its buttons, and approving continues the reply", async () => {
+    const opened = await openWidgetPage(browser, {
+      key: keys.refund,
+      query: { persist: "session" },
+      reducedMotion: "reduce",
+    });
+    const { page, log } = opened;
+    await openAndConnect(page);
+    await send(page, "refund order A-1001 after a reload");
+    const card = page.getByRole("group", { name: "Approval needed: refund" });
+    await card.getByRole("button", { name: "Approve" }).waitFor();
+    await page.reload();
+    await openAndConnect(page);
+    await card.getByRole("button", { name: "Approve" }).click();
+    await waitForText(card.locator(".o"), "Approved");
+    await waitForReply(page, /The refund tool returned: .*"refunded":true/);
+    assert.equal(await page.getByRole("group", { name: "Approval needed: refund" }).count(), 1, "one card");
+    assert.deepEqual(log.errors, []);
+  });
+
   it("a denied refund: nothing is refunded and the reply shows the denial", async () => {
     const { page, log } = await open(keys.refund);
     const before = hook.calls.length;
