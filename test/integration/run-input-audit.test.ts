@@ -13,9 +13,12 @@ import { buildPrompt } from "../../src/models/prompt";
 import { PROMPT_BUILDERS, type PromptBuilder } from "../../src/models/prompt-builders";
 import { resolveModel } from "../../src/models/resolve-model";
 import { messageResponse, type RunInputResponse, runInputResponse } from "../../src/shared/sessions-api";
+import { ActionStore, type RunAction } from "../../src/storage/thread/action-store";
 import { adoptThreadContext } from "../../src/storage/thread/context-store";
+import { EntryStore } from "../../src/storage/thread/entry-store";
 import type { ThreadBinding } from "../../src/storage/thread/pin-store";
 import { readRunAudit } from "../../src/storage/thread/run-audit-store";
+import { findRun } from "../../src/storage/thread/run-store";
 import type { RunInputView } from "../../src/thread/contract";
 import { ThreadRuntime, type TurnRequest } from "../../src/thread/conversation/thread-runtime";
 import { VersionBindings } from "../../src/thread/run/run-artifact";
@@ -545,6 +548,266 @@ describe.each(providers)("every model call of a run with the $name adapter", (pr
     expect(results.beyond.ok ? "" : results.beyond.message).toContain("0 to 2");
   });
 });
+
+/** The tools of the waiting scenario: a refund needing approval, a lookup that runs at once and a page's own tool. */
+const WAITING_TOOLS = [
+  ...TOOLS,
+  {
+    name: "refund",
+    description: "Refunds an order.",
+    url: "https://hooks.example.com/refunds",
+    signingSecret: "hook-signing",
+    approval: "always",
+  },
+  { name: "pick_color", description: "Asks the page for a colour.", executor: "client" },
+];
+
+/**
+ * The replies of the waiting scenario, one per model call: an approved refund (text before the call), a denied one,
+ * a client tool asked together with a lookup that needs no one, then a follow-up over all of it.
+ */
+const WAITING_SCRIPT: FakeReply[] = [
+  {
+    kind: "tool-call",
+    text: "Let me ask first.",
+    toolCallId: "call_ok",
+    toolName: "refund",
+    input: { orderId: "A1" },
+  },
+  { kind: "text", deltas: ["Refunded ", "A1."] },
+  { kind: "tool-call", toolCallId: "call_no", toolName: "refund", input: { orderId: "B2" } },
+  { kind: "text", deltas: ["I could not refund B2."] },
+  {
+    kind: "tool-call",
+    toolCallId: "call_color",
+    toolName: "pick_color",
+    input: { palette: "warm" },
+    more: [{ toolCallId: "call_look", toolName: "lookup", input: { orderId: "C3" } }],
+  },
+  { kind: "text", deltas: ["Amber, and C3 has shipped."] },
+  { kind: "text", deltas: ["You are welcome."] },
+];
+
+describe.each(providers)(
+  "every model call of a run that waited for a person with the $name adapter",
+  (provider) => {
+    it("is recorded across the wait, and each call's rebuilt input is what the provider received, byte for byte", async () => {
+      const tenant = await tenantWithSecrets();
+      const binding = await bindingFor(tenant.tenantId, provider.model, { tools: WAITING_TOOLS });
+      const fake = provider.install(WAITING_SCRIPT);
+      const stub = env.THREAD.get(env.THREAD.idFromName(crypto.randomUUID()));
+      await runInDurableObject(stub, async (_instance, state) => {
+        adoptThreadContext(state.storage, { version: 1, variables: { name: "Ada", plan: "pro" } });
+      });
+
+      interface Waited {
+        label: string;
+        runId: string;
+        firstCall: number;
+        endCall: number;
+      }
+      /**
+       * One run that waits: sent and parked by one object activation, then decided or answered by a fresh one (the
+       * object's memory gone, as after hibernation), which streams the rest.
+       */
+      const waitedRun = async (
+        label: string,
+        clientMessageId: string,
+        text: string,
+        settle: (runtime: ThreadRuntime, actions: RunAction[]) => unknown,
+      ): Promise<Waited> => {
+        const firstCall = fake.sent().length;
+        const runId = await runInDurableObject(stub, async (_instance, state) => {
+          const runtime = runtimeOver(state, fake.env, binding);
+          const accepted = await runtime.submit({
+            kind: "send",
+            clientMessageId,
+            text,
+            subject: "vis_alice",
+          });
+          if (!accepted.ok || "held" in accepted.value) throw new Error(`turn ${label} not run`);
+          const id = accepted.value.run.id;
+          await waitFor(
+            () => findRun(state.storage, id)?.status,
+            (status) => status === "requires_action",
+            { what: `${label} to wait` },
+          );
+          return id;
+        });
+        await runInDurableObject(stub, async (_instance, state) => {
+          const runtime = runtimeOver(state, fake.env, binding);
+          const actions = new ActionStore(state.storage, { now: Date.now }).ofRun(runId);
+          expect(await settle(runtime, actions), label).toMatchObject({ ok: true });
+          await waitFor(
+            () => findRun(state.storage, runId)?.status,
+            (status) => status === "succeeded",
+            { what: `${label} to go on and succeed` },
+          );
+        });
+        return { label, runId, firstCall, endCall: fake.sent().length };
+      };
+      const approvalOf = (actions: RunAction[]) => actions.find((a) => a.kind === "approval")?.id ?? "";
+
+      const approved = await waitedRun("approved", "cm_1", "Refund A1, please.", (runtime, actions) =>
+        runtime.decide({ approvalId: approvalOf(actions), decision: "approve", by: "user" }),
+      );
+      const denied = await waitedRun("denied", "cm_2", "And B2?", (runtime, actions) =>
+        runtime.decide({
+          approvalId: approvalOf(actions),
+          decision: "deny",
+          reason: "not eligible",
+          by: "tenant",
+        }),
+      );
+      // The id the page is asked with (the Workers AI adapter adds its own marker to the model's).
+      const client = await waitedRun(
+        "client tool",
+        "cm_3",
+        "Pick a colour and check C3.",
+        (runtime, actions) =>
+          runtime.answerTool({
+            toolCallId: actions.find((a) => a.kind === "client")?.toolCallId ?? "",
+            output: { color: "amber" },
+          }),
+      );
+
+      const followUpFirstCall = fake.sent().length;
+      const after = await runInDurableObject(stub, async (_instance, state) => {
+        const runtime = runtimeOver(state, fake.env, binding);
+        const accepted = await runtime.submit({
+          kind: "send",
+          clientMessageId: "cm_4",
+          text: "Thanks!",
+          subject: "vis_alice",
+        });
+        if (!accepted.ok || "held" in accepted.value) throw new Error("follow-up not run");
+        expect((await runtime.settled(accepted.value.run.id))?.status).toBe("succeeded");
+        const versions = new VersionBindings(state.storage, binding);
+        const entries = new EntryStore(state.storage, { now: Date.now });
+        const every: Record<string, EveryStep> = {};
+        const branches: Record<string, { kind: string; role: string | null; body: unknown }[]> = {};
+        for (const run of [approved, denied, client]) {
+          every[run.label] = await rebuildEveryStep(state.storage, versions, run.runId);
+          const reply = entries.lastOfRun(run.runId);
+          const lineage = reply === null ? [] : entries.lineage(reply.id, 10);
+          const user = lineage.findIndex((e) => e.role === "user");
+          branches[run.label] = lineage
+            .slice(0, user + 1)
+            .reverse()
+            .map((e) => ({ kind: e.kind, role: e.role, body: e.body }));
+        }
+        every["follow-up"] = await rebuildEveryStep(state.storage, versions, accepted.value.run.id);
+        return { every, branches };
+      });
+
+      const sent = fake.sent().map((s) => s.bytes);
+      expect(sent).toHaveLength(WAITING_SCRIPT.length);
+      const views: Record<string, RunInputView[]> = {};
+      for (const run of [approved, denied, client]) {
+        expect(run.endCall - run.firstCall, run.label).toBe(2);
+        views[run.label] = await expectEveryStepSent(
+          provider,
+          binding.artifact.model,
+          run.label,
+          after.every[run.label] ?? { last: "missing", steps: [] },
+          sent.slice(run.firstCall, run.endCall),
+        );
+      }
+      await expectEveryStepSent(
+        provider,
+        binding.artifact.model,
+        "follow-up",
+        after.every["follow-up"] ?? { last: "missing", steps: [] },
+        sent.slice(followUpFirstCall),
+      );
+
+      // The call after a decision or an answer is the first call plus the step that waited, with it as the tool result.
+      const added = (label: string) => {
+        const [first, second] = views[label] ?? [];
+        expect(second?.messages.slice(0, first?.messages.length), label).toEqual(first?.messages);
+        return sentIds(second?.messages.slice(first?.messages.length ?? 0) ?? []);
+      };
+      const result = (toolCallId: string, toolName: string, value: unknown) => ({
+        type: "tool-result",
+        toolCallId,
+        toolName,
+        output: { type: "json", value },
+      });
+      expect(added("approved")).toEqual([
+        {
+          role: "assistant",
+          content: [
+            { type: "text", text: "Let me ask first." },
+            { type: "tool-call", toolCallId: "call_ok", toolName: "refund", input: { orderId: "A1" } },
+          ],
+        },
+        { role: "tool", content: [result("call_ok", "refund", TOOL_ANSWER)] },
+      ]);
+      expect(added("denied")).toEqual([
+        {
+          role: "assistant",
+          content: [
+            { type: "tool-call", toolCallId: "call_no", toolName: "refund", input: { orderId: "B2" } },
+          ],
+        },
+        { role: "tool", content: [result("call_no", "refund", { denied: true, reason: "not eligible" })] },
+      ]);
+      expect(added("client tool")).toEqual([
+        {
+          role: "assistant",
+          content: [
+            {
+              type: "tool-call",
+              toolCallId: "call_color",
+              toolName: "pick_color",
+              input: { palette: "warm" },
+            },
+            { type: "tool-call", toolCallId: "call_look", toolName: "lookup", input: { orderId: "C3" } },
+          ],
+        },
+        {
+          role: "tool",
+          content: [
+            result("call_color", "pick_color", { color: "amber" }),
+            result("call_look", "lookup", TOOL_ANSWER),
+          ],
+        },
+      ]);
+
+      // Each reply sits below the run's approval entries, its calls stored with the step and the text before them.
+      const kinds = (label: string) => after.branches[label]?.map((e) => e.role ?? e.kind);
+      expect(kinds("approved")).toEqual(["user", "approval_request", "approval_decision", "assistant"]);
+      expect(kinds("denied")).toEqual(["user", "approval_request", "approval_decision", "assistant"]);
+      expect(kinds("client tool")).toEqual(["user", "tool_request", "assistant"]);
+      const stored = (label: string) =>
+        sentIds([(after.branches[label]?.at(-1)?.body as { toolCalls?: unknown })?.toolCalls])[0];
+      expect(stored("approved")).toEqual([
+        {
+          toolCallId: "call_ok",
+          toolName: "refund",
+          input: { orderId: "A1" },
+          output: TOOL_ANSWER,
+          step: 0,
+          textOffset: "Let me ask first.".length,
+        },
+      ]);
+      expect(stored("denied")).toEqual([
+        {
+          toolCallId: "call_no",
+          toolName: "refund",
+          input: { orderId: "B2" },
+          output: { denied: true, reason: "not eligible" },
+          step: 0,
+          textOffset: 0,
+        },
+      ]);
+      expect(stored("client tool")).toMatchObject([
+        { toolCallId: "call_color", output: { color: "amber" }, step: 0, textOffset: 0 },
+        { toolCallId: "call_look", output: TOOL_ANSWER, step: 0, textOffset: 0 },
+      ]);
+    });
+  },
+);
 
 const REFUND_TOOL = {
   name: "refund",
