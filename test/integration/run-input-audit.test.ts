@@ -23,6 +23,7 @@ import type { RunInputView } from "../../src/thread/contract";
 import { ThreadRuntime, type TurnRequest } from "../../src/thread/conversation/thread-runtime";
 import { VersionBindings } from "../../src/thread/run/run-artifact";
 import { rebuildRunInput } from "../../src/thread/run/run-input";
+import { TOOL_NOT_PERMITTED } from "../../src/thread/run/run-wiring";
 import {
   type FakeReply,
   fakeAnthropic,
@@ -269,6 +270,7 @@ function runtimeOver(
   threadEnv: Env,
   binding: ThreadBinding,
   store?: () => DeploymentStore,
+  toolFetch: typeof fetch = fakeToolServer(() => jsonResponse(TOOL_ANSWER)).fetch,
 ) {
   return new ThreadRuntime({
     ...(store !== undefined ? { store } : {}),
@@ -279,7 +281,7 @@ function runtimeOver(
     peers: () => [],
     keepAliveWhile: (fn) => fn(),
     afterTurn: async () => {},
-    fetch: fakeToolServer(() => jsonResponse(TOOL_ANSWER)).fetch,
+    fetch: toolFetch,
     quota: tenantRunQuota(threadEnv, binding),
   });
 }
@@ -615,6 +617,7 @@ describe.each(providers)(
         clientMessageId: string,
         text: string,
         settle: (runtime: ThreadRuntime, actions: RunAction[]) => unknown,
+        meanwhile?: (storage: DurableObjectStorage) => void,
       ): Promise<Waited> => {
         const firstCall = fake.sent().length;
         const runId = await runInDurableObject(stub, async (_instance, state) => {
@@ -635,6 +638,7 @@ describe.each(providers)(
           return id;
         });
         await runInDurableObject(stub, async (_instance, state) => {
+          meanwhile?.(state.storage);
           const runtime = runtimeOver(state, fake.env, binding);
           const actions = new ActionStore(state.storage, { now: Date.now }).ofRun(runId);
           expect(await settle(runtime, actions), label).toMatchObject({ ok: true });
@@ -648,8 +652,14 @@ describe.each(providers)(
       };
       const approvalOf = (actions: RunAction[]) => actions.find((a) => a.kind === "approval")?.id ?? "";
 
-      const approved = await waitedRun("approved", "cm_1", "Refund A1, please.", (runtime, actions) =>
-        runtime.decide({ approvalId: approvalOf(actions), decision: "approve", by: "user" }),
+      // A later launch changes the context while the first run waits: that run goes on under its own.
+      const approved = await waitedRun(
+        "approved",
+        "cm_1",
+        "Refund A1, please.",
+        (runtime, actions) =>
+          runtime.decide({ approvalId: approvalOf(actions), decision: "approve", by: "user" }),
+        (storage) => adoptThreadContext(storage, { version: 2, variables: { name: "Grace", plan: "team" } }),
       );
       const denied = await waitedRun("denied", "cm_2", "And B2?", (runtime, actions) =>
         runtime.decide({
@@ -720,6 +730,11 @@ describe.each(providers)(
         after.every["follow-up"] ?? { last: "missing", steps: [] },
         sent.slice(followUpFirstCall),
       );
+
+      const instructions = (label: string, step: number) => JSON.stringify(views[label]?.[step]?.messages[0]);
+      expect(instructions("approved", 1)).toContain("Answer Ada from the tools. Their plan: pro.");
+      expect(instructions("denied", 0)).toContain("Answer Grace from the tools. Their plan: team.");
+      expect(views.approved?.map((v) => v.contextVersion)).toEqual([1, 1]);
 
       // The call after a decision or an answer is the first call plus the step that waited, with it as the tool result.
       const added = (label: string) => {
@@ -1018,6 +1033,76 @@ describe.each(providers)("the rebuilt input across an upgrade with the $name ada
 });
 
 describe("rebuilding a run's input", () => {
+  it("keeps a waiting run's own context after a newer one is adopted; the newer tool policy still refuses its call", async () => {
+    const provider = providers[0];
+    if (provider === undefined) throw new Error("no provider");
+    const tenant = await tenantWithSecrets();
+    const binding = await bindingFor(tenant.tenantId, provider.model, { tools: WAITING_TOOLS });
+    const fake = provider.install([
+      { kind: "tool-call", toolCallId: "call_ok", toolName: "refund", input: { orderId: "A1" } },
+      { kind: "text", deltas: ["That refund is not possible here."] },
+    ]);
+    const hooks = fakeToolServer(() => jsonResponse(TOOL_ANSWER));
+    const stub = env.THREAD.get(env.THREAD.idFromName(crypto.randomUUID()));
+    const runId = await runInDurableObject(stub, async (_instance, state) => {
+      adoptThreadContext(state.storage, { version: 1, variables: { name: "Ada", plan: "pro" } });
+      const runtime = runtimeOver(state, fake.env, binding, undefined, hooks.fetch);
+      const accepted = await runtime.submit({
+        kind: "send",
+        clientMessageId: "cm_1",
+        text: "Refund A1.",
+        subject: "vis_alice",
+      });
+      if (!accepted.ok || "held" in accepted.value) throw new Error("turn not run");
+      const id = accepted.value.run.id;
+      await waitFor(
+        () => findRun(state.storage, id)?.status,
+        (status) => status === "requires_action",
+        { what: "the run to wait" },
+      );
+      return id;
+    });
+    const every = await runInDurableObject(stub, async (_instance, state) => {
+      // A later launch, while the run waits, renames the visitor and takes the refund tool away.
+      adoptThreadContext(state.storage, {
+        version: 2,
+        variables: { name: "Grace", plan: "team" },
+        toolPolicy: { deny: ["refund"] },
+      });
+      const runtime = runtimeOver(state, fake.env, binding, undefined, hooks.fetch);
+      const approvalId = new ActionStore(state.storage, { now: Date.now }).ofRun(runId)[0]?.id ?? "";
+      expect(runtime.decide({ approvalId, decision: "approve", by: "user" }).ok).toBe(true);
+      await waitFor(
+        () => findRun(state.storage, runId)?.status,
+        (status) => status === "succeeded",
+        { what: "the run to go on" },
+      );
+      return rebuildEveryStep(state.storage, new VersionBindings(state.storage, binding), runId);
+    });
+
+    const views = await expectEveryStepSent(
+      provider,
+      binding.artifact.model,
+      "waited",
+      every,
+      fake.sent().map((s) => s.bytes),
+    );
+    const [first, second] = views;
+    // The second call saw what the first did: the run's variables and tools.
+    expect(second?.contextVersion).toBe(1);
+    expect(second?.messages.slice(0, first?.messages.length)).toEqual(first?.messages);
+    expect(second?.tools).toEqual(first?.tools);
+    expect(JSON.stringify(second?.tools)).toContain('"refund"');
+    // The approved call was refused by the newer policy: no delivery, and the model was told.
+    expect(hooks.sent).toEqual([]);
+    expect(second?.messages.at(-1)).toMatchObject({
+      role: "tool",
+      content: [
+        { toolCallId: "call_ok", output: { type: "error-json", value: { error: TOOL_NOT_PERMITTED } } },
+      ],
+    });
+  });
+
   it("uses the builder the run recorded, after a newer one is registered; a changed builder fails verification", async () => {
     const tenant = await createTenant();
     const binding = await bindingFor(tenant.tenantId, { provider: "local", model: "echo" });
