@@ -566,7 +566,8 @@ const WAITING_TOOLS = [
 
 /**
  * The replies of the waiting scenario, one per model call: an approved refund (text before the call), a denied one,
- * a client tool asked together with a lookup that needs no one, then a follow-up over all of it.
+ * a client tool asked together with a lookup that needs no one, a run that waits twice (an approval, then the page),
+ * then a follow-up over all of it.
  */
 const WAITING_SCRIPT: FakeReply[] = [
   {
@@ -587,6 +588,21 @@ const WAITING_SCRIPT: FakeReply[] = [
     more: [{ toolCallId: "call_look", toolName: "lookup", input: { orderId: "C3" } }],
   },
   { kind: "text", deltas: ["Amber, and C3 has shipped."] },
+  {
+    kind: "tool-call",
+    text: "First the refund.",
+    toolCallId: "call_two",
+    toolName: "refund",
+    input: { orderId: "D4" },
+  },
+  {
+    kind: "tool-call",
+    text: " Now a colour.",
+    toolCallId: "call_pick",
+    toolName: "pick_color",
+    input: { palette: "cool" },
+  },
+  { kind: "text", deltas: [" Done: refunded, and teal."] },
   { kind: "text", deltas: ["You are welcome."] },
 ];
 
@@ -602,6 +618,7 @@ describe.each(providers)(
         adoptThreadContext(state.storage, { version: 1, variables: { name: "Ada", plan: "pro" } });
       });
 
+      type Settle = (runtime: ThreadRuntime, pending: RunAction[]) => unknown;
       interface Waited {
         label: string;
         runId: string;
@@ -616,7 +633,7 @@ describe.each(providers)(
         label: string,
         clientMessageId: string,
         text: string,
-        settle: (runtime: ThreadRuntime, actions: RunAction[]) => unknown,
+        settle: Settle | Settle[],
         meanwhile?: (storage: DurableObjectStorage) => void,
       ): Promise<Waited> => {
         const firstCall = fake.sent().length;
@@ -637,17 +654,24 @@ describe.each(providers)(
           );
           return id;
         });
-        await runInDurableObject(stub, async (_instance, state) => {
-          meanwhile?.(state.storage);
-          const runtime = runtimeOver(state, fake.env, binding);
-          const actions = new ActionStore(state.storage, { now: Date.now }).ofRun(runId);
-          expect(await settle(runtime, actions), label).toMatchObject({ ok: true });
-          await waitFor(
-            () => findRun(state.storage, runId)?.status,
-            (status) => status === "succeeded",
-            { what: `${label} to go on and succeed` },
-          );
-        });
+        const settles = Array.isArray(settle) ? settle : [settle];
+        for (const [index, answer] of settles.entries()) {
+          await runInDurableObject(stub, async (_instance, state) => {
+            if (index === 0) meanwhile?.(state.storage);
+            const runtime = runtimeOver(state, fake.env, binding);
+            const actions = new ActionStore(state.storage, { now: Date.now });
+            const pending = actions.ofRun(runId).filter((a) => a.status === "pending");
+            expect(await answer(runtime, pending), label).toMatchObject({ ok: true });
+            // It goes on, and either waits again (a new pending action) or ends.
+            const last = index === settles.length - 1;
+            await waitFor(
+              () => ({ status: findRun(state.storage, runId)?.status, pending: actions.pending().length }),
+              (now) =>
+                last ? now.status === "succeeded" : now.status === "requires_action" && now.pending > 0,
+              { what: `${label} to go on (${index})` },
+            );
+          });
+        }
         return { label, runId, firstCall, endCall: fake.sent().length };
       };
       const approvalOf = (actions: RunAction[]) => actions.find((a) => a.kind === "approval")?.id ?? "";
@@ -670,16 +694,25 @@ describe.each(providers)(
         }),
       );
       // The id the page is asked with (the Workers AI adapter adds its own marker to the model's).
+      const clientOf = (pending: RunAction[]) => pending.find((a) => a.kind === "client")?.toolCallId ?? "";
       const client = await waitedRun(
         "client tool",
         "cm_3",
         "Pick a colour and check C3.",
         (runtime, actions) =>
           runtime.answerTool({
-            toolCallId: actions.find((a) => a.kind === "client")?.toolCallId ?? "",
+            toolCallId: clientOf(actions),
             output: { color: "amber" },
           }),
       );
+
+      // One run, two waits: the refund's approval, then the page's answer to the next step's call.
+      const twice = await waitedRun("two waits", "cm_5", "Refund D4, then pick a colour.", [
+        (runtime, pending) =>
+          runtime.decide({ approvalId: approvalOf(pending), decision: "approve", by: "user" }),
+        (runtime, pending) =>
+          runtime.answerTool({ toolCallId: clientOf(pending), output: { color: "teal" } }),
+      ]);
 
       const followUpFirstCall = fake.sent().length;
       const after = await runInDurableObject(stub, async (_instance, state) => {
@@ -696,7 +729,7 @@ describe.each(providers)(
         const entries = new EntryStore(state.storage, { now: Date.now });
         const every: Record<string, EveryStep> = {};
         const branches: Record<string, { kind: string; role: string | null; body: unknown }[]> = {};
-        for (const run of [approved, denied, client]) {
+        for (const run of [approved, denied, client, twice]) {
           every[run.label] = await rebuildEveryStep(state.storage, versions, run.runId);
           const reply = entries.lastOfRun(run.runId);
           const lineage = reply === null ? [] : entries.lineage(reply.id, 10);
@@ -713,8 +746,8 @@ describe.each(providers)(
       const sent = fake.sent().map((s) => s.bytes);
       expect(sent).toHaveLength(WAITING_SCRIPT.length);
       const views: Record<string, RunInputView[]> = {};
-      for (const run of [approved, denied, client]) {
-        expect(run.endCall - run.firstCall, run.label).toBe(2);
+      for (const run of [approved, denied, client, twice]) {
+        expect(run.endCall - run.firstCall, run.label).toBe(run === twice ? 3 : 2);
         views[run.label] = await expectEveryStepSent(
           provider,
           binding.artifact.model,
@@ -819,6 +852,49 @@ describe.each(providers)(
       expect(stored("client tool")).toMatchObject([
         { toolCallId: "call_color", output: { color: "amber" }, step: 0, textOffset: 0 },
         { toolCallId: "call_look", output: TOOL_ANSWER, step: 0, textOffset: 0 },
+      ]);
+
+      // Waiting twice: each wait's entries in turn, and the last call carries both answers after their text.
+      expect(kinds("two waits")).toEqual([
+        "user",
+        "approval_request",
+        "approval_decision",
+        "tool_request",
+        "assistant",
+      ]);
+      expect(stored("two waits")).toMatchObject([
+        { toolCallId: "call_two", output: TOOL_ANSWER, step: 0, textOffset: "First the refund.".length },
+        {
+          toolCallId: "call_pick",
+          output: { color: "teal" },
+          step: 1,
+          textOffset: "First the refund. Now a colour.".length,
+        },
+      ]);
+      const [start, , end] = views["two waits"] ?? [];
+      expect(end?.messages.slice(0, start?.messages.length)).toEqual(start?.messages);
+      expect(sentIds(end?.messages.slice(start?.messages.length ?? 0) ?? [])).toEqual([
+        {
+          role: "assistant",
+          content: [
+            { type: "text", text: "First the refund." },
+            { type: "tool-call", toolCallId: "call_two", toolName: "refund", input: { orderId: "D4" } },
+          ],
+        },
+        { role: "tool", content: [result("call_two", "refund", TOOL_ANSWER)] },
+        {
+          role: "assistant",
+          content: [
+            { type: "text", text: " Now a colour." },
+            {
+              type: "tool-call",
+              toolCallId: "call_pick",
+              toolName: "pick_color",
+              input: { palette: "cool" },
+            },
+          ],
+        },
+        { role: "tool", content: [result("call_pick", "pick_color", { color: "teal" })] },
       ]);
     });
   },
