@@ -19,6 +19,7 @@ import { EntryStore } from "../../src/storage/thread/entry-store";
 import type { ThreadBinding } from "../../src/storage/thread/pin-store";
 import { readRunAudit } from "../../src/storage/thread/run-audit-store";
 import { findRun } from "../../src/storage/thread/run-store";
+import { threadExportSchema } from "../../src/storage/thread/thread-export";
 import type { RunInputView } from "../../src/thread/contract";
 import { ThreadRuntime, type TurnRequest } from "../../src/thread/conversation/thread-runtime";
 import { VersionBindings } from "../../src/thread/run/run-artifact";
@@ -43,7 +44,7 @@ import {
   saveDraft,
   validArtifact,
 } from "../helpers/tenants";
-import { clientMessageId, launch, liveAgent, ORIGIN } from "../helpers/threads";
+import { clientMessageId, connect, launch, liveAgent, ORIGIN } from "../helpers/threads";
 import { waitFor } from "../helpers/wait-for";
 
 const API_KEY = "sk-test-4f1c9a7e2b8d0e6f";
@@ -618,7 +619,7 @@ describe.each(providers)(
         adoptThreadContext(state.storage, { version: 1, variables: { name: "Ada", plan: "pro" } });
       });
 
-      type Settle = (runtime: ThreadRuntime, pending: RunAction[]) => unknown;
+      type Settle = (runtime: ThreadRuntime, pending: RunAction[], storage: DurableObjectStorage) => unknown;
       interface Waited {
         label: string;
         runId: string;
@@ -661,7 +662,7 @@ describe.each(providers)(
             const runtime = runtimeOver(state, fake.env, binding);
             const actions = new ActionStore(state.storage, { now: Date.now });
             const pending = actions.ofRun(runId).filter((a) => a.status === "pending");
-            expect(await answer(runtime, pending), label).toMatchObject({ ok: true });
+            expect(await answer(runtime, pending, state.storage), label).toMatchObject({ ok: true });
             // It goes on, and either waits again (a new pending action) or ends.
             const last = index === settles.length - 1;
             await waitFor(
@@ -707,11 +708,16 @@ describe.each(providers)(
       );
 
       // One run, two waits: the refund's approval, then the page's answer to the next step's call.
+      // While it waits the second time, its calls so far can be read already.
+      let waitingAgain: EveryStep = { last: "not read", steps: [] };
       const twice = await waitedRun("two waits", "cm_5", "Refund D4, then pick a colour.", [
         (runtime, pending) =>
           runtime.decide({ approvalId: approvalOf(pending), decision: "approve", by: "user" }),
-        (runtime, pending) =>
-          runtime.answerTool({ toolCallId: clientOf(pending), output: { color: "teal" } }),
+        async (runtime, pending, storage) => {
+          const versions = new VersionBindings(storage, binding);
+          waitingAgain = await rebuildEveryStep(storage, versions, pending[0]?.runId ?? "");
+          return runtime.answerTool({ toolCallId: clientOf(pending), output: { color: "teal" } });
+        },
       ]);
 
       const followUpFirstCall = fake.sent().length;
@@ -871,7 +877,16 @@ describe.each(providers)(
           textOffset: "First the refund. Now a colour.".length,
         },
       ]);
-      const [start, , end] = views["two waits"] ?? [];
+      const [start, middle, end] = views["two waits"] ?? [];
+      // Read while the run waited again: the same two calls, byte for byte.
+      const early = await expectEveryStepSent(
+        provider,
+        binding.artifact.model,
+        "two waits, waiting again",
+        waitingAgain,
+        sent.slice(twice.firstCall, twice.firstCall + 2),
+      );
+      expect(early).toEqual([start, middle].map((v) => ({ ...v, steps: early[0]?.steps })));
       expect(end?.messages.slice(0, start?.messages.length)).toEqual(start?.messages);
       expect(sentIds(end?.messages.slice(start?.messages.length ?? 0) ?? [])).toEqual([
         {
@@ -1487,6 +1502,123 @@ describe("GET /v1/sessions/:threadId/runs/:runId/input", () => {
       );
       expect(fieldPaths(refused), bad).toEqual(["step"]);
     }
+  });
+
+  it("answers a denied run's call after the decision with the denial as the tool result; the export has the approval", async () => {
+    const agent = await liveAgent({
+      artifact: {
+        instructions: "Refund when asked.",
+        model: {
+          provider: "local",
+          model: "echo",
+          local: { toolCall: { name: "refund", input: { orderId: "B2" } } },
+        },
+        tools: [{ ...REFUND_TOOL, approval: { by: "tenant" } }],
+      },
+    });
+    const put = await api("/v1/secrets/hook-signing", {
+      method: "PUT",
+      key: agent.apiKey,
+      body: { value: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" },
+    });
+    expect(put.status).toBe(204);
+    const refunds = vi
+      .spyOn(globalThis, "fetch")
+      .mockImplementation(async () => jsonResponse({ refunded: true }));
+    const launched = await launch(agent.publicKey);
+    const socket = await connect(launched);
+    socket.send({ type: "send", clientMessageId: clientMessageId(), text: "Refund B2." });
+    const waiting = await socket.next("run", (f) => f.status === "requires_action");
+    const runId = waiting.runId;
+    const approvalId = waiting.actions?.[0]?.approvalId ?? "";
+    const path = `/v1/sessions/${launched.threadId}/runs/${runId}/input`;
+    const read = async (query: string) =>
+      json(await api(`${path}${query}`, { key: agent.apiKey }), 200, runInputResponse);
+
+    // While it waits, the run has made one call.
+    const before = await read("");
+    expect(before).toMatchObject({ step: 0, verified: true });
+    expect(before.steps).toHaveLength(1);
+
+    const decided = await api(`/v1/sessions/${launched.threadId}/approvals/${approvalId}`, {
+      method: "POST",
+      key: agent.apiKey,
+      body: { decision: "deny", reason: "not eligible" },
+    });
+    expect(decided.status).toBe(200);
+    await socket.next("run", (f) => f.runId === runId && f.status === "succeeded");
+    socket.ws.close();
+    expect(refunds).not.toHaveBeenCalled();
+
+    // The call after the decision: the first call, the model's refund call, and the denial as its result.
+    const after = await read("");
+    expect(after).toMatchObject({ step: 1, verified: true, inputDigest: after.steps[1]?.inputDigest });
+    expect(after.steps[0]).toEqual(before.steps[0]);
+    expect(await read("?step=0")).toEqual({ ...before, steps: after.steps });
+    expect(after.messages.slice(0, before.messages.length)).toEqual(before.messages);
+    const [call, answer] = after.messages.slice(before.messages.length);
+    expect(call).toMatchObject({
+      role: "assistant",
+      content: [{ type: "tool-call", toolName: "refund", input: { orderId: "B2" } }],
+    });
+    const toolCallId = (call?.content as { toolCallId?: string }[] | undefined)?.[0]?.toolCallId;
+    expect(answer).toEqual({
+      role: "tool",
+      content: [
+        {
+          type: "tool-result",
+          toolCallId,
+          toolName: "refund",
+          output: { type: "json", value: { denied: true, reason: "not eligible" } },
+        },
+      ],
+    });
+
+    // The export keeps the request and the decision between the message and the reply, with their fields.
+    const exported = await json(
+      await api(`/v1/sessions/${launched.threadId}/export`, { key: agent.apiKey }),
+      200,
+      threadExportSchema,
+    );
+    const [user, request, decision, reply] = exported.entries;
+    expect(exported.entries.map((e) => [e.kind, e.role, e.runId])).toEqual([
+      ["message", "user", null],
+      ["approval_request", null, runId],
+      ["approval_decision", null, runId],
+      ["message", "assistant", runId],
+    ]);
+    expect([request?.parentId, decision?.parentId, reply?.parentId]).toEqual([
+      user?.id,
+      request?.id,
+      decision?.id,
+    ]);
+    expect(request?.body).toEqual({
+      approval: {
+        approvalId,
+        toolCallId,
+        name: "refund",
+        input: { orderId: "B2" },
+        by: "tenant",
+        expiresAt: waiting.actions?.[0]?.expiresAt,
+      },
+    });
+    expect(decision?.body).toEqual({
+      decision: { approvalId, decision: "deny", by: "tenant", reason: "not eligible" },
+    });
+    expect(reply?.body).toMatchObject({
+      toolCalls: [
+        {
+          toolCallId,
+          toolName: "refund",
+          output: { denied: true, reason: "not eligible" },
+          step: 0,
+          textOffset: 0,
+        },
+      ],
+    });
+    expect(exported.runs.map((r) => [r.id, r.status, r.userEntryId, r.assistantEntryId])).toEqual([
+      [runId, "succeeded", user?.id, reply?.id],
+    ]);
   });
 
   it("answers 404 with the reason for a run that never reached a model", async () => {
