@@ -74,7 +74,8 @@ export function drawCard(
     }
   }
   if (outcome) body.append(outcome);
-  else if (a !== undefined) {
+  // Only the tenant may decide this one (the tool's `by`): the card waits for their decision, without buttons.
+  else if (a !== undefined && a.by !== "tenant") {
     const button = (decision: "approve" | "deny") => {
       const b = h("button", { type: "button" }, s[decision]);
       b.onclick = () => {

@@ -125,6 +125,17 @@ describe("approval cards as the widget sees them", () => {
     const card = page.getByRole("group", { name: "Approval needed: Refund an order" });
     await waitForText(card.locator(".o"), "Denied");
     assert.equal(await card.getByRole("button").count(), 0);
+
+    // An approval only the tenant may decide: the card, without buttons for the visitor.
+    toPage({
+      type: "run",
+      runId: "run_tenant",
+      status: "requires_action",
+      actions: [{ ...refund("apr_tenant"), by: "tenant", title: "Refund a large order" }],
+    });
+    const tenantCard = page.getByRole("group", { name: "Approval needed: Refund a large order" });
+    await tenantCard.locator("dl").waitFor();
+    assert.equal(await tenantCard.getByRole("button").count(), 0);
   });
 
   it("speaks the visitor's language: the card in German", async () => {
@@ -289,13 +300,36 @@ describe("approvals and client tools with the thread", () => {
     await send(page, "refund order A-1001");
     const card = page.getByRole("group", { name: "Approval needed: refund" });
     await card.waitFor();
-    assert.deepEqual(await card.locator("dt, dd").allTextContents(), ["orderId", "A-1001", "amount", "30"]);
+    const shown = await card.locator("dt, dd").allTextContents();
+    // The thread may order the input's keys (it stores it canonically): compare key by key.
+    const pairs = Object.fromEntries(shown.flatMap((text, i) => (i % 2 === 0 ? [[text, shown[i + 1]]] : [])));
+    assert.deepEqual(pairs, { orderId: "A-1001", amount: "30" });
     assert.equal(hook.calls.length, before, "nothing refunded before the decision");
     await card.getByRole("button", { name: "Approve" }).click();
     await waitForText(card.locator(".o"), "Approved");
     const reply = await waitForReply(page, /The refund tool returned: .*"refunded":true/);
     assert.match(reply, /rf_1/);
     assert.equal(hook.calls.length, before + 1, "the webhook was called once");
+    assert.deepEqual(log.errors, []);
+  });
+
+  it("a reload while the run waits: the card is back with its buttons, and approving continues the reply", async () => {
+    const opened = await openWidgetPage(browser, {
+      key: keys.refund,
+      query: { persist: "session" },
+      reducedMotion: "reduce",
+    });
+    const { page, log } = opened;
+    await openAndConnect(page);
+    await send(page, "refund order A-1001 after a reload");
+    const card = page.getByRole("group", { name: "Approval needed: refund" });
+    await card.getByRole("button", { name: "Approve" }).waitFor();
+    await page.reload();
+    await openAndConnect(page);
+    await card.getByRole("button", { name: "Approve" }).click();
+    await waitForText(card.locator(".o"), "Approved");
+    await waitForReply(page, /The refund tool returned: .*"refunded":true/);
+    assert.equal(await page.getByRole("group", { name: "Approval needed: refund" }).count(), 1, "one card");
     assert.deepEqual(log.errors, []);
   });
 

@@ -13,13 +13,18 @@ import { buildPrompt } from "../../src/models/prompt";
 import { PROMPT_BUILDERS, type PromptBuilder } from "../../src/models/prompt-builders";
 import { resolveModel } from "../../src/models/resolve-model";
 import { messageResponse, type RunInputResponse, runInputResponse } from "../../src/shared/sessions-api";
+import { ActionStore, type RunAction } from "../../src/storage/thread/action-store";
 import { adoptThreadContext } from "../../src/storage/thread/context-store";
+import { EntryStore } from "../../src/storage/thread/entry-store";
 import type { ThreadBinding } from "../../src/storage/thread/pin-store";
 import { readRunAudit } from "../../src/storage/thread/run-audit-store";
+import { findRun } from "../../src/storage/thread/run-store";
+import { threadExportSchema } from "../../src/storage/thread/thread-export";
 import type { RunInputView } from "../../src/thread/contract";
 import { ThreadRuntime, type TurnRequest } from "../../src/thread/conversation/thread-runtime";
 import { VersionBindings } from "../../src/thread/run/run-artifact";
 import { rebuildRunInput } from "../../src/thread/run/run-input";
+import { TOOL_NOT_PERMITTED } from "../../src/thread/run/run-wiring";
 import {
   type FakeReply,
   fakeAnthropic,
@@ -39,7 +44,7 @@ import {
   saveDraft,
   validArtifact,
 } from "../helpers/tenants";
-import { clientMessageId, launch, liveAgent, ORIGIN } from "../helpers/threads";
+import { clientMessageId, connect, launch, liveAgent, ORIGIN } from "../helpers/threads";
 import { waitFor } from "../helpers/wait-for";
 
 const API_KEY = "sk-test-4f1c9a7e2b8d0e6f";
@@ -266,6 +271,7 @@ function runtimeOver(
   threadEnv: Env,
   binding: ThreadBinding,
   store?: () => DeploymentStore,
+  toolFetch: typeof fetch = fakeToolServer(() => jsonResponse(TOOL_ANSWER)).fetch,
 ) {
   return new ThreadRuntime({
     ...(store !== undefined ? { store } : {}),
@@ -276,7 +282,7 @@ function runtimeOver(
     peers: () => [],
     keepAliveWhile: (fn) => fn(),
     afterTurn: async () => {},
-    fetch: fakeToolServer(() => jsonResponse(TOOL_ANSWER)).fetch,
+    fetch: toolFetch,
     quota: tenantRunQuota(threadEnv, binding),
   });
 }
@@ -546,6 +552,369 @@ describe.each(providers)("every model call of a run with the $name adapter", (pr
   });
 });
 
+/** The tools of the waiting scenario: a refund needing approval, a lookup that runs at once and a page's own tool. */
+const WAITING_TOOLS = [
+  ...TOOLS,
+  {
+    name: "refund",
+    description: "Refunds an order.",
+    url: "https://hooks.example.com/refunds",
+    signingSecret: "hook-signing",
+    approval: "always",
+  },
+  { name: "pick_color", description: "Asks the page for a colour.", executor: "client" },
+];
+
+/**
+ * The replies of the waiting scenario, one per model call: an approved refund (text before the call), a denied one,
+ * a client tool asked together with a lookup that needs no one, a run that waits twice (an approval, then the page),
+ * then a follow-up over all of it.
+ */
+const WAITING_SCRIPT: FakeReply[] = [
+  {
+    kind: "tool-call",
+    text: "Let me ask first.",
+    toolCallId: "call_ok",
+    toolName: "refund",
+    input: { orderId: "A1" },
+  },
+  { kind: "text", deltas: ["Refunded ", "A1."] },
+  { kind: "tool-call", toolCallId: "call_no", toolName: "refund", input: { orderId: "B2" } },
+  { kind: "text", deltas: ["I could not refund B2."] },
+  {
+    kind: "tool-call",
+    toolCallId: "call_color",
+    toolName: "pick_color",
+    input: { palette: "warm" },
+    more: [{ toolCallId: "call_look", toolName: "lookup", input: { orderId: "C3" } }],
+  },
+  { kind: "text", deltas: ["Amber, and C3 has shipped."] },
+  {
+    kind: "tool-call",
+    text: "First the refund.",
+    toolCallId: "call_two",
+    toolName: "refund",
+    input: { orderId: "D4" },
+  },
+  {
+    kind: "tool-call",
+    text: " Now a colour.",
+    toolCallId: "call_pick",
+    toolName: "pick_color",
+    input: { palette: "cool" },
+  },
+  { kind: "text", deltas: [" Done: refunded, and teal."] },
+  { kind: "text", deltas: ["You are welcome."] },
+];
+
+describe.each(providers)(
+  "every model call of a run that waited for a person with the $name adapter",
+  (provider) => {
+    it("is recorded across the wait, and each call's rebuilt input is what the provider received, byte for byte", async () => {
+      const tenant = await tenantWithSecrets();
+      const binding = await bindingFor(tenant.tenantId, provider.model, { tools: WAITING_TOOLS });
+      const fake = provider.install(WAITING_SCRIPT);
+      const stub = env.THREAD.get(env.THREAD.idFromName(crypto.randomUUID()));
+      await runInDurableObject(stub, async (_instance, state) => {
+        adoptThreadContext(state.storage, { version: 1, variables: { name: "Ada", plan: "pro" } });
+      });
+
+      type Settle = (runtime: ThreadRuntime, pending: RunAction[], storage: DurableObjectStorage) => unknown;
+      interface Waited {
+        label: string;
+        runId: string;
+        firstCall: number;
+        endCall: number;
+      }
+      /**
+       * One run that waits: sent and parked by one object activation, then decided or answered by a fresh one (the
+       * object's memory gone, as after hibernation), which streams the rest.
+       */
+      const waitedRun = async (
+        label: string,
+        clientMessageId: string,
+        text: string,
+        settle: Settle | Settle[],
+        meanwhile?: (storage: DurableObjectStorage) => void,
+      ): Promise<Waited> => {
+        const firstCall = fake.sent().length;
+        const runId = await runInDurableObject(stub, async (_instance, state) => {
+          const runtime = runtimeOver(state, fake.env, binding);
+          const accepted = await runtime.submit({
+            kind: "send",
+            clientMessageId,
+            text,
+            subject: "vis_alice",
+          });
+          if (!accepted.ok || "held" in accepted.value) throw new Error(`turn ${label} not run`);
+          const id = accepted.value.run.id;
+          await waitFor(
+            () => findRun(state.storage, id)?.status,
+            (status) => status === "requires_action",
+            { what: `${label} to wait` },
+          );
+          return id;
+        });
+        const settles = Array.isArray(settle) ? settle : [settle];
+        for (const [index, answer] of settles.entries()) {
+          await runInDurableObject(stub, async (_instance, state) => {
+            if (index === 0) meanwhile?.(state.storage);
+            const runtime = runtimeOver(state, fake.env, binding);
+            const actions = new ActionStore(state.storage, { now: Date.now });
+            const pending = actions.ofRun(runId).filter((a) => a.status === "pending");
+            expect(await answer(runtime, pending, state.storage), label).toMatchObject({ ok: true });
+            // It goes on, and either waits again (a new pending action) or ends.
+            const last = index === settles.length - 1;
+            await waitFor(
+              () => ({ status: findRun(state.storage, runId)?.status, pending: actions.pending().length }),
+              (now) =>
+                last ? now.status === "succeeded" : now.status === "requires_action" && now.pending > 0,
+              { what: `${label} to go on (${index})` },
+            );
+          });
+        }
+        return { label, runId, firstCall, endCall: fake.sent().length };
+      };
+      const approvalOf = (actions: RunAction[]) => actions.find((a) => a.kind === "approval")?.id ?? "";
+
+      // A later launch changes the context while the first run waits: that run goes on under its own.
+      const approved = await waitedRun(
+        "approved",
+        "cm_1",
+        "Refund A1, please.",
+        (runtime, actions) =>
+          runtime.decide({ approvalId: approvalOf(actions), decision: "approve", by: "user" }),
+        (storage) => adoptThreadContext(storage, { version: 2, variables: { name: "Grace", plan: "team" } }),
+      );
+      const denied = await waitedRun("denied", "cm_2", "And B2?", (runtime, actions) =>
+        runtime.decide({
+          approvalId: approvalOf(actions),
+          decision: "deny",
+          reason: "not eligible",
+          by: "tenant",
+        }),
+      );
+      // The id the page is asked with (the Workers AI adapter adds its own marker to the model's).
+      const clientOf = (pending: RunAction[]) => pending.find((a) => a.kind === "client")?.toolCallId ?? "";
+      const client = await waitedRun(
+        "client tool",
+        "cm_3",
+        "Pick a colour and check C3.",
+        (runtime, actions) =>
+          runtime.answerTool({
+            toolCallId: clientOf(actions),
+            output: { color: "amber" },
+          }),
+      );
+
+      // One run, two waits: the refund's approval, then the page's answer to the next step's call.
+      // While it waits the second time, its calls so far can be read already.
+      let waitingAgain: EveryStep = { last: "not read", steps: [] };
+      const twice = await waitedRun("two waits", "cm_5", "Refund D4, then pick a colour.", [
+        (runtime, pending) =>
+          runtime.decide({ approvalId: approvalOf(pending), decision: "approve", by: "user" }),
+        async (runtime, pending, storage) => {
+          const versions = new VersionBindings(storage, binding);
+          waitingAgain = await rebuildEveryStep(storage, versions, pending[0]?.runId ?? "");
+          return runtime.answerTool({ toolCallId: clientOf(pending), output: { color: "teal" } });
+        },
+      ]);
+
+      const followUpFirstCall = fake.sent().length;
+      const after = await runInDurableObject(stub, async (_instance, state) => {
+        const runtime = runtimeOver(state, fake.env, binding);
+        const accepted = await runtime.submit({
+          kind: "send",
+          clientMessageId: "cm_4",
+          text: "Thanks!",
+          subject: "vis_alice",
+        });
+        if (!accepted.ok || "held" in accepted.value) throw new Error("follow-up not run");
+        expect((await runtime.settled(accepted.value.run.id))?.status).toBe("succeeded");
+        const versions = new VersionBindings(state.storage, binding);
+        const entries = new EntryStore(state.storage, { now: Date.now });
+        const every: Record<string, EveryStep> = {};
+        const branches: Record<string, { kind: string; role: string | null; body: unknown }[]> = {};
+        for (const run of [approved, denied, client, twice]) {
+          every[run.label] = await rebuildEveryStep(state.storage, versions, run.runId);
+          const reply = entries.lastOfRun(run.runId);
+          const lineage = reply === null ? [] : entries.lineage(reply.id, 10);
+          const user = lineage.findIndex((e) => e.role === "user");
+          branches[run.label] = lineage
+            .slice(0, user + 1)
+            .reverse()
+            .map((e) => ({ kind: e.kind, role: e.role, body: e.body }));
+        }
+        every["follow-up"] = await rebuildEveryStep(state.storage, versions, accepted.value.run.id);
+        return { every, branches };
+      });
+
+      const sent = fake.sent().map((s) => s.bytes);
+      expect(sent).toHaveLength(WAITING_SCRIPT.length);
+      const views: Record<string, RunInputView[]> = {};
+      for (const run of [approved, denied, client, twice]) {
+        expect(run.endCall - run.firstCall, run.label).toBe(run === twice ? 3 : 2);
+        views[run.label] = await expectEveryStepSent(
+          provider,
+          binding.artifact.model,
+          run.label,
+          after.every[run.label] ?? { last: "missing", steps: [] },
+          sent.slice(run.firstCall, run.endCall),
+        );
+      }
+      await expectEveryStepSent(
+        provider,
+        binding.artifact.model,
+        "follow-up",
+        after.every["follow-up"] ?? { last: "missing", steps: [] },
+        sent.slice(followUpFirstCall),
+      );
+
+      const instructions = (label: string, step: number) => JSON.stringify(views[label]?.[step]?.messages[0]);
+      expect(instructions("approved", 1)).toContain("Answer Ada from the tools. Their plan: pro.");
+      expect(instructions("denied", 0)).toContain("Answer Grace from the tools. Their plan: team.");
+      expect(views.approved?.map((v) => v.contextVersion)).toEqual([1, 1]);
+
+      // The call after a decision or an answer is the first call plus the step that waited, with it as the tool result.
+      const added = (label: string) => {
+        const [first, second] = views[label] ?? [];
+        expect(second?.messages.slice(0, first?.messages.length), label).toEqual(first?.messages);
+        return sentIds(second?.messages.slice(first?.messages.length ?? 0) ?? []);
+      };
+      const result = (toolCallId: string, toolName: string, value: unknown) => ({
+        type: "tool-result",
+        toolCallId,
+        toolName,
+        output: { type: "json", value },
+      });
+      expect(added("approved")).toEqual([
+        {
+          role: "assistant",
+          content: [
+            { type: "text", text: "Let me ask first." },
+            { type: "tool-call", toolCallId: "call_ok", toolName: "refund", input: { orderId: "A1" } },
+          ],
+        },
+        { role: "tool", content: [result("call_ok", "refund", TOOL_ANSWER)] },
+      ]);
+      expect(added("denied")).toEqual([
+        {
+          role: "assistant",
+          content: [
+            { type: "tool-call", toolCallId: "call_no", toolName: "refund", input: { orderId: "B2" } },
+          ],
+        },
+        { role: "tool", content: [result("call_no", "refund", { denied: true, reason: "not eligible" })] },
+      ]);
+      expect(added("client tool")).toEqual([
+        {
+          role: "assistant",
+          content: [
+            {
+              type: "tool-call",
+              toolCallId: "call_color",
+              toolName: "pick_color",
+              input: { palette: "warm" },
+            },
+            { type: "tool-call", toolCallId: "call_look", toolName: "lookup", input: { orderId: "C3" } },
+          ],
+        },
+        {
+          role: "tool",
+          content: [
+            result("call_color", "pick_color", { color: "amber" }),
+            result("call_look", "lookup", TOOL_ANSWER),
+          ],
+        },
+      ]);
+
+      // Each reply sits below the run's approval entries, its calls stored with the step and the text before them.
+      const kinds = (label: string) => after.branches[label]?.map((e) => e.role ?? e.kind);
+      expect(kinds("approved")).toEqual(["user", "approval_request", "approval_decision", "assistant"]);
+      expect(kinds("denied")).toEqual(["user", "approval_request", "approval_decision", "assistant"]);
+      expect(kinds("client tool")).toEqual(["user", "tool_request", "assistant"]);
+      const stored = (label: string) =>
+        sentIds([(after.branches[label]?.at(-1)?.body as { toolCalls?: unknown })?.toolCalls])[0];
+      expect(stored("approved")).toEqual([
+        {
+          toolCallId: "call_ok",
+          toolName: "refund",
+          input: { orderId: "A1" },
+          output: TOOL_ANSWER,
+          step: 0,
+          textOffset: "Let me ask first.".length,
+        },
+      ]);
+      expect(stored("denied")).toEqual([
+        {
+          toolCallId: "call_no",
+          toolName: "refund",
+          input: { orderId: "B2" },
+          output: { denied: true, reason: "not eligible" },
+          step: 0,
+          textOffset: 0,
+        },
+      ]);
+      expect(stored("client tool")).toMatchObject([
+        { toolCallId: "call_color", output: { color: "amber" }, step: 0, textOffset: 0 },
+        { toolCallId: "call_look", output: TOOL_ANSWER, step: 0, textOffset: 0 },
+      ]);
+
+      // Waiting twice: each wait's entries in turn, and the last call carries both answers after their text.
+      expect(kinds("two waits")).toEqual([
+        "user",
+        "approval_request",
+        "approval_decision",
+        "tool_request",
+        "assistant",
+      ]);
+      expect(stored("two waits")).toMatchObject([
+        { toolCallId: "call_two", output: TOOL_ANSWER, step: 0, textOffset: "First the refund.".length },
+        {
+          toolCallId: "call_pick",
+          output: { color: "teal" },
+          step: 1,
+          textOffset: "First the refund. Now a colour.".length,
+        },
+      ]);
+      const [start, middle, end] = views["two waits"] ?? [];
+      // Read while the run waited again: the same two calls, byte for byte.
+      const early = await expectEveryStepSent(
+        provider,
+        binding.artifact.model,
+        "two waits, waiting again",
+        waitingAgain,
+        sent.slice(twice.firstCall, twice.firstCall + 2),
+      );
+      expect(early).toEqual([start, middle].map((v) => ({ ...v, steps: early[0]?.steps })));
+      expect(end?.messages.slice(0, start?.messages.length)).toEqual(start?.messages);
+      expect(sentIds(end?.messages.slice(start?.messages.length ?? 0) ?? [])).toEqual([
+        {
+          role: "assistant",
+          content: [
+            { type: "text", text: "First the refund." },
+            { type: "tool-call", toolCallId: "call_two", toolName: "refund", input: { orderId: "D4" } },
+          ],
+        },
+        { role: "tool", content: [result("call_two", "refund", TOOL_ANSWER)] },
+        {
+          role: "assistant",
+          content: [
+            { type: "text", text: " Now a colour." },
+            {
+              type: "tool-call",
+              toolCallId: "call_pick",
+              toolName: "pick_color",
+              input: { palette: "cool" },
+            },
+          ],
+        },
+        { role: "tool", content: [result("call_pick", "pick_color", { color: "teal" })] },
+      ]);
+    });
+  },
+);
+
 const REFUND_TOOL = {
   name: "refund",
   description: "Refunds an order.",
@@ -755,6 +1124,76 @@ describe.each(providers)("the rebuilt input across an upgrade with the $name ada
 });
 
 describe("rebuilding a run's input", () => {
+  it("keeps a waiting run's own context after a newer one is adopted; the newer tool policy still refuses its call", async () => {
+    const provider = providers[0];
+    if (provider === undefined) throw new Error("no provider");
+    const tenant = await tenantWithSecrets();
+    const binding = await bindingFor(tenant.tenantId, provider.model, { tools: WAITING_TOOLS });
+    const fake = provider.install([
+      { kind: "tool-call", toolCallId: "call_ok", toolName: "refund", input: { orderId: "A1" } },
+      { kind: "text", deltas: ["That refund is not possible here."] },
+    ]);
+    const hooks = fakeToolServer(() => jsonResponse(TOOL_ANSWER));
+    const stub = env.THREAD.get(env.THREAD.idFromName(crypto.randomUUID()));
+    const runId = await runInDurableObject(stub, async (_instance, state) => {
+      adoptThreadContext(state.storage, { version: 1, variables: { name: "Ada", plan: "pro" } });
+      const runtime = runtimeOver(state, fake.env, binding, undefined, hooks.fetch);
+      const accepted = await runtime.submit({
+        kind: "send",
+        clientMessageId: "cm_1",
+        text: "Refund A1.",
+        subject: "vis_alice",
+      });
+      if (!accepted.ok || "held" in accepted.value) throw new Error("turn not run");
+      const id = accepted.value.run.id;
+      await waitFor(
+        () => findRun(state.storage, id)?.status,
+        (status) => status === "requires_action",
+        { what: "the run to wait" },
+      );
+      return id;
+    });
+    const every = await runInDurableObject(stub, async (_instance, state) => {
+      // A later launch, while the run waits, renames the visitor and takes the refund tool away.
+      adoptThreadContext(state.storage, {
+        version: 2,
+        variables: { name: "Grace", plan: "team" },
+        toolPolicy: { deny: ["refund"] },
+      });
+      const runtime = runtimeOver(state, fake.env, binding, undefined, hooks.fetch);
+      const approvalId = new ActionStore(state.storage, { now: Date.now }).ofRun(runId)[0]?.id ?? "";
+      expect(runtime.decide({ approvalId, decision: "approve", by: "user" }).ok).toBe(true);
+      await waitFor(
+        () => findRun(state.storage, runId)?.status,
+        (status) => status === "succeeded",
+        { what: "the run to go on" },
+      );
+      return rebuildEveryStep(state.storage, new VersionBindings(state.storage, binding), runId);
+    });
+
+    const views = await expectEveryStepSent(
+      provider,
+      binding.artifact.model,
+      "waited",
+      every,
+      fake.sent().map((s) => s.bytes),
+    );
+    const [first, second] = views;
+    // The second call saw what the first did: the run's variables and tools.
+    expect(second?.contextVersion).toBe(1);
+    expect(second?.messages.slice(0, first?.messages.length)).toEqual(first?.messages);
+    expect(second?.tools).toEqual(first?.tools);
+    expect(JSON.stringify(second?.tools)).toContain('"refund"');
+    // The approved call was refused by the newer policy: no delivery, and the model was told.
+    expect(hooks.sent).toEqual([]);
+    expect(second?.messages.at(-1)).toMatchObject({
+      role: "tool",
+      content: [
+        { toolCallId: "call_ok", output: { type: "error-json", value: { error: TOOL_NOT_PERMITTED } } },
+      ],
+    });
+  });
+
   it("uses the builder the run recorded, after a newer one is registered; a changed builder fails verification", async () => {
     const tenant = await createTenant();
     const binding = await bindingFor(tenant.tenantId, { provider: "local", model: "echo" });
@@ -1063,6 +1502,123 @@ describe("GET /v1/sessions/:threadId/runs/:runId/input", () => {
       );
       expect(fieldPaths(refused), bad).toEqual(["step"]);
     }
+  });
+
+  it("answers a denied run's call after the decision with the denial as the tool result; the export has the approval", async () => {
+    const agent = await liveAgent({
+      artifact: {
+        instructions: "Refund when asked.",
+        model: {
+          provider: "local",
+          model: "echo",
+          local: { toolCall: { name: "refund", input: { orderId: "B2" } } },
+        },
+        tools: [{ ...REFUND_TOOL, approval: { by: "tenant" } }],
+      },
+    });
+    const put = await api("/v1/secrets/hook-signing", {
+      method: "PUT",
+      key: agent.apiKey,
+      body: { value: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" },
+    });
+    expect(put.status).toBe(204);
+    const refunds = vi
+      .spyOn(globalThis, "fetch")
+      .mockImplementation(async () => jsonResponse({ refunded: true }));
+    const launched = await launch(agent.publicKey);
+    const socket = await connect(launched);
+    socket.send({ type: "send", clientMessageId: clientMessageId(), text: "Refund B2." });
+    const waiting = await socket.next("run", (f) => f.status === "requires_action");
+    const runId = waiting.runId;
+    const approvalId = waiting.actions?.[0]?.approvalId ?? "";
+    const path = `/v1/sessions/${launched.threadId}/runs/${runId}/input`;
+    const read = async (query: string) =>
+      json(await api(`${path}${query}`, { key: agent.apiKey }), 200, runInputResponse);
+
+    // While it waits, the run has made one call.
+    const before = await read("");
+    expect(before).toMatchObject({ step: 0, verified: true });
+    expect(before.steps).toHaveLength(1);
+
+    const decided = await api(`/v1/sessions/${launched.threadId}/approvals/${approvalId}`, {
+      method: "POST",
+      key: agent.apiKey,
+      body: { decision: "deny", reason: "not eligible" },
+    });
+    expect(decided.status).toBe(200);
+    await socket.next("run", (f) => f.runId === runId && f.status === "succeeded");
+    socket.ws.close();
+    expect(refunds).not.toHaveBeenCalled();
+
+    // The call after the decision: the first call, the model's refund call, and the denial as its result.
+    const after = await read("");
+    expect(after).toMatchObject({ step: 1, verified: true, inputDigest: after.steps[1]?.inputDigest });
+    expect(after.steps[0]).toEqual(before.steps[0]);
+    expect(await read("?step=0")).toEqual({ ...before, steps: after.steps });
+    expect(after.messages.slice(0, before.messages.length)).toEqual(before.messages);
+    const [call, answer] = after.messages.slice(before.messages.length);
+    expect(call).toMatchObject({
+      role: "assistant",
+      content: [{ type: "tool-call", toolName: "refund", input: { orderId: "B2" } }],
+    });
+    const toolCallId = (call?.content as { toolCallId?: string }[] | undefined)?.[0]?.toolCallId;
+    expect(answer).toEqual({
+      role: "tool",
+      content: [
+        {
+          type: "tool-result",
+          toolCallId,
+          toolName: "refund",
+          output: { type: "json", value: { denied: true, reason: "not eligible" } },
+        },
+      ],
+    });
+
+    // The export keeps the request and the decision between the message and the reply, with their fields.
+    const exported = await json(
+      await api(`/v1/sessions/${launched.threadId}/export`, { key: agent.apiKey }),
+      200,
+      threadExportSchema,
+    );
+    const [user, request, decision, reply] = exported.entries;
+    expect(exported.entries.map((e) => [e.kind, e.role, e.runId])).toEqual([
+      ["message", "user", null],
+      ["approval_request", null, runId],
+      ["approval_decision", null, runId],
+      ["message", "assistant", runId],
+    ]);
+    expect([request?.parentId, decision?.parentId, reply?.parentId]).toEqual([
+      user?.id,
+      request?.id,
+      decision?.id,
+    ]);
+    expect(request?.body).toEqual({
+      approval: {
+        approvalId,
+        toolCallId,
+        name: "refund",
+        input: { orderId: "B2" },
+        by: "tenant",
+        expiresAt: waiting.actions?.[0]?.expiresAt,
+      },
+    });
+    expect(decision?.body).toEqual({
+      decision: { approvalId, decision: "deny", by: "tenant", reason: "not eligible" },
+    });
+    expect(reply?.body).toMatchObject({
+      toolCalls: [
+        {
+          toolCallId,
+          toolName: "refund",
+          output: { denied: true, reason: "not eligible" },
+          step: 0,
+          textOffset: 0,
+        },
+      ],
+    });
+    expect(exported.runs.map((r) => [r.id, r.status, r.userEntryId, r.assistantEntryId])).toEqual([
+      [runId, "succeeded", user?.id, reply?.id],
+    ]);
   });
 
   it("answers 404 with the reason for a run that never reached a model", async () => {

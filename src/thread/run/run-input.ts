@@ -5,7 +5,8 @@ import { expandContext } from "../../control/context-template";
 import { fail, ok, type Result } from "../../errors";
 import { inputDigest, type ModelInput, modelInputOf } from "../../models/model-input";
 import { PROMPT_BUILDERS, type PromptBuilder, promptBuilder } from "../../models/prompt-builders";
-import { toolRoundMessages } from "../../models/turn";
+import { type TurnStep, toolRoundMessages } from "../../models/turn";
+import { ActionStore } from "../../storage/thread/action-store";
 import { readContextVersion } from "../../storage/thread/context-store";
 import { EntryStore } from "../../storage/thread/entry-store";
 import { readRunAudit } from "../../storage/thread/run-audit-store";
@@ -14,7 +15,7 @@ import { modelTools } from "../../tools/model-tools";
 import type { RunInputView } from "../contract";
 import { PromptHistory } from "./prompt-history";
 import { artifactOfRun, contextBudget, type VersionBindings } from "./run-artifact";
-import { storedToolCalls } from "./tool-history";
+import { type StoredToolCall, storedToolCalls, toolCallsOfSteps } from "./tool-history";
 
 const noInput = () =>
   fail(
@@ -34,7 +35,8 @@ export interface RebuildOptions {
  * user message read back exactly as a turn reads it (newest first, to the budget), the context version it ran under
  * (its variables, and its tool policy for the tools listed: docs/tools.md#tool-policy), the artifact it ran on, and
  * the prompt builder it recorded. A later call's is that, plus the tool calls and answers of each earlier step, from
- * the reply entry, put together by the turn loop's own `toolRoundMessages`. Never a stored copy of the prompt.
+ * the reply entry (or, while the run waits for a person, the steps it waits with), put together by the turn loop's own
+ * `toolRoundMessages`. Never a stored copy of the prompt.
  */
 export async function rebuildRunInput(
   storage: DurableObjectStorage,
@@ -89,7 +91,7 @@ export async function rebuildRunInput(
     branch: history,
     maxContextTokens: budget,
   });
-  const rounds = step === 0 ? ok([]) : earlierRounds(entries, run, step);
+  const rounds = step === 0 ? ok([]) : earlierRounds(storage, entries, run, step);
   if (!rounds.ok) return rounds;
   const input: ModelInput = modelInputOf(
     ran.artifact.model,
@@ -115,28 +117,24 @@ export async function rebuildRunInput(
 /**
  * The messages steps 0..`step`-1 added to the turn's prompt: for each, the text it wrote and its tool calls, then
  * their answers, read from the run's reply entry (`body.toolCalls`, docs/storage.md), where they are stored once the
- * run ends.
+ * run ends, or, while it waits for a person, from the steps it waits with.
  */
-function earlierRounds(entries: EntryStore, run: Run, step: number): Result<LanguageModelV4Message[]> {
+function earlierRounds(
+  storage: DurableObjectStorage,
+  entries: EntryStore,
+  run: Run,
+  step: number,
+): Result<LanguageModelV4Message[]> {
   if (run.status === "queued" || run.status === "running") {
     return fail(
       "conflict",
       `This run is still going: its tool calls are stored when it ends, so step ${step} can be rebuilt then (step 0 can be now).`,
     );
   }
-  const reply = run.assistantEntryId === null ? null : entries.get(run.assistantEntryId);
-  const body = reply?.body;
-  const text =
-    typeof body === "object" && body !== null && "text" in body && typeof body.text === "string"
-      ? body.text
-      : null;
-  if (text === null) {
-    return fail(
-      "not_found",
-      `This run's reply is not stored (it wrote no text), so the tool calls before step ${step} cannot be rebuilt.`,
-    );
-  }
-  const calls = storedToolCalls(body);
+  const stored =
+    run.status === "requires_action" ? waitingCalls(storage, run) : replyCalls(entries, run, step);
+  if (!stored.ok) return stored;
+  const { text, calls } = stored.value;
   const out: LanguageModelV4Message[] = [];
   let from = 0;
   for (let earlier = 0; earlier < step; earlier++) {
@@ -161,4 +159,35 @@ function earlierRounds(entries: EntryStore, run: Run, step: number): Result<Lang
     from = to;
   }
   return ok(out);
+}
+
+interface StoredRounds {
+  text: string;
+  calls: StoredToolCall[];
+}
+
+/** A waiting run's text and answered calls, from the steps it waits with (stored as the reply will store them). */
+function waitingCalls(storage: DurableObjectStorage, run: Run): Result<StoredRounds> {
+  const parked = new ActionStore(storage, { now: Date.now }).parked(run.id);
+  if (!Array.isArray(parked)) return fail("not_found", "The steps this run waits with are no longer stored.");
+  const steps = parked as unknown as TurnStep[];
+  const text = steps.map((s) => s.text).join("");
+  return ok({ text, calls: toolCallsOfSteps(steps, text) });
+}
+
+/** An ended run's text and tool calls, from its reply entry. */
+function replyCalls(entries: EntryStore, run: Run, step: number): Result<StoredRounds> {
+  const reply = run.assistantEntryId === null ? null : entries.get(run.assistantEntryId);
+  const body = reply?.body;
+  const text =
+    typeof body === "object" && body !== null && "text" in body && typeof body.text === "string"
+      ? body.text
+      : null;
+  if (text === null) {
+    return fail(
+      "not_found",
+      `This run's reply is not stored (it wrote no text), so the tool calls before step ${step} cannot be rebuilt.`,
+    );
+  }
+  return ok({ text, calls: storedToolCalls(body) });
 }

@@ -7,6 +7,7 @@ import type { ErrorCode, ErrorReason } from "../../shared/errors";
 import { abortCauseOf } from "../../shared/run-states";
 import type { JsonValue } from "../../storage/redact";
 import type { Entry } from "../../storage/thread/entry-store";
+import { readRunAudit } from "../../storage/thread/run-audit-store";
 import type { Run, RunError } from "../../storage/thread/run-store";
 import { type LiveRun, runFrame, type StreamReceivers } from "./live-run";
 import type { PromptHistory } from "./prompt-history";
@@ -88,6 +89,9 @@ export async function streamRun(
   const bound = runArtifact(deps.versions, userEntry);
   if (!bound.ok) return deps.seal(running.value, "", { cause: "fail", error: runError(bound) }, live.stores);
   const binding = bound.value;
+  // A run that waited for a person goes on from its stored steps, under the context its first model call saw.
+  const parked = parkedSteps(live.stores, live.runId);
+  const startedUnder = parked === null ? undefined : readRunAudit(deps.storage, live.runId)?.contextVersion;
   const wiring = await wireRun(
     { ...deps, binding },
     {
@@ -96,6 +100,7 @@ export async function streamRun(
       subject: live.subject,
       stores: live.stores,
       requestHost: live.meta?.host ?? null,
+      ...(startedUnder !== undefined ? { contextVersion: startedUnder } : {}),
     },
   );
   live.stores = wiring.stores;
@@ -124,7 +129,6 @@ export async function streamRun(
   // A run that waited for a person continues from its stored steps, every waiting call now answered: a denial, a
   // client's answer, or the approved server tool's (run here, once: its answer is kept on the approval).
   let resume: TurnStep[] | undefined;
-  const parked = parkedSteps(live.stores, live.runId);
   if (parked !== null) {
     resume = await answeredSteps(parked, live, binding.digest, wiring.runApproved);
     if (live.controller.signal.aborted) resume = undefined;

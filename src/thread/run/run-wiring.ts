@@ -9,7 +9,7 @@ import { resolveModel } from "../../models/resolve-model";
 import { type RunTurnInput, type ToolCallOutcome, type ToolCallRequest, WAIT } from "../../models/turn";
 import type { JsonValue } from "../../storage/redact";
 import { redactText } from "../../storage/redact";
-import { readThreadContext } from "../../storage/thread/context-store";
+import { readContextVersion, readThreadContext } from "../../storage/thread/context-store";
 import { writeHandoffRequest } from "../../storage/thread/handoff-store";
 import type { ThreadBinding } from "../../storage/thread/pin-store";
 import { recordThreadEvent } from "../../storage/thread/thread-events";
@@ -66,6 +66,11 @@ export async function wireRun(
     subject: string | null;
     stores: RunStores;
     requestHost: string | null;
+    /**
+     * The context version the run started under, when it goes on after waiting for a person: its later model calls
+     * see the variables and tools its first one did (docs/api.md#audit-record). Absent: the thread's context now.
+     */
+    contextVersion?: number;
   },
 ): Promise<RunWiring> {
   const { binding, env, storage, now } = deps;
@@ -82,8 +87,15 @@ export async function wireRun(
     value ? [value, ...webhookSecretRedactions(value)] : [],
   );
   const stores = secrets.length > 0 ? openRunStores(storage, { now, secrets }) : run.stores;
-  // Read once per run, so its prompt, its tools and every tool call see the same variables and tool policy.
-  const { version: contextVersion, variables, toolPolicy = null } = readThreadContext(storage);
+  // Read once per run, so its prompt, its tools and every tool call see the same variables and tool policy; a run
+  // going on after a wait keeps the version it started under, while a policy adopted since can still refuse a call.
+  const current = readThreadContext(storage);
+  const started = run.contextVersion === undefined ? null : readContextVersion(storage, run.contextVersion);
+  const contextVersion = started === null ? current.version : (run.contextVersion ?? current.version);
+  const { variables, toolPolicy } = started ?? { ...current, toolPolicy: current.toolPolicy ?? null };
+  const currentPolicy = current.toolPolicy ?? null;
+  const permittedNow = (name: string) =>
+    toolPermitted(toolPolicy, name) && toolPermitted(currentPolicy, name);
   const instructions = expandContext(binding.artifact.instructions, variables);
   // The configured hosts and the one the turn's request came in on: neither a tool nor the model may call them.
   const platformHosts = platformHostsFor(env, run.requestHost);
@@ -130,7 +142,7 @@ export async function wireRun(
     }
     // A tool the thread's policy hides is refused here, whatever the model was shown: no webhook goes out
     // (docs/tools.md#tool-policy).
-    const permitted = toolPermitted(toolPolicy, call.toolName);
+    const permitted = permittedNow(call.toolName);
     const tool = permitted ? toolNamed(tools, call.toolName) : null;
     if (tool !== null) {
       // What a person approves is what the tool will receive: the input with the caller's identity written in.
@@ -202,7 +214,7 @@ export async function wireRun(
   };
 
   const runApproved: RunWiring["runApproved"] = (call, approvalId, signal) => {
-    const permitted = toolPermitted(toolPolicy, call.toolName);
+    const permitted = permittedNow(call.toolName);
     const tool = permitted ? toolNamed(tools, call.toolName) : null;
     return execute(call, signal, tool, permitted, approvalId);
   };
