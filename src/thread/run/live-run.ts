@@ -85,6 +85,8 @@ export class LiveRun {
   stores: RunStores;
   /** The run's usage totals, once it is sealed (its quota slot is given back with them). */
   usage: UsageTotals | null = null;
+  /** The run waited for a person and goes on now, from its stored steps. */
+  readonly resumed: boolean;
   /** Every delta so far, in order: the reply the run is sealed with when the model ends. */
   text = "";
   readonly done: Promise<Run>;
@@ -124,6 +126,7 @@ export class LiveRun {
     this.#now = input.now;
     this.#send = input.send;
     this.#schedule = input.schedule ?? afterThisTurn;
+    this.resumed = input.continueAfter !== undefined;
     const before = input.continueAfter ?? [];
     if (before.length > 0) {
       this.text = before.map((d) => d.text).join("");

@@ -90,7 +90,7 @@ export async function streamRun(
   if (!bound.ok) return deps.seal(running.value, "", { cause: "fail", error: runError(bound) }, live.stores);
   const binding = bound.value;
   // A run that waited for a person goes on from its stored steps, under the context its first model call saw.
-  const parked = parkedSteps(live.stores, live.runId);
+  const parked = live.resumed ? parkedSteps(live.stores, live.runId) : null;
   const startedUnder = parked === null ? undefined : readRunAudit(deps.storage, live.runId)?.contextVersion;
   const wiring = await wireRun(
     { ...deps, binding },
