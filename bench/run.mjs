@@ -24,8 +24,9 @@ import { benchWidget, consoleSizes, widgetSizes } from "./scenarios/b5-widget.mj
 import { benchColdStart, bundleSize } from "./scenarios/b6-bundle.mjs";
 import { B7_DELAY_MS, benchConnectPath } from "./scenarios/b7-connect.mjs";
 import { benchInsights } from "./scenarios/b8-insights.mjs";
+import { benchApprovals } from "./scenarios/b9-approvals.mjs";
 
-const SCENARIOS = ["b1", "b2", "b3", "b4", "b5", "b6", "b7", "b8"];
+const SCENARIOS = ["b1", "b2", "b3", "b4", "b5", "b6", "b7", "b8", "b9"];
 const HELP = `Usage: npm run bench [-- --only b1,b3 --quick --out <file>]
 
 Starts the product Worker and the bench-only echo and peer Workers (bench/echo-worker, bench/peer-worker) with
@@ -41,6 +42,8 @@ bench/results/latest.json.
   B6 bundle       Worker bundle gzip size (wrangler deploy --dry-run); new thread's ready vs a warm thread's
   B7 connect path connect (upgrade → ready) and launch-resume with every D1 call delayed ${B7_DELAY_MS} ms vs none
   B8 insights     a synthetic tenant of 1M messages in local D1: 30-day analytics by version and search, p50 ≤ 50 ms
+  B9 approvals    one thread: decision → first delta of the continuation vs send → first delta (≤ 2×); 100 runs
+                  parked on approvals, the product restarted on its state, 100 decisions → 100 continuations
 
   --only <list>   comma-separated scenarios to run (default: all)
   --quick         smaller loads (a smoke run; figures are noisier; B8 seeds 100,000 messages and says so)
@@ -116,7 +119,7 @@ async function main() {
     if (only.has("b5")) await step(results, "b5Sizes", log, widgetSizes);
     if (only.has("b5")) await step(results, "b5Console", log, consoleSizes);
 
-    const needProduct = ["b1", "b2", "b5", "b6"].some((s) => only.has(s));
+    const needProduct = ["b1", "b2", "b5", "b6", "b9"].some((s) => only.has(s));
     const needEcho = ["b2", "b3", "b4", "b8"].some((s) => only.has(s));
     const [product, echo, delayed, peer] = await Promise.all([
       needProduct ? startProductWorker({ log, projectionWindowMs: windowArg }) : null,
@@ -199,6 +202,12 @@ async function main() {
           samples: quick ? 10 : 30,
           log,
         }),
+      );
+    }
+    // Last: it restarts the product Worker (its state kept), which no scenario after it should see.
+    if (only.has("b9")) {
+      await step(results, "b9", log, () =>
+        benchApprovals({ product, samples: quick ? 10 : 30, runs: quick ? 20 : 100, log }),
       );
     }
   } finally {

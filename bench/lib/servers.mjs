@@ -55,40 +55,60 @@ async function startWrangler({ name, args, dir, log }) {
   const inspector = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
   const logFile = join(dir, `${name}.log`);
-  const out = createWriteStream(logFile);
-  // detached: wrangler and its workerd children form one process group that stop() ends as a whole.
-  const child = spawn(
-    wranglerBin(),
-    [
-      "dev",
-      ...args,
-      "--ip",
-      "127.0.0.1",
-      "--port",
-      String(port),
-      "--inspector-port",
-      String(inspector),
-      "--show-interactive-dev-session=false",
-      "--log-level",
-      "warn",
-    ],
-    { cwd: root, env: childEnv({ CI: "true", WRANGLER_SEND_METRICS: "false" }), detached: true },
-  );
-  started.add(child);
-  child.stdout.pipe(out);
-  child.stderr.pipe(out);
-  log(`starting ${name} on ${baseUrl}…`);
-  try {
-    await waitForHealth(baseUrl, {
-      stillRunning: () => child.exitCode === null,
-      timeoutMs: 120_000,
-    });
-  } catch (error) {
-    await new Promise((resolve) => out.end(resolve));
-    const tail = readFileSync(logFile, "utf8").split("\n").slice(-30).join("\n");
-    throw new Error(`${error instanceof Error ? error.message : error}\n--- ${name} output ---\n${tail}`);
-  }
-  return { baseUrl, port, inspectorPort: inspector, child, logFile, stop: () => stopProcessGroup(child) };
+  let child;
+  const spawnWrangler = async () => {
+    const out = createWriteStream(logFile, { flags: "a" });
+    // detached: wrangler and its workerd children form one process group that stop() ends as a whole.
+    child = spawn(
+      wranglerBin(),
+      [
+        "dev",
+        ...args,
+        "--ip",
+        "127.0.0.1",
+        "--port",
+        String(port),
+        "--inspector-port",
+        String(inspector),
+        "--show-interactive-dev-session=false",
+        "--log-level",
+        "warn",
+      ],
+      { cwd: root, env: childEnv({ CI: "true", WRANGLER_SEND_METRICS: "false" }), detached: true },
+    );
+    started.add(child);
+    child.stdout.pipe(out);
+    child.stderr.pipe(out);
+    log(`starting ${name} on ${baseUrl}…`);
+    const running = child;
+    try {
+      await waitForHealth(baseUrl, {
+        stillRunning: () => running.exitCode === null,
+        timeoutMs: 120_000,
+      });
+    } catch (error) {
+      await new Promise((resolve) => out.end(resolve));
+      const tail = readFileSync(logFile, "utf8").split("\n").slice(-30).join("\n");
+      throw new Error(`${error instanceof Error ? error.message : error}\n--- ${name} output ---\n${tail}`);
+    }
+  };
+  await spawnWrangler();
+  return {
+    baseUrl,
+    port,
+    inspectorPort: inspector,
+    get child() {
+      return child;
+    },
+    logFile,
+    stop: () => stopProcessGroup(child),
+    /** Stops wrangler and starts it again on the same port and persisted state (a redeploy, as threads see it). */
+    restart: async () => {
+      await stopProcessGroup(child);
+      started.delete(child);
+      await spawnWrangler();
+    },
+  };
 }
 
 /**

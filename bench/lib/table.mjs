@@ -470,6 +470,71 @@ function b8Rows(b8) {
   return rows;
 }
 
+function b9Rows(b9) {
+  if (!b9 || b9.failed) {
+    return [unavailable("B9", "decision → first delta p50", b9, "≤ 2× send → first delta")];
+  }
+  const t = b9.thread;
+  const p = b9.parked;
+  const all = (n, of) => n === of;
+  return [
+    row("B9", "decision → first delta p50 (one thread)", {
+      value: ms(t.decisionToFirstDeltaMs.p50),
+      baseline: `send → first delta ${ms(t.sendToFirstDeltaMs.p50)}`,
+      ratio: t.ratioP50,
+      target: "≤ 2×",
+      pass: t.ratioP50 !== null && t.ratioP50 <= 2,
+    }),
+    row("B9", "  decision → first delta p95", {
+      value: ms(t.decisionToFirstDeltaMs.p95),
+      baseline: `send → first delta ${ms(t.sendToFirstDeltaMs.p95)}`,
+      ratio: ratio(t.decisionToFirstDeltaMs.p95, t.sendToFirstDeltaMs.p95),
+    }),
+    row("B9", "  same tool without approval: send → first delta p50", {
+      value: ms(t.toolTurnSendToFirstDeltaMs?.p50),
+      baseline: `decision → first delta ${ms(t.decisionToFirstDeltaMs.p50)}`,
+      ratio: ratio(t.decisionToFirstDeltaMs.p50, t.toolTurnSendToFirstDeltaMs?.p50 ?? null),
+    }),
+    row("B9", "  send → requires_action p50", {
+      value: ms(t.sendToParkedMs.p50),
+      baseline: `decision → run end ${ms(t.decisionToRunEndMs.p50)}`,
+    }),
+    row("B9", "  turns completed (plain, approval, tool without approval)", {
+      value: `${t.plainSucceeded}, ${t.approvalSucceeded}, ${t.directSucceeded ?? 0} of ${t.samples}`,
+      baseline: `${t.lostDeltas} lost, ${t.duplicatedDeltas} duplicated deltas`,
+      target: "all",
+      pass:
+        all(t.plainSucceeded, t.samples) &&
+        all(t.approvalSucceeded, t.samples) &&
+        all(t.directSucceeded, t.samples) &&
+        t.lostDeltas === 0 &&
+        t.duplicatedDeltas === 0,
+    }),
+    row("B9", `parked runs → continuations after a restart`, {
+      value: `${p.continuations}/${p.runs}`,
+      baseline: `${p.decisionsOk} decisions 200, restart ${p.restartSeconds} s`,
+      target: "all",
+      pass: all(p.continuations, p.runs) && all(p.decisionsOk, p.runs),
+    }),
+    row("B9", "  tool calls (once per approval, webhook-id = approvalId)", {
+      value: `${p.toolCalls}`,
+      baseline: `${p.toolCallsMatchingApprovals} match, ${p.duplicateToolCalls} duplicated`,
+      target: `= ${p.runs}`,
+      pass: p.toolCalls === p.runs && p.toolCallsMatchingApprovals === p.runs && p.duplicateToolCalls === 0,
+    }),
+    row("B9", "  runs left requires_action", {
+      value: `${p.runsLeftRequiresAction}`,
+      baseline: `${p.runsNotSucceeded} not succeeded, ${p.pendingApprovals} approvals pending`,
+      target: "0",
+      pass: p.runsLeftRequiresAction === 0 && p.runsNotSucceeded === 0 && p.pendingApprovals === 0,
+    }),
+    row("B9", "  decision request p50 (object woken from storage)", {
+      value: ms(p.decisionMs.p50),
+      baseline: `p99 ${ms(p.decisionMs.p99)}`,
+    }),
+  ];
+}
+
 export function buildRows(results) {
   const has = (key) => key in results;
   return [
@@ -483,6 +548,7 @@ export function buildRows(results) {
     ...(has("b6Bundle") || has("b6ColdStart") ? b6Rows(results.b6Bundle, results.b6ColdStart) : []),
     ...(has("b7") ? b7Rows(results.b7) : []),
     ...(has("b8") ? b8Rows(results.b8) : []),
+    ...(has("b9") ? b9Rows(results.b9) : []),
   ];
 }
 

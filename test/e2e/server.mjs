@@ -83,14 +83,16 @@ async function consoleKeys(baseUrl, token) {
 }
 
 /**
- * Starts the server and seeds it. Returns `{baseUrl, otherOrigin, keys, apiKey, consoleKeys, operatorToken, stop()}`;
- * `stop()` ends wrangler (its whole process group, which we started) and removes the temporary directory, also
- * after a failure.
+ * Starts the server and seeds it. Returns `{baseUrl, otherOrigin, keys, apiKey, consoleKeys, operatorToken, stop(),
+ * restart()}`; `stop()` ends wrangler (its whole process group, which we started) and removes the temporary
+ * directory, also after a failure; `restart()` stops wrangler and starts it again on the same port, secrets and
+ * persisted state (what a redeploy looks like to the threads: every object gone from memory, its storage kept).
  */
 export async function startServer({ log = () => {} } = {}) {
   const dir = mkdtempSync(join(tmpdir(), "agent-threads-e2e-"));
   const state = join(dir, "state");
   const { varsFile, vars } = writeThrowawayVars(dir, "e2e.vars");
+  const logFile = join(dir, "wrangler.log");
 
   let child;
   const stop = async () => {
@@ -98,25 +100,12 @@ export async function startServer({ log = () => {} } = {}) {
     rmSync(dir, { recursive: true, force: true });
   };
 
-  try {
-    const wrangler = wranglerBin();
-    log("applying D1 migrations to throwaway local databases (the control plane and each projection shard)…");
-    for (const binding of D1_BINDINGS) {
-      const migrated = await runCommand(
-        wrangler,
-        ["d1", "migrations", "apply", binding, "--local", "--persist-to", state],
-        { env: { CI: "true", WRANGLER_SEND_METRICS: "false" } },
-      );
-      if (migrated !== 0) throw new Error(`applying D1 migrations to ${binding} failed (exit ${migrated})`);
-    }
-
-    const port = await freePort();
-    const inspector = await freePort();
+  /** `wrangler dev` on `port` over the persisted state; resolves once it answers health. */
+  const launchWrangler = async (port, inspector) => {
     const baseUrl = `http://127.0.0.1:${port}`;
-    const logFile = join(dir, "wrangler.log");
-    const out = createWriteStream(logFile);
+    const out = createWriteStream(logFile, { flags: "a" });
     child = spawn(
-      wrangler,
+      wranglerBin(),
       [
         "dev",
         "--ip",
@@ -136,8 +125,9 @@ export async function startServer({ log = () => {} } = {}) {
     child.stdout.pipe(out);
     child.stderr.pipe(out);
     log(`starting wrangler dev on ${baseUrl}…`);
+    const running = child;
     try {
-      await waitForHealth(baseUrl, { stillRunning: () => child.exitCode === null, timeoutMs: 120_000 });
+      await waitForHealth(baseUrl, { stillRunning: () => running.exitCode === null, timeoutMs: 120_000 });
     } catch (error) {
       await new Promise((resolve) => out.end(resolve));
       const tail = readFileSync(logFile, "utf8").split("\n").slice(-40).join("\n");
@@ -145,6 +135,28 @@ export async function startServer({ log = () => {} } = {}) {
         `${error instanceof Error ? error.message : error}\n--- wrangler dev output ---\n${tail}`,
       );
     }
+    return baseUrl;
+  };
+
+  try {
+    const wrangler = wranglerBin();
+    log("applying D1 migrations to throwaway local databases (the control plane and each projection shard)…");
+    for (const binding of D1_BINDINGS) {
+      const migrated = await runCommand(
+        wrangler,
+        ["d1", "migrations", "apply", binding, "--local", "--persist-to", state],
+        { env: { CI: "true", WRANGLER_SEND_METRICS: "false" } },
+      );
+      if (migrated !== 0) throw new Error(`applying D1 migrations to ${binding} failed (exit ${migrated})`);
+    }
+
+    const port = await freePort();
+    const inspector = await freePort();
+    const baseUrl = await launchWrangler(port, inspector);
+    const restart = async () => {
+      await stopProcessGroup(child);
+      await launchWrangler(port, inspector);
+    };
     const seeded = await seed(baseUrl, vars.OPERATOR_TOKEN, baseUrl);
     return {
       baseUrl,
@@ -153,6 +165,7 @@ export async function startServer({ log = () => {} } = {}) {
       operatorToken: vars.OPERATOR_TOKEN,
       logFile,
       stop,
+      restart,
     };
   } catch (error) {
     await stop();

@@ -178,6 +178,34 @@ describe("approvals", () => {
   });
 });
 
+describe("approvals of one step", () => {
+  it("lists a step's waiting calls in the order the model made them", async () => {
+    const orders = ["O1", "O2", "O3", "O4", "O5", "O6", "O7", "O8"];
+    const agent = await liveAgent({
+      artifact: {
+        model: {
+          provider: "local",
+          model: "echo",
+          local: { toolCalls: orders.map((orderId) => ({ name: "refund", input: { orderId } })) },
+        },
+        tools: [refundTool("always")],
+      },
+    });
+    const session = await launch(agent.publicKey);
+    const socket = await connect(session);
+    socket.send({ type: "send", clientMessageId: clientMessageId(), text: "refund them all" });
+    const waiting = await socket.next("run", (f) => f.status === "requires_action");
+    expect(waiting.actions!.map((a) => a.input.orderId)).toEqual(orders);
+    socket.ws.close();
+
+    // A socket saying hello later is told the same order.
+    const later = await connect(session);
+    const replayed = await later.next("run", (f) => f.status === "requires_action");
+    expect(replayed.actions!.map((a) => a.input.orderId)).toEqual(orders);
+    later.ws.close();
+  });
+});
+
 describe("client tools", () => {
   it("asks every socket, takes the first answer, refuses a second, and the model gets the answer", async () => {
     const agent = await agentWith(

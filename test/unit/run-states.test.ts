@@ -20,9 +20,13 @@ describe("the run state machine", () => {
         "queued→running",
         "queued→failed",
         "queued→aborted",
+        "running→requires_action",
         "running→succeeded",
         "running→failed",
         "running→aborted",
+        "requires_action→running",
+        "requires_action→failed",
+        "requires_action→aborted",
       ].sort(),
     );
     for (const from of RUN_STATUSES) {

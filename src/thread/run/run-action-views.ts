@@ -70,11 +70,18 @@ export function outcomeOf(action: RunAction): ToolCallOutcome | null {
   return { output: { denied: true, reason: action.reason } };
 }
 
-/** The approvals of a run still waiting, in the order they were asked: the `actions` of its `run` frame. */
+/** The approvals of a run still waiting, in the order the model made the calls: the `actions` of its `run` frame. */
 export function pendingApprovals(stores: RunStores, runId: string): ApprovalAction[] {
+  // Rows asked within the same millisecond tie on their time, so the waiting step's call order decides.
+  const order = new Map<string, number>();
+  for (const step of parkedSteps(stores, runId) ?? []) {
+    for (const call of step.toolCalls) order.set(call.toolCallId, order.size);
+  }
+  const position = (action: RunAction) => order.get(action.toolCallId) ?? order.size;
   return stores.actions
     .ofRun(runId)
     .filter((a) => a.kind === "approval" && a.status === "pending")
+    .sort((a, b) => position(a) - position(b))
     .map(approvalActionOf);
 }
 
