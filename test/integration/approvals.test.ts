@@ -443,3 +443,29 @@ describe("zero retention", () => {
     expect(JSON.stringify(items)).not.toContain("Z9");
   });
 });
+
+describe("a waiting run seen again", () => {
+  it("is told again to a socket resuming it, and answered by the JSON message route as requires_action", async () => {
+    const agent = await agentWith(refundTool("always"), { name: "refund", input: { orderId: "K2" } });
+    refundEndpoint();
+    const session = await launch(agent.publicKey);
+    const posted = await api(`/v1/threads/${session.threadId}/messages`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${session.token}`, Origin: ORIGIN },
+      body: { clientMessageId: clientMessageId(), text: "refund K2" },
+    });
+    expect(posted.status).toBe(201);
+    const reply = (await posted.json()) as { run: { id: string; status: string } };
+    expect(reply.run.status).toBe("requires_action");
+
+    const resumed = await connect(session, { resume: { runId: reply.run.id, afterSeq: 0 } });
+    const waiting = await resumed.next("run", (f) => f.status === "requires_action");
+    expect(waiting.runId).toBe(reply.run.id);
+    expect(waiting.actions?.[0]).toMatchObject({ name: "refund", input: { orderId: "K2" } });
+    // Told once, not once for the resume and again for the waiting run.
+    expect(resumed.all("run").filter((f) => f.status === "requires_action")).toHaveLength(1);
+    resumed.send({ type: "approval", approvalId: waiting.actions![0]!.approvalId, decision: "approve" });
+    expect((await resumed.next("run", (f) => f.status === "succeeded")).runId).toBe(reply.run.id);
+    resumed.ws.close();
+  });
+});
