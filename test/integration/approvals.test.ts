@@ -10,8 +10,10 @@ import { jsonResponse } from "../helpers/fake-tool-server";
 import { threadStub } from "../helpers/projection";
 import { api } from "../helpers/tenants";
 import { clientMessageId, connect, type LiveAgent, launch, liveAgent, ORIGIN } from "../helpers/threads";
+import { waitFor } from "../helpers/wait-for";
 
 const REFUND_URL = "https://hooks.example.com/refund";
+const LOOKUP_URL = "https://hooks.example.com/lookup";
 const SIGNING_SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 
 afterEach(() => {
@@ -467,5 +469,65 @@ describe("a waiting run seen again", () => {
     resumed.send({ type: "approval", approvalId: waiting.actions![0]!.approvalId, decision: "approve" });
     expect((await resumed.next("run", (f) => f.status === "succeeded")).runId).toBe(reply.run.id);
     resumed.ws.close();
+  });
+});
+
+describe("a run that ends before it waits", () => {
+  it("cancels the approvals it asked for in the step that never finished", async () => {
+    const agent = await liveAgent({
+      artifact: {
+        model: {
+          provider: "local",
+          model: "echo",
+          local: {
+            toolCalls: [
+              { name: "refund", input: { orderId: "L3" } },
+              { name: "lookup", input: { orderId: "L3" } },
+            ],
+          },
+        },
+        tools: [
+          refundTool("always"),
+          { name: "lookup", description: "Looks slowly.", url: LOOKUP_URL, signingSecret: "hook-signing" },
+        ],
+      },
+    });
+    const put = await api("/v1/secrets/hook-signing", {
+      method: "PUT",
+      key: agent.apiKey,
+      body: { value: SIGNING_SECRET },
+    });
+    expect(put.status).toBe(204);
+    let lookupStarted = false;
+    vi.spyOn(globalThis, "fetch").mockImplementation(async (input, init) => {
+      const request = new Request(input, init);
+      if (request.url !== LOOKUP_URL) throw new Error(`unexpected outbound request to ${request.url}`);
+      lookupStarted = true;
+      // The lookup never answers: only the run's cancel ends it.
+      return new Promise<Response>((_resolve, reject) => {
+        init?.signal?.addEventListener("abort", () => reject(init.signal?.reason), { once: true });
+      });
+    });
+    const session = await launch(agent.publicKey);
+    const socket = await connect(session);
+    socket.send({ type: "send", clientMessageId: clientMessageId(), text: "refund and look" });
+    const asked = await socket.next("entry", (f) => f.entry.kind === "approval_request");
+    await waitFor(
+      async () => lookupStarted,
+      (started) => started,
+      { what: "the lookup call" },
+    );
+    socket.send({ type: "cancel", runId: asked.entry.runId! });
+    const ended = await socket.next("run", (f) => f.status === "aborted");
+    expect(ended.reason).toBe("cancelled");
+    const decided = await socket.next("entry", (f) => f.entry.kind === "approval_decision");
+    expect(decided.entry.decision).toMatchObject({ decision: "deny", by: "system", reason: "cancelled" });
+    const late = await api(`/v1/sessions/${session.threadId}/approvals/${asked.entry.approval!.approvalId}`, {
+      method: "POST",
+      key: agent.apiKey,
+      body: { decision: "approve" },
+    });
+    expect(late.status).toBe(409);
+    socket.ws.close();
   });
 });

@@ -87,6 +87,8 @@ export class LiveRun {
   usage: UsageTotals | null = null;
   /** The run waited for a person and goes on now, from its stored steps. */
   readonly resumed: boolean;
+  /** The run asked a person something in this stretch (its entries then sit between its message and its reply). */
+  asked = false;
   /** Every delta so far, in order: the reply the run is sealed with when the model ends. */
   text = "";
   readonly done: Promise<Run>;

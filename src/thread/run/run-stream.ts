@@ -4,7 +4,7 @@ import { modelInputOf } from "../../models/model-input";
 import { CURRENT_PROMPT_BUILDER, currentPromptBuilder } from "../../models/prompt-builders";
 import { runTurn, type TurnStep } from "../../models/turn";
 import type { ErrorCode, ErrorReason } from "../../shared/errors";
-import { abortCauseOf } from "../../shared/run-states";
+import { abortCauseOf, RUN_MOVES } from "../../shared/run-states";
 import type { JsonValue } from "../../storage/redact";
 import type { Entry } from "../../storage/thread/entry-store";
 import { readRunAudit } from "../../storage/thread/run-audit-store";
@@ -12,6 +12,7 @@ import type { Run, RunError } from "../../storage/thread/run-store";
 import { type LiveRun, runFrame, type StreamReceivers } from "./live-run";
 import type { PromptHistory } from "./prompt-history";
 import { outcomeOf, parkedFrame, parkedSteps } from "./run-action-views";
+import { cancelActions } from "./run-actions";
 import { contextBudget, runArtifact, type VersionBindings } from "./run-artifact";
 import { runAuditor } from "./run-audit";
 import type { RunEnd } from "./run-seal";
@@ -101,6 +102,9 @@ export async function streamRun(
       stores: live.stores,
       requestHost: live.meta?.host ?? null,
       ...(startedUnder !== undefined ? { contextVersion: startedUnder } : {}),
+      onAsked: () => {
+        live.asked = true;
+      },
     },
   );
   live.stores = wiring.stores;
@@ -162,7 +166,15 @@ export async function streamRun(
             cause: "fail",
             error: stopped instanceof RunTimeout ? stopped.runError() : runError(result.error),
           };
-  const asked = parked !== null || result.steps.some((step) => (step.waiting?.length ?? 0) > 0);
+  const asked = live.resumed || live.asked;
+  // A run that ends without waiting (cancelled, failed, out of time) leaves nothing pending behind it.
+  if (asked) {
+    cancelActions(
+      { storage: deps.storage, stores: live.stores, receivers: deps.receivers, binding, now: deps.now },
+      live.runId,
+      end.cause === "succeed" ? "ended" : end.cause === "fail" ? "failed" : RUN_MOVES[end.cause].reason,
+    );
+  }
   const sealed = deps.seal(
     current,
     live.text,

@@ -71,6 +71,8 @@ export async function wireRun(
      * see the variables and tools its first one did (docs/api.md#audit-record). Absent: the thread's context now.
      */
     contextVersion?: number;
+    /** The run asked a person something (an approval or a client tool's answer). */
+    onAsked?: () => void;
   },
 ): Promise<RunWiring> {
   const { binding, env, storage, now } = deps;
@@ -156,10 +158,12 @@ export async function wireRun(
       const runRef = { id: run.runId, userEntryId: run.userEntryId };
       const need = approvalFor(tool, input);
       if (need !== null) {
+        run.onAsked?.();
         await requestApproval(actionDeps, runRef, asked, need);
         return WAIT;
       }
       if (toolExecutor(tool) === "client") {
+        run.onAsked?.();
         await requestClientTool(actionDeps, runRef, asked, clientToolTimeoutMs(tool));
         return WAIT;
       }
