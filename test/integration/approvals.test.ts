@@ -384,9 +384,15 @@ describe("timeouts", () => {
       input: { orderId: "J1" },
     });
     const deliveries = refundEndpoint();
-    const { session, socket } = await parkedSession(agent, "refund J1");
+    const { session, socket, waiting } = await parkedSession(agent, "refund J1");
     await new Promise((resolve) => setTimeout(resolve, 10_100));
-    await expireNow(agent, session.threadId);
+    // A decision that comes too late finds the timeout applied first, its handoff included.
+    const late = await api(`/v1/sessions/${session.threadId}/approvals/${waiting.actions![0]!.approvalId}`, {
+      method: "POST",
+      key: agent.apiKey,
+      body: { decision: "approve" },
+    });
+    expect(late.status).toBe(409);
     const decided = await socket.next("entry", (f) => f.entry.kind === "approval_decision");
     expect(decided.entry.decision).toMatchObject({ decision: "deny", by: "timeout" });
     await socket.next("run", (f) => f.status === "succeeded");

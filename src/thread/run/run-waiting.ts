@@ -67,13 +67,11 @@ export class WaitingRuns {
     reason?: string;
     by: DeciderKind;
   }): Result<RunAction> {
+    // Whatever ran out of time is settled by its timeout first (its `onTimeout` included): a late decision is then
+    // refused as expired, and the run goes on from the timeout.
+    this.expireDue();
     const decided = decideApproval(this.#actionDeps(), input, this.#clientTimeoutOf);
-    if (!decided.ok) {
-      // An approval found expired was settled by its timeout: its run may go on.
-      if (decided.reason === "expired") this.#continueWaiting();
-      return decided;
-    }
-    this.#continueWaiting();
+    if (decided.ok) this.#continueWaiting();
     return decided;
   }
 
