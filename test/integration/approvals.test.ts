@@ -47,6 +47,15 @@ const refundTool = (approval: unknown) => ({
   approval,
 });
 
+/** The tenant's decision over `POST /v1/sessions/:threadId/approvals/:approvalId`. */
+function tenantDecides(agent: LiveAgent, threadId: string, approvalId: string, decision: "approve" | "deny") {
+  return api(`/v1/sessions/${threadId}/approvals/${approvalId}`, {
+    method: "POST",
+    key: agent.apiKey,
+    body: { decision },
+  });
+}
+
 /** The refund webhook, every delivery's `webhook-id` recorded. */
 function refundEndpoint() {
   const deliveries: string[] = [];
@@ -153,11 +162,7 @@ describe("approvals", () => {
     socket.ws.close();
     await evictDurableObject(await threadStub(agent, session.threadId));
 
-    const decided = await api(`/v1/sessions/${session.threadId}/approvals/${approvalId}`, {
-      method: "POST",
-      key: agent.apiKey,
-      body: { decision: "approve" },
-    });
+    const decided = await tenantDecides(agent, session.threadId, approvalId, "approve");
     expect(decided.status).toBe(200);
     expect(await decided.json()).toMatchObject({ approval: { status: "approved", decidedBy: "tenant" } });
 
@@ -268,11 +273,7 @@ describe("a waiting run ends", () => {
     ).toMatchObject({
       reason: "cancelled",
     });
-    const late = await api(`/v1/sessions/${session.threadId}/approvals/${approvalId}`, {
-      method: "POST",
-      key: agent.apiKey,
-      body: { decision: "approve" },
-    });
+    const late = await tenantDecides(agent, session.threadId, approvalId, "approve");
     expect(late.status).toBe(409);
     expect(deliveries).toEqual([]);
     socket.ws.close();
@@ -328,14 +329,7 @@ describe("a waiting run ends", () => {
     const agent = await agentWith(refundTool({ by: "user" }), { name: "refund", input: { orderId: "G7" } });
     refundEndpoint();
     const { session, socket, waiting } = await parkedSession(agent, "refund G7");
-    const byTenant = await api(
-      `/v1/sessions/${session.threadId}/approvals/${waiting.actions![0]!.approvalId}`,
-      {
-        method: "POST",
-        key: agent.apiKey,
-        body: { decision: "approve" },
-      },
-    );
+    const byTenant = await tenantDecides(agent, session.threadId, waiting.actions![0]!.approvalId, "approve");
     expect(byTenant.status).toBe(403);
     socket.ws.close();
   });
@@ -363,11 +357,7 @@ describe("timeouts", () => {
     const deliveries = refundEndpoint();
     const { session, socket, waiting } = await parkedSession(agent, "refund H8");
     await new Promise((resolve) => setTimeout(resolve, 10_100));
-    const late = await api(`/v1/sessions/${session.threadId}/approvals/${waiting.actions![0]!.approvalId}`, {
-      method: "POST",
-      key: agent.apiKey,
-      body: { decision: "approve" },
-    });
+    const late = await tenantDecides(agent, session.threadId, waiting.actions![0]!.approvalId, "approve");
     expect(late.status).toBe(409);
     expect(await late.json()).toMatchObject({ error: { code: "conflict", reason: "expired" } });
     const decided = await socket.next("entry", (f) => f.entry.kind === "approval_decision");
@@ -387,11 +377,7 @@ describe("timeouts", () => {
     const { session, socket, waiting } = await parkedSession(agent, "refund J1");
     await new Promise((resolve) => setTimeout(resolve, 10_100));
     // A decision that comes too late finds the timeout applied first, its handoff included.
-    const late = await api(`/v1/sessions/${session.threadId}/approvals/${waiting.actions![0]!.approvalId}`, {
-      method: "POST",
-      key: agent.apiKey,
-      body: { decision: "approve" },
-    });
+    const late = await tenantDecides(agent, session.threadId, waiting.actions![0]!.approvalId, "approve");
     expect(late.status).toBe(409);
     const decided = await socket.next("entry", (f) => f.entry.kind === "approval_decision");
     expect(decided.entry.decision).toMatchObject({ decision: "deny", by: "timeout" });
@@ -528,11 +514,7 @@ describe("a run that ends before it waits", () => {
     expect(ended.reason).toBe("cancelled");
     const decided = await socket.next("entry", (f) => f.entry.kind === "approval_decision");
     expect(decided.entry.decision).toMatchObject({ decision: "deny", by: "system", reason: "cancelled" });
-    const late = await api(`/v1/sessions/${session.threadId}/approvals/${asked.entry.approval!.approvalId}`, {
-      method: "POST",
-      key: agent.apiKey,
-      body: { decision: "approve" },
-    });
+    const late = await tenantDecides(agent, session.threadId, asked.entry.approval!.approvalId, "approve");
     expect(late.status).toBe(409);
     socket.ws.close();
   });

@@ -50,11 +50,8 @@ export function enqueueApproval(
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
-/**
- * An approval's projection from its run action, as the runtime queues it (an approval whose approved call was
- * answered is `approved`); the reconciliation rebuilds D1's rows with it.
- */
-export function approvalProjection(binding: ThreadBinding, action: RunAction): ApprovalProjection {
+/** An approval as the API, the console and D1 show it, from its run action (an answered call counts as approved). */
+export function approvalViewOf(binding: ThreadBinding, action: RunAction): ApprovalView {
   return {
     id: action.id,
     threadId: binding.threadId,
@@ -69,7 +66,10 @@ export function approvalProjection(binding: ThreadBinding, action: RunAction): A
     decidedAt: action.decidedAt === null ? null : iso(action.decidedAt),
     decidedBy: action.decidedBy,
     reason: action.reason,
-    tenantId: binding.tenantId,
-    environment: binding.environment,
   };
+}
+
+/** An approval's projection with where it belongs; the reconciliation rebuilds D1's rows with it. */
+export function approvalProjection(binding: ThreadBinding, action: RunAction): ApprovalProjection {
+  return { ...approvalViewOf(binding, action), tenantId: binding.tenantId, environment: binding.environment };
 }

@@ -3,10 +3,9 @@
 import type { JSONValue } from "@ai-sdk/provider";
 import type { ToolCallOutcome, TurnStep } from "../../models/turn";
 import type { ApprovalAction, JsonObject, ServerFrame, ToolRequest } from "../../shared/protocol";
-import type { ApprovalView } from "../../shared/thread-api";
+import { approvalViewOf } from "../../storage/projection/approval-outbox";
 import type { JsonValue } from "../../storage/redact";
 import type { RunAction } from "../../storage/thread/action-store";
-import type { ThreadBinding } from "../../storage/thread/pin-store";
 import type { RunStores } from "./run-stores";
 
 export const iso = (ms: number): string => new Date(ms).toISOString();
@@ -38,23 +37,7 @@ export function toolRequestOf(action: RunAction): ToolRequest {
 }
 
 /** What an approval looks like to the tenant's API, the D1 projection and the console (docs/api.md#approvals). */
-export function approvalView(binding: ThreadBinding, action: RunAction): ApprovalView {
-  return {
-    id: action.id,
-    threadId: binding.threadId,
-    agentId: binding.agentId,
-    runId: action.runId,
-    toolCallId: action.toolCallId,
-    toolName: action.name,
-    status: action.status === "answered" ? "approved" : action.status,
-    by: action.approver ?? "any",
-    requestedAt: iso(action.createdAt),
-    expiresAt: iso(action.expiresAt),
-    decidedAt: action.decidedAt === null ? null : iso(action.decidedAt),
-    decidedBy: action.decidedBy,
-    reason: action.reason,
-  };
-}
+export const approvalView = approvalViewOf;
 
 export function toolRequestFrame(action: RunAction): ServerFrame {
   return { type: "tool_request", runId: action.runId, ...toolRequestOf(action) };
