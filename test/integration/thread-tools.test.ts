@@ -13,6 +13,31 @@ import { api, createTenant } from "../helpers/tenants";
 
 const SIGNING_SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 
+/** One turn of `binding`'s thread in this object's storage, its tools called through `fetch`; the frames it sent. */
+async function oneTurn(
+  storage: DurableObjectStorage,
+  binding: ThreadBinding,
+  fetch: typeof globalThis.fetch,
+  clientMessageId: string,
+): Promise<ServerFrame[]> {
+  const frames: ServerFrame[] = [];
+  const runtime = new ThreadRuntime({
+    storage,
+    env,
+    binding,
+    now: Date.now,
+    peers: () => [{ id: "test", send: (frame) => frames.push(frame) }],
+    keepAliveWhile: (fn) => fn(),
+    afterTurn: async () => {},
+    fetch,
+    quota: tenantRunQuota(env, binding),
+  });
+  const accepted = await runtime.accept({ kind: "send", subject: "vis_alice", clientMessageId, text: "go" });
+  expect(accepted.ok).toBe(true);
+  if (accepted.ok) await runtime.settled(accepted.value.run.id);
+  return frames;
+}
+
 async function bindingFor(tenantId: string, artifact: Artifact): Promise<ThreadBinding> {
   return {
     tenantId,
@@ -64,26 +89,7 @@ describe("tool calls in a turn", () => {
 
     const stub = env.THREAD.get(env.THREAD.idFromName(crypto.randomUUID()));
     const { frames, toolOutput } = await runInDurableObject(stub, async (_instance, state) => {
-      const frames: ServerFrame[] = [];
-      const runtime = new ThreadRuntime({
-        storage: state.storage,
-        env,
-        binding,
-        now: Date.now,
-        peers: () => [{ id: "test", send: (frame) => frames.push(frame) }],
-        keepAliveWhile: (fn) => fn(),
-        afterTurn: async () => {},
-        fetch: fakeFetch,
-        quota: tenantRunQuota(env, binding),
-      });
-      const accepted = await runtime.accept({
-        kind: "send",
-        subject: "vis_alice",
-        clientMessageId: "cm_tools_1",
-        text: "go",
-      });
-      expect(accepted.ok).toBe(true);
-      if (accepted.ok) await runtime.settled(accepted.value.run.id);
+      const frames = await oneTurn(state.storage, binding, fakeFetch, "cm_tools_1");
       const toolOutput = state.storage.sql
         .exec("SELECT output_json FROM tool_calls")
         .toArray()[0]?.output_json;
@@ -163,29 +169,9 @@ describe("several tool calls in one step (the local model's toolCalls)", () => {
     }) as typeof fetch;
 
     const stub = env.THREAD.get(env.THREAD.idFromName(crypto.randomUUID()));
-    const frames = await runInDurableObject(stub, async (_instance, state) => {
-      const frames: ServerFrame[] = [];
-      const runtime = new ThreadRuntime({
-        storage: state.storage,
-        env,
-        binding,
-        now: Date.now,
-        peers: () => [{ id: "test", send: (frame) => frames.push(frame) }],
-        keepAliveWhile: (fn) => fn(),
-        afterTurn: async () => {},
-        fetch: fakeFetch,
-        quota: tenantRunQuota(env, binding),
-      });
-      const accepted = await runtime.accept({
-        kind: "send",
-        subject: "vis_alice",
-        clientMessageId: "cm_tools_2",
-        text: "go",
-      });
-      expect(accepted.ok).toBe(true);
-      if (accepted.ok) await runtime.settled(accepted.value.run.id);
-      return frames;
-    });
+    const frames = await runInDurableObject(stub, (_instance, state) =>
+      oneTurn(state.storage, binding, fakeFetch, "cm_tools_2"),
+    );
 
     expect(requests.map((r) => [r.url, r.body.tool])).toEqual([
       ["https://hooks.example.com/lookup", "lookup"],
