@@ -4,6 +4,7 @@ import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { CURRENT_RUNTIME } from "../../src/control/runtime";
 import type { Result } from "../../src/errors";
+import { pgRunner } from "../../src/storage/postgres/pg-connection";
 import {
   createPostgresDeploymentStore,
   type PostgresDeploymentStore,
@@ -159,6 +160,31 @@ describe("PostgreSQL deployment store", () => {
       );
       expect(results.map((r) => value(r).version).sort()).toEqual([1, 2, 3, 4, 5]);
     } finally {
+      await client.end();
+    }
+  });
+
+  it("on a single client, a transaction that fails rolls back only itself, never a neighbour's writes", async () => {
+    const client = new pg.Client({ connectionString: testDatabaseUrl() });
+    await client.connect();
+    const table = freshPrefix("turns");
+    try {
+      await client.query(`CREATE TABLE ${table} (n integer PRIMARY KEY)`);
+      const runner = pgRunner(client);
+      const failing = runner.transaction(async (tx) => {
+        await tx.query(`INSERT INTO ${table} (n) VALUES (1)`);
+        await new Promise((resolve) => setImmediate(resolve));
+        throw new Error("refused");
+      });
+      const committing = runner.transaction(async (tx) => {
+        await tx.query(`INSERT INTO ${table} (n) VALUES (2)`);
+      });
+      const outcomes = await Promise.allSettled([failing, committing]);
+      expect(outcomes.map((o) => o.status)).toEqual(["rejected", "fulfilled"]);
+      const { rows } = await runner.query(`SELECT n FROM ${table} ORDER BY n`);
+      expect(rows).toEqual([{ n: 2 }]);
+    } finally {
+      await client.query(`DROP TABLE IF EXISTS ${table}`);
       await client.end();
     }
   });
