@@ -8,5 +8,13 @@ import type { RuntimeRevision } from "./deployment-store";
 export const CURRENT_RUNTIME: RuntimeRevision = {
   id: "runtime-2026-12",
   supportedSchemaVersions: [1],
-  capabilities: ["tools.server", "tools.client", "approvals", "attachments", "handoff", "upgrades", "context"],
+  capabilities: [
+    "tools.server",
+    "tools.client",
+    "approvals",
+    "attachments",
+    "handoff",
+    "upgrades",
+    "context",
+  ],
 };

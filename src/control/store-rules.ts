@@ -175,7 +175,12 @@ export const runtimeSchema = z.object({
   id: z.string().min(1).max(200),
   supportedSchemaVersions: z.array(z.number().int().min(1)).min(1),
   capabilities: z
-    .array(z.string().regex(/^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$/).max(64))
+    .array(
+      z
+        .string()
+        .regex(/^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$/)
+        .max(64),
+    )
     .max(64)
     .refine((list) => new Set(list).size === list.length, "duplicate capability"),
 });

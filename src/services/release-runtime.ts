@@ -1,5 +1,10 @@
 // Whether a release's runtime revision can run every version it allocates, checked when it is created and activated (docs/api.md#runtime-revisions).
-import { missingCapabilities, requiredCapabilities, type Shortfall, runtimeIncompatible } from "../control/capabilities";
+import {
+  missingCapabilities,
+  requiredCapabilities,
+  runtimeIncompatible,
+  type Shortfall,
+} from "../control/capabilities";
 import type { DeploymentStore, Release, RuntimeRevision } from "../control/deployment-store";
 import { CURRENT_RUNTIME } from "../control/runtime";
 import { errors, type Failure } from "../errors";

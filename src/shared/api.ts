@@ -84,7 +84,9 @@ export const createReleaseRequest = z
       .min(1)
       .max(200)
       .optional()
-      .describe("A registered runtime revision the release runs on (default: this deployment's, GET /v1/runtime)."),
+      .describe(
+        "A registered runtime revision the release runs on (default: this deployment's, GET /v1/runtime).",
+      ),
   })
   .superRefine((input, ctx) => {
     const total = input.allocations.reduce((sum, a) => sum + a.weight, 0);

@@ -621,7 +621,15 @@ export function describeDeploymentStore(name: string, makeStore: (clock: TestClo
         expect(CURRENT_RUNTIME).toEqual({
           id: "runtime-2026-12",
           supportedSchemaVersions: [1],
-          capabilities: ["tools.server", "tools.client", "approvals", "attachments", "handoff", "upgrades", "context"],
+          capabilities: [
+            "tools.server",
+            "tools.client",
+            "approvals",
+            "attachments",
+            "handoff",
+            "upgrades",
+            "context",
+          ],
         });
         await store.registerRuntime(CURRENT_RUNTIME);
         await store.registerRuntime(CURRENT_RUNTIME);
@@ -646,7 +654,11 @@ export function describeDeploymentStore(name: string, makeStore: (clock: TestClo
           capabilities: ["tools.server", "approvals"],
         });
         await store.registerRuntime({ id: r.id, supportedSchemaVersions: [1, 2], capabilities: [] });
-        expect(await store.getRuntime(r.id)).toEqual({ id: r.id, supportedSchemaVersions: [1, 2], capabilities: [] });
+        expect(await store.getRuntime(r.id)).toEqual({
+          id: r.id,
+          supportedSchemaVersions: [1, 2],
+          capabilities: [],
+        });
         expect(await store.getRuntime(unique("never-registered"))).toBeNull();
         for (const capabilities of [["Tools"], ["tools..server"], ["approvals", "approvals"]]) {
           await expect(

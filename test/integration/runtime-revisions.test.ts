@@ -63,7 +63,9 @@ function postRelease(apiKey: string, agentId: string, version: number, runtimeRe
   });
 }
 
-const refusalDetails = z.array(z.object({ path: z.string(), message: z.string(), missing: z.array(z.string()) }));
+const refusalDetails = z.array(
+  z.object({ path: z.string(), message: z.string(), missing: z.array(z.string()) }),
+);
 
 describe("GET /v1/runtime", () => {
   it("answers this deployment's revision and its capabilities to a tenant key, read scope included", async () => {
@@ -116,7 +118,10 @@ describe("releases on a runtime revision", () => {
   it.each([
     ["tools.server", { tools: [serverTool()] }],
     ["tools.client", { tools: [clientTool] }],
-    ["approvals", { tools: [serverTool({ approval: { when: [{ pointer: "/amount", op: "gt", value: 50 }] } })] }],
+    [
+      "approvals",
+      { tools: [serverTool({ approval: { when: [{ pointer: "/amount", op: "gt", value: 50 }] } })] },
+    ],
     ["handoff", { handoff: { enabled: true } }],
     ["handoff", { tools: [serverTool({ approval: { onTimeout: "handoff" } })] }],
     ["upgrades", { upgrades: "offer" }],
@@ -146,8 +151,16 @@ describe("releases on a runtime revision", () => {
     const tenant = await createTenant();
     const agent = await agentWithVersion2(tenant.apiKey, { tools: [clientTool] });
     const runtimeId = await olderRuntime([]);
-    const release = await json(await postRelease(tenant.apiKey, agent.id, 2, runtimeId), 201, releaseResponse);
-    await store().registerRuntime({ id: runtimeId, supportedSchemaVersions: [1], capabilities: ["tools.server"] });
+    const release = await json(
+      await postRelease(tenant.apiKey, agent.id, 2, runtimeId),
+      201,
+      releaseResponse,
+    );
+    await store().registerRuntime({
+      id: runtimeId,
+      supportedSchemaVersions: [1],
+      capabilities: ["tools.server"],
+    });
 
     const activate = () =>
       api(`/v1/agents/${agent.id}/releases/${release.id}/activate`, { method: "POST", key: tenant.apiKey });
@@ -178,7 +191,9 @@ describe("releases on a runtime revision", () => {
     const old = await store().getRuntime("runtime-2026-11");
     expect(old?.capabilities).toEqual(CURRENT_RUNTIME.capabilities.filter((c) => c !== "attachments"));
     const tenant = await createTenant();
-    const agent = await agentWithVersion2(tenant.apiKey, { tools: [clientTool, serverTool({ approval: "always" })] });
+    const agent = await agentWithVersion2(tenant.apiKey, {
+      tools: [clientTool, serverTool({ approval: "always" })],
+    });
     const release = await json(
       await postRelease(tenant.apiKey, agent.id, 2, "runtime-2026-11"),
       201,

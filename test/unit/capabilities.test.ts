@@ -1,7 +1,11 @@
 // What a version needs of its runtime, from the artifact alone (docs/api.md#runtime-revisions), and the 409 naming it.
 import { describe, expect, it } from "vitest";
 import { artifactSchema } from "../../src/control/artifact";
-import { missingCapabilities, requiredCapabilities, runtimeIncompatible } from "../../src/control/capabilities";
+import {
+  missingCapabilities,
+  requiredCapabilities,
+  runtimeIncompatible,
+} from "../../src/control/capabilities";
 import { CURRENT_RUNTIME } from "../../src/control/runtime";
 
 const base = artifactSchema.parse({
@@ -47,7 +51,9 @@ describe("requiredCapabilities", () => {
   });
 
   it("does not read braces that are no placeholder as context", () => {
-    expect(requiredCapabilities({ ...base, instructions: "Answer in JSON like {{}} or { {a} }." })).toEqual([]);
+    expect(requiredCapabilities({ ...base, instructions: "Answer in JSON like {{}} or { {a} }." })).toEqual(
+      [],
+    );
   });
 });
 
