@@ -1,9 +1,11 @@
 // Runtime revisions (docs/api.md#runtime-revisions): GET /v1/runtime names this deployment's, a release may name a
 // registered older one, and a version needing a capability its runtime lacks is refused with 409 runtime_incompatible.
+import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { CURRENT_RUNTIME } from "../../src/control/runtime";
+import worker from "../../src/index";
 import { releaseResponse, runtimeResponse } from "../../src/shared/api";
 import { D1DeploymentStore } from "../../src/storage/d1/d1-deployment-store";
 import {
@@ -77,6 +79,20 @@ describe("GET /v1/runtime", () => {
       expect.arrayContaining(["tools.server", "tools.client", "approvals", "attachments"]),
     );
     await expectError(await api("/v1/runtime"), 401, "unauthenticated");
+  });
+});
+
+describe("registration", () => {
+  it("the scheduled job registers this deployment's revision with its current capabilities", async () => {
+    await store().registerRuntime({ ...CURRENT_RUNTIME, capabilities: [] });
+    const ctx = createExecutionContext();
+    await worker.scheduled(
+      createScheduledController({ scheduledTime: Date.now(), cron: "*/5 * * * *" }),
+      env,
+      ctx,
+    );
+    await waitOnExecutionContext(ctx);
+    expect(await store().getRuntime(CURRENT_RUNTIME.id)).toEqual(CURRENT_RUNTIME);
   });
 });
 
