@@ -1,6 +1,7 @@
 // Whether a release's runtime revision can run every version it allocates, checked when it is created and activated (docs/api.md#runtime-revisions).
 import {
   missingCapabilities,
+  RUNTIME_CAPABILITIES,
   requiredCapabilities,
   runtimeIncompatible,
   type Shortfall,
@@ -41,6 +42,8 @@ export async function runtimeRefusal(
   runtime: RuntimeRevision,
   allocations: readonly { version: number }[],
 ): Promise<Failure | null> {
+  // A revision with every capability this code can ask for lacks nothing: no version needs to be read.
+  if (RUNTIME_CAPABILITIES.every((c) => runtime.capabilities.includes(c))) return null;
   const versions = await Promise.all(allocations.map((a) => store.getVersion(tenantId, agentId, a.version)));
   const shortfalls: Shortfall[] = [];
   for (const [index, read] of versions.entries()) {
