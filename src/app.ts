@@ -19,6 +19,7 @@ import { launch } from "./routes/launch";
 import { me } from "./routes/me";
 import { operator } from "./routes/operator";
 import { releases } from "./routes/releases";
+import { runtime } from "./routes/runtime";
 import { secrets } from "./routes/secrets";
 import { sessions } from "./routes/sessions";
 import { threads } from "./routes/threads";
@@ -47,6 +48,7 @@ export function createApp() {
   v1.route("/agents/:agentId/draft", drafts);
   v1.route("/agents/:agentId/versions", versions);
   v1.route("/agents/:agentId/releases", releases);
+  v1.route("/runtime", runtime);
   v1.route("/api-keys", apiKeys);
   v1.route("/secrets", secrets);
   v1.route("/sessions", sessions);

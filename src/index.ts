@@ -3,6 +3,7 @@ import { app } from "./app";
 import { pruneConsoleSessions } from "./jobs/console-sessions";
 import { expirePreviews } from "./jobs/previews";
 import { runRetentionJob } from "./jobs/retention";
+import { registerThisRuntime } from "./jobs/runtime-registration";
 import { runShardMoves } from "./jobs/shard-moves";
 
 export { TenantEvents } from "./objects/tenant-events";
@@ -16,5 +17,6 @@ export default {
     ctx.waitUntil(pruneConsoleSessions(env, controller.scheduledTime));
     ctx.waitUntil(expirePreviews(env, controller.scheduledTime));
     ctx.waitUntil(runShardMoves(env));
+    ctx.waitUntil(registerThisRuntime(env));
   },
 } satisfies ExportedHandler<Env>;

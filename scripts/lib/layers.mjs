@@ -75,7 +75,7 @@ export const RULES = {
     { unit: "src/routes/", says: "Hono route files, one per resource: HTTP in, a use-case call, HTTP out" },
     {
       unit: "src/jobs/",
-      says: "scheduled jobs: retention, preview and console-session clean-up, shard moves",
+      says: "scheduled jobs: retention, preview and console-session clean-up, shard moves, runtime registration",
     },
     {
       unit: "src/objects/",

@@ -13,6 +13,7 @@ import type {
   patchAgentRequest,
   publishedVersionResponse,
   ReleaseResponse,
+  RuntimeResponse,
   SecretResponse,
   TenantPatch,
   TenantResponse,
@@ -36,6 +37,7 @@ export type {
   CreatedApiKeyResponse,
   DraftResponse,
   ReleaseResponse,
+  RuntimeResponse,
   SecretResponse,
   TenantPatch,
   TenantResponse,
@@ -148,7 +150,11 @@ class Versions {
 /** Weighted releases per environment; one is active per environment. */
 class Releases {
   constructor(readonly t: Transport) {}
-  /** Weights are positive integers summing to 10,000; the release is not active until `activate`. */
+  /**
+   * Weights are positive integers summing to 10,000; the release is not active until `activate`. `runtimeRevisionId`
+   * (default: the deployment's, `runtime()`) names the registered revision it runs on; a version needing a capability
+   * it lacks throws AgentThreadsError 409 `runtime_incompatible`.
+   */
   create(agentId: string, body: CreateReleaseRequest): Promise<ReleaseResponse> {
     return this.t.json("POST", `/v1/agents/${seg(agentId)}/releases`, { body });
   }
@@ -298,6 +304,11 @@ export class AdminClient {
     this.secrets = new Secrets(this.#t);
     this.webhooks = new Webhooks(this.#t);
     this.console = new ConsoleSessions(this.#t);
+  }
+
+  /** This deployment's runtime revision and its capabilities (docs/api.md#runtime-revisions). */
+  runtime(): Promise<RuntimeResponse> {
+    return this.#t.json("GET", "/v1/runtime");
   }
 
   /** Tokens in/out and runs per day (default: the last 30 days). */

@@ -82,6 +82,8 @@ export interface AgentVersion {
 export interface RuntimeRevision {
   id: string;
   supportedSchemaVersions: number[];
+  /** What this revision can run (`tools.server`, `attachments`, …; src/control/capabilities.ts), no duplicates. */
+  capabilities: string[];
 }
 
 export interface Allocation {
@@ -164,8 +166,13 @@ export interface DeploymentStore {
   getVersionById(tenantId: string, versionId: string): Promise<Result<AgentVersion>>;
   listVersions(tenantId: string, agentId: string, page: PageRequest): Promise<Page<AgentVersion>>;
 
-  /** Idempotent upsert by id; runtime revisions are global, not per tenant. */
+  /**
+   * Idempotent upsert by id: a second registration replaces both lists. Runtime revisions are global, not per tenant;
+   * a malformed revision (empty id, a capability that is not a dotted lowercase word, a duplicate) throws.
+   */
   registerRuntime(runtime: RuntimeRevision): Promise<void>;
+  /** A registered revision exactly as last registered, or null. */
+  getRuntime(runtimeId: string): Promise<RuntimeRevision | null>;
 
   createRelease(
     tenantId: string,

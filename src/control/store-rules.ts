@@ -174,6 +174,15 @@ export function unsupportedVersion(index: number, schemaVersion: number, runtime
 export const runtimeSchema = z.object({
   id: z.string().min(1).max(200),
   supportedSchemaVersions: z.array(z.number().int().min(1)).min(1),
+  capabilities: z
+    .array(
+      z
+        .string()
+        .regex(/^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$/)
+        .max(64),
+    )
+    .max(64)
+    .refine((list) => new Set(list).size === list.length, "duplicate capability"),
 });
 
 /** Runtime revisions come from the Worker's own code, so a bad one is a bug and throws. */

@@ -284,17 +284,23 @@ const errorSchema = {
         reason: {
           type: "string",
           enum: [...ERROR_REASONS],
-          description: "Why, beside the code: a provider failure's kind, or `no_active_release` at launch.",
+          description:
+            "Why, beside the code: a provider failure's kind, `no_active_release` at launch, `runtime_incompatible` on a release.",
         },
         message: { type: "string", description: "For humans; never echoes tokens, keys or internal detail." },
         requestId: { type: "string", description: "Also in the `X-Request-Id` response header; quote it." },
         details: {
           type: "array",
-          description: "Field issues of a `bad_request`.",
+          description:
+            "Field issues of a `bad_request`; with `runtime_incompatible`, each refused allocation and its `missing` capabilities.",
           items: {
             type: "object",
             required: ["path", "message"],
-            properties: { path: { type: "string" }, message: { type: "string" } },
+            properties: {
+              path: { type: "string" },
+              message: { type: "string" },
+              missing: { type: "array", items: { type: "string" } },
+            },
           },
         },
       },

@@ -2,14 +2,14 @@
 import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import type { Release } from "../control/deployment-store";
-import { CURRENT_RUNTIME } from "../control/runtime";
-import { errors, unwrap } from "../errors";
+import { errors, failureError, unwrap } from "../errors";
 import type { AppEnv } from "../http/context";
 import { pageBody, readPage } from "../http/cursor";
 import { readJson } from "../http/json-body";
 import { loadAgent } from "../http/load-agent";
 import { operation } from "../http/openapi";
 import { deploymentStore } from "../http/store";
+import { activationRefusal, releaseRuntime, runtimeRefusal } from "../services/release-runtime";
 import { createReleaseRequest, listResponse, type ReleaseResponse, releaseResponse } from "../shared/api";
 import { pageQuery } from "../shared/sessions-api";
 
@@ -36,7 +36,9 @@ export const releases = new Hono<AppEnv>()
     describeRoute(
       operation({
         tag: "Releases",
-        summary: "Create a release: versions with weights summing to 10,000",
+        summary: "Create a release: versions with weights summing to 10,000, on a runtime revision",
+        description:
+          "`runtimeRevisionId` (default: this deployment's, `GET /v1/runtime`) names a registered runtime revision; an unknown one is 400. A version needing a capability that revision lacks is 409, reason `runtime_incompatible`.",
         auth: "tenantKey",
         body: createReleaseRequest,
         response: { status: 201, schema: releaseResponse },
@@ -44,15 +46,14 @@ export const releases = new Hono<AppEnv>()
       }),
     ),
     async (c) => {
-      const input = await readJson(c, createReleaseRequest);
+      const { runtimeRevisionId, ...input } = await readJson(c, createReleaseRequest);
       const agent = await loadAgent(c);
       const store = deploymentStore(c);
-      await store.registerRuntime(CURRENT_RUNTIME);
+      const runtime = await releaseRuntime(store, runtimeRevisionId, "runtimeRevisionId");
+      const refusal = await runtimeRefusal(store, agent.tenantId, agent.id, runtime, input.allocations);
+      if (refusal !== null) throw failureError(refusal);
       const release = unwrap(
-        await store.createRelease(agent.tenantId, agent.id, {
-          ...input,
-          runtimeRevision: CURRENT_RUNTIME.id,
-        }),
+        await store.createRelease(agent.tenantId, agent.id, { ...input, runtimeRevision: runtime.id }),
       );
       return c.json(releaseView(release), 201);
     },
@@ -101,6 +102,8 @@ export const releases = new Hono<AppEnv>()
       operation({
         tag: "Releases",
         summary: "Make this release the active one of its environment",
+        description:
+          "409 `runtime_incompatible` when the release's runtime revision, as registered now, lacks a capability one of its versions needs.",
         auth: "tenantKey",
         response: { status: 200, schema: releaseResponse },
         errors: [404, 409],
@@ -108,9 +111,14 @@ export const releases = new Hono<AppEnv>()
     ),
     async (c) => {
       const agent = await loadAgent(c);
-      const release = unwrap(
-        await deploymentStore(c).activateRelease(agent.tenantId, agent.id, c.req.param("releaseId")),
-      );
+      const store = deploymentStore(c);
+      const releaseId = c.req.param("releaseId");
+      const stored = await store.getRelease(agent.tenantId, agent.id, releaseId);
+      if (stored === null) throw errors.notFound("Release");
+      // Re-checked here: the release's runtime may have been registered again with fewer capabilities since.
+      const refusal = await activationRefusal(store, stored);
+      if (refusal !== null) throw failureError(refusal);
+      const release = unwrap(await store.activateRelease(agent.tenantId, agent.id, releaseId));
       return c.json(releaseView(release));
     },
   );

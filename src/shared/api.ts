@@ -78,6 +78,15 @@ export const createReleaseRequest = z
       )
       .min(1)
       .max(50),
+    /** docs/api.md#runtime-revisions: a registered runtime revision (default: this deployment's, `GET /v1/runtime`). */
+    runtimeRevisionId: z
+      .string()
+      .min(1)
+      .max(200)
+      .optional()
+      .describe(
+        "A registered runtime revision the release runs on (default: this deployment's, GET /v1/runtime).",
+      ),
   })
   .superRefine((input, ctx) => {
     const total = input.allocations.reduce((sum, a) => sum + a.weight, 0);
@@ -179,6 +188,17 @@ export const versionSummaryResponse = publishedVersionResponse.extend({
 });
 
 export const versionResponse = versionSummaryResponse.extend({ artifact: z.record(z.string(), z.unknown()) });
+
+/** `GET /v1/runtime`: this deployment's runtime revision and what it can run (docs/api.md#runtime-revisions). */
+export const runtimeResponse = z.strictObject({
+  id: z.string().describe("The revision a release names in `runtimeRevisionId`."),
+  capabilities: z
+    .array(z.string())
+    .describe(
+      "What it can run: `tools.server`, `tools.client`, `approvals`, `attachments`, `handoff`, `upgrades`, `context`.",
+    ),
+});
+export type RuntimeResponse = z.infer<typeof runtimeResponse>;
 
 export const releaseResponse = z.strictObject({
   id: z.string(),

@@ -24,6 +24,8 @@ export const ERROR_REASONS = [
   // An approval (docs/tools.md#approvals) was decided before, or its time ran out.
   "already_decided",
   "expired",
+  // A release's runtime revision lacks a capability one of its versions needs (docs/api.md#runtime-revisions).
+  "runtime_incompatible",
 ] as const;
 
 export type ErrorReason = (typeof ERROR_REASONS)[number];

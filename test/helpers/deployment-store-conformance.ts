@@ -97,8 +97,12 @@ export function describeDeploymentStore(name: string, makeStore: (clock: TestClo
     return value(await store.publishDraft(tenantId, agentId, revision));
   }
 
-  async function runtime(store: DeploymentStore, supportedSchemaVersions = [1]): Promise<RuntimeRevision> {
-    const r = { id: unique("runtime"), supportedSchemaVersions };
+  async function runtime(
+    store: DeploymentStore,
+    supportedSchemaVersions = [1],
+    capabilities: string[] = ["tools.server"],
+  ): Promise<RuntimeRevision> {
+    const r = { id: unique("runtime"), supportedSchemaVersions, capabilities };
     await store.registerRuntime(r);
     return r;
   }
@@ -613,7 +617,20 @@ export function describeDeploymentStore(name: string, makeStore: (clock: TestClo
     describe("runtimes and releases", () => {
       it("registers a runtime idempotently; CURRENT_RUNTIME supports schema version 1", async () => {
         const { store, tenant, agent } = await world();
-        expect(CURRENT_RUNTIME).toEqual({ id: "runtime-2026-11", supportedSchemaVersions: [1] });
+        // A changed capability list is a new revision id (src/control/runtime.ts): this pins the pair together.
+        expect(CURRENT_RUNTIME).toEqual({
+          id: "runtime-2026-12",
+          supportedSchemaVersions: [1],
+          capabilities: [
+            "tools.server",
+            "tools.client",
+            "approvals",
+            "attachments",
+            "handoff",
+            "upgrades",
+            "context",
+          ],
+        });
         await store.registerRuntime(CURRENT_RUNTIME);
         await store.registerRuntime(CURRENT_RUNTIME);
         await publish(store, tenant.id, agent.id);
@@ -624,7 +641,30 @@ export function describeDeploymentStore(name: string, makeStore: (clock: TestClo
             allocations: [{ version: 1, weight: 10_000 }],
           }),
         );
-        expect(release.runtimeRevision).toBe("runtime-2026-11");
+        expect(release.runtimeRevision).toBe("runtime-2026-12");
+        expect(await store.getRuntime(CURRENT_RUNTIME.id)).toEqual(CURRENT_RUNTIME);
+      });
+
+      it("stores a runtime's capabilities; registering again replaces them; an unknown id reads null", async () => {
+        const { store } = setup();
+        const r = await runtime(store, [1], ["tools.server", "approvals"]);
+        expect(await store.getRuntime(r.id)).toEqual({
+          id: r.id,
+          supportedSchemaVersions: [1],
+          capabilities: ["tools.server", "approvals"],
+        });
+        await store.registerRuntime({ id: r.id, supportedSchemaVersions: [1, 2], capabilities: [] });
+        expect(await store.getRuntime(r.id)).toEqual({
+          id: r.id,
+          supportedSchemaVersions: [1, 2],
+          capabilities: [],
+        });
+        expect(await store.getRuntime(unique("never-registered"))).toBeNull();
+        for (const capabilities of [["Tools"], ["tools..server"], ["approvals", "approvals"]]) {
+          await expect(
+            store.registerRuntime({ id: unique("bad"), supportedSchemaVersions: [1], capabilities }),
+          ).rejects.toThrow();
+        }
       });
 
       it("creates a release with resolved version ids, inactive until activated", async () => {

@@ -306,7 +306,15 @@ export class MemoryDeploymentStore implements DeploymentStore {
 
   async registerRuntime(runtime: RuntimeRevision): Promise<void> {
     const r = checkRuntime(runtime);
-    this.#t.runtimes.set(r.id, { id: r.id, supportedSchemaVersions: [...r.supportedSchemaVersions] });
+    this.#t.runtimes.set(r.id, {
+      id: r.id,
+      supportedSchemaVersions: [...r.supportedSchemaVersions],
+      capabilities: [...r.capabilities],
+    });
+  }
+
+  async getRuntime(runtimeId: string): Promise<RuntimeRevision | null> {
+    return copyOrNull(this.#t.runtimes.get(runtimeId));
   }
 
   async createRelease(

@@ -40,6 +40,7 @@ export function api(path: string, request: ApiRequest = {}): Promise<Response> {
 const errorBody = z.object({
   error: z.object({
     code: z.string(),
+    reason: z.string().optional(),
     message: z.string(),
     requestId: z.string(),
     details: z.unknown().optional(),

@@ -11,6 +11,7 @@ import {
   launchPublic,
   OperatorClient,
 } from "../../src/client/index";
+import { CURRENT_RUNTIME } from "../../src/control/runtime";
 import {
   agentResponse,
   createdTenantResponse,
@@ -18,10 +19,12 @@ import {
   listResponse,
   publishedVersionResponse,
   releaseResponse,
+  runtimeResponse,
   versionResponse,
 } from "../../src/shared/api";
 import { launchResponse } from "../../src/shared/launch-api";
 import { messageResponse, sessionResponse } from "../../src/shared/sessions-api";
+import { D1DeploymentStore } from "../../src/storage/d1/d1-deployment-store";
 import { drainThread, threadStub } from "../helpers/projection";
 import { unique, validArtifact } from "../helpers/tenants";
 import { connect } from "../helpers/threads";
@@ -285,6 +288,40 @@ describe("agent-threads/client", () => {
       launchPublic({ baseUrl, fetch: workerFetch, agentKey: agent.publicKey, headers: fromFreshIp() }),
     );
     expect([noOrigin.status, noOrigin.code]).toEqual([403, "forbidden"]);
+  });
+
+  it("reads the runtime revision and carries runtime_incompatible from a release on an older one", async () => {
+    const { admin } = await newTenant();
+    const runtime = runtimeResponse.parse(await admin.runtime());
+    expect(runtime).toEqual({ id: CURRENT_RUNTIME.id, capabilities: CURRENT_RUNTIME.capabilities });
+    const older = unique("runtime-old");
+    await new D1DeploymentStore(env.DB).registerRuntime({
+      id: older,
+      supportedSchemaVersions: [1],
+      capabilities: ["tools.server"],
+    });
+    const agent = await admin.agents.create({
+      slug: unique("agent"),
+      name: "Picker",
+      visibility: "private",
+      allowedOrigins: [],
+    });
+    const tools = [{ name: "pick_color", description: "Asks the page.", executor: "client" }];
+    const saved = await admin.drafts.put(agent.id, validArtifact({ tools }), 0);
+    const version = await admin.versions.publish(agent.id, saved.revision);
+    const allocations = [{ version: version.version, weight: 10_000 }];
+    const error = await caught(
+      admin.releases.create(agent.id, { environment: "development", allocations, runtimeRevisionId: older }),
+    );
+    expect([error.status, error.code, error.reason]).toEqual([409, "conflict", "runtime_incompatible"]);
+    const release = releaseResponse.parse(
+      await admin.releases.create(agent.id, {
+        environment: "development",
+        allocations,
+        runtimeRevisionId: runtime.id,
+      }),
+    );
+    expect(release.runtimeRevision).toBe(runtime.id);
   });
 
   it("reads Retry-After, answers without an API body by status, and names a server that is not there", async () => {

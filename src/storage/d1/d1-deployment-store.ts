@@ -31,7 +31,7 @@ import {
 } from "./agents";
 import { getDraft, saveDraft } from "./drafts";
 import { activateRelease, createRelease, getActiveRelease, getRelease, listReleases } from "./releases";
-import { registerRuntime } from "./runtime-revisions";
+import { getRuntime, registerRuntime } from "./runtime-revisions";
 import { createTenant, getTenant } from "./tenants";
 import { assignThread, getPin } from "./thread-pins";
 import { getVersion, getVersionById, listVersions, publishDraft } from "./versions";
@@ -109,6 +109,10 @@ export class D1DeploymentStore implements DeploymentStore {
 
   registerRuntime(runtime: RuntimeRevision): Promise<void> {
     return registerRuntime(this.#db, this.#stamp, runtime);
+  }
+
+  getRuntime(runtimeId: string): Promise<RuntimeRevision | null> {
+    return getRuntime(this.#db, runtimeId);
   }
 
   createRelease(
