@@ -106,10 +106,12 @@ CREATE TABLE IF NOT EXISTS ${t.versions} (
   CONSTRAINT ${t.versions}_agent_fkey FOREIGN KEY (tenant_id, agent_id) REFERENCES ${t.agents} (tenant_id, id)
 );
 
--- Builds of the runtime that bind artifacts, and which artifact schema versions each understands (not tenant data).
+-- Builds of the runtime that bind artifacts: which artifact schema versions each understands and what it can do
+-- (capabilities, docs/api.md#runtime-revisions); not tenant data.
 CREATE TABLE IF NOT EXISTS ${t.runtimes} (
   id                         text PRIMARY KEY,
   supported_schema_versions  jsonb NOT NULL,
+  capabilities               jsonb NOT NULL DEFAULT '[]'::jsonb,
   created_at                 timestamptz NOT NULL
 );
 

@@ -44,10 +44,29 @@ import { getVersionById } from "./pg-versions";
 export async function registerRuntime(c: PgContext, runtime: RuntimeRevision): Promise<void> {
   const r = checkRuntime(runtime);
   await c.db.query(
-    `INSERT INTO ${c.t.runtimes} (id, supported_schema_versions, created_at) VALUES ($1, $2::jsonb, $3)
-     ON CONFLICT (id) DO UPDATE SET supported_schema_versions = excluded.supported_schema_versions`,
-    [r.id, JSON.stringify(r.supportedSchemaVersions), c.stamp()],
+    `INSERT INTO ${c.t.runtimes} (id, supported_schema_versions, capabilities, created_at)
+     VALUES ($1, $2::jsonb, $3::jsonb, $4)
+     ON CONFLICT (id) DO UPDATE SET supported_schema_versions = excluded.supported_schema_versions,
+       capabilities = excluded.capabilities`,
+    [r.id, JSON.stringify(r.supportedSchemaVersions), JSON.stringify(r.capabilities), c.stamp()],
   );
+}
+
+const runtimeRow = z.object({
+  id: z.string(),
+  supported_schema_versions: z.array(z.number().int()),
+  capabilities: z.array(z.string()),
+});
+
+export async function getRuntime(c: PgContext, runtimeId: string): Promise<RuntimeRevision | null> {
+  const row = await firstRow(
+    c.db,
+    `SELECT id, supported_schema_versions, capabilities FROM ${c.t.runtimes} WHERE id = $1`,
+    [runtimeId],
+  );
+  if (row === null) return null;
+  const r = runtimeRow.parse(row);
+  return { id: r.id, supportedSchemaVersions: r.supported_schema_versions, capabilities: r.capabilities };
 }
 
 const supportedRow = z.object({ supported_schema_versions: z.array(z.number().int()) });

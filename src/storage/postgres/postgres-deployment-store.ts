@@ -159,6 +159,10 @@ class PgDeploymentStore implements PostgresDeploymentStore {
     return releases.registerRuntime(await this.#on(), runtime);
   }
 
+  async getRuntime(runtimeId: string): Promise<RuntimeRevision | null> {
+    return releases.getRuntime(await this.#on(), runtimeId);
+  }
+
   async createRelease(
     tenantId: string,
     agentId: string,
