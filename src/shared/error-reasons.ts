@@ -26,6 +26,12 @@ export const ERROR_REASONS = [
   "expired",
   // A release's runtime revision lacks a capability one of its versions needs (docs/api.md#runtime-revisions).
   "runtime_incompatible",
+  // Attachments (docs/api.md, "Attachments"): a media type the agent does not take, bytes that are not the declared
+  // type, the tenant's storage quota, and the per-message or per-thread count.
+  "type_not_accepted",
+  "type_mismatch",
+  "storage_quota",
+  "attachment_limit",
 ] as const;
 
 export type ErrorReason = (typeof ERROR_REASONS)[number];
