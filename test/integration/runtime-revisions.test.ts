@@ -141,6 +141,7 @@ describe("releases on a runtime revision", () => {
     ["handoff", { handoff: { enabled: true } }],
     ["handoff", { tools: [serverTool({ approval: { onTimeout: "handoff" } })] }],
     ["upgrades", { upgrades: "offer" }],
+    ["attachments", { attachments: { enabled: true } }],
     ["context", { greeting: "Hello {{name|there}}!" }],
   ])("a version needing %s is refused by a revision lacking only that (%j)", async (capability, artifact) => {
     const tenant = await createTenant();
