@@ -1,7 +1,10 @@
 // One DeploymentStore per request, so routes and services depend on the port and never on how it is stored.
+// CONTROL_PLANE picks the adapter (docs/control-plane.md#three-topologies): D1, the HTTP service, or Hyperdrive.
 
+import { signWorkloadToken } from "../auth/workload-token";
 import type { DeploymentStore } from "../control/deployment-store";
 import { D1DeploymentStore } from "../storage/d1/d1-deployment-store";
+import { HttpDeploymentStore } from "../storage/http/http-deployment-store";
 import type { AppContext } from "./context";
 
 export function deploymentStore(c: AppContext): DeploymentStore {
@@ -10,5 +13,19 @@ export function deploymentStore(c: AppContext): DeploymentStore {
 
 /** The same store from the Worker's bindings alone, for a service that is handed `env` rather than a request. */
 export function deploymentStoreOf(env: Env): DeploymentStore {
-  return new D1DeploymentStore(env.DB);
+  const mode: string = env.CONTROL_PLANE || "d1";
+  if (mode === "d1") return new D1DeploymentStore(env.DB);
+  if (mode === "http") return httpStore(env);
+  throw new Error(`CONTROL_PLANE must be "d1", "http" or "hyperdrive", not ${JSON.stringify(mode)}.`);
+}
+
+function httpStore(env: Env): DeploymentStore {
+  const keys = env.CONTROL_PLANE_TOKEN;
+  if (!env.CONTROL_PLANE_URL || keys === undefined || keys === "") {
+    throw new Error("CONTROL_PLANE=http needs CONTROL_PLANE_URL and the CONTROL_PLANE_TOKEN secret.");
+  }
+  return new HttpDeploymentStore({
+    baseUrl: env.CONTROL_PLANE_URL,
+    token: (scope) => signWorkloadToken(keys, { deployment: `agent-threads:${env.ENVIRONMENT}`, scope }),
+  });
 }

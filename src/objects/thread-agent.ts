@@ -2,6 +2,7 @@
 // What each RPC method does for its caller is documented on its contract, `ThreadObject` (src/thread/contract/).
 import { Agent, type Connection, type ConnectionContext, type WSMessage } from "agents";
 import { fail, ok, type Result, type RpcResult, refusal } from "../errors";
+import { deploymentStoreOf } from "../http/store";
 import { WS_CLOSE_CODE } from "../shared/errors";
 import type { WireEntry } from "../shared/protocol";
 import type { HumanMessageRequest } from "../shared/sessions-api";
@@ -86,6 +87,7 @@ export class ThreadAgent extends Agent<Env> implements ThreadObject {
       keepAlive: () => this.keepAlive(),
       drain: () => this.drainOutbox(),
       vanish: () => this.#vanish(),
+      store: () => deploymentStoreOf(env),
     });
     // Synchronous and idempotent: every entry point below may read the thread's tables.
     migrateThreadSchema(ctx.storage);
