@@ -1,8 +1,8 @@
 // The thread object's parts, built once per instance and wired to each other: sockets, gate, socket watch, upkeep,
 // the socket host and the projection window. The class (src/objects/thread-agent.ts) hands in what only it has.
 import type { Connection } from "agents";
-import type { DeploymentStore } from "../../control/deployment-store";
 import { tenantRunQuota } from "../../auth/run-quota";
+import type { DeploymentStore } from "../../control/deployment-store";
 import { ProjectionWindow, projectionWindowMs } from "../../storage/projection/projection-lane";
 import type { ThreadBinding } from "../../storage/thread/pin-store";
 import { unforwardedEventCount } from "../../storage/thread/thread-events";
