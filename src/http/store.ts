@@ -3,6 +3,7 @@
 
 import { signWorkloadToken } from "../auth/workload-token";
 import type { DeploymentStore } from "../control/deployment-store";
+import { withD1Mirror } from "../storage/d1/control-plane-mirror";
 import { D1DeploymentStore } from "../storage/d1/d1-deployment-store";
 import { HttpDeploymentStore } from "../storage/http/http-deployment-store";
 import type { AppContext } from "./context";
@@ -15,7 +16,7 @@ export function deploymentStore(c: AppContext): DeploymentStore {
 export function deploymentStoreOf(env: Env): DeploymentStore {
   const mode: string = env.CONTROL_PLANE || "d1";
   if (mode === "d1") return new D1DeploymentStore(env.DB);
-  if (mode === "http") return httpStore(env);
+  if (mode === "http") return withD1Mirror(httpStore(env), env.DB);
   throw new Error(`CONTROL_PLANE must be "d1", "http" or "hyperdrive", not ${JSON.stringify(mode)}.`);
 }
 
