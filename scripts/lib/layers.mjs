@@ -136,6 +136,10 @@ export const RULES = {
     },
     { unit: "src/storage/d1/", says: "D1 repositories, each bound to the tenant; shards, migration names" },
     {
+      unit: "src/storage/postgres/",
+      says: "the deployment store on PostgreSQL: prefixed canonical migration, tenant-bound queries",
+    },
+    {
       unit: "src/storage/projection/",
       says: "the outbox, its drain into D1, the daily reconciliation, their lane",
     },

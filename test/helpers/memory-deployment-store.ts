@@ -55,6 +55,7 @@ import {
   versionNotFound,
 } from "../../src/control/store-rules";
 import { AppError, fail, ok, type Result } from "../../src/errors";
+import type { StoreUnderTest, TestClock } from "./deployment-store-conformance";
 
 /** A version as stored: the artifact is kept as canonical JSON text, exactly as D1 keeps it. */
 export interface StoredVersion {
@@ -454,4 +455,17 @@ async function toVerifiedVersion(stored: StoredVersion): Promise<Result<AgentVer
     artifact: artifact.value,
     createdAt: stored.createdAt,
   });
+}
+
+/** The memory store as the conformance suite takes it (workerd and Node run the same): a clock and a way to tamper. */
+export function memoryStoreUnderTest(clock: TestClock): StoreUnderTest {
+  const tables = createMemoryTables();
+  return {
+    store: new MemoryDeploymentStore({ now: clock.now, tables }),
+    async tamperArtifact(tenantId, versionId, artifactText) {
+      const row = [...tables.versions.values()].find((v) => v.tenantId === tenantId && v.id === versionId);
+      if (row === undefined) throw new Error("No version row to tamper with.");
+      row.artifact = artifactText;
+    },
+  };
 }

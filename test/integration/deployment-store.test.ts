@@ -2,7 +2,7 @@
 import { env } from "cloudflare:workers";
 import { D1DeploymentStore } from "../../src/storage/d1/d1-deployment-store";
 import { describeDeploymentStore } from "../helpers/deployment-store-conformance";
-import { createMemoryTables, MemoryDeploymentStore } from "../helpers/memory-deployment-store";
+import { memoryStoreUnderTest } from "../helpers/memory-deployment-store";
 
 describeDeploymentStore("D1", (clock) => ({
   store: new D1DeploymentStore(env.DB, { now: clock.now }),
@@ -16,14 +16,4 @@ describeDeploymentStore("D1", (clock) => ({
   },
 }));
 
-describeDeploymentStore("memory", (clock) => {
-  const tables = createMemoryTables();
-  return {
-    store: new MemoryDeploymentStore({ now: clock.now, tables }),
-    async tamperArtifact(tenantId, versionId, artifactText) {
-      const row = [...tables.versions.values()].find((v) => v.tenantId === tenantId && v.id === versionId);
-      if (row === undefined) throw new Error("No version row to tamper with.");
-      row.artifact = artifactText;
-    },
-  };
-});
+describeDeploymentStore("memory", memoryStoreUnderTest);
