@@ -1,8 +1,11 @@
 // One DeploymentStore per request, so routes and services depend on the port and never on how it is stored.
 // CONTROL_PLANE picks the adapter (docs/control-plane.md#three-topologies): D1, the HTTP service, or Hyperdrive.
 
+import { callOverHyperdrive } from "control-plane-hyperdrive";
 import { signWorkloadToken } from "../auth/workload-token";
+import { DEPLOYMENT_ROUTES } from "../control/control-plane-routes";
 import type { DeploymentStore } from "../control/deployment-store";
+import { fromDatabase } from "../errors";
 import { withD1Mirror } from "../storage/d1/control-plane-mirror";
 import { D1DeploymentStore } from "../storage/d1/d1-deployment-store";
 import { HttpDeploymentStore } from "../storage/http/http-deployment-store";
@@ -17,6 +20,7 @@ export function deploymentStoreOf(env: Env): DeploymentStore {
   const mode: string = env.CONTROL_PLANE || "d1";
   if (mode === "d1") return new D1DeploymentStore(env.DB);
   if (mode === "http") return withD1Mirror(httpStore(env), env.DB);
+  if (mode === "hyperdrive") return withD1Mirror(hyperdriveStore(env), env.DB);
   throw new Error(`CONTROL_PLANE must be "d1", "http" or "hyperdrive", not ${JSON.stringify(mode)}.`);
 }
 
@@ -29,4 +33,23 @@ function httpStore(env: Env): DeploymentStore {
     baseUrl: env.CONTROL_PLANE_URL,
     token: (scope) => signWorkloadToken(keys, { deployment: `agent-threads:${env.ENVIRONMENT}`, scope }),
   });
+}
+
+/**
+ * The Postgres adapter over env.HYPERDRIVE. `pg` costs ~40 KB gzip, past the Worker's 450 KB budget, so the default
+ * build aliases `control-plane-hyperdrive` to a shim (wrangler.toml) and only a Hyperdrive build bundles the real
+ * module (`--alias control-plane-hyperdrive:./src/storage/postgres/hyperdrive-store.ts`, docs/control-plane.md#hyperdrive).
+ */
+function hyperdriveStore(env: Env): DeploymentStore {
+  const binding = env.HYPERDRIVE;
+  if (binding === undefined)
+    throw new Error("CONTROL_PLANE=hyperdrive needs a [[hyperdrive]] binding HYPERDRIVE.");
+  const call = (method: keyof DeploymentStore, args: unknown[]) =>
+    callOverHyperdrive(binding.connectionString, env.CONTROL_PLANE_PREFIX, method, args);
+  return Object.fromEntries(
+    (Object.keys(DEPLOYMENT_ROUTES) as (keyof DeploymentStore)[]).map((method) => [
+      method,
+      (...args: unknown[]) => fromDatabase(call(method, args)),
+    ]),
+  ) as unknown as DeploymentStore;
 }
