@@ -3,7 +3,7 @@ import { spawn } from "node:child_process";
 import { createServer } from "node:net";
 import { relative } from "node:path";
 import { parseArgs } from "node:util";
-import { launchPublic } from "agent-threads/client";
+import { launchPublic, ThreadConnection } from "agent-threads/client";
 import { buildControlPlane } from "./control-plane.mjs";
 import { CliError, runMain } from "./lib/cli.mjs";
 import { D1_BINDINGS } from "./lib/d1-bindings.mjs";
@@ -141,6 +141,9 @@ async function main() {
           environment,
         });
         if (values.check) await launchDemo(baseUrl, shownUrl, state.publicKey);
+        if (values.check && service !== null) {
+          await pinnedThreadOutlivesControlPlane(baseUrl, shownUrl, state.publicKey, service);
+        }
         printSummary({ shownUrl, publicKey: state.publicKey, check: values.check });
       } catch (error) {
         ok = false;
@@ -194,10 +197,14 @@ async function startPostgresControlPlane() {
     stdio: "inherit",
   });
   let stopped = false;
+  const stopService = () => {
+    if (service.exitCode === null) service.kill("SIGTERM");
+    return new Promise((resolve) => (service.exitCode !== null ? resolve() : service.once("exit", resolve)));
+  };
   const stop = () => {
     if (stopped) return;
     stopped = true;
-    service.kill("SIGTERM");
+    if (service.exitCode === null) service.kill("SIGTERM");
     database.stop();
   };
   process.on("exit", stop);
@@ -218,6 +225,8 @@ async function startPostgresControlPlane() {
   console.log(`Control plane: ${serviceUrl} over ${database.url} (CONTROL_PLANE=http).`);
   return {
     stop,
+    stopService,
+    serviceUrl,
     wranglerArgs: [
       "--var",
       "CONTROL_PLANE:http",
@@ -245,6 +254,42 @@ function describeMigrations(output) {
   const applied = output.match(/Executing on local database/g)?.length ?? 0;
   if (applied === 0) return "up to date";
   return `${applied} migration${applied === 1 ? "" : "s"} applied`;
+}
+
+/**
+ * The check mode's proof that pins live in the thread object (docs/control-plane.md#when-the-control-plane-is-down):
+ * a thread answers a turn, the control-plane service stops, and the same thread (same launch) answers another.
+ */
+async function pinnedThreadOutlivesControlPlane(baseUrl, origin, agentKey, service) {
+  const launch = await launchPublic({ baseUrl, agentKey, origin });
+  const turn = async (text) => {
+    const connection = new ThreadConnection({ launch, origin });
+    await connection.connect();
+    const reply = new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no reply to "${text}" within 15 s`)), 15_000);
+      const off = connection.on("entry", (frame) => {
+        if (frame.entry.role !== "assistant") return;
+        clearTimeout(timer);
+        off();
+        resolve(frame.entry.text);
+      });
+    });
+    connection.send({ text });
+    const answer = await reply;
+    connection.close();
+    return answer;
+  };
+  await turn("Hello.");
+  await service.stopService();
+  const down = await fetch(`${service.serviceUrl}/health`).then(
+    () => false,
+    () => true,
+  );
+  if (!down) throw new Error("the control-plane service still answers after it was stopped.");
+  const answer = await turn("Are you still there?");
+  console.log(
+    `Control plane stopped: the pinned thread still answered (${JSON.stringify(answer.slice(0, 40))}).`,
+  );
 }
 
 /** The check mode's proof that the seeded agent works: a browser-style launch from an allowed origin. */
