@@ -1,5 +1,5 @@
 // Tests that need a real PostgreSQL run in Node, not workerd: `npm run test:control-plane` starts a throwaway server
-// and runs this config with its address in CONTROL_PLANE_TEST_DATABASE_URL (docs/control-plane.md#testing).
+// and runs this config with its address in CONTROL_PLANE_TEST_DATABASE_URL (docs/control-plane.md#owning-the-migration).
 import { defineConfig } from "vitest/config";
 
 const databaseUrl = process.env.CONTROL_PLANE_TEST_DATABASE_URL;

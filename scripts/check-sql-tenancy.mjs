@@ -51,6 +51,28 @@ const EXCEPTIONS = [
     why: "a private helper whose callers each pass a predicate that starts with tenant_id = ?",
   },
   {
+    file: "src/storage/postgres/pg-agents.ts",
+    fragment: "WHERE public_key = $1",
+    why: "launch by public agent key (PostgreSQL): the key is what names the tenant and agent",
+  },
+  {
+    file: "src/storage/postgres/pg-agents.ts",
+    fragment: "WHERE g.public_key = $2",
+    why: "a launch's agent by public key (PostgreSQL): the key names the tenant; its release is joined on that tenant",
+  },
+  {
+    file: "src/storage/postgres/pg-rows.ts",
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the statement's source text, interpolation included
+    fragment: "JOIN ${t.versions} v ON v.tenant_id = ra.tenant_id",
+    why: "a fragment returned by allocationSelect(); every caller appends WHERE ra.tenant_id = $1",
+  },
+  {
+    file: "src/storage/postgres/pg-versions.ts",
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the statement's source text, interpolation included
+    fragment: "FROM ${c.t.versions} WHERE ${where}",
+    why: "a private helper whose callers each pass a predicate that starts with tenant_id = $1",
+  },
+  {
     file: "src/storage/d1/shard-move-state.ts",
     fragment: "FROM tenant_shards WHERE state <> 'active'",
     why: "the shard-move job walks the unfinished moves (the map, not tenant data) to bind each tenant in turn",
@@ -110,7 +132,26 @@ const names = tables.join("|");
 const tableRef = new RegExp(`\\b(?:FROM|JOIN|UPDATE)\\s+(${names})\\b`, "gi");
 const insertInto = new RegExp(`\\bINSERT\\s+INTO\\s+(${names})\\s*\\(([^)]*)\\)`, "gi");
 
-const tenantBindingOrJoin = /\b(?:\w+\.)?tenant_id = (?:\?\d*|\w+\.tenant_id\b)/g;
+const tenantBindingOrJoin = /\b(?:\w+\.)?tenant_id = (?:\?\d*|\$\d+|\w+\.tenant_id\b)/g;
+
+/**
+ * The PostgreSQL adapter (src/storage/postgres/) names its prefixed tables `${c.t.agents}`, `${t.pins}`, …: each key
+ * is read as the D1 table it mirrors, so the same rule holds there ($1… count as bindings like ?).
+ */
+const PG_TABLE_KEYS = {
+  tenants: "tenants",
+  agents: "agents",
+  drafts: "agent_drafts",
+  versions: "agent_versions",
+  runtimes: "runtime_revisions",
+  releases: "releases",
+  allocations: "release_allocations",
+  activeReleases: "active_releases",
+  pins: "thread_pins",
+};
+function pgTableNames(text) {
+  return text.replace(/\$\{\s*(?:c\.)?t\.(\w+)\s*\}/g, (whole, key) => PG_TABLE_KEYS[key] ?? whole);
+}
 
 const files = sourceFiles(join(root, "src")).map((path) => {
   const text = readFileSync(path, "utf8");
@@ -134,7 +175,7 @@ for (const f of files) {
 
 function expand(text, local, depth = 0) {
   if (depth > 5) return text;
-  return text.replace(/\$\{\s*([A-Za-z_$][\w$]*)\s*\}/g, (whole, name) => {
+  return pgTableNames(text).replace(/\$\{\s*([A-Za-z_$][\w$]*)\s*\}/g, (whole, name) => {
     const value = local.get(name) ?? (ambiguous.has(name) ? undefined : global.get(name));
     return value === undefined ? whole : expand(value.text.slice(1, -1), local, depth + 1);
   });

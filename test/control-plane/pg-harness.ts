@@ -9,9 +9,16 @@ declare module "vitest" {
   }
 }
 
+/** The test server's URL, on its own database or on `database` (one a test created). */
+export function testDatabaseUrl(database?: string): string {
+  const url = new URL(inject("databaseUrl"));
+  if (database !== undefined) url.pathname = `/${database}`;
+  return url.toString();
+}
+
 /** A pool on the test database; the caller ends it in afterAll. */
 export function testPool(max = 20): pg.Pool {
-  return new pg.Pool({ connectionString: inject("databaseUrl"), max });
+  return new pg.Pool({ connectionString: testDatabaseUrl(), max });
 }
 
 /** A table prefix no other test uses (`label`: a few lower-case letters), so tests share one database apart. */
