@@ -5,7 +5,7 @@ import { callOverHyperdrive } from "control-plane-hyperdrive";
 import { signWorkloadToken } from "../auth/workload-token";
 import { DEPLOYMENT_ROUTES } from "../control/control-plane-routes";
 import type { DeploymentStore } from "../control/deployment-store";
-import { fromDatabase } from "../errors";
+import { AppError, fromDatabase } from "../errors";
 import { withD1Mirror } from "../storage/d1/control-plane-mirror";
 import { D1DeploymentStore } from "../storage/d1/d1-deployment-store";
 import { HttpDeploymentStore } from "../storage/http/http-deployment-store";
@@ -37,15 +37,30 @@ function httpStore(env: Env): DeploymentStore {
 
 /**
  * The Postgres adapter over env.HYPERDRIVE. `pg` costs ~40 KB gzip, past the Worker's 450 KB budget, so the default
- * build aliases `control-plane-hyperdrive` to a shim (wrangler.toml) and only a Hyperdrive build bundles the real
- * module (`--alias control-plane-hyperdrive:./src/storage/postgres/hyperdrive-store.ts`, docs/control-plane.md#hyperdrive).
+ * build aliases `control-plane-hyperdrive` to a shim (wrangler.toml) and only a Hyperdrive build, from a config whose
+ * alias maps it to ./src/storage/postgres/hyperdrive-store.ts, bundles the real module (docs/control-plane.md#hyperdrive).
  */
 function hyperdriveStore(env: Env): DeploymentStore {
   const binding = env.HYPERDRIVE;
   if (binding === undefined)
     throw new Error("CONTROL_PLANE=hyperdrive needs a [[hyperdrive]] binding HYPERDRIVE.");
   const call = (method: keyof DeploymentStore, args: unknown[]) =>
-    callOverHyperdrive(binding.connectionString, env.CONTROL_PLANE_PREFIX, method, args);
+    callOverHyperdrive(binding.connectionString, env.CONTROL_PLANE_PREFIX, method, args).catch(
+      (error: unknown) => {
+        // The caller sees 503; the operator needs the driver's reason (never the connection string).
+        if (!(error instanceof AppError)) {
+          console.error(
+            JSON.stringify({
+              level: "error",
+              message: "control plane (hyperdrive) failed",
+              method,
+              error: String(error),
+            }),
+          );
+        }
+        throw error;
+      },
+    );
   return Object.fromEntries(
     (Object.keys(DEPLOYMENT_ROUTES) as (keyof DeploymentStore)[]).map((method) => [
       method,

@@ -3,8 +3,8 @@
 export function callOverHyperdrive(): Promise<never> {
   return Promise.reject(
     new Error(
-      "This Worker was built without the Hyperdrive adapter: deploy with " +
-        "--alias control-plane-hyperdrive:./src/storage/postgres/hyperdrive-store.ts (docs/control-plane.md#hyperdrive).",
+      "This Worker was built without the Hyperdrive adapter: build from a config whose alias maps " +
+        "control-plane-hyperdrive to ./src/storage/postgres/hyperdrive-store.ts (docs/control-plane.md#hyperdrive).",
     ),
   );
 }
