@@ -1,10 +1,12 @@
 // The HTTP control plane in-process: the conformance suite through HttpDeploymentStore → the service → memory, the
 // service's authorizer (workload token: key, audience, expiry, tenant scope), and the adapter's retries and errors.
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { signJwt } from "../../src/auth/jwt";
 import { signWorkloadToken, WORKLOAD_TOKEN_TYP } from "../../src/auth/workload-token";
 import { createControlPlaneApp } from "../../src/control-plane/app";
 import { AppError } from "../../src/errors";
+import { withD1Mirror } from "../../src/storage/d1/control-plane-mirror";
 import { HttpDeploymentStore } from "../../src/storage/http/http-deployment-store";
 import { describeDeploymentStore } from "../helpers/deployment-store-conformance";
 import { createMemoryTables, MemoryDeploymentStore } from "../helpers/memory-deployment-store";
@@ -196,5 +198,59 @@ describe("the HTTP adapter", () => {
       .getPin("t", "x")
       .catch((e: unknown) => e)) as AppError;
     expect(error.code).toBe("internal");
+  });
+});
+
+describe("the D1 mirror of a remote control plane", () => {
+  it("writes each tenant and agent the control plane accepted into D1, and follows the agent's changes", async () => {
+    const store = withD1Mirror(httpStore(service()), env.DB);
+    const tenant = await store.createTenant({ name: "Mirrored" });
+    const created = await store.createAgent(tenant.id, {
+      slug: "mirrored",
+      name: "Mirrored",
+      visibility: "public",
+      allowedOrigins: ["https://shop.example.com"],
+      publicKey: `pk_mirror_${crypto.randomUUID().slice(0, 8)}`,
+    });
+    if (!created.ok) throw new Error(created.message);
+    const agentId = created.value.id;
+    const row = () =>
+      env.DB.prepare("SELECT status, allowed_origins FROM agents WHERE tenant_id = ? AND id = ?")
+        .bind(tenant.id, agentId)
+        .first<{ status: string; allowed_origins: string }>();
+    const origins = async () =>
+      (
+        await env.DB.prepare("SELECT origin FROM agent_origins WHERE tenant_id = ? AND agent_id = ?")
+          .bind(tenant.id, agentId)
+          .all<{ origin: string }>()
+      ).results.map((r) => r.origin);
+    expect(
+      await env.DB.prepare("SELECT name FROM tenants WHERE id = ?").bind(tenant.id).first<{ name: string }>(),
+    ).toEqual({ name: "Mirrored" });
+    expect(await row()).toEqual({ status: "active", allowed_origins: '["https://shop.example.com"]' });
+    expect(await origins()).toEqual(["https://shop.example.com"]);
+
+    const updated = await store.updateAgent(tenant.id, agentId, {
+      status: "disabled",
+      allowedOrigins: ["https://other.example.com"],
+    });
+    expect(updated.ok).toBe(true);
+    expect(await row()).toEqual({ status: "disabled", allowed_origins: '["https://other.example.com"]' });
+    expect(await origins()).toEqual(["https://other.example.com"]);
+  });
+
+  it("mirrors nothing when the control plane refuses the write", async () => {
+    const store = withD1Mirror(httpStore(service()), env.DB);
+    const refused = await store.createAgent("ten_missing", {
+      slug: "ghost",
+      name: "Ghost",
+      visibility: "public",
+      allowedOrigins: [],
+      publicKey: "pk_ghost_mirror",
+    });
+    expect(refused.ok).toBe(false);
+    expect(
+      await env.DB.prepare("SELECT 1 FROM agents WHERE public_key = ?").bind("pk_ghost_mirror").first(),
+    ).toBeNull();
   });
 });
