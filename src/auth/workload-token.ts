@@ -9,10 +9,6 @@ declare global {
   interface Env {
     /** The workload key set (`{current, keys}` like LAUNCH_TOKEN_KEYS); a secret, needed only with CONTROL_PLANE=http. */
     CONTROL_PLANE_TOKEN?: string;
-    /** PostgreSQL through Hyperdrive, with CONTROL_PLANE=hyperdrive only (a `[[hyperdrive]]` binding). */
-    HYPERDRIVE?: Hyperdrive;
-    /** The control plane's table prefix in PostgreSQL (default `agent_threads_deploy`), for CONTROL_PLANE=hyperdrive. */
-    CONTROL_PLANE_PREFIX?: string;
   }
 }
 

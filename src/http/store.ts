@@ -11,6 +11,15 @@ import { D1DeploymentStore } from "../storage/d1/d1-deployment-store";
 import { HttpDeploymentStore } from "../storage/http/http-deployment-store";
 import type { AppContext } from "./context";
 
+declare global {
+  interface Env {
+    /** PostgreSQL through Hyperdrive, with CONTROL_PLANE=hyperdrive only (a `[[hyperdrive]]` binding). */
+    HYPERDRIVE?: Hyperdrive;
+    /** The control plane's table prefix in PostgreSQL (default `agent_threads_deploy`), for CONTROL_PLANE=hyperdrive. */
+    CONTROL_PLANE_PREFIX?: string;
+  }
+}
+
 export function deploymentStore(c: AppContext): DeploymentStore {
   return deploymentStoreOf(c.env);
 }
