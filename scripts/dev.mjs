@@ -1,7 +1,7 @@
 // `npm run dev`: local secrets, local D1 migrations, `wrangler dev`, a seeded demo agent — one command on a fresh clone.
 import { spawn } from "node:child_process";
 import { createServer } from "node:net";
-import { relative } from "node:path";
+import { dirname, join, relative } from "node:path";
 import { parseArgs } from "node:util";
 import { launchPublic, ThreadConnection } from "agent-threads/client";
 import { buildControlPlane } from "./control-plane.mjs";
@@ -135,6 +135,8 @@ async function main() {
     } else {
       try {
         const { state } = await seedDemo({
+          // Each control plane keeps its own demo tenant: one seeded into PostgreSQL is unknown to D1's releases.
+          ...(service !== null ? { statePath: join(dirname(demoStatePath), "demo-postgres.json") } : {}),
           baseUrl,
           operatorToken: readDevVars(devVarsPath)?.OPERATOR_TOKEN,
           port,
