@@ -48,6 +48,8 @@ export default defineConfig(async () => {
         },
       }),
     ],
+    // As in wrangler.toml: the default build has no Hyperdrive adapter (docs/control-plane.md#hyperdrive).
+    resolve: { alias: { "control-plane-hyperdrive": "./src/shims/no-hyperdrive.ts" } },
     test: {
       include: ["test/unit/**/*.test.ts", "test/integration/**/*.test.ts"],
       setupFiles: ["./test/helpers/setup.ts"],

@@ -25,8 +25,9 @@ import { benchColdStart, bundleSize } from "./scenarios/b6-bundle.mjs";
 import { B7_DELAY_MS, benchConnectPath } from "./scenarios/b7-connect.mjs";
 import { benchInsights } from "./scenarios/b8-insights.mjs";
 import { benchApprovals } from "./scenarios/b9-approvals.mjs";
+import { benchControlPlane } from "./scenarios/b10-control-plane.mjs";
 
-const SCENARIOS = ["b1", "b2", "b3", "b4", "b5", "b6", "b7", "b8", "b9"];
+const SCENARIOS = ["b1", "b2", "b3", "b4", "b5", "b6", "b7", "b8", "b9", "b10"];
 const HELP = `Usage: npm run bench [-- --only b1,b3 --quick --out <file>]
 
 Starts the product Worker and the bench-only echo and peer Workers (bench/echo-worker, bench/peer-worker) with
@@ -44,6 +45,9 @@ bench/results/latest.json.
   B8 insights     a synthetic tenant of 1M messages in local D1: 30-day analytics by version and search, p50 ≤ 50 ms
   B9 approvals    one thread: decision → first delta of the continuation vs send → first delta (≤ 2×); 100 runs
                   parked on approvals, the product restarted on its state, 100 decisions → 100 continuations
+  B10 control plane
+                  launch p50 with CONTROL_PLANE=http (the service over a local PostgreSQL) vs D1, alternating; and
+                  connect → ready of an already bound thread in both (pins live in the object)
 
   --only <list>   comma-separated scenarios to run (default: all)
   --quick         smaller loads (a smoke run; figures are noisier; B8 seeds 100,000 messages and says so)
@@ -119,7 +123,7 @@ async function main() {
     if (only.has("b5")) await step(results, "b5Sizes", log, widgetSizes);
     if (only.has("b5")) await step(results, "b5Console", log, consoleSizes);
 
-    const needProduct = ["b1", "b2", "b5", "b6", "b9"].some((s) => only.has(s));
+    const needProduct = ["b1", "b2", "b5", "b6", "b9", "b10"].some((s) => only.has(s));
     const needEcho = ["b2", "b3", "b4", "b8"].some((s) => only.has(s));
     const [product, echo, delayed, peer] = await Promise.all([
       needProduct ? startProductWorker({ log, projectionWindowMs: windowArg }) : null,
@@ -202,6 +206,11 @@ async function main() {
           samples: quick ? 10 : 30,
           log,
         }),
+      );
+    }
+    if (only.has("b10")) {
+      await step(results, "b10", log, () =>
+        benchControlPlane({ d1: product, log, samples: quick ? 40 : 200, threads: quick ? 10 : 30 }),
       );
     }
     // Last: it restarts the product Worker (its state kept), which no scenario after it should see.

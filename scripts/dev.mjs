@@ -1,20 +1,23 @@
 // `npm run dev`: local secrets, local D1 migrations, `wrangler dev`, a seeded demo agent — one command on a fresh clone.
 import { spawn } from "node:child_process";
 import { createServer } from "node:net";
-import { relative } from "node:path";
+import { dirname, join, relative } from "node:path";
 import { parseArgs } from "node:util";
-import { launchPublic } from "agent-threads/client";
+import { launchPublic, ThreadConnection } from "agent-threads/client";
+import { buildControlPlane } from "./control-plane.mjs";
 import { CliError, runMain } from "./lib/cli.mjs";
 import { D1_BINDINGS } from "./lib/d1-bindings.mjs";
 import { ensureDevVars, readDevVars } from "./lib/dev-vars.mjs";
 import { describeClientError } from "./lib/http-client.mjs";
+import { ensureLocalPostgres } from "./lib/local-postgres.mjs";
 import { DEFAULT_PORT, forgetDevServer, recordDevServer } from "./lib/local-server.mjs";
 import { childEnv, demoStatePath, devVarsExamplePath, devVarsPath, root, wranglerBin } from "./lib/paths.mjs";
+import { randomSecret } from "./lib/random-secret.mjs";
 import { runQuiet, signalNumber } from "./lib/run-command.mjs";
 import { waitForHealth } from "./lib/wait-for-health.mjs";
 import { seedDemo } from "./seed-demo.mjs";
 
-const HELP = `Usage: npm run dev [-- --port 8787 --no-seed --check]
+const HELP = `Usage: npm run dev [-- --port 8787 --no-seed --check --control-plane d1|postgres]
 
 Creates .dev.vars with random secrets when it is missing, applies the local D1 migrations, starts
 \`wrangler dev\` on 127.0.0.1:<port> (PORT env or --port, default 8787), waits for /v1/health and seeds a
@@ -22,7 +25,11 @@ demo tenant and public demo agent. Ctrl-C stops everything.
 
   --port <n>   port (default PORT or 8787)
   --no-seed    start without seeding the demo
-  --check      start, seed, launch the demo agent once, then stop: exit 0 only if all of it worked (CI)`;
+  --check      start, seed, launch the demo agent once, then stop: exit 0 only if all of it worked (CI)
+  --control-plane postgres
+               keep agents, versions, releases and pins in a local PostgreSQL (.tmp/postgres, started if not
+               running) behind the control-plane service; the Worker runs with CONTROL_PLANE=http
+               (docs/control-plane.md). Default: d1.`;
 
 function portIsFree(port) {
   return new Promise((resolve) => {
@@ -38,6 +45,7 @@ async function main() {
       port: { type: "string" },
       "no-seed": { type: "boolean" },
       check: { type: "boolean" },
+      "control-plane": { type: "string", default: "d1" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -72,9 +80,23 @@ async function main() {
     console.log(`  ${binding}: ${describeMigrations(migrated.output)}`);
   }
 
+  const controlPlane = values["control-plane"];
+  if (controlPlane !== "d1" && controlPlane !== "postgres") {
+    throw new CliError(`--control-plane must be d1 or postgres, not ${controlPlane}.`);
+  }
+  const service = controlPlane === "postgres" ? await startPostgresControlPlane() : null;
+
   const child = spawn(
     wrangler,
-    ["dev", "--port", String(port), "--ip", "127.0.0.1", "--show-interactive-dev-session=false"],
+    [
+      "dev",
+      "--port",
+      String(port),
+      "--ip",
+      "127.0.0.1",
+      "--show-interactive-dev-session=false",
+      ...(service?.wranglerArgs ?? []),
+    ],
     // No fetch of the `Request.cf` sample from the internet: offline it only prints a stack trace, and the local
     // placeholder serves the same purpose.
     { cwd: root, env: childEnv({ CLOUDFLARE_CF_FETCH_ENABLED: "false" }), stdio: "inherit" },
@@ -86,6 +108,7 @@ async function main() {
     child.on("exit", (code, signal) => {
       exited = true;
       forgetDevServer();
+      service?.stop();
       resolve(code ?? (signal ? 128 + signalNumber(signal) : 1));
     });
   });
@@ -112,12 +135,17 @@ async function main() {
     } else {
       try {
         const { state } = await seedDemo({
+          // Each control plane keeps its own demo tenant: one seeded into PostgreSQL is unknown to D1's releases.
+          ...(service !== null ? { statePath: join(dirname(demoStatePath), "demo-postgres.json") } : {}),
           baseUrl,
           operatorToken: readDevVars(devVarsPath)?.OPERATOR_TOKEN,
           port,
           environment,
         });
         if (values.check) await launchDemo(baseUrl, shownUrl, state.publicKey);
+        if (values.check && service !== null) {
+          await pinnedThreadOutlivesControlPlane(baseUrl, shownUrl, state.publicKey, service);
+        }
         printSummary({ shownUrl, publicKey: state.publicKey, check: values.check });
       } catch (error) {
         ok = false;
@@ -145,11 +173,125 @@ async function main() {
   return done;
 }
 
+/**
+ * `--control-plane postgres`: a local PostgreSQL, the control-plane service on a free port (migrating its own
+ * dedicated database), and the Worker's arguments to reach it over HTTP with a fresh workload key set.
+ */
+async function startPostgresControlPlane() {
+  let database;
+  try {
+    database = await ensureLocalPostgres();
+  } catch (error) {
+    throw new CliError(error instanceof Error ? error.message : String(error));
+  }
+  const keys = JSON.stringify({ current: "w1", keys: { w1: randomSecret() } });
+  const servicePort = await freePort();
+  const bundle = await buildControlPlane();
+  const service = spawn(process.execPath, [bundle], {
+    cwd: root,
+    env: {
+      ...process.env,
+      DATABASE_URL: database.url,
+      CONTROL_PLANE_KEYS: keys,
+      PORT: String(servicePort),
+      CONTROL_PLANE_MIGRATE: "1",
+    },
+    stdio: "inherit",
+  });
+  let stopped = false;
+  const stopService = () => {
+    if (service.exitCode === null) service.kill("SIGTERM");
+    return new Promise((resolve) => (service.exitCode !== null ? resolve() : service.once("exit", resolve)));
+  };
+  const stop = () => {
+    if (stopped) return;
+    stopped = true;
+    if (service.exitCode === null) service.kill("SIGTERM");
+    database.stop();
+  };
+  process.on("exit", stop);
+  const serviceUrl = `http://127.0.0.1:${servicePort}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const ready = await fetch(`${serviceUrl}/ready`).then(
+      (r) => r.status === 200,
+      () => false,
+    );
+    if (ready) break;
+    if (service.exitCode !== null || Date.now() > deadline) {
+      stop();
+      throw new CliError(`the control-plane service did not become ready on ${serviceUrl}.`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  console.log(`Control plane: ${serviceUrl} over ${database.url} (CONTROL_PLANE=http).`);
+  return {
+    stop,
+    stopService,
+    serviceUrl,
+    wranglerArgs: [
+      "--var",
+      "CONTROL_PLANE:http",
+      "--var",
+      `CONTROL_PLANE_URL:${serviceUrl}`,
+      "--var",
+      `CONTROL_PLANE_TOKEN:${keys}`,
+    ],
+  };
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
 /** One line for wrangler's migration output: how many it applied, from its one "Executing" line per migration. */
 function describeMigrations(output) {
   const applied = output.match(/Executing on local database/g)?.length ?? 0;
   if (applied === 0) return "up to date";
   return `${applied} migration${applied === 1 ? "" : "s"} applied`;
+}
+
+/**
+ * The check mode's proof that pins live in the thread object (docs/control-plane.md#when-the-control-plane-is-down):
+ * a thread answers a turn, the control-plane service stops, and the same thread (same launch) answers another.
+ */
+async function pinnedThreadOutlivesControlPlane(baseUrl, origin, agentKey, service) {
+  const launch = await launchPublic({ baseUrl, agentKey, origin });
+  const turn = async (text) => {
+    const connection = new ThreadConnection({ launch, origin });
+    await connection.connect();
+    const reply = new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no reply to "${text}" within 15 s`)), 15_000);
+      const off = connection.on("entry", (frame) => {
+        if (frame.entry.role !== "assistant") return;
+        clearTimeout(timer);
+        off();
+        resolve(frame.entry.text);
+      });
+    });
+    connection.send({ text });
+    const answer = await reply;
+    connection.close();
+    return answer;
+  };
+  await turn("Hello.");
+  await service.stopService();
+  const down = await fetch(`${service.serviceUrl}/health`).then(
+    () => false,
+    () => true,
+  );
+  if (!down) throw new Error("the control-plane service still answers after it was stopped.");
+  const answer = await turn("Are you still there?");
+  console.log(
+    `Control plane stopped: the pinned thread still answered (${JSON.stringify(answer.slice(0, 40))}).`,
+  );
 }
 
 /** The check mode's proof that the seeded agent works: a browser-style launch from an allowed origin. */

@@ -116,7 +116,12 @@ async function startWrangler({ name, args, dir, log }) {
  * secrets, D1 and Durable Object state in a temporary directory. `minify: false` keeps function names for profiles;
  * `projectionWindowMs` overrides `PROJECTION_WINDOW_MS`.
  */
-export async function startProductWorker({ log = () => {}, minify = true, projectionWindowMs } = {}) {
+export async function startProductWorker({
+  log = () => {},
+  minify = true,
+  projectionWindowMs,
+  extraArgs = [],
+} = {}) {
   const dir = mkdtempSync(join(tmpdir(), "agent-threads-bench-"));
   const state = join(dir, "state");
   const { varsFile, vars } = writeThrowawayVars(dir, "bench.vars");
@@ -127,7 +132,14 @@ export async function startProductWorker({ log = () => {}, minify = true, projec
   await migrate(["--persist-to", state], dir, "product worker");
   const server = await startWrangler({
     name: "product worker",
-    args: ["--persist-to", state, "--env-file", varsFile, ...(minify ? [] : ["--minify=false"])],
+    args: [
+      "--persist-to",
+      state,
+      "--env-file",
+      varsFile,
+      ...(minify ? [] : ["--minify=false"]),
+      ...extraArgs,
+    ],
     dir,
     log,
   });

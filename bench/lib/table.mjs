@@ -355,6 +355,29 @@ function b5Rows(sizes, browser, consoleSizes) {
   return rows;
 }
 
+function b10Rows(b10) {
+  if (!b10 || b10.failed) {
+    return [unavailable("B10", "launch p50, CONTROL_PLANE=http vs D1", b10, "report")];
+  }
+  const l = b10.launch;
+  const r = b10.boundReady;
+  return [
+    row("B10", "launch p50, CONTROL_PLANE=http (service + PostgreSQL, localhost)", {
+      value: ms(l.http.p50),
+      baseline: `D1 ${ms(l.d1.p50)}`,
+      ratio: ratio(l.http.p50, l.d1.p50),
+      target: "report",
+    }),
+    row("B10", "connect → ready of a bound thread, http vs D1 (pin in the object)", {
+      value: ms(r.http.p50),
+      baseline: `D1 ${ms(r.d1.p50)}`,
+      ratio: ratio(r.http.p50, r.d1.p50),
+      target: "unchanged (≤ 1.25×)",
+      pass: r.http.p50 !== null && r.d1.p50 !== null && r.http.p50 <= 1.25 * r.d1.p50 && b10.failures === 0,
+    }),
+  ];
+}
+
 function b6Rows(bundle, cold) {
   const rows = [];
   if (!bundle || bundle.failed || bundle.pending) {
@@ -546,6 +569,7 @@ export function buildRows(results) {
       ? b5Rows(results.b5Sizes, results.b5Browser, results.b5Console)
       : []),
     ...(has("b6Bundle") || has("b6ColdStart") ? b6Rows(results.b6Bundle, results.b6ColdStart) : []),
+    ...(has("b10") ? b10Rows(results.b10) : []),
     ...(has("b7") ? b7Rows(results.b7) : []),
     ...(has("b8") ? b8Rows(results.b8) : []),
     ...(has("b9") ? b9Rows(results.b9) : []),

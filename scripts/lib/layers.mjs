@@ -31,6 +31,8 @@ export const RULES = {
     "src/widget/": [],
     "src/client/": [],
     "src/console/": ["src/client/"],
+    /** The control-plane service for Node (docs/control-plane.md): the port, its adapters, the workload token. */
+    "src/control-plane/": ["src/control/", "src/storage/", "src/auth/", "src/errors.ts"],
   },
   /** The wire formats: imports nothing from the product, so the widget can build on it. */
   shared: "src/shared/",
@@ -128,6 +130,10 @@ export const RULES = {
       unit: "src/storage/thread/",
       says: "the thread object's SQLite: schema, entries, runs, pin, usage, retention",
     },
+    {
+      unit: "src/storage/http/",
+      says: "the deployment port as a client of the control-plane service (no SQL)",
+    },
     { unit: "src/storage/d1/", says: "D1 repositories, each bound to the tenant; shards, migration names" },
     {
       unit: "src/storage/postgres/",
@@ -154,6 +160,10 @@ export const RULES = {
     },
     { unit: "src/shims/", says: "modules wrangler.toml aliases in: no email, no MCP client, a smaller zod" },
     { unit: "src/shims/zod/", says: "what `zod` resolves to in the Worker: its API minus the locales" },
+    {
+      unit: "src/control-plane/",
+      says: "the control-plane service for Node: Hono routes over the Postgres adapter, authorizer",
+    },
     { unit: "src/widget/", says: "the browser widget and its small embed loader (docs/widget.md)" },
     { unit: "src/widget/locales/", says: "the widget's texts in other languages, loaded on demand" },
     {

@@ -3,6 +3,7 @@
 import { Agent, type Connection, type ConnectionContext, type WSMessage } from "agents";
 import type { AttachmentPolicy } from "../control/artifact";
 import { fail, ok, type Result, type RpcResult, refusal } from "../errors";
+import { deploymentStoreOf } from "../http/store";
 import { WS_CLOSE_CODE } from "../shared/errors";
 import type { AttachmentRef, WireEntry } from "../shared/protocol";
 import type { HumanMessageRequest } from "../shared/sessions-api";
@@ -92,6 +93,7 @@ export class ThreadAgent extends Agent<Env> implements ThreadObject {
       keepAlive: () => this.keepAlive(),
       drain: () => this.drainOutbox(),
       vanish: () => this.#vanish(),
+      store: () => deploymentStoreOf(env),
     });
     // Synchronous and idempotent: every entry point below may read the thread's tables.
     migrateThreadSchema(ctx.storage);

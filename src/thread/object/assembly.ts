@@ -2,7 +2,7 @@
 // the socket host and the projection window. The class (src/objects/thread-agent.ts) hands in what only it has.
 import type { Connection } from "agents";
 import { tenantRunQuota } from "../../auth/run-quota";
-import { D1DeploymentStore } from "../../storage/d1/d1-deployment-store";
+import type { DeploymentStore } from "../../control/deployment-store";
 import { ProjectionWindow, projectionWindowMs } from "../../storage/projection/projection-lane";
 import type { ThreadBinding } from "../../storage/thread/pin-store";
 import { unforwardedEventCount } from "../../storage/thread/thread-events";
@@ -33,6 +33,8 @@ export interface ObjectHooks {
   drain: () => Promise<void>;
   /** Erases every trace of a thread never launched. */
   vanish: () => Promise<void>;
+  /** The control plane (`CONTROL_PLANE`): read only to bind a new thread or offer an upgrade, never per turn. */
+  store: () => DeploymentStore;
 }
 
 export interface ThreadParts {
@@ -58,7 +60,7 @@ export function assembleThread(hooks: ObjectHooks): ThreadParts {
   const gate: ThreadGate = new ThreadGate({
     storage: ctx.storage,
     db: env.DB,
-    store: () => new D1DeploymentStore(env.DB),
+    store: hooks.store,
     now: settings.now,
     unknownThread: () => ctx.waitUntil(hooks.vanish()),
     start: (binding) => start(binding),
@@ -101,7 +103,7 @@ export function assembleThread(hooks: ObjectHooks): ThreadParts {
       keepAliveWhile: keepAliveIfLong(hooks.keepAlive, settings),
       afterTurn: () => projection.request(),
       quota: tenantRunQuota(env, binding),
-      store: () => new D1DeploymentStore(env.DB),
+      store: hooks.store,
       onQueued: () => void hooks.schedule(settings.queueCheckSeconds, "resumeQueuedRuns", true),
       armExpiry: (atMs) =>
         void hooks.schedule(Math.max(1, Math.ceil((atMs - settings.now()) / 1000)), "expireActions", true),
