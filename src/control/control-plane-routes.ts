@@ -50,6 +50,8 @@ export const DEPLOYMENT_ROUTES: Record<DeploymentMethod, DeploymentRoute> = {
   getVersionById: tenantRead("versions/by-id", "versionId"),
   listVersions: tenantRead("versions/list", "agentId", "page"),
   registerRuntime: { path: "runtimes/register", params: ["runtime"], scope: "operator", read: false },
+  // A runtime revision is deployment data, not a tenant's: read across tenants like the launch lookups.
+  getRuntime: { path: "runtimes/get", params: ["runtimeId"], scope: "lookup", read: true },
   createRelease: tenantWrite("releases/create", "agentId", "input"),
   activateRelease: tenantWrite("releases/activate", "agentId", "releaseId"),
   getRelease: tenantRead("releases/get", "agentId", "releaseId"),

@@ -189,6 +189,9 @@ export class HttpDeploymentStore implements DeploymentStore {
   async registerRuntime(runtime: RuntimeRevision): Promise<void> {
     await this.#call("registerRuntime", [runtime]);
   }
+  getRuntime(runtimeId: string): Promise<RuntimeRevision | null> {
+    return this.#call("getRuntime", [runtimeId]) as Promise<RuntimeRevision | null>;
+  }
   createRelease(
     tenantId: string,
     agentId: string,
