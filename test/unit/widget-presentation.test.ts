@@ -23,6 +23,7 @@ const FULL = {
   position: "bottom-left",
   strings: { send: "Go" },
   locale: "pt-BR",
+  attachments: { accept: ["image/png", "application/pdf"], maxBytes: 10485760, maxFiles: 4 },
 };
 
 describe("isPresentation", () => {
@@ -39,6 +40,10 @@ describe("isPresentation", () => {
       { ...FULL, strings: [] },
       { ...FULL, locale: "English" },
       { ...FULL, title: null },
+      { ...FULL, attachments: { accept: ["image/png"], maxBytes: "1", maxFiles: 4 } },
+      { ...FULL, attachments: { accept: [1], maxBytes: 1, maxFiles: 4 } },
+      { ...FULL, attachments: { accept: [], maxBytes: 1.5, maxFiles: 4 } },
+      { ...FULL, attachments: { accept: [], maxBytes: 1 } },
       [],
       null,
     ];
