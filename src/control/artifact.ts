@@ -3,6 +3,7 @@ import { z } from "zod";
 import { ACCENT_COLOR_PATTERN, LOCALE_PATTERN, POSITIONS, THEMES } from "../shared/presentation";
 import { MAX_ATTACHMENTS_PER_MESSAGE, MULTITASK_STRATEGIES } from "../shared/protocol";
 import { jsonSchemaIssues } from "./json-schema-check";
+import { untakenMediaTypes } from "./model-capabilities";
 import { secretAlias, toolSchema } from "./tool-schema";
 import { modelUrlProblem } from "./url-policy";
 
@@ -406,6 +407,14 @@ export function publishIssues(artifact: Artifact): { path: string; message: stri
     for (const issue of tool.outputSchema === undefined ? [] : jsonSchemaIssues(tool.outputSchema)) {
       issues.push({ path: `tools.${index}.outputSchema${issue.path}`, message: issue.message });
     }
+  }
+  const attachments = attachmentPolicyOf(artifact);
+  const untaken = attachments === null ? [] : untakenMediaTypes(artifact.model, attachments.accept);
+  if (untaken.length > 0) {
+    issues.push({
+      path: "attachments.accept",
+      message: `the model ${artifact.model.provider}/${artifact.model.model} cannot take ${untaken.join(", ")} (docs/api.md#attachments); accept only what it takes`,
+    });
   }
   if (artifact.handoff?.enabled) {
     (artifact.tools ?? []).forEach((tool, index) => {

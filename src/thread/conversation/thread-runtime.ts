@@ -3,7 +3,7 @@ import type { RunQuota } from "../../auth/run-quota";
 import type { DeploymentStore } from "../../control/deployment-store";
 import { presentationOf } from "../../control/presentation";
 import { fail, ok, type Result } from "../../errors";
-import type { ApprovalDecision, ServerFrame } from "../../shared/protocol";
+import type { ApprovalDecision, AttachmentRef, ServerFrame } from "../../shared/protocol";
 import type { ApprovalView, ToolAnswer } from "../../shared/thread-api";
 import { readThreadContext } from "../../storage/thread/context-store";
 import type { EntryStore } from "../../storage/thread/entry-store";
@@ -15,7 +15,9 @@ import { applyThreadRetention, type RetentionPolicy } from "../../storage/thread
 import type { FeedbackReply, UpgradeReply } from "../contract";
 import type { Peer, TurnRequest, UpgradeBy } from "../run";
 import {
+  type AttachmentBytes,
   approvalView,
+  attachmentReader,
   type DeciderKind,
   openRunStores,
   PromptHistory,
@@ -32,6 +34,7 @@ import {
   toWireEntry,
   VersionBindings,
 } from "../run";
+import { resolveAttachments } from "./send-attachments";
 import { type FeedbackInput, giveFeedback } from "./feedback";
 import { Handoff, type HeldTurn } from "./handoff";
 import { appendVersionChange, loadVersion, offeredVersion } from "./upgrade";
@@ -61,6 +64,8 @@ export interface RuntimeDeps {
   armExpiry?: (atMs: number) => void;
   /** The control plane: versions an upgrade moves to, and the active release an offer comes from. */
   store?: () => DeploymentStore;
+  /** An attachment uploaded to this thread, by id (src/storage/thread/): what a send's ids must name. */
+  findAttachment?: (id: string) => AttachmentRef | null;
 }
 
 export class ThreadRuntime {
@@ -148,6 +153,11 @@ export class ThreadRuntime {
   /** The pin and every version the thread was upgraded to, verified (a stored run's artifact is found here). */
   get versions(): VersionBindings {
     return this.#versions;
+  }
+
+  /** Reads this thread's attachments from its tenant's object storage (model input and its audit). */
+  get attachmentBytes(): AttachmentBytes {
+    return attachmentReader(this.#deps.env, this.#deps.binding.tenantId);
   }
 
   /** The pin: the version the thread was bound to, which claims are checked against. */
@@ -333,11 +343,13 @@ export class ThreadRuntime {
    * tenant's quotas. Nothing is stored when it is refused (a quota refusal included); a retried turn is answered from
    * its run or its held entry without asking the quota.
    */
-  async submit(request: TurnRequest): Promise<Result<TurnAccepted | HeldTurn>> {
+  async submit(asked: TurnRequest): Promise<Result<TurnAccepted | HeldTurn>> {
+    const request = resolveAttachments(asked, this.current().artifact, this.#deps.findAttachment);
+    if (!request.ok) return request;
     // In handoff a send is stored without a run; a send held earlier is answered from its entry.
-    const held = this.#handoff.hold(request);
+    const held = this.#handoff.hold(request.value);
     if (held !== null) return held;
-    return this.accept(request);
+    return this.accept(request.value);
   }
 
   /**
