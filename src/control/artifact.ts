@@ -3,7 +3,7 @@ import { z } from "zod";
 import { ACCENT_COLOR_PATTERN, LOCALE_PATTERN, POSITIONS, THEMES } from "../shared/presentation";
 import { MAX_ATTACHMENTS_PER_MESSAGE, MULTITASK_STRATEGIES } from "../shared/protocol";
 import { jsonSchemaIssues } from "./json-schema-check";
-import { untakenMediaTypes } from "./model-capabilities";
+import { attachmentAcceptIssues } from "./model-capabilities";
 import { secretAlias, toolSchema } from "./tool-schema";
 import { modelUrlProblem } from "./url-policy";
 
@@ -409,13 +409,7 @@ export function publishIssues(artifact: Artifact): { path: string; message: stri
     }
   }
   const attachments = attachmentPolicyOf(artifact);
-  const untaken = attachments === null ? [] : untakenMediaTypes(artifact.model, attachments.accept);
-  if (untaken.length > 0) {
-    issues.push({
-      path: "attachments.accept",
-      message: `the model ${artifact.model.provider}/${artifact.model.model} cannot take ${untaken.join(", ")} (docs/api.md#attachments); accept only what it takes`,
-    });
-  }
+  if (attachments !== null) issues.push(...attachmentAcceptIssues(artifact.model, attachments.accept));
   if (artifact.handoff?.enabled) {
     (artifact.tools ?? []).forEach((tool, index) => {
       if (tool.name === REQUEST_HANDOFF_TOOL) {

@@ -42,3 +42,18 @@ export function untakenMediaTypes(
   const takes = acceptedMediaTypes(model);
   return accept.filter((type) => !takes.includes(type));
 }
+
+/** The publish issue (`attachments.accept`) naming the accepted types the model cannot take; none when it takes all. */
+export function attachmentAcceptIssues(
+  model: Pick<ModelConfig, "provider" | "model">,
+  accept: readonly string[],
+): { path: string; message: string }[] {
+  const untaken = untakenMediaTypes(model, accept);
+  if (untaken.length === 0) return [];
+  return [
+    {
+      path: "attachments.accept",
+      message: `the model ${model.provider}/${model.model} cannot take ${untaken.join(", ")}; accept only what it takes`,
+    },
+  ];
+}

@@ -139,7 +139,8 @@ function entryFromRow(row: SqlStorageValue[]): Entry {
   if (agentVersion !== null && !isInteger(agentVersion)) throw malformedRow("agent_version", seq);
   if (!isTextOrNull(attachmentsJson)) throw malformedRow("attachments_json", seq);
   // Rare (user messages with files), so parsed in full.
-  const attachments = attachmentsJson === null ? null : attachmentsColumn.safeParse(parseJsonColumn(attachmentsJson));
+  const attachments =
+    attachmentsJson === null ? null : attachmentsColumn.safeParse(parseJsonColumn(attachmentsJson));
   if (attachments !== null && !attachments.success) throw malformedRow("attachments_json", seq);
   return {
     seq,

@@ -2,7 +2,9 @@
 import { type Artifact, attachmentPolicyOf } from "../../control/artifact";
 import { fail, ok, type Result } from "../../errors";
 import type { AttachmentRef } from "../../shared/protocol";
+import { findAttachment } from "../../storage/thread/attachment-store";
 import type { TurnRequest } from "../run";
+import { messageAttachmentsAllowed } from "./attachments";
 
 /**
  * The request with its `attachmentIds` resolved to refs (docs/protocol.md#attachments): refused with nothing stored
@@ -11,24 +13,18 @@ import type { TurnRequest } from "../run";
  * exactly like unknown ones). A repeated id counts once. Other turns pass through.
  */
 export function resolveAttachments(
+  storage: DurableObjectStorage,
   request: TurnRequest,
   artifact: Pick<Artifact, "attachments">,
-  find: ((id: string) => AttachmentRef | null) | undefined,
 ): Result<TurnRequest> {
   if (request.kind !== "send" || request.attachmentIds === undefined) return ok(request);
   const { attachmentIds, ...rest } = request;
-  const policy = attachmentPolicyOf(artifact);
-  if (policy === null) return fail("unsupported_media_type", "This agent does not take attachments.");
   const ids = [...new Set(attachmentIds)];
-  if (ids.length > policy.maxFiles) {
-    return {
-      ...fail("conflict", `A message may carry at most ${policy.maxFiles} attachments.`),
-      reason: "attachment_limit",
-    };
-  }
+  const allowed = messageAttachmentsAllowed(attachmentPolicyOf(artifact), ids);
+  if (!allowed.ok) return allowed;
   const attachments: AttachmentRef[] = [];
   for (const id of ids) {
-    const ref = find?.(id) ?? null;
+    const ref = findAttachment(storage, id);
     if (ref === null) return fail("not_found", `Attachment ${id} was not uploaded to this thread.`);
     attachments.push(ref);
   }

@@ -3,7 +3,7 @@ import type { RunQuota } from "../../auth/run-quota";
 import type { DeploymentStore } from "../../control/deployment-store";
 import { presentationOf } from "../../control/presentation";
 import { fail, ok, type Result } from "../../errors";
-import type { ApprovalDecision, AttachmentRef, ServerFrame } from "../../shared/protocol";
+import type { ApprovalDecision, ServerFrame } from "../../shared/protocol";
 import type { ApprovalView, ToolAnswer } from "../../shared/thread-api";
 import { readThreadContext } from "../../storage/thread/context-store";
 import type { EntryStore } from "../../storage/thread/entry-store";
@@ -34,9 +34,9 @@ import {
   toWireEntry,
   VersionBindings,
 } from "../run";
-import { resolveAttachments } from "./send-attachments";
 import { type FeedbackInput, giveFeedback } from "./feedback";
 import { Handoff, type HeldTurn } from "./handoff";
+import { resolveAttachments } from "./send-attachments";
 import { appendVersionChange, loadVersion, offeredVersion } from "./upgrade";
 
 export type { TurnAccepted, TurnRequest } from "../run";
@@ -64,8 +64,6 @@ export interface RuntimeDeps {
   armExpiry?: (atMs: number) => void;
   /** The control plane: versions an upgrade moves to, and the active release an offer comes from. */
   store?: () => DeploymentStore;
-  /** An attachment uploaded to this thread, by id (src/storage/thread/): what a send's ids must name. */
-  findAttachment?: (id: string) => AttachmentRef | null;
 }
 
 export class ThreadRuntime {
@@ -344,7 +342,7 @@ export class ThreadRuntime {
    * its run or its held entry without asking the quota.
    */
   async submit(asked: TurnRequest): Promise<Result<TurnAccepted | HeldTurn>> {
-    const request = resolveAttachments(asked, this.current().artifact, this.#deps.findAttachment);
+    const request = resolveAttachments(this.#deps.storage, asked, this.current().artifact);
     if (!request.ok) return request;
     // In handoff a send is stored without a run; a send held earlier is answered from its entry.
     const held = this.#handoff.hold(request.value);

@@ -1,5 +1,5 @@
 // The bytes of the attachments a prompt keeps, read from the tenant's object storage just before the prompt is built.
-import { type BuildPromptInput, type BranchMessage, keptMessages } from "../../models/prompt";
+import { type BranchMessage, type BuildPromptInput, keptMessages } from "../../models/prompt";
 import { base64Encode } from "../../shared/bytes";
 import { readAttachmentBytes } from "../../storage/attachments";
 
@@ -9,7 +9,8 @@ export type AttachmentBytes = (sha256: string) => Promise<Uint8Array | null>;
 /** Reads the thread's tenant's objects: never another tenant's, since the key is the tenant's. */
 export function attachmentReader(env: Env, tenantId: string): AttachmentBytes {
   const bucket: R2Bucket | undefined = env.ATTACHMENTS;
-  return (sha256) => (bucket === undefined ? Promise.resolve(null) : readAttachmentBytes(bucket, tenantId, sha256));
+  return (sha256) =>
+    bucket === undefined ? Promise.resolve(null) : readAttachmentBytes(bucket, tenantId, sha256);
 }
 
 const hasAttachments = (m: BranchMessage): boolean => m.role === "user" && (m.attachments?.length ?? 0) > 0;

@@ -123,7 +123,9 @@ export async function streamRun(
       attachmentReader(deps.env, binding.tenantId),
     );
   } catch (error) {
-    console.error(JSON.stringify({ level: "error", message: "attachment read failed", error: String(error) }));
+    console.error(
+      JSON.stringify({ level: "error", message: "attachment read failed", error: String(error) }),
+    );
     const unreadable = {
       code: "upstream_unavailable" as const,
       message: "An attachment of this conversation could not be read; try again.",
