@@ -52,7 +52,7 @@ export const ATTACH_CSS = `
 .chip{all:unset;display:flex;flex-direction:column;max-width:160px;padding:2px 6px;cursor:pointer}
 .chip b,.chip span{overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
 .chip span,.tray .err{color:var(--at-muted);font-size:11.5px}
-.tray .err{color:#b91c1c;max-width:160px}
+.tray .err{color:var(--at-fg);font-weight:600;max-width:160px}
 .tray progress{position:absolute;inset:auto 6px 4px;width:calc(100% - 12px);height:4px}
 .tray .icon{width:24px;height:24px}
 .tray .i{width:14px;height:14px}
