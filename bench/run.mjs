@@ -25,8 +25,9 @@ import { benchColdStart, bundleSize } from "./scenarios/b6-bundle.mjs";
 import { B7_DELAY_MS, benchConnectPath } from "./scenarios/b7-connect.mjs";
 import { benchInsights } from "./scenarios/b8-insights.mjs";
 import { benchApprovals } from "./scenarios/b9-approvals.mjs";
+import { attachModuleSize, benchAttachments } from "./scenarios/b10-attachments.mjs";
 
-const SCENARIOS = ["b1", "b2", "b3", "b4", "b5", "b6", "b7", "b8", "b9"];
+const SCENARIOS = ["b1", "b2", "b3", "b4", "b5", "b6", "b7", "b8", "b9", "b10"];
 const HELP = `Usage: npm run bench [-- --only b1,b3 --quick --out <file>]
 
 Starts the product Worker and the bench-only echo and peer Workers (bench/echo-worker, bench/peer-worker) with
@@ -44,6 +45,8 @@ bench/results/latest.json.
   B8 insights     a synthetic tenant of 1M messages in local D1: 30-day analytics by version and search, p50 ≤ 50 ms
   B9 approvals    one thread: decision → first delta of the continuation vs send → first delta (≤ 2×); 100 runs
                   parked on approvals, the product restarted on its state, 100 decisions → 100 continuations
+  B10 attachments a 10 MiB upload (POST /v1/threads/:threadId/attachments) vs a bare Worker's PUT of the same bytes
+                  into local R2, alternating; the widget's attachments module, gzip
 
   --only <list>   comma-separated scenarios to run (default: all)
   --quick         smaller loads (a smoke run; figures are noisier; B8 seeds 100,000 messages and says so)
@@ -118,9 +121,10 @@ async function main() {
     if (only.has("b6")) await step(results, "b6Bundle", log, bundleSize);
     if (only.has("b5")) await step(results, "b5Sizes", log, widgetSizes);
     if (only.has("b5")) await step(results, "b5Console", log, consoleSizes);
+    if (only.has("b10")) await step(results, "b10Module", log, attachModuleSize);
 
-    const needProduct = ["b1", "b2", "b5", "b6", "b9"].some((s) => only.has(s));
-    const needEcho = ["b2", "b3", "b4", "b8"].some((s) => only.has(s));
+    const needProduct = ["b1", "b2", "b5", "b6", "b9", "b10"].some((s) => only.has(s));
+    const needEcho = ["b2", "b3", "b4", "b8", "b10"].some((s) => only.has(s));
     const [product, echo, delayed, peer] = await Promise.all([
       needProduct ? startProductWorker({ log, projectionWindowMs: windowArg }) : null,
       needEcho ? startEchoWorker({ log }) : null,
@@ -143,6 +147,11 @@ async function main() {
     if (only.has("b3")) {
       await step(results, "b3", log, () =>
         benchEntryStore({ echo, iterations: quick ? 20 : 100, walkEvery: quick ? 2 : 5, reps: 10 }),
+      );
+    }
+    if (only.has("b10")) {
+      await step(results, "b10", log, () =>
+        benchAttachments({ product, echo, rounds: 3, perRound: quick ? 2 : 5, log }),
       );
     }
     if (only.has("b4")) {

@@ -535,6 +535,38 @@ function b9Rows(b9) {
   ];
 }
 
+function b10Rows(b10, module) {
+  const rows = [];
+  if (!b10 || b10.failed) rows.push(unavailable("B10", "10 MiB upload p50", b10));
+  else {
+    const failed = b10.failures > 0 ? ` (${b10.failures} failed: ${b10.firstFailure})` : "";
+    rows.push(
+      row("B10", `10 MiB upload p50 (${b10.uploads} uploads)${failed}`, {
+        value: `${ms(b10.uploadMs.p50)} (${b10.uploadMiBps} MiB/s)`,
+        baseline: `bare R2 PUT ${ms(b10.putMs.p50)} (${b10.putMiBps} MiB/s)`,
+        ratio: ratio(b10.uploadMs.p50, b10.putMs.p50),
+      }),
+      row("B10", "  10 MiB upload p95", {
+        value: ms(b10.uploadMs.p95),
+        baseline: `bare R2 PUT ${ms(b10.putMs.p95)}`,
+        ratio: ratio(b10.uploadMs.p95, b10.putMs.p95),
+      }),
+    );
+  }
+  if (module !== undefined) {
+    rows.push(
+      module.gzipBytes === undefined
+        ? unavailable("B10", "widget attachments module (gzip)", module)
+        : row("B10", "widget attachments module (gzip, on demand)", {
+            value: kb(module.gzipBytes),
+            target: `≤ ${kb(module.budgetBytes)}`,
+            pass: module.gzipBytes <= module.budgetBytes,
+          }),
+    );
+  }
+  return rows;
+}
+
 export function buildRows(results) {
   const has = (key) => key in results;
   return [
@@ -549,6 +581,7 @@ export function buildRows(results) {
     ...(has("b7") ? b7Rows(results.b7) : []),
     ...(has("b8") ? b8Rows(results.b8) : []),
     ...(has("b9") ? b9Rows(results.b9) : []),
+    ...(has("b10") || has("b10Module") ? b10Rows(results.b10, results.b10Module) : []),
   ];
 }
 
