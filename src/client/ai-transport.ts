@@ -42,6 +42,8 @@ type StreamStart =
  *   and the thread's tree agree); with `messageId` (a `sendMessage` that replaces a user message) it is an `edit`.
  * - A submit whose message is the assistant's (what `addToolApprovalResponse` and `addToolOutput` lead to, with
  *   `sendAutomaticallyWhen`) sends the approval decisions and tool outputs the chat added, and streams the run on.
+ * - A new user message's `file` parts are uploaded first (`uploadAttachment`) and their ids sent with it
+ *   (docs/client.md#attachments).
  * - `regenerate-message` regenerates the reply: a sibling branch, nothing is deleted.
  * - `reconnectToStream` replays the live run from its start (the server keeps its deltas), or answers null.
  * - A dropped socket reconnects by itself and resumes the run after its last delta: the stream goes on.
