@@ -132,7 +132,7 @@ describe("attachments in the widget", () => {
     assert.deepEqual(log.errors, []);
   });
 
-  it("says why a file is refused: a type the agent does not take, and bytes that are not what they claim", async () => {
+  it("says why a file is refused (a type the agent does not take, bytes that are not what they claim) and takes a pasted one", async () => {
     const { page } = await openCustomerPage(browser);
     await page.getByRole("button", { name: "Attach files" }).waitFor({ state: "visible" });
 
@@ -158,7 +158,19 @@ describe("attachments in the widget", () => {
     await send(page, "hello");
     await waitForText(page.locator("agent-thread .notice"), "Wait until the files are uploaded");
     await tray.getByRole("button", { name: "Remove fake.png" }).click();
+
+    // A picture pasted into the message box goes the same way as a dropped one.
+    await page.getByRole("textbox", { name: "Message" }).evaluate((el, { name, base64 }) => {
+      const data = new DataTransfer();
+      data.items.add(
+        new File([Uint8Array.from(atob(base64), (c) => c.charCodeAt(0))], name, { type: "image/png" }),
+      );
+      el.dispatchEvent(new ClipboardEvent("paste", { clipboardData: data, bubbles: true, cancelable: true }));
+    }, png("pasted.png"));
+    await tray.getByRole("img", { name: "pasted.png" }).waitFor({ state: "visible" });
+    await eventually(async () => (await tray.locator("progress").count()) === 0, "the upload to finish");
     await page.getByRole("button", { name: "Send message" }).click();
-    await waitForReply(page, "hello");
+    const reply = await waitForReply(page, "hello");
+    assert.match(reply, /pasted\.png \(image\/png/);
   });
 });
