@@ -1,11 +1,13 @@
 // Browser tests of attachments in the widget (docs/widget.md#attachments): a picture dropped on the panel of a
 // customer's page (another origin than the service) shows as a thumbnail, uploads, goes with the next message and the
 // local model's reply names it; after a reload the message shows it again, fetched with the launch token. Refusals
-// read as what happened, and the panel with a thumbnail is axe-clean.
+// read as what happened, and the panel with a thumbnail is axe-clean. The tenant's console lists the file.
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { describe, it } from "node:test";
 import AxeBuilder from "@axe-core/playwright";
+import { CONSOLE_KEYS, signIn } from "./console-helpers.mjs";
 import {
   API_KEY,
   BASE_URL,
@@ -90,7 +92,7 @@ async function axe(page, what) {
 describe("attachments in the widget", () => {
   const browser = useBrowser();
 
-  it("takes a dropped picture: thumbnail, upload, sent with the message, named by the reply, shown again after a reload", async () => {
+  it("takes a dropped picture: thumbnail, upload, sent with the message, named by the reply, shown again after a reload, listed in the console", async () => {
     const { page, log } = await openCustomerPage(browser);
     const attach = page.getByRole("button", { name: "Attach files" });
     await attach.waitFor({ state: "visible" });
@@ -130,6 +132,26 @@ describe("attachments in the widget", () => {
     assert.match((await downloads[0].allHeaders()).authorization ?? "", /^Bearer /);
     await axe(page, "a message with its picture");
     assert.deepEqual(log.errors, []);
+
+    // The tenant's console lists the conversation's file and downloads it through its session.
+    const threadId = await page.evaluate(
+      (key) => JSON.parse(sessionStorage.getItem(`agent-threads:${key}`) ?? "{}").threadId,
+      await attachmentsAgent(),
+    );
+    assert.match(threadId ?? "", /^thr_/);
+    const consolePage = await browser.context.newPage();
+    browser.track(consolePage);
+    await consolePage.goto(`${BASE_URL}/console/sessions/${threadId}`);
+    await signIn(consolePage, CONSOLE_KEYS.read);
+    const files = consolePage.getByRole("region", { name: "Files" });
+    await waitForText(files, `dot.png`);
+    await waitForText(files, `sha256 ${PNG_SHA.slice(0, 12)}`);
+    const [download] = await Promise.all([
+      consolePage.waitForEvent("download"),
+      files.getByRole("button", { name: "Download dot.png" }).click(),
+    ]);
+    assert.equal(download.suggestedFilename(), "dot.png");
+    assert.deepEqual(readFileSync(await download.path()), PNG);
   });
 
   it("says why a file is refused (a type the agent does not take, bytes that are not what they claim) and takes a pasted one", async () => {
