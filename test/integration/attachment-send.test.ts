@@ -9,6 +9,7 @@ import { toHex } from "../../src/shared/hex";
 import type { AttachmentRef } from "../../src/shared/protocol";
 import { attachmentKey } from "../../src/storage/attachments";
 import { insertAttachment } from "../../src/storage/thread/attachment-store";
+import { threadExportSchema } from "../../src/storage/thread/thread-export";
 import { threadStub } from "../helpers/projection";
 import {
   api,
@@ -16,6 +17,7 @@ import {
   createTenant,
   expectError,
   fieldPaths,
+  json,
   saveDraft,
   validArtifact,
 } from "../helpers/tenants";
@@ -92,6 +94,15 @@ describe("a send with attachments over the socket", () => {
     ws.send({ type: "history" });
     const history = await ws.next("history");
     expect(history.items.find((e) => e.role === "user")?.attachments).toEqual([shot, crop]);
+    // An edit changes the words and keeps the files.
+    ws.send({ type: "edit", entryId: user.entry.id, clientMessageId: clientMessageId(), text: "And this?" });
+    const edited = await ws.next("entry", (f) => f.entry.role === "user" && f.entry.text === "And this?");
+    expect(edited.entry.attachments).toEqual([shot, crop]);
+    const editReply = await ws.next(
+      "entry",
+      (f) => f.entry.role === "assistant" && f.entry.parentId === edited.entry.id,
+    );
+    expect(editReply.entry.text).toBe(`Attachments: ${named(shot)}; ${named(crop)}\nEcho: And this?`);
     // A message without files is as before: no attachments key at all.
     ws.send({ type: "send", clientMessageId: clientMessageId(), text: "Thanks" });
     const plain = await ws.next("entry", (f) => f.entry.role === "user" && f.entry.text === "Thanks");
@@ -146,6 +157,14 @@ describe("the HTTP message POST with attachments", () => {
     };
     expect(reply.entries[0]?.attachments).toEqual([shot]);
     expect(reply.entries[1]?.text).toBe(`Attachments: ${named(shot)}\nEcho: See`);
+    // The export carries the refs on the user entry, and nothing on entries without files.
+    const exported = await json(
+      await api(`/v1/sessions/${session.threadId}/export`, { key: agent.apiKey }),
+      200,
+      threadExportSchema,
+    );
+    const users = exported.entries.filter((e) => e.role === "user");
+    expect(users.map((e) => e.attachments)).toEqual([undefined, [shot]]);
   });
 });
 
