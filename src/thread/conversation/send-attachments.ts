@@ -1,10 +1,10 @@
 // A send's attachment ids checked against the thread's uploads and the agent's policy, before anything is stored.
 import { type Artifact, attachmentPolicyOf } from "../../control/artifact";
+import { messageAttachmentsAllowed } from "../../control/attachment-policy";
 import { fail, ok, type Result } from "../../errors";
 import type { AttachmentRef } from "../../shared/protocol";
 import { findAttachment } from "../../storage/thread/attachment-store";
 import type { TurnRequest } from "../run";
-import { messageAttachmentsAllowed } from "./attachments";
 
 /**
  * The request with its `attachmentIds` resolved to refs (docs/protocol.md#attachments): refused with nothing stored
