@@ -4,13 +4,15 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { z } from "zod";
 import { newId } from "../../src/control/ids";
 import { toHex } from "../../src/shared/hex";
 import type { AttachmentRef } from "../../src/shared/protocol";
+import { messageResponse } from "../../src/shared/sessions-api";
 import { attachmentKey } from "../../src/storage/attachments";
 import { insertAttachment } from "../../src/storage/thread/attachment-store";
 import { threadExportSchema } from "../../src/storage/thread/thread-export";
-import { threadStub } from "../helpers/projection";
+import { drainThread, threadStub } from "../helpers/projection";
 import {
   api,
   createAgent,
@@ -165,6 +167,15 @@ describe("the HTTP message POST with attachments", () => {
     );
     const users = exported.entries.filter((e) => e.role === "user");
     expect(users.map((e) => e.attachments)).toEqual([undefined, [shot]]);
+    // So does the tenant's sessions API, from the D1 projection.
+    await drainThread(await threadStub(agent, session.threadId));
+    const messages = await json(
+      await api(`/v1/sessions/${session.threadId}/messages`, { key: agent.apiKey }),
+      200,
+      z.object({ items: z.array(messageResponse) }),
+    );
+    const projected = messages.items.filter((m) => m.role === "user");
+    expect(projected.map((m) => m.attachments)).toEqual([undefined, [shot]]);
   });
 });
 
