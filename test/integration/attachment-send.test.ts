@@ -124,6 +124,33 @@ describe("a send with attachments over the socket", () => {
   });
 });
 
+describe("a queued send with attachments", () => {
+  it("keeps its files while it waits, and its message carries them when its run starts", async () => {
+    const agent = await liveAgent({
+      artifact: {
+        attachments: ATTACHMENTS,
+        conversation: { multitask: "enqueue" },
+        model: { provider: "local", model: "echo", local: { chunks: 30, chunkDelayMs: 40 } },
+      },
+    });
+    const session = await launch(agent.publicKey);
+    const ws = await connect(session);
+    const shot = await upload(agent, session.threadId, "shot.png");
+    ws.send({ type: "send", clientMessageId: clientMessageId(), text: "A long question to answer slowly." });
+    await ws.next("delta", (f) => f.seq === 3);
+    ws.send({ type: "send", clientMessageId: clientMessageId(), text: "And this?", attachments: [shot.id] });
+    await ws.next("run", (f) => f.status === "queued" && f.position === 1);
+    const user = await ws.next("entry", (f) => f.entry.role === "user" && f.entry.text === "And this?");
+    expect(user.entry.attachments).toEqual([shot]);
+    const reply = await ws.next(
+      "entry",
+      (f) => f.entry.role === "assistant" && f.entry.parentId === user.entry.id,
+    );
+    expect(reply.entry.text).toBe(`Attachments: ${named(shot)}\nEcho: And this?`);
+    ws.ws.close();
+  });
+});
+
 describe("the HTTP message POST with attachments", () => {
   it("answers the entries with the refs and a reply naming them; another thread's id is 404 with nothing stored", async () => {
     const agent = await liveAgent({ artifact: { attachments: ATTACHMENTS } });
