@@ -157,7 +157,7 @@ async function seenAttachments(
   return seen;
 }
 
-/** The line the reply opens with when the message had attachments (docs/api.md#models): what the model saw. */
+/** The line the reply opens with when the message had attachments (docs/protocol.md#attachments): what the model saw. */
 export function attachmentsLine(attachments: readonly SeenAttachment[]): string {
   const named = attachments.map(
     (a) => `${a.name} (${a.mediaType}, ${a.size} bytes, sha256 ${a.sha256.slice(0, 12)})`,

@@ -2,43 +2,51 @@
 // them; the user entry carries their refs; the local model's reply names what it was handed; publish refuses a model
 // that cannot take an accepted type.
 import { runInDurableObject } from "cloudflare:test";
-import { env } from "cloudflare:workers";
+import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { newId } from "../../src/control/ids";
-import { toHex } from "../../src/shared/hex";
-import type { AttachmentRef } from "../../src/shared/protocol";
-import { attachmentKey } from "../../src/storage/attachments";
-import { insertAttachment } from "../../src/storage/thread/attachment-store";
-import { threadStub } from "../helpers/projection";
+import { z } from "zod";
+import { type AttachmentRef, attachmentRef } from "../../src/shared/protocol";
+import { messageResponse } from "../../src/shared/sessions-api";
+import { threadExportSchema } from "../../src/storage/thread/thread-export";
+import { drainThread, threadStub } from "../helpers/projection";
 import {
+  API,
   api,
   createAgent,
   createTenant,
   expectError,
   fieldPaths,
+  json,
   saveDraft,
   validArtifact,
 } from "../helpers/tenants";
-import { clientMessageId, connect, type LiveAgent, launch, liveAgent, ORIGIN } from "../helpers/threads";
+import {
+  clientMessageId,
+  connect,
+  type Launch,
+  type LiveAgent,
+  launch,
+  liveAgent,
+  ORIGIN,
+} from "../helpers/threads";
 
 const PNG = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 73, 72, 68, 82, 9]);
 const ATTACHMENTS = { enabled: true, maxFiles: 2 };
 
-/** Stores the bytes under the tenant's key and records the upload on the thread, as an upload does. */
-async function upload(agent: LiveAgent, threadId: string, name: string, bytes = PNG): Promise<AttachmentRef> {
-  const sha256 = toHex(new Uint8Array(await crypto.subtle.digest("SHA-256", bytes)));
-  const ref: AttachmentRef = {
-    id: newId("att"),
-    sha256,
-    mediaType: "image/png",
-    size: bytes.byteLength,
-    name,
-  };
-  await env.ATTACHMENTS.put(attachmentKey(agent.tenantId, sha256), bytes);
-  await runInDurableObject(await threadStub(agent, threadId), (_instance, state) => {
-    insertAttachment(state.storage, ref, Date.now());
+/** Uploads through the thread's own route (launch token), as the widget does; answers the ref. */
+async function upload(session: Launch, name: string, bytes = PNG): Promise<AttachmentRef> {
+  const res = await exports.default.fetch(`${API}/v1/threads/${session.threadId}/attachments`, {
+    method: "POST",
+    headers: {
+      Authorization: `Bearer ${session.token}`,
+      Origin: ORIGIN,
+      "Content-Type": "image/png",
+      "Content-Length": String(bytes.byteLength),
+      "X-Attachment-Name": encodeURIComponent(name),
+    },
+    body: bytes,
   });
-  return ref;
+  return json(res, 201, attachmentRef);
 }
 
 /** The user messages the thread stores. */
@@ -60,10 +68,10 @@ describe("a send with attachments over the socket", () => {
     const session = await launch(agent.publicKey);
     const other = await launch(agent.publicKey);
     const ws = await connect(session);
-    const shot = await upload(agent, session.threadId, "shot.png");
-    const crop = await upload(agent, session.threadId, "crop.png", PNG.slice(0, 12));
-    const third = await upload(agent, session.threadId, "third.png", PNG.slice(0, 10));
-    const foreign = await upload(agent, other.threadId, "theirs.png");
+    const shot = await upload(session, "shot.png");
+    const crop = await upload(session, "crop.png", PNG.slice(0, 12));
+    const third = await upload(session, "third.png", PNG.slice(0, 10));
+    const foreign = await upload(other, "theirs.png");
 
     ws.send({ type: "send", clientMessageId: clientMessageId(), text: "Whose?", attachments: [foreign.id] });
     const notFound = await ws.next("error");
@@ -92,6 +100,15 @@ describe("a send with attachments over the socket", () => {
     ws.send({ type: "history" });
     const history = await ws.next("history");
     expect(history.items.find((e) => e.role === "user")?.attachments).toEqual([shot, crop]);
+    // An edit changes the words and keeps the files.
+    ws.send({ type: "edit", entryId: user.entry.id, clientMessageId: clientMessageId(), text: "And this?" });
+    const edited = await ws.next("entry", (f) => f.entry.role === "user" && f.entry.text === "And this?");
+    expect(edited.entry.attachments).toEqual([shot, crop]);
+    const editReply = await ws.next(
+      "entry",
+      (f) => f.entry.role === "assistant" && f.entry.parentId === edited.entry.id,
+    );
+    expect(editReply.entry.text).toBe(`Attachments: ${named(shot)}; ${named(crop)}\nEcho: And this?`);
     // A message without files is as before: no attachments key at all.
     ws.send({ type: "send", clientMessageId: clientMessageId(), text: "Thanks" });
     const plain = await ws.next("entry", (f) => f.entry.role === "user" && f.entry.text === "Thanks");
@@ -103,10 +120,38 @@ describe("a send with attachments over the socket", () => {
     const agent = await liveAgent();
     const session = await launch(agent.publicKey);
     const ws = await connect(session);
-    const shot = await upload(agent, session.threadId, "shot.png");
+    // (Its uploads are refused too: any id will do.)
+    const shot = { id: `att_${"a".repeat(26)}` };
     ws.send({ type: "send", clientMessageId: clientMessageId(), text: "Look", attachments: [shot.id] });
     expect((await ws.next("error")).code).toBe("unsupported_media_type");
     expect(await userTexts(agent, session.threadId)).toEqual([]);
+    ws.ws.close();
+  });
+});
+
+describe("a queued send with attachments", () => {
+  it("keeps its files while it waits, and its message carries them when its run starts", async () => {
+    const agent = await liveAgent({
+      artifact: {
+        attachments: ATTACHMENTS,
+        conversation: { multitask: "enqueue" },
+        model: { provider: "local", model: "echo", local: { chunks: 30, chunkDelayMs: 40 } },
+      },
+    });
+    const session = await launch(agent.publicKey);
+    const ws = await connect(session);
+    const shot = await upload(session, "shot.png");
+    ws.send({ type: "send", clientMessageId: clientMessageId(), text: "A long question to answer slowly." });
+    await ws.next("delta", (f) => f.seq === 3);
+    ws.send({ type: "send", clientMessageId: clientMessageId(), text: "And this?", attachments: [shot.id] });
+    await ws.next("run", (f) => f.status === "queued" && f.position === 1);
+    const user = await ws.next("entry", (f) => f.entry.role === "user" && f.entry.text === "And this?");
+    expect(user.entry.attachments).toEqual([shot]);
+    const reply = await ws.next(
+      "entry",
+      (f) => f.entry.role === "assistant" && f.entry.parentId === user.entry.id,
+    );
+    expect(reply.entry.text).toBe(`Attachments: ${named(shot)}\nEcho: And this?`);
     ws.ws.close();
   });
 });
@@ -124,8 +169,8 @@ describe("the HTTP message POST with attachments", () => {
       body: { clientMessageId: clientMessageId(), text: "Hello" },
     });
     expect(first.status).toBe(201);
-    const shot = await upload(agent, session.threadId, "shot.png");
-    const foreign = await upload(agent, other.threadId, "theirs.png");
+    const shot = await upload(session, "shot.png");
+    const foreign = await upload(other, "theirs.png");
 
     const refused = await api(`/v1/threads/${session.threadId}/messages`, {
       method: "POST",
@@ -146,6 +191,23 @@ describe("the HTTP message POST with attachments", () => {
     };
     expect(reply.entries[0]?.attachments).toEqual([shot]);
     expect(reply.entries[1]?.text).toBe(`Attachments: ${named(shot)}\nEcho: See`);
+    // The export carries the refs on the user entry, and nothing on entries without files.
+    const exported = await json(
+      await api(`/v1/sessions/${session.threadId}/export`, { key: agent.apiKey }),
+      200,
+      threadExportSchema,
+    );
+    const users = exported.entries.filter((e) => e.role === "user");
+    expect(users.map((e) => e.attachments)).toEqual([undefined, [shot]]);
+    // So does the tenant's sessions API, from the D1 projection.
+    await drainThread(await threadStub(agent, session.threadId));
+    const messages = await json(
+      await api(`/v1/sessions/${session.threadId}/messages`, { key: agent.apiKey }),
+      200,
+      z.object({ items: z.array(messageResponse) }),
+    );
+    const projected = messages.items.filter((m) => m.role === "user");
+    expect(projected.map((m) => m.attachments)).toEqual([undefined, [shot]]);
   });
 });
 

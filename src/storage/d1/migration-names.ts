@@ -21,4 +21,5 @@ export const MIGRATIONS: readonly string[] = [
   "0018_thread_tool_policy.sql",
   "0019_agent_approvals.sql",
   "0020_tenant_storage_quota.sql",
+  "0022_message_attachments.sql",
 ];

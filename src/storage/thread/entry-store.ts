@@ -237,9 +237,11 @@ export class EntryStore {
       const createdAt = this.#now();
       const inserted = sql
         .exec(
-          `INSERT INTO entries (id, parent_id, kind, role, run_id, created_at, body_json, depth, jump_id, agent_version,
-             attachments_json)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, COALESCE(?, (SELECT agent_version FROM entries WHERE id = ?2)), ?)
+          // The column is named only when there are refs: an entry without any is written as before schema 20.
+          `INSERT INTO entries (id, parent_id, kind, role, run_id, created_at, body_json, depth, jump_id, agent_version
+             ${a.attachments === undefined ? "" : ", attachments_json"})
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, COALESCE(?, (SELECT agent_version FROM entries WHERE id = ?2))
+             ${a.attachments === undefined ? "" : ", ?"})
            ON CONFLICT (id) DO NOTHING RETURNING seq, agent_version`,
           id,
           a.parentId,
@@ -252,7 +254,7 @@ export class EntryStore {
           ancestry?.depth ?? 0,
           ancestry?.jumpId ?? id,
           a.agentVersion ?? null,
-          a.attachments === undefined ? null : JSON.stringify(a.attachments),
+          ...(a.attachments === undefined ? [] : [JSON.stringify(a.attachments)]),
         )
         .toArray()[0];
       if (inserted === undefined) return fail("conflict", "An entry with this id already exists.", { id });
