@@ -152,6 +152,12 @@ describe("attachments in the widget", () => {
     ]);
     assert.equal(download.suggestedFilename(), "dot.png");
     assert.deepEqual(readFileSync(await download.path()), PNG);
+    // …and the user message in the conversation carries it.
+    await consolePage
+      .getByRole("article", { name: "User message" })
+      .getByRole("list", { name: "Attachments" })
+      .getByRole("button", { name: `Download dot.png (image/png, ${PNG.length} bytes)` })
+      .waitFor();
   });
 
   it("says why a file is refused (a type the agent does not take, bytes that are not what they claim) and takes a pasted one", async () => {

@@ -1,5 +1,6 @@
-// The files uploaded to a conversation (docs/api.md#attachments): name, media type, size and SHA-256 prefix, each
-// downloaded through the console's session (never a link carrying a credential).
+// The files of a conversation (docs/api.md#attachments): those a user message carries, on the message, and every
+// upload of the thread in a card; name, media type, size and SHA-256 prefix, each downloaded through the console's
+// session (never a link carrying a credential).
 import { useEffect, useState } from "preact/hooks";
 import type { AttachmentRef } from "../../shared/protocol";
 import { api, describeError } from "../api";
@@ -11,7 +12,7 @@ export function sizeLabel(bytes: number): string {
   return `${bytes} bytes`;
 }
 
-async function save(threadId: string, file: AttachmentRef): Promise<void> {
+export async function save(threadId: string, file: AttachmentRef): Promise<void> {
   const blob = await api().sessions.downloadAttachment(threadId, file.id);
   const url = URL.createObjectURL(blob);
   const a = document.createElement("a");
@@ -68,5 +69,39 @@ export function Files(props: { threadId: string }) {
         ))}
       </ul>
     </section>
+  );
+}
+
+/** A user message's files, under its text: one download button each. */
+export function MessageFiles(props: { threadId: string; files: AttachmentRef[] | undefined }) {
+  const [error, setError] = useState<string>();
+  const files = props.files ?? [];
+  if (files.length === 0) return null;
+  return (
+    <>
+      <ul class="files" aria-label="Attachments">
+        {files.map((file) => (
+          <li key={file.id}>
+            <button
+              type="button"
+              class="small"
+              aria-label={`Download ${file.name} (${file.mediaType}, ${sizeLabel(file.size)})`}
+              onClick={() => {
+                setError(undefined);
+                save(props.threadId, file).catch((e: unknown) =>
+                  setError(`Could not download ${file.name}: ${describeError(e)}`),
+                );
+              }}
+            >
+              {file.name}
+            </button>{" "}
+            <span class="muted">
+              {file.mediaType}, {sizeLabel(file.size)}
+            </span>
+          </li>
+        ))}
+      </ul>
+      {error ? <p class="error">{error}</p> : null}
+    </>
   );
 }
