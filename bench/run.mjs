@@ -26,8 +26,9 @@ import { B7_DELAY_MS, benchConnectPath } from "./scenarios/b7-connect.mjs";
 import { benchInsights } from "./scenarios/b8-insights.mjs";
 import { benchApprovals } from "./scenarios/b9-approvals.mjs";
 import { benchControlPlane } from "./scenarios/b10-control-plane.mjs";
+import { attachModuleSize, benchAttachments } from "./scenarios/b11-attachments.mjs";
 
-const SCENARIOS = ["b1", "b2", "b3", "b4", "b5", "b6", "b7", "b8", "b9", "b10"];
+const SCENARIOS = ["b1", "b2", "b3", "b4", "b5", "b6", "b7", "b8", "b9", "b10", "b11"];
 const HELP = `Usage: npm run bench [-- --only b1,b3 --quick --out <file>]
 
 Starts the product Worker and the bench-only echo and peer Workers (bench/echo-worker, bench/peer-worker) with
@@ -48,6 +49,8 @@ bench/results/latest.json.
   B10 control plane
                   launch p50 with CONTROL_PLANE=http (the service over a local PostgreSQL) vs D1, alternating; and
                   connect → ready of an already bound thread in both (pins live in the object)
+  B11 attachments a 10 MiB upload (POST /v1/threads/:threadId/attachments) vs a bare Worker's PUT of the same bytes
+                  into local R2, alternating; the widget's attachments module, gzip
 
   --only <list>   comma-separated scenarios to run (default: all)
   --quick         smaller loads (a smoke run; figures are noisier; B8 seeds 100,000 messages and says so)
@@ -122,9 +125,10 @@ async function main() {
     if (only.has("b6")) await step(results, "b6Bundle", log, bundleSize);
     if (only.has("b5")) await step(results, "b5Sizes", log, widgetSizes);
     if (only.has("b5")) await step(results, "b5Console", log, consoleSizes);
+    if (only.has("b11")) await step(results, "b11Module", log, attachModuleSize);
 
-    const needProduct = ["b1", "b2", "b5", "b6", "b9", "b10"].some((s) => only.has(s));
-    const needEcho = ["b2", "b3", "b4", "b8"].some((s) => only.has(s));
+    const needProduct = ["b1", "b2", "b5", "b6", "b9", "b10", "b11"].some((s) => only.has(s));
+    const needEcho = ["b2", "b3", "b4", "b8", "b11"].some((s) => only.has(s));
     const [product, echo, delayed, peer] = await Promise.all([
       needProduct ? startProductWorker({ log, projectionWindowMs: windowArg }) : null,
       needEcho ? startEchoWorker({ log }) : null,
@@ -147,6 +151,11 @@ async function main() {
     if (only.has("b3")) {
       await step(results, "b3", log, () =>
         benchEntryStore({ echo, iterations: quick ? 20 : 100, walkEvery: quick ? 2 : 5, reps: 10 }),
+      );
+    }
+    if (only.has("b11")) {
+      await step(results, "b11", log, () =>
+        benchAttachments({ product, echo, rounds: 3, perRound: quick ? 2 : 5, log }),
       );
     }
     if (only.has("b4")) {

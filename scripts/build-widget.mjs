@@ -3,7 +3,8 @@
 // translations (src/widget/locales/*.json) become separate content-hashed JSON files the widget fetches on demand, and
 // the past conversations list (src/widget/past-view.ts) a content-hashed module it imports on the first click, and the
 // approval card (src/widget/approval-view.ts) and the message controls (src/widget/message-actions.ts) modules it
-// imports when first needed.
+// imports when first needed, and the attachments module (src/widget/attach-view.ts) it imports only for an agent that
+// takes files or a message that carries some.
 import { createHash } from "node:crypto";
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
@@ -94,11 +95,14 @@ export async function buildWidget() {
   const actionsView = await bundle("message-actions.ts", "esm");
   const actionsViewPath = `/widget/v${version}/actions-${hash(actionsView)}.js`;
   const approvalViewPath = `/widget/v${version}/approval-${hash(approvalView)}.js`;
+  const attachView = await bundle("attach-view.ts", "esm", { __LOCALES__: JSON.stringify(localePaths) });
+  const attachViewPath = `/widget/v${version}/attach-${hash(attachView)}.js`;
   const widget = await bundle("widget.ts", "esm", {
     __LOCALES__: JSON.stringify(localePaths),
     __PAST_VIEW__: JSON.stringify(pastViewPath),
     __APPROVAL_VIEW__: JSON.stringify(approvalViewPath),
     __ACTIONS_VIEW__: JSON.stringify(actionsViewPath),
+    __ATTACH_VIEW__: JSON.stringify(attachViewPath),
   });
   const widgetName = `widget-${hash(widget)}.js`;
   const widgetPath = `/widget/v${version}/${widgetName}`;
@@ -128,6 +132,7 @@ export async function buildWidget() {
   files[join(publicDir, pastViewPath)] = pastView;
   files[join(publicDir, approvalViewPath)] = approvalView;
   files[join(publicDir, actionsViewPath)] = actionsView;
+  files[join(publicDir, attachViewPath)] = attachView;
   for (const { path, bytes } of locales) files[join(publicDir, path)] = bytes;
   for (const [path, bytes] of Object.entries(files)) writeFileSync(path, bytes);
 
@@ -140,6 +145,7 @@ export async function buildWidget() {
       pastView: { path: pastViewPath, bytes: pastView.length, gzipBytes: gzipSize(pastView) },
       approvalView: { path: approvalViewPath, bytes: approvalView.length, gzipBytes: gzipSize(approvalView) },
       actionsView: { path: actionsViewPath, bytes: actionsView.length, gzipBytes: gzipSize(actionsView) },
+      attachView: { path: attachViewPath, bytes: attachView.length, gzipBytes: gzipSize(attachView) },
     },
     channel: { loader: `/widget/v${major}/embed.js`, widget: `/widget/v${major}/widget.js` },
     locales: Object.fromEntries(
@@ -151,6 +157,7 @@ export async function buildWidget() {
       pastView: `sha384-${createHash("sha384").update(pastView).digest("base64")}`,
       approvalView: `sha384-${createHash("sha384").update(approvalView).digest("base64")}`,
       actionsView: `sha384-${createHash("sha384").update(actionsView).digest("base64")}`,
+      attachView: `sha384-${createHash("sha384").update(attachView).digest("base64")}`,
     },
   };
   writeFileSync(join(widgetDir, "manifest.json"), `${JSON.stringify(manifest, null, 2)}\n`);
@@ -178,6 +185,10 @@ async function main() {
   const acts = manifest.lazy.actionsView;
   console.log(
     `  actions ${acts.path}  ${kb(acts.gzipBytes)} gzip (imported once the conversation has a message)`,
+  );
+  const files = manifest.lazy.attachView;
+  console.log(
+    `  attach  ${files.path}  ${kb(files.gzipBytes)} gzip (imported for an agent that takes attachments)`,
   );
   const tags = Object.keys(manifest.locales);
   console.log(`  locales ${tags.join(", ")} (fetched on demand, not in the widget's budget)`);

@@ -11,10 +11,15 @@ export const WIDGET_BUDGET_BYTES = 20 * 1024;
 /** Each module the widget imports on demand (the past conversations list): small, so the click answers at once. */
 export const LAZY_BUDGET_BYTES = 2 * 1024;
 /**
- * The message controls (retry, edit, feedback) load in the background once the conversation has a message, before
- * anyone can click them: a larger budget than a module fetched on a click.
+ * The message controls (retry, edit, feedback) load in the background once the conversation has a message, and the
+ * attachments module once the agent offers attachments, before anyone can click them: larger budgets than a module
+ * fetched on a click.
  */
-const LAZY_BUDGETS = { actionsView: 3 * 1024 };
+const LAZY_BUDGETS = {
+  actionsView: 3 * 1024,
+  // Attachments load in the background once the agent's presentation offers them (docs/widget.md#attachments).
+  attachView: 5 * 1024,
+};
 
 /** Ways to turn a string into markup or code; none may appear in the widget. */
 const FORBIDDEN = [

@@ -558,6 +558,38 @@ function b9Rows(b9) {
   ];
 }
 
+function b11Rows(b11, module) {
+  const rows = [];
+  if (!b11 || b11.failed) rows.push(unavailable("B11", "10 MiB upload p50", b11));
+  else {
+    const failed = b11.failures > 0 ? ` (${b11.failures} failed: ${b11.firstFailure})` : "";
+    rows.push(
+      row("B11", `10 MiB upload p50 (${b11.uploads} uploads)${failed}`, {
+        value: `${ms(b11.uploadMs.p50)} (${b11.uploadMiBps} MiB/s)`,
+        baseline: `bare R2 PUT ${ms(b11.putMs.p50)} (${b11.putMiBps} MiB/s)`,
+        ratio: ratio(b11.uploadMs.p50, b11.putMs.p50),
+      }),
+      row("B11", "  10 MiB upload p95", {
+        value: ms(b11.uploadMs.p95),
+        baseline: `bare R2 PUT ${ms(b11.putMs.p95)}`,
+        ratio: ratio(b11.uploadMs.p95, b11.putMs.p95),
+      }),
+    );
+  }
+  if (module !== undefined) {
+    rows.push(
+      module.gzipBytes === undefined
+        ? unavailable("B11", "widget attachments module (gzip)", module)
+        : row("B11", "widget attachments module (gzip, on demand)", {
+            value: kb(module.gzipBytes),
+            target: `≤ ${kb(module.budgetBytes)}`,
+            pass: module.gzipBytes <= module.budgetBytes,
+          }),
+    );
+  }
+  return rows;
+}
+
 export function buildRows(results) {
   const has = (key) => key in results;
   return [
@@ -569,10 +601,11 @@ export function buildRows(results) {
       ? b5Rows(results.b5Sizes, results.b5Browser, results.b5Console)
       : []),
     ...(has("b6Bundle") || has("b6ColdStart") ? b6Rows(results.b6Bundle, results.b6ColdStart) : []),
-    ...(has("b10") ? b10Rows(results.b10) : []),
     ...(has("b7") ? b7Rows(results.b7) : []),
     ...(has("b8") ? b8Rows(results.b8) : []),
     ...(has("b9") ? b9Rows(results.b9) : []),
+    ...(has("b10") ? b10Rows(results.b10) : []),
+    ...(has("b11") || has("b11Module") ? b11Rows(results.b11, results.b11Module) : []),
   ];
 }
 

@@ -2,7 +2,7 @@
 // and the approvals waiting for the tenant across threads (docs/tools.md#approvals).
 import type { z } from "zod";
 import type { ApprovalStatus, approvalListQuery } from "../shared/approvals-api";
-import type { WireEntry } from "../shared/protocol";
+import type { AttachmentRef, WireEntry } from "../shared/protocol";
 import type {
   HandoffResponse,
   HumanMessageRequest,
@@ -42,6 +42,15 @@ export class Sessions {
   }
   get(threadId: string): Promise<SessionResponse> {
     return this.t.json("GET", `/v1/sessions/${seg(threadId)}`);
+  }
+  /** The files uploaded to the thread (docs/api.md#attachments): name, media type, size, SHA-256. */
+  attachments(threadId: string): Promise<{ items: AttachmentRef[] }> {
+    return this.t.json("GET", `/v1/sessions/${seg(threadId)}/attachments`);
+  }
+  /** One attachment's bytes, typed by its media type. */
+  async downloadAttachment(threadId: string, attachmentId: string): Promise<Blob> {
+    const res = await this.t.send("GET", `/v1/sessions/${seg(threadId)}/attachments/${seg(attachmentId)}`);
+    return res.blob();
   }
   /** Every message of the thread, oldest first, all branches. */
   messages(threadId: string, query?: PageQuery): Promise<Page<MessageResponse>> {

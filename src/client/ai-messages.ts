@@ -1,7 +1,7 @@
 // A thread's stored branch as AI SDK UI messages (docs/api.md#ai-sdk-transport): user and assistant messages, and a
 // run's approvals and client tool calls as tool parts of its assistant message.
 import type { UIMessage } from "ai";
-import type { WireEntry } from "../shared/protocol";
+import type { AttachmentRef, WireEntry } from "../shared/protocol";
 import { metadataOfEntry } from "./ai-run-log";
 
 /** What each UI message carries about the thread entry behind it. */
@@ -15,6 +15,11 @@ export interface AgentThreadsMessageMetadata {
   status?: "complete" | "interrupted" | "failed";
   /** A person's reply in handoff (`role: "human_agent"`), shown as an assistant message. */
   authorName?: string;
+  /**
+   * A user message's files as the thread stores them (docs/client.md#attachments): read one's bytes with the
+   * connection's `downloadAttachment(id)` (they need the launch token, so no URL is given).
+   */
+  attachments?: AttachmentRef[];
 }
 
 export type AgentThreadsUIMessage = UIMessage<AgentThreadsMessageMetadata>;

@@ -29,6 +29,7 @@ export function metadataOfEntry(entry: WireEntry) {
     ...(entry.runId !== null ? { runId: entry.runId } : {}),
     ...(entry.status !== undefined ? { status: entry.status } : {}),
     ...(entry.authorName !== undefined ? { authorName: entry.authorName } : {}),
+    ...(entry.attachments !== undefined ? { attachments: entry.attachments } : {}),
   };
 }
 

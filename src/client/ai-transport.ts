@@ -11,6 +11,7 @@ import {
 } from "./ai-messages";
 import { type LogItem, type RunLog, RunLogs } from "./ai-run-log";
 import { ThreadConnection } from "./thread";
+import { blobOfUrl } from "./thread-attachments";
 import type { ThreadConnectionOptions } from "./thread-options";
 
 export type { AgentThreadsMessageMetadata, AgentThreadsUIMessage } from "./ai-messages";
@@ -41,6 +42,8 @@ type StreamStart =
  *   and the thread's tree agree); with `messageId` (a `sendMessage` that replaces a user message) it is an `edit`.
  * - A submit whose message is the assistant's (what `addToolApprovalResponse` and `addToolOutput` lead to, with
  *   `sendAutomaticallyWhen`) sends the approval decisions and tool outputs the chat added, and streams the run on.
+ * - A new user message's `file` parts are uploaded first (`uploadAttachment`) and their ids sent with it
+ *   (docs/client.md#attachments).
  * - `regenerate-message` regenerates the reply: a sibling branch, nothing is deleted.
  * - `reconnectToStream` replays the live run from its start (the server keeps its deltas), or answers null.
  * - A dropped socket reconnects by itself and resumes the run after its last delta: the stream goes on.
@@ -59,6 +62,8 @@ export class AgentThreadsChatTransport<UI_MESSAGE extends UIMessage = AgentThrea
   readonly #runs = new RunLogs();
   /** Approvals decided and tool calls answered through this transport. */
   readonly #sent = new Set<string>();
+  /** File parts already uploaded, by URL: a retried submit sends the same attachments again. */
+  readonly #uploads = new Map<string, Promise<string>>();
 
   constructor(options: AgentThreadsChatTransportOptions) {
     this.#owned = !("connection" in options);
@@ -99,6 +104,11 @@ export class AgentThreadsChatTransport<UI_MESSAGE extends UIMessage = AgentThrea
       return this.#stream(abortSignal, { runId, from: run.shown, send: () => this.#answer(run, target) });
     }
     const known = new Set(this.#runs.ids());
+    // A new user message's file parts are uploaded first and go with it (an edit takes text only).
+    const attachments =
+      trigger === "submit-message" && target?.role === "user" && messageId === undefined
+        ? await this.#upload(target)
+        : [];
     let clientMessageId: string | undefined;
     let userMessageId: string | undefined;
     const start = (): void => {
@@ -123,6 +133,7 @@ export class AgentThreadsChatTransport<UI_MESSAGE extends UIMessage = AgentThrea
       const parentId = index > 0 ? this.#entryIdOf(messages[index - 1]) : undefined;
       clientMessageId = this.connection.send({
         text,
+        attachments,
         ...(CLIENT_MESSAGE_ID.test(target.id) ? { clientMessageId: target.id } : {}),
         ...(parentId !== undefined ? { parentId } : {}),
       });
@@ -157,6 +168,24 @@ export class AgentThreadsChatTransport<UI_MESSAGE extends UIMessage = AgentThrea
   /** Closes the connection this transport opened (one given to it stays open). */
   close(): void {
     if (this.#owned) this.connection.close();
+  }
+
+  /** Uploads each `file` part (a `data:` or `blob:` URL, or any URL `fetch` reads) once: the attachments' ids. */
+  #upload(message: UIMessage): Promise<string[]> {
+    const files = message.parts.filter((part) => part.type === "file");
+    return Promise.all(
+      files.map((part) => {
+        let id = this.#uploads.get(part.url);
+        if (id === undefined) {
+          id = blobOfUrl(part.url, part.mediaType)
+            .then((blob) => this.connection.uploadAttachment(blob, { name: part.filename ?? "file" }))
+            .then((ref) => ref.id);
+          id.catch(() => this.#uploads.delete(part.url));
+          this.#uploads.set(part.url, id);
+        }
+        return id;
+      }),
+    );
   }
 
   #entryIdOf(message: UIMessage | undefined): string | undefined {

@@ -1,11 +1,33 @@
 // What a thread connection is given and tells: its launch, the WebSocket it uses, its options and statuses, the run
 // it streams, what a close code makes it do next, and the error that ends it for good.
-import type { ServerFrame } from "../shared/protocol";
+import type { AttachmentRef, ClientFrame, MultitaskStrategy, ServerFrame } from "../shared/protocol";
+import type { FetchLike } from "./http";
 
 // The protocol's names, repeated here so that the client bundle imports no zod (src/shared/protocol.ts has them too).
 export const PROTOCOL = "agent.v1";
 export const PROTOCOL_VERSION = 1;
 export const BEARER_PREFIX = "bearer.";
+
+/** What `send` takes: the text, where it goes in the tree, and files uploaded with `uploadAttachment` (refs or ids). */
+export interface SendInput {
+  text: string;
+  parentId?: string;
+  multitask?: MultitaskStrategy;
+  clientMessageId?: string;
+  attachments?: (AttachmentRef | string)[];
+}
+
+export function sendFrame(input: SendInput): Extract<ClientFrame, { type: "send" }> {
+  const attachments = input.attachments?.map((a) => (typeof a === "string" ? a : a.id));
+  return {
+    type: "send",
+    clientMessageId: input.clientMessageId ?? randomId(),
+    text: input.text,
+    ...(input.parentId !== undefined ? { parentId: input.parentId } : {}),
+    ...(input.multitask !== undefined ? { multitask: input.multitask } : {}),
+    ...(attachments !== undefined && attachments.length > 0 ? { attachments } : {}),
+  };
+}
 
 /** A new `clientMessageId`. */
 export function randomId(): string {
@@ -48,6 +70,8 @@ export interface ThreadConnectionOptions {
   refreshLaunch?: (current: ThreadLaunch) => Promise<ThreadLaunch>;
   /** Defaults to `globalThis.WebSocket` (browsers, Node 22+). */
   WebSocket?: SocketConstructor;
+  /** For attachment uploads and downloads (docs/client.md#attachments); defaults to the global `fetch`. */
+  fetch?: FetchLike;
   /** Node only: the `Origin` header a public agent checks (a browser always sends its page's own). */
   origin?: string;
   /** Reconnect delays: `initialMs` doubling up to `maxMs`, with jitter. */
@@ -57,6 +81,9 @@ export interface ThreadConnectionOptions {
 }
 
 export type ConnectionStatus = "idle" | "connecting" | "open" | "reconnecting" | "closed";
+
+export type Listener = (frame: ServerFrame) => void;
+export type StatusListener = (status: ConnectionStatus, close?: { code: number; reason: string }) => void;
 
 export type FrameOf<T extends ServerFrame["type"]> = Extract<ServerFrame, { type: T }>;
 export type ReadyFrame = FrameOf<"ready">;

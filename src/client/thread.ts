@@ -3,9 +3,9 @@
 // approvals and client tools a run waits for.
 import type {
   ApprovalDecision,
+  AttachmentRef,
   ClientFrame,
   FeedbackRating,
-  MultitaskStrategy,
   ServerFrame,
   WireEntry,
 } from "../shared/protocol";
@@ -18,19 +18,24 @@ import {
   type ToolHandler,
   toolResultFrame,
 } from "./thread-actions";
+import { downloadAttachment, lend, type UploadOptions, uploadAttachment } from "./thread-attachments";
 import {
   afterClose,
   BEARER_PREFIX,
   type ConnectionStatus,
   type FrameOf,
   type HistoryFrame,
+  type Listener,
   type LiveRun,
   PROTOCOL,
   PROTOCOL_VERSION,
   type ReadyFrame,
   randomId,
+  type SendInput,
   type SocketConstructor,
   type SocketLike,
+  type StatusListener,
+  sendFrame,
   ThreadClosedError,
   type ThreadConnectionOptions,
   type ThreadLaunch,
@@ -41,10 +46,6 @@ export type { ApprovalRequest, ToolAnswer, ToolCallRequest, ToolHandler } from "
 const OPEN = 1;
 const TOKEN_CLOSE = 4401;
 const REFRESH_BEFORE_MS = 30_000;
-
-type Listener = (frame: ServerFrame) => void;
-type ApprovalListener = (request: ApprovalRequest) => void;
-type StatusListener = (status: ConnectionStatus, close?: { code: number; reason: string }) => void;
 
 export class ThreadConnection {
   #launch: ThreadLaunch;
@@ -70,7 +71,7 @@ export class ThreadConnection {
   #statusListeners = new Set<StatusListener>();
   readonly #actions = new PendingActions();
   #toolHandler: ToolHandler | null = null;
-  #approvalListeners = new Set<ApprovalListener>();
+  #approvalListeners = new Set<(request: ApprovalRequest) => void>();
 
   constructor(options: ThreadConnectionOptions) {
     this.#options = options;
@@ -145,7 +146,7 @@ export class ThreadConnection {
    * Each approval a run waits for (a `requires_action` run's `actions`), once per connection: decide it with
    * `approve` or `deny`. Approvals already pending are announced at once.
    */
-  onApprovalRequest(listener: ApprovalListener): () => void {
+  onApprovalRequest(listener: (request: ApprovalRequest) => void): () => void {
     this.#approvalListeners.add(listener);
     for (const request of this.#actions.approvals) listener(request);
     return () => this.#approvalListeners.delete(listener);
@@ -191,24 +192,12 @@ export class ThreadConnection {
     await pong;
   }
 
-  /** A new user message; returns its `clientMessageId` (the one given, or a new one). */
-  send(input: {
-    text: string;
-    parentId?: string;
-    multitask?: MultitaskStrategy;
-    clientMessageId?: string;
-  }): string {
-    const clientMessageId = input.clientMessageId ?? randomId();
-    const frame: ClientFrame = {
-      type: "send",
-      clientMessageId,
-      text: input.text,
-      ...(input.parentId !== undefined ? { parentId: input.parentId } : {}),
-      ...(input.multitask !== undefined ? { multitask: input.multitask } : {}),
-    };
-    this.#unacked.set(clientMessageId, frame);
+  /** A new user message (with files from `uploadAttachment`); returns its `clientMessageId`. */
+  send(input: SendInput): string {
+    const frame = sendFrame(input);
+    this.#unacked.set(frame.clientMessageId, frame);
     this.#write(frame);
-    return clientMessageId;
+    return frame.clientMessageId;
   }
 
   /** A new user message beside the user entry `entryId` (a fork); returns its `clientMessageId`. */
@@ -256,7 +245,13 @@ export class ThreadConnection {
     } while (cursor !== undefined);
     return items;
   }
-
+  /** Uploads a file to this thread: its ref, to `send` (docs/client.md#attachments); `downloadAttachment` reads one. */
+  async uploadAttachment(file: Blob, options: UploadOptions = {}): Promise<AttachmentRef> {
+    return uploadAttachment(lend(await this.#freshLaunch(), this.#options), file, options);
+  }
+  async downloadAttachment(id: string, options: { signal?: AbortSignal } = {}): Promise<Blob> {
+    return downloadAttachment(lend(await this.#freshLaunch(), this.#options), id, options);
+  }
   /** Closes for good (code 1000); pending answers reject. */
   close(): void {
     this.#stop(new ThreadClosedError(1000, "closed by the client"));
@@ -304,14 +299,20 @@ export class ThreadConnection {
       );
     });
   }
-
-  async #openWithFreshToken(): Promise<void> {
+  /** The launch, renewed first (a promise, else at once) when its token is about to expire or two opens failed. */
+  #freshLaunch(): ThreadLaunch | Promise<ThreadLaunch> {
     const refresh = this.#options.refreshLaunch;
     const expiresAt = this.#launch.expiresAt !== undefined ? Date.parse(this.#launch.expiresAt) : Number.NaN;
-    if (refresh !== undefined && (expiresAt - Date.now() < REFRESH_BEFORE_MS || this.#failedOpens >= 2)) {
-      this.#launch = await refresh(this.#launch);
-      this.#failedOpens = 0;
-    }
+    if (refresh === undefined || !(expiresAt - Date.now() < REFRESH_BEFORE_MS || this.#failedOpens >= 2))
+      return this.#launch;
+    return refresh(this.#launch).then((launch) => {
+      [this.#launch, this.#failedOpens] = [launch, 0];
+      return launch;
+    });
+  }
+  async #openWithFreshToken(): Promise<void> {
+    const fresh = this.#freshLaunch();
+    if (fresh instanceof Promise) await fresh;
     if (this.#closedBy !== null) return;
     const protocols = [PROTOCOL, BEARER_PREFIX + this.#launch.token];
     const origin = this.#options.origin;

@@ -3,6 +3,7 @@ import { z } from "zod";
 import { ACCENT_COLOR_PATTERN, LOCALE_PATTERN, POSITIONS, THEMES } from "../shared/presentation";
 import { MAX_ATTACHMENTS_PER_MESSAGE, MULTITASK_STRATEGIES } from "../shared/protocol";
 import { jsonSchemaIssues } from "./json-schema-check";
+import { attachmentAcceptIssues } from "./model-capabilities";
 import { secretAlias, toolSchema } from "./tool-schema";
 import { modelUrlProblem } from "./url-policy";
 
@@ -407,6 +408,8 @@ export function publishIssues(artifact: Artifact): { path: string; message: stri
       issues.push({ path: `tools.${index}.outputSchema${issue.path}`, message: issue.message });
     }
   }
+  const attachments = attachmentPolicyOf(artifact);
+  if (attachments !== null) issues.push(...attachmentAcceptIssues(artifact.model, attachments.accept));
   if (artifact.handoff?.enabled) {
     (artifact.tools ?? []).forEach((tool, index) => {
       if (tool.name === REQUEST_HANDOFF_TOOL) {

@@ -54,8 +54,10 @@ export function myThreadView(s: SessionRecord): MyThreadResponse {
   };
 }
 
+/** A message as the sessions API answers it: `attachments` only on a message sent with files. */
 export function messageView(m: MessageRecord): MessageResponse {
-  return { ...m };
+  const { attachments, ...rest } = m;
+  return { ...rest, ...(attachments !== null ? { attachments } : {}) };
 }
 
 /** A list's cursor name: the query's own parameters, so a cursor only continues the list it came from. */

@@ -11,6 +11,7 @@ import type {
 } from "@ai-sdk/provider";
 import type { z } from "zod";
 import type { localModelOptionsSchema } from "../control/artifact";
+import { base64Decode } from "../shared/bytes";
 import { toHex } from "../shared/hex";
 
 export type LocalModelOptions = z.infer<typeof localModelOptionsSchema>;
@@ -84,14 +85,23 @@ function promptChars(prompt: LanguageModelV4Prompt): number {
   return chars;
 }
 
+/** An attachment of the latest user message as the local model saw it: from the part's own bytes. */
+interface SeenAttachment {
+  name: string;
+  mediaType: string;
+  size: number;
+  sha256: string;
+}
+
 interface PromptFacts {
   instructions: string;
   userText: string;
+  attachments: SeenAttachment[];
   /** Tool results that arrived after the latest user message: this is a follow-up step of a tool round trip. */
   toolResults: { toolName: string; text: string }[];
 }
 
-function readPrompt(prompt: LanguageModelV4Prompt): PromptFacts {
+async function readPrompt(prompt: LanguageModelV4Prompt): Promise<PromptFacts> {
   const instructions = prompt
     .filter((m) => m.role === "system")
     .map((m) => m.content)
@@ -101,13 +111,10 @@ function readPrompt(prompt: LanguageModelV4Prompt): PromptFacts {
     if (m.role === "user") lastUser = i;
   });
   const user = prompt[lastUser];
-  const userText =
-    user?.role === "user"
-      ? user.content
-          .filter((p) => p.type === "text")
-          .map((p) => p.text)
-          .join("")
-      : "";
+  // The message's own text is its first part; attachments follow it (src/models/prompt.ts).
+  const [first, ...rest] = user?.role === "user" ? user.content : [];
+  const userText = first?.type === "text" ? first.text : "";
+  const attachments = user?.role === "user" ? await seenAttachments(rest) : [];
   const toolResults: PromptFacts["toolResults"] = [];
   for (const message of prompt.slice(lastUser + 1)) {
     if (message.role !== "tool") continue;
@@ -116,7 +123,46 @@ function readPrompt(prompt: LanguageModelV4Prompt): PromptFacts {
         toolResults.push({ toolName: part.toolName, text: outputText(part.output) });
     }
   }
-  return { instructions, userText, toolResults };
+  return { instructions, userText, attachments, toolResults };
+}
+
+/** An inlined text attachment: `Attachment <name> (<type>):` on its own line, then its text. */
+const TEXT_ATTACHMENT = /^Attachment (.+) \((text\/[^)\s]+)\):\n/;
+
+/** The attachments among a user message's parts after its text: file parts by their bytes, text ones by their header. */
+async function seenAttachments(
+  parts: Extract<LanguageModelV4Prompt[number], { role: "user" }>["content"],
+): Promise<SeenAttachment[]> {
+  const seen: SeenAttachment[] = [];
+  for (const part of parts) {
+    let bytes: Uint8Array | null = null;
+    let name = "";
+    let mediaType = "";
+    if (part.type === "file" && part.data.type === "data") {
+      const data = part.data.data;
+      bytes = typeof data === "string" ? base64Decode(data) : data;
+      name = part.filename ?? "";
+      mediaType = part.mediaType;
+    } else if (part.type === "text") {
+      const header = TEXT_ATTACHMENT.exec(part.text);
+      if (header === null) continue;
+      bytes = encoder.encode(part.text.slice(header[0].length));
+      name = header[1] ?? "";
+      mediaType = header[2] ?? "";
+    }
+    if (bytes === null) continue;
+    const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+    seen.push({ name, mediaType, size: bytes.byteLength, sha256: toHex(digest) });
+  }
+  return seen;
+}
+
+/** The line the reply opens with when the message had attachments (docs/protocol.md#attachments): what the model saw. */
+export function attachmentsLine(attachments: readonly SeenAttachment[]): string {
+  const named = attachments.map(
+    (a) => `${a.name} (${a.mediaType}, ${a.size} bytes, sha256 ${a.sha256.slice(0, 12)})`,
+  );
+  return `Attachments: ${named.join("; ")}\n`;
 }
 
 /** Pseudo-random but reproducible words: SHA-256 chained over the seed, one byte per word. */
@@ -162,7 +208,7 @@ async function plan(
   options: LocalModelOptions,
   prompt: LanguageModelV4Prompt,
 ): Promise<Plan> {
-  const facts = readPrompt(prompt);
+  const facts = await readPrompt(prompt);
   const chunkCount = options.chunks ?? LOCAL_DEFAULT_CHUNKS;
   const seed = await sha256(`${facts.instructions}\n${facts.userText}`);
   if (facts.toolResults.length === 0) {
@@ -194,6 +240,8 @@ async function plan(
   } else {
     text = await lorem(seed, chunkCount);
   }
+  if (facts.toolResults.length === 0 && facts.attachments.length > 0)
+    text = attachmentsLine(facts.attachments) + text;
   return { kind: "text", text, chunks: splitIntoChunks(text, chunkCount) };
 }
 

@@ -7,6 +7,8 @@ export type PromptBuilder = (input: BuildPromptInput) => LanguageModelV4Prompt;
 /**
  * Append only, and never change a registered builder: a stored run names its builder, and its audit rebuilds its
  * model input with that one (docs/storage.md, "Audit record"). A change to how prompts are built is a new id.
+ * (pb1 learned attachments without a new id: a branch without any builds exactly as before, and no run recorded
+ * before messages could carry attachments has one.)
  */
 export const PROMPT_BUILDERS: Readonly<Record<string, PromptBuilder>> = Object.freeze({
   pb1: buildPrompt,

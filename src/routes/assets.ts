@@ -26,7 +26,8 @@ function socketOrigin(url: URL): string {
 /**
  * The policy of every page that is not the console's: no inline script or style, and only this origin (HTTP and
  * WebSocket) to load from and talk to — plus `service`, the loopback origin a development test page loads the
- * widget from (docs/security.md#console-isolation).
+ * widget from (docs/security.md#console-isolation). Images also from `blob:`: the widget shows attachments as object
+ * URLs of bytes it fetched with the launch token (docs/widget.md#attachments).
  */
 export function pageCsp(requestUrl: string, service: string | null = null): string {
   const url = new URL(requestUrl);
@@ -37,7 +38,7 @@ export function pageCsp(requestUrl: string, service: string | null = null): stri
     "default-src 'none'",
     `script-src ${sources}`,
     `style-src ${sources}`,
-    `img-src ${sources}`,
+    `img-src ${sources} blob:`,
     `connect-src ${sources} ${sockets}`,
     "base-uri 'none'",
     "form-action 'none'",

@@ -2,6 +2,7 @@
 // tenant's download of a session's attachment with an sk_ key.
 import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
+import { z } from "zod";
 import { requireLaunchStanding } from "../auth/launch-standing";
 import { DEFAULT_ATTACHMENT_TYPES } from "../control/artifact";
 import { errors, unwrap } from "../errors";
@@ -117,35 +118,59 @@ export const threadAttachments = new Hono<AppEnv>()
   );
 
 /** Mounted at `/sessions` before the session routes. */
-export const sessionAttachments = new Hono<AppEnv>().get(
-  "/:threadId/attachments/:attachmentId",
-  describeRoute(
-    operation({
-      tag: "Sessions",
-      summary: "Download an attachment of one of the tenant's conversations",
-      auth: "tenantKey",
-      response: {
-        status: 200,
-        contentType: "application/octet-stream",
-        description: "The file's bytes, with its own media type.",
-        headers: DOWNLOAD_HEADERS,
-      },
-      errors: [404, 502],
-    }),
-  ),
-  tenantAuth,
-  async (c) => {
-    const threadId = c.req.param("threadId");
-    if (!THREAD_ID.test(threadId)) throw errors.notFound("Session");
-    const id = attachmentIdParam(c);
-    const tenantId = c.get("tenant").tenantId;
-    // Another tenant's thread is simply not found.
-    const thread = await findThread(c.env.DB, tenantId, threadId);
-    if (thread === null || thread.deletedAt !== null) throw errors.notFound("Session");
-    const stub = await threadStubFor(c.env, thread);
-    const ref = unwrap(await stub.getAttachment(rowAddress(thread), id));
-    const res = await attachmentResponse(c.env, tenantId, ref);
-    if (res === null) throw errors.notFound("Attachment");
-    return res;
-  },
-);
+export const sessionAttachments = new Hono<AppEnv>()
+  .get(
+    "/:threadId/attachments",
+    describeRoute(
+      operation({
+        tag: "Sessions",
+        summary: "The files uploaded to one of the tenant's conversations",
+        auth: "tenantKey",
+        response: { status: 200, schema: z.object({ items: z.array(attachmentRef) }) },
+        errors: [404, 502],
+      }),
+    ),
+    tenantAuth,
+    async (c) => {
+      const threadId = c.req.param("threadId");
+      if (!THREAD_ID.test(threadId)) throw errors.notFound("Session");
+      const thread = await findThread(c.env.DB, c.get("tenant").tenantId, threadId);
+      if (thread === null || thread.deletedAt !== null) throw errors.notFound("Session");
+      const stub = await threadStubFor(c.env, thread);
+      const items = unwrap(await stub.threadAttachments(rowAddress(thread)));
+      if (items === null) throw errors.notFound("Session");
+      return c.json({ items });
+    },
+  )
+  .get(
+    "/:threadId/attachments/:attachmentId",
+    describeRoute(
+      operation({
+        tag: "Sessions",
+        summary: "Download an attachment of one of the tenant's conversations",
+        auth: "tenantKey",
+        response: {
+          status: 200,
+          contentType: "application/octet-stream",
+          description: "The file's bytes, with its own media type.",
+          headers: DOWNLOAD_HEADERS,
+        },
+        errors: [404, 502],
+      }),
+    ),
+    tenantAuth,
+    async (c) => {
+      const threadId = c.req.param("threadId");
+      if (!THREAD_ID.test(threadId)) throw errors.notFound("Session");
+      const id = attachmentIdParam(c);
+      const tenantId = c.get("tenant").tenantId;
+      // Another tenant's thread is simply not found.
+      const thread = await findThread(c.env.DB, tenantId, threadId);
+      if (thread === null || thread.deletedAt !== null) throw errors.notFound("Session");
+      const stub = await threadStubFor(c.env, thread);
+      const ref = unwrap(await stub.getAttachment(rowAddress(thread), id));
+      const res = await attachmentResponse(c.env, tenantId, ref);
+      if (res === null) throw errors.notFound("Attachment");
+      return res;
+    },
+  );

@@ -69,3 +69,25 @@ export function constantTimeEqual(a: string, b: string): boolean {
   if (left.byteLength !== right.byteLength) return false;
   return crypto.subtle.timingSafeEqual(left, right);
 }
+
+/** Standard padded base64 (what model providers take for file bytes), built in chunks so large files never overflow the stack. */
+export function base64Encode(bytes: Uint8Array): string {
+  let binary = "";
+  for (let i = 0; i < bytes.length; i += 8192) {
+    binary += String.fromCharCode(...bytes.subarray(i, Math.min(i + 8192, bytes.length)));
+  }
+  return btoa(binary);
+}
+
+/** The bytes of standard base64; `null` for anything that is not, never a throw. */
+export function base64Decode(text: string): Uint8Array<ArrayBuffer> | null {
+  let binary: string;
+  try {
+    binary = atob(text);
+  } catch {
+    return null;
+  }
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+  return bytes;
+}

@@ -19,6 +19,17 @@ export const presentationSchema = z.object({
   position: z.enum(POSITIONS).optional(),
   strings: z.record(z.string(), z.string()).optional(),
   locale: z.string().regex(LOCALE_PATTERN).optional(),
+  /**
+   * Present when the agent takes attachments (docs/widget.md#attachments): the widget then offers its attach button,
+   * paste and drag-and-drop, and checks type, size and count before uploading.
+   */
+  attachments: z
+    .object({
+      accept: z.array(z.string()),
+      maxBytes: z.number().int(),
+      maxFiles: z.number().int(),
+    })
+    .optional(),
 });
 
 export type Presentation = z.infer<typeof presentationSchema>;

@@ -2,7 +2,7 @@
 import { z } from "zod";
 import { environmentSchema } from "./api";
 import { subjectField } from "./erasure-api";
-import { FEEDBACK_RATINGS, MAX_AGENT_NAME_CHARS, THREAD_MODES } from "./protocol";
+import { attachmentRef, FEEDBACK_RATINGS, MAX_AGENT_NAME_CHARS, THREAD_MODES } from "./protocol";
 
 const isoTime = z.iso.datetime();
 const day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, "must be a date such as 2026-05-01");
@@ -110,6 +110,10 @@ export const messageResponse = z.object({
   toolCallId: z.string().nullable(),
   toolName: z.string().nullable(),
   toolCalls: z.json().nullable(),
+  attachments: z
+    .array(attachmentRef)
+    .optional()
+    .describe("User messages sent with files: their refs (docs/api.md#attachments); absent otherwise."),
   /** `human_agent` messages: the person's display name. */
   authorName: z.string().nullable(),
   /** The agent version in effect where the entry sits: the one that produced a reply (docs/api.md). */

@@ -19,6 +19,8 @@ interface Outgoing {
   clientMessageId: string;
   text: string;
   inflight: boolean;
+  /** Uploaded files sent with it (docs/widget.md#attachments). */
+  files?: { id: string }[] | undefined;
 }
 
 export interface ConversationDeps {
@@ -71,10 +73,10 @@ export class Conversation {
   }
 
   /** Adds a message to the transcript and the queue; `pump` sends it once the socket is open and no reply runs. */
-  queue(text: string): void {
+  queue(text: string, files?: { id: string }[]): void {
     const { transcript, strings } = this.#d;
     const clientMessageId = newClientMessageId();
-    this.#outbox.push({ clientMessageId, text, inflight: false });
+    this.#outbox.push({ clientMessageId, text, inflight: false, files });
     const item = transcript.upsert(`u:${clientMessageId}`, "user", text, "pending");
     if (this.#d.connection.state !== "open") transcript.setState(item, "pending", strings.waiting);
     transcript.scrollToEnd();
@@ -154,7 +156,15 @@ export class Conversation {
     if (connection.state !== "open" || this.#activeRun !== null) return;
     const head = this.#outbox[0];
     if (head === undefined || head.inflight) return;
-    if (connection.send({ type: "send", clientMessageId: head.clientMessageId, text: head.text })) {
+    const { clientMessageId, text, files } = head;
+    if (
+      connection.send({
+        type: "send",
+        clientMessageId,
+        text,
+        ...(files && { attachments: files.map((f) => f.id) }),
+      })
+    ) {
       head.inflight = true;
       const item = this.#d.transcript.get(`u:${head.clientMessageId}`);
       if (item !== undefined) this.#d.transcript.setState(item, "pending");

@@ -1,7 +1,7 @@
 // Validates server frames without shipping zod to browsers; a unit test keeps it in step with `serverFrameSchema`.
 import { ERROR_CODES } from "../shared/errors";
 import type { ServerFrame, WireEntry } from "../shared/protocol";
-import { isObj, isStr, type Obj, oneOf, optional } from "./checks";
+import { isInt, isList, isObj, isStr, type Obj, oneOf, optional } from "./checks";
 import { isPresentation } from "./presentation-rules";
 
 const KINDS = [
@@ -27,7 +27,6 @@ const DECIDERS = [...APPROVERS.slice(0, 2), "timeout", "system"];
 const DECISIONS = ["approve", "deny"];
 
 const isId = (v: unknown): boolean => isStr(v) && v.length >= 1 && v.length <= 128;
-const isInt = (v: unknown): v is number => Number.isSafeInteger(v);
 
 const isFeedback = (v: unknown): boolean =>
   isObj(v) && oneOf(v.rating, RATINGS) && optional(v.comment, isStr) && isStr(v.at);
@@ -100,14 +99,14 @@ export function isServerFrame(v: unknown): v is ServerFrame {
         isId(v.runId) &&
         oneOf(v.status, RUN_STATUSES) &&
         optional(v.error, (e) => isObj(e) && isErrorBody(e)) &&
-        optional(v.actions, (a) => Array.isArray(a) && a.every(isAction))
+        optional(v.actions, (a) => isList(a, isAction))
       );
     case "tool_request":
       return isId(v.runId) && isCall(v);
     case "delta":
       return isId(v.runId) && isInt(v.seq) && v.seq >= 1 && isStr(v.text);
     case "history":
-      return Array.isArray(v.items) && v.items.every(isEntry) && optional(v.nextCursor, isStr);
+      return isList(v.items, isEntry) && optional(v.nextCursor, isStr);
     case "error":
       return isErrorBody(v);
     case "pong":

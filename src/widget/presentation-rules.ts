@@ -1,7 +1,7 @@
 // Pure rules of the widget's presentation (no DOM, so unit tests and the Worker's type check can import them): the
 // zod-free presentation check, the accent's theme tokens and the choice of locale.
 import type { Presentation } from "../shared/presentation";
-import { isObj, isStr, oneOf, optional } from "./checks";
+import { isInt, isList, isObj, isStr, oneOf, optional } from "./checks";
 
 /** English is built in; every other language is a separate asset (./locale.ts). */
 export const BUILT_IN_LOCALE = "en";
@@ -33,12 +33,16 @@ export function isPresentation(v: unknown): v is Presentation {
     isObj(v) &&
     optional(v.title, isStr) &&
     optional(v.greeting, isStr) &&
-    optional(v.suggestedPrompts, (p) => Array.isArray(p) && p.every(isStr)) &&
+    optional(v.suggestedPrompts, (p) => isList(p, isStr)) &&
     optional(v.theme, (t) => oneOf(t, ["light", "dark", "auto"])) &&
     optional(v.accentColor, matches(ACCENT)) &&
     optional(v.position, (p) => oneOf(p, ["bottom-right", "bottom-left"])) &&
     optional(v.strings, (s) => isObj(s) && Object.values(s).every(isStr)) &&
-    optional(v.locale, matches(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$/))
+    optional(v.locale, matches(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$/)) &&
+    optional(
+      v.attachments,
+      (a) => isObj(a) && isList(a.accept, isStr) && isList([a.maxBytes, a.maxFiles], isInt),
+    )
   );
 }
 

@@ -62,6 +62,8 @@ export interface PresenterDeps {
    * the agent's colour before any launch (docs/widget.md#remembered-between-page-views).
    */
   ui: Store;
+  /** Every presentation applied: the attachments module takes its `attachments` and `strings` (docs/widget.md#attachments). */
+  attach(presentation: Presentation): void;
 }
 
 export interface Presenter {
@@ -127,6 +129,7 @@ export function createPresenter(d: PresenterDeps): Presenter {
         }),
       );
       prompts.hidden = texts.length === 0;
+      d.attach(presentation);
       void localize();
     },
   };

@@ -82,13 +82,18 @@ function recordOf(raw: unknown): Record<string, unknown> | null {
  * known keys: a key a translation lacks stays English, and unknown or non-string values are ignored.
  */
 export function layerStrings(...layers: unknown[]): Strings {
-  const out = { ...DEFAULT_STRINGS };
+  return layerOnto(DEFAULT_STRINGS, layers);
+}
+
+/** `layerStrings` over another table of English texts (an on-demand module's own, such as ./attach-strings.ts). */
+export function layerOnto<T extends Record<string, string>>(english: T, layers: unknown[]): T {
+  const out = { ...english };
   for (const layer of layers) {
     const source = recordOf(layer);
     if (source === null) continue;
-    for (const key of Object.keys(out) as StringKey[]) {
-      const value: unknown = Object.hasOwn(source, key) ? source[key] : undefined;
-      if (typeof value === "string") out[key] = value;
+    for (const key of Object.keys(out) as (keyof T)[]) {
+      const value: unknown = Object.hasOwn(source, key) ? source[key as string] : undefined;
+      if (typeof value === "string") out[key] = value as T[keyof T];
     }
   }
   return out;

@@ -53,6 +53,8 @@ export class Transcript {
   #frame = 0;
   /** Draws an approval's card into its item's bubble (set by the widget). */
   card: DrawCard = () => {};
+  /** Draws a user message's attachments under its bubble (set by the widget; docs/widget.md#attachments). */
+  files?: (el: HTMLElement, refs: unknown[]) => void;
 
   constructor(
     log: HTMLElement,
@@ -162,6 +164,7 @@ export class Transcript {
     }
     const item = this.upsert(key, human ? "assistant" : role, entry.text, state, entry.runId ?? undefined);
     item.entryId = entry.id;
+    if (entry.attachments) this.files?.(item.el, entry.attachments);
     if (role !== "user") item.seq = Number.POSITIVE_INFINITY;
     this.#dirty.delete(item);
     return item;

@@ -1,5 +1,6 @@
 // The widget: wires the connection, the conversation and the panel together and exposes the host-page API.
 import type { ClientFrame } from "../shared/protocol";
+import type { AttachDeps, Attacher } from "./attach-view";
 import { Connection, type ConnectionState } from "./connection";
 import { MAX_MESSAGE_CHARS } from "./constants";
 import { CONTROLS_CSS } from "./controls-styles";
@@ -24,6 +25,9 @@ import { PANEL_TEXT, type WidgetError, type WidgetErrorCode, warnOnce, widgetErr
 declare const __ACTIONS_VIEW__: string | undefined;
 
 const ACTIONS_VIEW = typeof __ACTIONS_VIEW__ === "string" ? __ACTIONS_VIEW__ : "";
+
+/** Path of this build's content-hashed attachments asset; substituted by scripts/build-widget.mjs. */
+declare const __ATTACH_VIEW__: string | undefined;
 
 export type Layout = "floating" | "inline" | "fullpage";
 
@@ -87,6 +91,8 @@ class Widget {
   readonly #past: Past;
   readonly #tools: ClientTools;
   #lastError: WidgetErrorCode | undefined;
+  /** Attaching files, once the agent offers it (docs/widget.md#attachments). */
+  #files: Attacher | undefined;
 
   constructor(host: HTMLElement, shadow: ShadowRoot, options: MountOptions) {
     this.#host = host;
@@ -118,7 +124,17 @@ class Widget {
       },
       changed: () => this.#view.setTitle(this.#conversation?.agentName ?? ""),
       ui: this.#ui,
+      // The attachments module loads only for an agent that takes files, or a message that carries some.
+      attach: (shown) =>
+        (shown.attachments || this.#files) &&
+        loadFiles().then((m) => {
+          this.#files = m?.attach(files, shown);
+        }),
     });
+    const loadFiles = lazy<typeof import("./attach-view")>(
+      typeof __ATTACH_VIEW__ === "string" ? __ATTACH_VIEW__ : "",
+      options.base,
+    );
 
     this.#transcript = new Transcript(
       panel.log,
@@ -158,6 +174,12 @@ class Widget {
         this.#refreshActions();
       },
     });
+    const files: AttachDeps = {
+      view: this.#view,
+      connection: this.#connection,
+      base: options.base,
+    };
+    this.#transcript.files = (el, refs) => loadFiles().then((m) => m?.showFiles(files, el, refs));
     const announce = (text: string) => this.#view.announce(text);
     const focusInput = () => panel.input.focus();
     const send = (frame: ClientFrame) => this.#connection.send(frame);
@@ -257,7 +279,9 @@ class Widget {
       this.#view.notice(format(this.#s.tooLong, { max: MAX_MESSAGE_CHARS }), false);
       return false;
     }
-    this.#conversation.queue(text);
+    const files = this.#files?.take();
+    if (files === null) return false;
+    this.#conversation.queue(text, files);
     this.#connection.start();
     this.#conversation.pump();
     return true;

@@ -88,6 +88,21 @@ describe("presentation", () => {
     expect((await readyOf(bare)).presentation).toEqual({});
   });
 
+  it("offers attachments with the agent's policy, defaults applied, only when the agent takes them", async () => {
+    const agent = await liveAgent({
+      artifact: { attachments: { enabled: true, accept: ["image/png", "application/pdf"], maxFiles: 2 } },
+    });
+    const expected = {
+      attachments: { accept: ["image/png", "application/pdf"], maxBytes: 10 * 1024 * 1024, maxFiles: 2 },
+    };
+    const session = await publicLaunch(agent);
+    expect(session.presentation).toEqual(expected);
+    expect((await readyOf(session)).presentation).toEqual(expected);
+
+    const off = await liveAgent({ artifact: { attachments: { enabled: false } } });
+    expect((await publicLaunch(off)).presentation).toEqual({});
+  });
+
   it("fills the greeting from a private launch's context, unknown keys as empty, and follows the latest launch", async () => {
     const agent = await liveAgent({
       agent: { visibility: "private" },

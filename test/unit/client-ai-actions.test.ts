@@ -10,7 +10,11 @@ import {
   type UIMessage,
 } from "ai";
 import { describe, expect, it } from "vitest";
-import { AgentThreadsChatTransport, entriesToUIMessages } from "../../src/client/index";
+import {
+  AgentThreadsChatTransport,
+  entriesToUIMessages,
+  type ThreadConnectionOptions,
+} from "../../src/client/index";
 import type { ServerFrame, WireEntry } from "../../src/shared/protocol";
 import { type FakeSocket, fakeLaunch, fakeSockets } from "../helpers/fake-socket";
 import { waitFor } from "../helpers/wait-for";
@@ -53,12 +57,16 @@ const refund = {
   title: "Refund an order",
 };
 
-async function setUp(init: Omit<ChatInit<UIMessage>, "messages" | "transport">) {
+async function setUp(
+  init: Omit<ChatInit<UIMessage>, "messages" | "transport">,
+  fetch?: ThreadConnectionOptions["fetch"],
+) {
   const fake = fakeSockets();
   const transport = new AgentThreadsChatTransport<UIMessage>({
     launch: fakeLaunch,
     WebSocket: fake.WebSocket,
     backoff: { initialMs: 1, maxMs: 1 },
+    ...(fetch !== undefined ? { fetch } : {}),
   });
   const connecting = transport.connection.connect();
   fake.last().accept();
@@ -445,6 +453,60 @@ describe("AI SDK transport: a stored branch", () => {
       approval: { id: "apr_1", approved: true, reason: "Fine." },
     });
     expect(messages[1]?.metadata).toMatchObject({ entryId: "e_reply", runId: "run_1", status: "complete" });
+  });
+});
+
+describe("AI SDK transport: file parts", () => {
+  it("uploads a user message's file parts with the launch token, and sends their ids with it", async () => {
+    const uploads: { url: string; headers: Headers; body: Uint8Array }[] = [];
+    const fetch: ThreadConnectionOptions["fetch"] = async (input, init) => {
+      const body = new Uint8Array(await new Response(init?.body as BodyInit).arrayBuffer());
+      uploads.push({ url: String(input), headers: new Headers(init?.headers), body });
+      const id = `att_${String(uploads.length).padStart(26, "0")}`;
+      const ref = { id, sha256: "0".repeat(64), mediaType: "image/png", size: body.length, name: "dot.png" };
+      return new Response(JSON.stringify(ref), { status: 201 });
+    };
+    const { chat, socket } = await setUp({}, fetch);
+    const png = Uint8Array.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+    const dataUrl = `data:image/png;base64,${btoa(String.fromCharCode(...png))}`;
+    const sending = chat.sendMessage({
+      text: "What is in this picture?",
+      files: [{ type: "file", mediaType: "image/png", filename: "dot ü.png", url: dataUrl }],
+    });
+    await acceptTurn(socket);
+    continueWith(socket, "A dot.", 1);
+    await sending;
+
+    expect(uploads).toHaveLength(1);
+    const [upload] = uploads;
+    expect(upload?.url).toBe("http://thread.test/v1/threads/thr_1/attachments");
+    expect(upload?.headers.get("authorization")).toBe("Bearer token");
+    expect(upload?.headers.get("content-type")).toBe("image/png");
+    expect(upload?.headers.get("x-attachment-name")).toBe("dot%20%C3%BC.png");
+    expect([...(upload?.body ?? [])]).toEqual([...png]);
+    const [send] = socket.sentOf("send");
+    expect(send?.attachments).toEqual(["att_00000000000000000000000001"]);
+  });
+
+  it("throws the upload's refusal as an AgentThreadsError and sends nothing", async () => {
+    const fetch: ThreadConnectionOptions["fetch"] = async () =>
+      new Response(
+        JSON.stringify({
+          error: {
+            code: "unsupported_media_type",
+            reason: "type_mismatch",
+            message: "not a PNG",
+            requestId: "r",
+          },
+        }),
+        { status: 415, headers: { "Content-Type": "application/json" } },
+      );
+    const { transport, socket } = await setUp({}, fetch);
+    const refused = await transport.connection
+      .uploadAttachment(new Blob(["hello"], { type: "image/png" }), { name: "fake.png" })
+      .catch((error: unknown) => error);
+    expect(refused).toMatchObject({ status: 415, code: "unsupported_media_type", reason: "type_mismatch" });
+    expect(socket.sentOf("send")).toEqual([]);
   });
 });
 

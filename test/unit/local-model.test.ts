@@ -294,4 +294,33 @@ describe("local model", () => {
     expect(generated.content).toEqual([{ type: "text", text: streamed }]);
     expect(generated.finishReason.unified).toBe("stop");
   });
+
+  it("opens its reply by naming each attachment of the last message from the bytes it was handed", async () => {
+    const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 1, 2, 3]);
+    const hex = async (bytes: Uint8Array) =>
+      [...new Uint8Array(await crypto.subtle.digest("SHA-256", bytes))]
+        .map((b) => b.toString(16).padStart(2, "0"))
+        .join("")
+        .slice(0, 12);
+    const input: LanguageModelV4Prompt = [
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "What is this?" },
+          {
+            type: "file",
+            mediaType: "image/png",
+            filename: "shot.png",
+            data: { type: "data", data: btoa(String.fromCharCode(...png)) },
+          },
+          { type: "text", text: "Attachment notes.txt (text/plain):\nhello" },
+        ],
+      },
+    ];
+    const text = deltas(await collect("echo", { chunks: 3 }, input)).join("");
+    const notes = await hex(new TextEncoder().encode("hello"));
+    expect(text).toBe(
+      `Attachments: shot.png (image/png, 7 bytes, sha256 ${await hex(png)}); notes.txt (text/plain, 5 bytes, sha256 ${notes})\nEcho: What is this?`,
+    );
+  });
 });

@@ -1,6 +1,13 @@
 // The prompt decides what the model remembers: instructions always, then as much recent history as the budget allows.
 import { describe, expect, it } from "vitest";
-import { type BranchMessage, buildPrompt, estimateTokens } from "../../src/models/prompt";
+import {
+  attachmentTokens,
+  type BranchMessage,
+  buildPrompt,
+  estimateTokens,
+  IMAGE_TOKENS,
+  type PromptAttachment,
+} from "../../src/models/prompt";
 
 // 40 characters = 10 estimated tokens each.
 const long = (tag: string) => tag.padEnd(40, ".");
@@ -125,5 +132,78 @@ describe("buildPrompt", () => {
       "user:hi",
       "user:again",
     ]);
+  });
+
+  it("hands attachments after the message's text: images and PDF as base64 file parts, text inlined", () => {
+    const ref = (name: string, mediaType: string, data: string | null): PromptAttachment => ({
+      id: `att_${name}`,
+      sha256: "ab".repeat(32),
+      mediaType,
+      size: 3,
+      name,
+      data,
+    });
+    const branch: BranchMessage[] = [
+      {
+        role: "user",
+        text: "Look",
+        attachments: [
+          ref("shot.png", "image/png", "iVBO"),
+          ref("doc.pdf", "application/pdf", "JVBE"),
+          ref("notes.txt", "text/plain", btoa("héllo".replace("é", "e"))),
+          ref("gone.png", "image/png", null),
+        ],
+      },
+    ];
+    const prompt = buildPrompt({ instructions: "", branch, maxContextTokens: 100_000 });
+    expect(prompt).toEqual([
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "Look" },
+          {
+            type: "file",
+            mediaType: "image/png",
+            filename: "shot.png",
+            data: { type: "data", data: "iVBO" },
+          },
+          {
+            type: "file",
+            mediaType: "application/pdf",
+            filename: "doc.pdf",
+            data: { type: "data", data: "JVBE" },
+          },
+          { type: "text", text: "Attachment notes.txt (text/plain):\nhello" },
+          { type: "text", text: "Attachment gone.png (image/png) is no longer stored." },
+        ],
+      },
+    ]);
+  });
+
+  it("counts an attachment at a fixed estimate, so an image pushes older history out of the budget", () => {
+    expect(attachmentTokens({ name: "a.png", mediaType: "image/png", size: 9_000_000 })).toBe(IMAGE_TOKENS);
+    expect(attachmentTokens({ name: "a.pdf", mediaType: "application/pdf", size: 120 * 1024 })).toBe(4500);
+    const image: PromptAttachment = {
+      id: "att_1",
+      sha256: "0".repeat(64),
+      mediaType: "image/png",
+      size: 1,
+      name: "a.png",
+      data: "iVBO",
+    };
+    const branch: BranchMessage[] = [
+      { role: "user", text: long("old") },
+      { role: "assistant", text: long("reply") },
+      { role: "user", text: "see", attachments: [image] },
+    ];
+    const budget = IMAGE_TOKENS + 15;
+    expect(texts(buildPrompt({ instructions: "", branch, maxContextTokens: budget }))).toEqual([
+      "user:see+file",
+    ]);
+    expect(
+      texts(buildPrompt({ instructions: "", branch, maxContextTokens: budget + 20 })).map((t) =>
+        t.slice(0, 9),
+      ),
+    ).toEqual(["user:old.", "assistant", "user:see+"]);
   });
 });

@@ -4,13 +4,14 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { presentationSchema } from "../../src/shared/presentation";
+import { ATTACH_STRINGS } from "../../src/widget/attach-strings";
 import de from "../../src/widget/locales/de.json";
 import es from "../../src/widget/locales/es.json";
 import fr from "../../src/widget/locales/fr.json";
 import ja from "../../src/widget/locales/ja.json";
 import pt from "../../src/widget/locales/pt.json";
 import { accentCss, isPresentation, pickLocale } from "../../src/widget/presentation-rules";
-import { DEFAULT_STRINGS, layerStrings } from "../../src/widget/strings";
+import { DEFAULT_STRINGS, layerOnto, layerStrings } from "../../src/widget/strings";
 
 const BUNDLES: Record<string, Record<string, string>> = { de, es, fr, ja, pt };
 
@@ -23,6 +24,7 @@ const FULL = {
   position: "bottom-left",
   strings: { send: "Go" },
   locale: "pt-BR",
+  attachments: { accept: ["image/png", "application/pdf"], maxBytes: 10485760, maxFiles: 4 },
 };
 
 describe("isPresentation", () => {
@@ -39,6 +41,10 @@ describe("isPresentation", () => {
       { ...FULL, strings: [] },
       { ...FULL, locale: "English" },
       { ...FULL, title: null },
+      { ...FULL, attachments: { accept: ["image/png"], maxBytes: "1", maxFiles: 4 } },
+      { ...FULL, attachments: { accept: [1], maxBytes: 1, maxFiles: 4 } },
+      { ...FULL, attachments: { accept: [], maxBytes: 1.5, maxFiles: 4 } },
+      { ...FULL, attachments: { accept: [], maxBytes: 1 } },
       [],
       null,
     ];
@@ -60,7 +66,8 @@ describe("isPresentation", () => {
 });
 
 describe("bundled translations", () => {
-  const english = Object.entries(DEFAULT_STRINGS).filter(([, text]) => text !== "");
+  // The attachments module's texts (./attach-strings.ts) are translated in the same files.
+  const english = Object.entries({ ...DEFAULT_STRINGS, ...ATTACH_STRINGS }).filter(([, text]) => text !== "");
 
   for (const [tag, bundle] of Object.entries(BUNDLES)) {
     it(`${tag} translates every English string, keeping its placeholders`, () => {
@@ -71,7 +78,10 @@ describe("bundled translations", () => {
         const placeholders = (s: string) => (s.match(/\{\w+\}/g) ?? []).sort();
         expect(placeholders(translated ?? ""), `${tag}.${key}`).toEqual(placeholders(text));
       }
-      for (const key of Object.keys(bundle)) expect(Object.keys(DEFAULT_STRINGS), tag).toContain(key);
+      for (const key of Object.keys(bundle))
+        expect(Object.keys({ ...DEFAULT_STRINGS, ...ATTACH_STRINGS }), tag).toContain(key);
+      // The attachments module's "Try again" is the first screen's.
+      expect(layerOnto(ATTACH_STRINGS, [bundle]).retry).toBe(bundle.retry);
       // Two states that show the same English text show the same translation (labels are swapped by text).
       expect(bundle.paused).toBe(bundle.online);
     });

@@ -7,6 +7,7 @@ export interface BenchEnv {
   ENVIRONMENT: "development";
   PUBLIC_HOSTS: string;
   DB: D1Database;
+  FILES: R2Bucket;
   ECHO: DurableObjectNamespace<EchoAgent>;
   ENTRY_BENCH: DurableObjectNamespace<EntryBench>;
   TURN_COST: DurableObjectNamespace<TurnCost>;

@@ -62,6 +62,15 @@ async function route(request: Request, env: BenchEnv): Promise<Response> {
   const url = new URL(request.url);
   const [, first, name, op] = url.pathname.split("/");
   if (url.pathname === "/v1/health") return json({ status: "ok", environment: "bench" });
+  if (first === "r2" && name && request.method === "PUT") {
+    // B10's baseline: the request's bytes streamed into R2 as they are, nothing checked or hashed.
+    const length = Number(request.headers.get("Content-Length"));
+    if (request.body === null || !Number.isSafeInteger(length))
+      return new Response("length", { status: 411 });
+    const stream = request.body.pipeThrough(new FixedLengthStream(length));
+    const object = await env.FILES.put(`files/${name}`, stream);
+    return json({ key: object?.key, size: object?.size });
+  }
   if (first === "echo" && name) {
     return env.ECHO.get(env.ECHO.idFromName(name)).fetch(request);
   }

@@ -10,6 +10,7 @@ import { href } from "../router";
 import type { ScreenProps } from "../screens";
 import { BranchOutline } from "../sessions/branch-outline";
 import { Conversation } from "../sessions/conversation";
+import { Files } from "../sessions/files";
 import {
   buildTree,
   initialLeaf,
@@ -251,6 +252,7 @@ export default function SessionScreen(props: ScreenProps) {
       <section class="card session-facts" aria-label="Details">
         <Facts session={session} />
       </section>
+      <Files threadId={threadId} />
       {truncated ? (
         <p class="note">
           This conversation is long: only its first {MAX_PAGES * 200} entries are shown. Export it for all.

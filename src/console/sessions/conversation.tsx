@@ -3,6 +3,7 @@
 import type { MessageResponse } from "../../client/admin";
 import { TextBlock } from "../ui/text-block";
 import { RelativeTime } from "../ui/time";
+import { MessageFiles } from "./files";
 import {
   type ActionView,
   actionOf,
@@ -176,6 +177,7 @@ function Message(props: {
         </header>
         {calls.length > 0 ? <ToolCalls calls={calls} /> : null}
         {text ? <p class="text">{text}</p> : <p class="muted">(no text kept)</p>}
+        <MessageFiles threadId={props.threadId} files={m.attachments} />
         {m.feedback ? <Feedback feedback={m.feedback} /> : null}
         {props.audit && m.runId ? <RunInput threadId={props.threadId} runId={m.runId} /> : null}
       </article>

@@ -1,5 +1,6 @@
 // One `agent_messages` row, typed once: the projection writes it and the sessions API reads it back.
 import { z } from "zod";
+import { type AttachmentRef, attachmentRef } from "../../shared/protocol";
 import { parseJsonColumn } from "../json-column";
 import type { JsonValue } from "../redact";
 
@@ -17,6 +18,8 @@ export interface MessageRow {
   toolName: string | null;
   /** JSON text. */
   toolCalls: string | null;
+  /** A user message's attachment refs, JSON text; null when none. */
+  attachments: string | null;
   /** `human_agent` messages: the person's display name. */
   authorName: string | null;
   /** The agent version in effect at the entry (docs/api.md): the one that produced it. */
@@ -30,8 +33,10 @@ export interface MessageRow {
  * The row as a reader gets it: its tool calls parsed (null when unreadable), its current feedback (from
  * `agent_message_feedback`; null when none or cleared), without the projection's version.
  */
-export type MessageRecord = Omit<MessageRow, "toolCalls" | "version" | "agentVersion"> & {
+export type MessageRecord = Omit<MessageRow, "toolCalls" | "attachments" | "version" | "agentVersion"> & {
   toolCalls: JsonValue | null;
+  /** The refs (docs/api.md#attachments); null when none or unreadable. */
+  attachments: AttachmentRef[] | null;
   /** The agent version that produced it; null for a row projected before versions were recorded and not backfilled. */
   version: number | null;
   feedback: { rating: "up" | "down"; comment: string | null; at: string } | null;
@@ -44,7 +49,7 @@ export type MessageRecord = Omit<MessageRow, "toolCalls" | "version" | "agentVer
  * order of `messageRecordSchema`.
  */
 export const MESSAGE_COLUMNS = `m.id, m.seq, m.parent_id, m.run_id, m.kind, m.role, m.content, m.status,
-  m.tool_call_id, m.tool_name, m.tool_calls, m.author_name, m.agent_version, f.rating AS feedback_rating,
+  m.tool_call_id, m.tool_name, m.tool_calls, m.attachments, m.author_name, m.agent_version, f.rating AS feedback_rating,
   f.comment AS feedback_comment, f.updated_at AS feedback_at, r.input_digest, m.created_at`;
 
 function jsonOrNull(text: string): JsonValue | null {
@@ -53,6 +58,11 @@ function jsonOrNull(text: string): JsonValue | null {
   } catch {
     return null;
   }
+}
+
+function attachmentsOrNull(text: string): AttachmentRef[] | null {
+  const parsed = z.array(attachmentRef).safeParse(jsonOrNull(text));
+  return parsed.success ? parsed.data : null;
 }
 
 export const messageRecordSchema = z
@@ -68,6 +78,7 @@ export const messageRecordSchema = z
     tool_call_id: z.string().nullable(),
     tool_name: z.string().nullable(),
     tool_calls: z.string().nullable(),
+    attachments: z.string().nullable(),
     author_name: z.string().nullable(),
     agent_version: z.number().int().nullable(),
     feedback_rating: z.enum(["up", "down"]).nullable(),
@@ -89,6 +100,7 @@ export const messageRecordSchema = z
       toolCallId: r.tool_call_id,
       toolName: r.tool_name,
       toolCalls: r.tool_calls === null ? null : jsonOrNull(r.tool_calls),
+      attachments: r.attachments === null ? null : attachmentsOrNull(r.attachments),
       authorName: r.author_name,
       version: r.agent_version,
       feedback:

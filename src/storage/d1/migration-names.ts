@@ -22,4 +22,5 @@ export const MIGRATIONS: readonly string[] = [
   "0019_agent_approvals.sql",
   "0020_runtime_capabilities.sql",
   "0021_tenant_storage_quota.sql",
+  "0022_message_attachments.sql",
 ];

@@ -151,15 +151,17 @@ export const PROJECTION_SQL = {
       version = excluded.version, updated_at = excluded.updated_at
     WHERE excluded.version > agent_sessions.version`,
   upsertMessage: `INSERT INTO agent_messages (tenant_id, session_id, id, seq, parent_id, run_id, kind, role, content,
-      status, tool_call_id, tool_name, tool_calls, author_name, agent_version, user_id, version, created_at, search_terms)
-    SELECT t.tenant_id, t.id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, t.subject, ?, ?, ?
+      status, tool_call_id, tool_name, tool_calls, author_name, agent_version, user_id, version, created_at, search_terms,
+      attachments)
+    SELECT t.tenant_id, t.id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, t.subject, ?, ?, ?, ?
     ${LIVE_THREAD}
     ON CONFLICT (tenant_id, session_id, id) DO UPDATE SET
       seq = excluded.seq, parent_id = excluded.parent_id, run_id = excluded.run_id, kind = excluded.kind,
       role = excluded.role, content = excluded.content, status = excluded.status,
       tool_call_id = excluded.tool_call_id, tool_name = excluded.tool_name, tool_calls = excluded.tool_calls,
       author_name = excluded.author_name, agent_version = excluded.agent_version, user_id = excluded.user_id,
-      version = excluded.version, created_at = excluded.created_at, search_terms = excluded.search_terms
+      version = excluded.version, created_at = excluded.created_at, search_terms = excluded.search_terms,
+      attachments = excluded.attachments
     WHERE excluded.version > agent_messages.version`,
   upsertRun: `INSERT INTO agent_runs (tenant_id, session_id, id, agent_id, version_id, status, day, user_entry_id,
       assistant_entry_id, abort_reason, error_code, error_message, version, created_at, started_at, ended_at,
@@ -276,6 +278,7 @@ export function upsertMessage(db: D1Database, scope: ThreadScope, m: MessageRow)
       m.version,
       m.createdAt,
       searchableTerms(scope.tenantId, m),
+      m.attachments,
       scope.tenantId,
       scope.threadId,
     );

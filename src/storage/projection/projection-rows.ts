@@ -77,6 +77,8 @@ export function messageRow(entry: Entry, pinnedVersion: number, zero = false): M
     toolCallId: f.toolCallId ?? null,
     toolName: f.toolName ?? null,
     toolCalls: zero || f.toolCalls === undefined ? null : JSON.stringify(f.toolCalls),
+    // A file's name is the user's words too: none under zero retention.
+    attachments: zero || entry.attachments === undefined ? null : JSON.stringify(entry.attachments),
     authorName: entry.role === "human_agent" ? (f.authorName ?? null) : null,
     agentVersion: entry.agentVersion ?? pinnedVersion,
     // Entries never change after append; a retention re-rooting is mirrored by its own statement.

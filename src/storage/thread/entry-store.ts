@@ -1,6 +1,7 @@
 // The thread's conversation tree in Durable Object SQLite, with Prism's append contract (conflicts, idempotency, forks).
 import { z } from "zod";
 import { fail, ok, type Result } from "../../errors";
+import { type AttachmentRef, attachmentRef } from "../../shared/protocol";
 import { parseJsonColumn } from "../json-column";
 import { createRedactor, type JsonValue, type Redactor } from "../redact";
 import { ANCESTOR_WALK, type Ancestry, ancestorSeqAt, ancestryBelow, entryPosition } from "./entry-ancestry";
@@ -40,6 +41,8 @@ export interface Entry {
    * below it; null = the thread's pinned version.
    */
   agentVersion: number | null;
+  /** A user message's attachments (docs/protocol.md#attachments); absent when it has none. */
+  attachments?: AttachmentRef[];
 }
 
 export interface AppendInput {
@@ -57,6 +60,8 @@ export interface AppendInput {
   expectedParentId?: string;
   /** Only a `version_change` entry sets it: the version in effect from it down. Others inherit their parent's. */
   agentVersion?: number;
+  /** A user message's attachments: metadata only, the bytes stay in object storage. */
+  attachments?: AttachmentRef[];
 }
 
 export interface AppendOutcome {
@@ -90,11 +95,15 @@ const appendInputSchema = z.object({
   idempotencyKey: z.string().min(1).max(256).optional(),
   expectedParentId: z.string().min(1).max(128).optional(),
   agentVersion: z.number().int().positive().optional(),
+  attachments: z.array(attachmentRef).min(1).optional(),
 });
+
+const attachmentsColumn = z.array(attachmentRef);
 
 // Every read selects these columns in this order: rows are read positionally (`cursor.raw()`), which skips building
 // one object per row.
-const ENTRY_COLUMNS = "seq, id, parent_id, kind, role, run_id, created_at, body_json, agent_version";
+const ENTRY_COLUMNS =
+  "seq, id, parent_id, kind, role, run_id, created_at, body_json, agent_version, attachments_json";
 
 const isKind = (value: SqlStorageValue | undefined): value is EntryKind =>
   typeof value === "string" && (ENTRY_KINDS as readonly string[]).includes(value);
@@ -117,8 +126,8 @@ const malformedRow = (column: string, seq: SqlStorageValue | undefined): Error =
  * B3); a row that does not match still stops the read with an internal error instead of reaching a client.
  */
 function entryFromRow(row: SqlStorageValue[]): Entry {
-  const [seq, id, parentId, kind, role, runId, createdAt, bodyJson, agentVersion] = row;
-  if (row.length !== 9) throw malformedRow(`the row (${row.length} columns)`, seq);
+  const [seq, id, parentId, kind, role, runId, createdAt, bodyJson, agentVersion, attachmentsJson] = row;
+  if (row.length !== 10) throw malformedRow(`the row (${row.length} columns)`, seq);
   if (!isInteger(seq)) throw malformedRow("seq", seq);
   if (!isText(id)) throw malformedRow("id", seq);
   if (!isTextOrNull(parentId)) throw malformedRow("parent_id", seq);
@@ -128,6 +137,11 @@ function entryFromRow(row: SqlStorageValue[]): Entry {
   if (!isInteger(createdAt)) throw malformedRow("created_at", seq);
   if (!isText(bodyJson)) throw malformedRow("body_json", seq);
   if (agentVersion !== null && !isInteger(agentVersion)) throw malformedRow("agent_version", seq);
+  if (!isTextOrNull(attachmentsJson)) throw malformedRow("attachments_json", seq);
+  // Rare (user messages with files), so parsed in full.
+  const attachments =
+    attachmentsJson === null ? null : attachmentsColumn.safeParse(parseJsonColumn(attachmentsJson));
+  if (attachments !== null && !attachments.success) throw malformedRow("attachments_json", seq);
   return {
     seq,
     id,
@@ -138,6 +152,7 @@ function entryFromRow(row: SqlStorageValue[]): Entry {
     createdAt,
     body: parseJsonColumn(bodyJson),
     agentVersion: integerOrNull(agentVersion),
+    ...(attachments !== null ? { attachments: attachments.data } : {}),
   };
 }
 
@@ -222,8 +237,11 @@ export class EntryStore {
       const createdAt = this.#now();
       const inserted = sql
         .exec(
-          `INSERT INTO entries (id, parent_id, kind, role, run_id, created_at, body_json, depth, jump_id, agent_version)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, COALESCE(?, (SELECT agent_version FROM entries WHERE id = ?2)))
+          // The column is named only when there are refs: an entry without any is written as before schema 20.
+          `INSERT INTO entries (id, parent_id, kind, role, run_id, created_at, body_json, depth, jump_id, agent_version
+             ${a.attachments === undefined ? "" : ", attachments_json"})
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, COALESCE(?, (SELECT agent_version FROM entries WHERE id = ?2))
+             ${a.attachments === undefined ? "" : ", ?"})
            ON CONFLICT (id) DO NOTHING RETURNING seq, agent_version`,
           id,
           a.parentId,
@@ -236,6 +254,7 @@ export class EntryStore {
           ancestry?.depth ?? 0,
           ancestry?.jumpId ?? id,
           a.agentVersion ?? null,
+          ...(a.attachments === undefined ? [] : [JSON.stringify(a.attachments)]),
         )
         .toArray()[0];
       if (inserted === undefined) return fail("conflict", "An entry with this id already exists.", { id });
@@ -249,6 +268,7 @@ export class EntryStore {
         createdAt,
         body,
         agentVersion: integerOrNull(inserted.agent_version),
+        ...(a.attachments !== undefined ? { attachments: a.attachments } : {}),
       };
       if (a.idempotencyKey !== undefined) {
         // An upsert: a key whose entry was erased (retention) is taken over by the new entry.

@@ -1,5 +1,6 @@
 // The queued_turns table: turns waiting behind a live run, in the order they will run, kept across the object's death.
 import { z } from "zod";
+import { attachmentRef } from "../../shared/protocol";
 import { parseJsonColumn } from "../json-column";
 
 /**
@@ -13,6 +14,8 @@ export const queuedTurnSchema = z.discriminatedUnion("kind", [
     clientMessageId: z.string().min(1).max(128),
     text: z.string(),
     parentId: z.string().min(1).max(128).nullable().optional(),
+    /** Resolved when the send was accepted: the message is stored with them when its run starts. */
+    attachments: z.array(attachmentRef).min(1).optional(),
   }),
   z.strictObject({
     kind: z.literal("edit"),

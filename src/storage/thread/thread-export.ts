@@ -3,7 +3,7 @@ import { z } from "zod";
 import { environmentSchema } from "../../shared/api";
 import { ERROR_REASONS } from "../../shared/error-reasons";
 import { ERROR_CODES } from "../../shared/errors";
-import { FEEDBACK_RATINGS, RUN_STATUSES } from "../../shared/protocol";
+import { attachmentRef, FEEDBACK_RATINGS, RUN_STATUSES } from "../../shared/protocol";
 import { ENTRY_KINDS, ENTRY_ROLES, EntryStore } from "./entry-store";
 import { FeedbackStore } from "./feedback-store";
 import type { ThreadBinding } from "./pin-store";
@@ -41,6 +41,8 @@ export const threadExportSchema = z.strictObject({
       role: z.enum(ENTRY_ROLES).nullable(),
       runId: z.string().nullable(),
       body: z.json(),
+      /** A user message's attachments (docs/api.md#attachments): metadata, absent when it has none. */
+      attachments: z.array(attachmentRef).optional(),
       /** The agent version in effect at the entry (docs/api.md): the pin's until a `version_change` above it. */
       version: z.number().int().positive(),
       createdAt: isoTime,
@@ -194,6 +196,7 @@ function* exportText(storage: DurableObjectStorage, binding: ThreadBinding): Gen
           role: e.role,
           runId: e.runId,
           body: e.body,
+          ...(e.attachments !== undefined ? { attachments: e.attachments } : {}),
           version: e.agentVersion ?? binding.version,
           createdAt: iso(e.createdAt),
         }));

@@ -2,7 +2,9 @@
 import { z } from "zod";
 import type { ModelParameters } from "../../models/model-input";
 import {
+  ATTACHMENT_ID_PATTERN,
   FEEDBACK_RATINGS,
+  MAX_ATTACHMENTS_PER_MESSAGE,
   MAX_FEEDBACK_COMMENT_CHARS,
   MULTITASK_STRATEGIES,
   type RunStatus,
@@ -20,6 +22,12 @@ export const postMessageSchema = z.strictObject({
   parentId: z.string().min(1).max(128).optional(),
   /** This message's double-texting strategy, over the artifact's `conversation.multitask`. */
   multitask: z.enum(MULTITASK_STRATEGIES).optional(),
+  /** Ids of attachments uploaded to this thread (docs/api.md#attachments), as the `send` frame names them. */
+  attachments: z
+    .array(z.string().regex(ATTACHMENT_ID_PATTERN))
+    .min(1)
+    .max(MAX_ATTACHMENTS_PER_MESSAGE)
+    .optional(),
 });
 export type PostMessage = z.infer<typeof postMessageSchema>;
 

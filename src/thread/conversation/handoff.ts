@@ -176,6 +176,9 @@ export class Handoff {
         kind: "message",
         role: "user",
         body: { text: request.text, clientMessageId: request.clientMessageId },
+        ...(request.attachments !== undefined && request.attachments.length > 0
+          ? { attachments: request.attachments }
+          : {}),
         // At no expected parent, so a retry finds it wherever the thread has moved since.
         idempotencyKey: heldSendKey(request.clientMessageId),
       });

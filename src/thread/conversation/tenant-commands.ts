@@ -82,5 +82,8 @@ export function runInput(
   runId: string,
   step?: number,
 ): Promise<Result<RunInputView>> {
-  return rebuildRunInput(storage, runtime.versions, runId, step === undefined ? {} : { step });
+  return rebuildRunInput(storage, runtime.versions, runId, {
+    attachments: runtime.attachmentBytes,
+    ...(step === undefined ? {} : { step }),
+  });
 }

@@ -66,6 +66,7 @@ export function sendRequest(subject: string, message: PostMessage, meta?: Reques
     text: message.text,
     ...(message.parentId !== undefined ? { parentId: message.parentId } : {}),
     ...(message.multitask !== undefined ? { multitask: message.multitask } : {}),
+    ...(message.attachments !== undefined ? { attachmentIds: message.attachments } : {}),
   };
 }
 

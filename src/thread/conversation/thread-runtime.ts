@@ -15,7 +15,9 @@ import { applyThreadRetention, type RetentionPolicy } from "../../storage/thread
 import type { FeedbackReply, UpgradeReply } from "../contract";
 import type { Peer, TurnRequest, UpgradeBy } from "../run";
 import {
+  type AttachmentBytes,
   approvalView,
+  attachmentReader,
   type DeciderKind,
   openRunStores,
   PromptHistory,
@@ -34,6 +36,7 @@ import {
 } from "../run";
 import { type FeedbackInput, giveFeedback } from "./feedback";
 import { Handoff, type HeldTurn } from "./handoff";
+import { resolveAttachments } from "./send-attachments";
 import { appendVersionChange, loadVersion, offeredVersion } from "./upgrade";
 
 export type { TurnAccepted, TurnRequest } from "../run";
@@ -148,6 +151,11 @@ export class ThreadRuntime {
   /** The pin and every version the thread was upgraded to, verified (a stored run's artifact is found here). */
   get versions(): VersionBindings {
     return this.#versions;
+  }
+
+  /** Reads this thread's attachments from its tenant's object storage (model input and its audit). */
+  get attachmentBytes(): AttachmentBytes {
+    return attachmentReader(this.#deps.env, this.#deps.binding.tenantId);
   }
 
   /** The pin: the version the thread was bound to, which claims are checked against. */
@@ -333,11 +341,13 @@ export class ThreadRuntime {
    * tenant's quotas. Nothing is stored when it is refused (a quota refusal included); a retried turn is answered from
    * its run or its held entry without asking the quota.
    */
-  async submit(request: TurnRequest): Promise<Result<TurnAccepted | HeldTurn>> {
+  async submit(asked: TurnRequest): Promise<Result<TurnAccepted | HeldTurn>> {
+    const request = resolveAttachments(this.#deps.storage, asked, this.current().artifact);
+    if (!request.ok) return request;
     // In handoff a send is stored without a run; a send held earlier is answered from its entry.
-    const held = this.#handoff.hold(request);
+    const held = this.#handoff.hold(request.value);
     if (held !== null) return held;
-    return this.accept(request);
+    return this.accept(request.value);
   }
 
   /**

@@ -67,6 +67,7 @@ export function toWireEntry(entry: Entry): WireEntry {
     text: body.text,
     ...(body.status !== undefined ? { status: body.status } : {}),
     ...(body.clientMessageId !== undefined ? { clientMessageId: body.clientMessageId } : {}),
+    ...(entry.attachments !== undefined ? { attachments: entry.attachments } : {}),
     ...(entry.role === "human_agent" && body.authorName !== undefined ? { authorName: body.authorName } : {}),
     ...(body.purged === true || isPurged(entry) ? { purged: true as const } : {}),
     ...(event !== undefined ? { event } : {}),

@@ -4,6 +4,7 @@ export { encodeFrame, type Peer, toWireEntry, type UpgradeBy, type VersionChange
 export { DELTAS_PER_CHUNK, StreamReceivers, settledFrames } from "./live-run";
 export { queuedFrame } from "./multitask";
 export type { TurnRequest } from "./place-user-turn";
+export { type AttachmentBytes, attachmentReader } from "./prompt-attachments";
 export { PromptHistory } from "./prompt-history";
 export { approvalView } from "./run-action-views";
 export type { DeciderKind } from "./run-actions";

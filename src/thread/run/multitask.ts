@@ -25,6 +25,9 @@ export function queuedTurnOf(request: TurnRequest): Pick<QueuedTurnRecord, "turn
         clientMessageId: request.clientMessageId,
         text: request.text,
         ...(request.parentId !== undefined ? { parentId: request.parentId } : {}),
+        ...(request.attachments !== undefined && request.attachments.length > 0
+          ? { attachments: request.attachments }
+          : {}),
       };
       break;
     case "edit":

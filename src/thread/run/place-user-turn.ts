@@ -1,13 +1,24 @@
 // Where a send, an edit or a regenerate puts its user message, checked before anything is stored.
 import { fail, ok, type Result } from "../../errors";
-import type { MultitaskStrategy } from "../../shared/protocol";
+import type { AttachmentRef, MultitaskStrategy } from "../../shared/protocol";
 import type { Entry, EntryStore } from "../../storage/thread/entry-store";
 import type { RequestMeta } from "../contract";
 import { messageBody } from "./frames";
 
-/** A send's `parentId`: absent = the thread's leaf; null (only a queued rollback sets it) = a new root. */
+/**
+ * A send's `parentId`: absent = the thread's leaf; null (only a queued rollback sets it) = a new root. A send names
+ * its attachments by id (`attachmentIds`, as the client sent them); the thread resolves them to `attachments` before
+ * anything else looks at the turn (docs/protocol.md#attachments).
+ */
 export type TurnRequest = (
-  | { kind: "send"; clientMessageId: string; text: string; parentId?: string | null }
+  | {
+      kind: "send";
+      clientMessageId: string;
+      text: string;
+      parentId?: string | null;
+      attachmentIds?: string[];
+      attachments?: AttachmentRef[];
+    }
   | { kind: "edit"; entryId: string; clientMessageId: string; text: string }
   | { kind: "regenerate"; entryId: string }
 ) & {
@@ -23,6 +34,8 @@ export interface UserTurnPlace {
   parentId: string | null;
   text: string;
   clientMessageId?: string;
+  /** The message's attachments (an edit keeps the original's). */
+  attachments?: AttachmentRef[];
   /** For `regenerate`: the user entry already exists and is answered again. */
   existingUser?: Entry;
 }
@@ -35,17 +48,26 @@ export function placeUserTurn(request: TurnRequest, entries: EntryStore): Result
       if (request.parentId != null && entries.get(request.parentId) === null) {
         return fail("not_found", "The entry to reply below does not exist in this thread.");
       }
-      return ok({ parentId, text: request.text, clientMessageId: request.clientMessageId });
+      return ok({
+        parentId,
+        text: request.text,
+        clientMessageId: request.clientMessageId,
+        ...(request.attachments !== undefined && request.attachments.length > 0
+          ? { attachments: request.attachments }
+          : {}),
+      });
     }
     case "edit": {
       const original = entries.get(request.entryId);
       if (original === null || original.role !== "user") {
         return fail("not_found", "Only a user message of this thread can be edited.");
       }
+      // An edit changes the words: the files sent with the original go with the edit (docs/protocol.md#attachments).
       return ok({
         parentId: original.parentId,
         text: request.text,
         clientMessageId: request.clientMessageId,
+        ...(original.attachments !== undefined ? { attachments: original.attachments } : {}),
       });
     }
     case "regenerate": {
@@ -65,7 +87,7 @@ export function placeUserTurn(request: TurnRequest, entries: EntryStore): Result
  * edit) becomes the selected leaf.
  */
 export function storeUserEntry(entries: EntryStore, place: UserTurnPlace): Result<Entry> {
-  const { parentId, text, clientMessageId, existingUser } = place;
+  const { parentId, text, clientMessageId, attachments, existingUser } = place;
   if (existingUser !== undefined) return ok(existingUser);
   const appended = entries.append({
     parentId,
@@ -74,6 +96,7 @@ export function storeUserEntry(entries: EntryStore, place: UserTurnPlace): Resul
     role: "user",
     // A retried send or edit is answered from its run's idempotency key, so the entry needs none.
     body: { text, ...(clientMessageId !== undefined ? { clientMessageId } : {}) },
+    ...(attachments !== undefined ? { attachments } : {}),
   });
   if (!appended.ok) return appended;
   const userEntry = appended.value.entry;

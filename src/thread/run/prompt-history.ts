@@ -1,5 +1,5 @@
 // The prompt history of a branch: its newest end, read back newest first only as far as the context budget reaches.
-import { type BranchMessage, estimateTokens, messageChars } from "../../models/prompt";
+import { type BranchMessage, messageTokens } from "../../models/prompt";
 import type { Entry, EntryStore } from "../../storage/thread/entry-store";
 import type { Run } from "../../storage/thread/run-store";
 import { messageBody } from "./frames";
@@ -7,8 +7,6 @@ import { assistantMessages, storedToolCalls } from "./tool-history";
 
 /** Entries read per step of a branch read back from its leaf. */
 const READ_STEP = 200;
-
-const messageTokens = (message: BranchMessage): number => estimateTokens(messageChars(message));
 
 /**
  * The shortest newest end of `messages` that costs more than `budget` tokens (all of them when they fit), widened
@@ -28,6 +26,14 @@ function newestWithin(messages: BranchMessage[], budget: number): BranchMessage[
   return messages;
 }
 
+/** A user entry as a prompt message: its text and, when it has any, its attachments (their bytes read later). */
+function userMessage(entry: Entry): BranchMessage {
+  const text = messageBody(entry).text;
+  return entry.attachments === undefined
+    ? { role: "user", text }
+    : { role: "user", text, attachments: entry.attachments.map((a) => ({ ...a })) };
+}
+
 /**
  * A stored entry as prompt messages, oldest first: a user message, or an assistant reply with the tool calls and
  * results its run recorded on it; none for entries a prompt leaves out.
@@ -35,7 +41,7 @@ function newestWithin(messages: BranchMessage[], budget: number): BranchMessage[
 function asMessages(entry: Entry | null): BranchMessage[] {
   if (entry === null || entry.kind !== "message") return [];
   const body = messageBody(entry);
-  if (entry.role === "user") return [{ role: "user", text: body.text }];
+  if (entry.role === "user") return [userMessage(entry)];
   if (entry.role === "assistant") return assistantMessages(body.text, storedToolCalls(entry.body));
   // A person's replies during a handoff read as the agent's own turns, so the model carries on where they left off.
   if (entry.role === "human_agent" && body.text.length > 0) return [{ role: "assistant", text: body.text }];
@@ -73,7 +79,7 @@ export class PromptHistory {
   historyFor(userEntry: Entry, maxContextTokens = this.#maxContextTokens): BranchMessage[] {
     const known = this.#known;
     if (known !== null && userEntry.parentId === known.leafId && known.budget === maxContextTokens) {
-      return [...known.messages, { role: "user", text: messageBody(userEntry).text }];
+      return [...known.messages, userMessage(userEntry)];
     }
     return this.#readBack(userEntry.id, maxContextTokens);
   }

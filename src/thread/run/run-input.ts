@@ -13,6 +13,7 @@ import { readRunAudit } from "../../storage/thread/run-audit-store";
 import { findRun, type Run } from "../../storage/thread/run-store";
 import { modelTools } from "../../tools/model-tools";
 import type { RunInputView } from "../contract";
+import { type AttachmentBytes, withAttachmentBytes } from "./prompt-attachments";
 import { PromptHistory } from "./prompt-history";
 import { artifactOfRun, contextBudget, type VersionBindings } from "./run-artifact";
 import { type StoredToolCall, storedToolCalls, toolCallsOfSteps } from "./tool-history";
@@ -28,6 +29,8 @@ export interface RebuildOptions {
   step?: number;
   /** The prompt builder registry; tests pass one with more builders. */
   builders?: Readonly<Record<string, PromptBuilder>>;
+  /** Reads the thread's attachments (src/thread/run/prompt-attachments.ts); none can be read when absent. */
+  attachments?: AttachmentBytes;
 }
 
 /**
@@ -86,11 +89,17 @@ export async function rebuildRunInput(
 
   const budget = contextBudget(ran.artifact);
   const history = new PromptHistory(entries, budget).historyFor(userEntry);
-  const messages = build({
-    instructions: expandContext(ran.artifact.instructions, context.variables),
-    branch: history,
-    maxContextTokens: budget,
-  });
+  // The attachments' bytes are read back from object storage, as the run read them (docs/api.md#attachments).
+  const messages = build(
+    await withAttachmentBytes(
+      {
+        instructions: expandContext(ran.artifact.instructions, context.variables),
+        branch: history,
+        maxContextTokens: budget,
+      },
+      options.attachments,
+    ),
+  );
   const rounds = step === 0 ? ok([]) : earlierRounds(storage, entries, run, step);
   if (!rounds.ok) return rounds;
   const input: ModelInput = modelInputOf(

@@ -1,6 +1,7 @@
 // One run's model call: moved to running, wired (secrets, tools, context), prompted from its branch, streamed to the
 // live run's receivers, audited, and sealed by its cause — succeed, an abort's, or fail with a timeout or the error.
 import { modelInputOf } from "../../models/model-input";
+import type { BuildPromptInput } from "../../models/prompt";
 import { CURRENT_PROMPT_BUILDER, currentPromptBuilder } from "../../models/prompt-builders";
 import { runTurn, type TurnStep } from "../../models/turn";
 import type { ErrorCode, ErrorReason } from "../../shared/errors";
@@ -10,6 +11,7 @@ import type { Entry } from "../../storage/thread/entry-store";
 import { readRunAudit } from "../../storage/thread/run-audit-store";
 import type { Run, RunError } from "../../storage/thread/run-store";
 import { type LiveRun, runFrame, type StreamReceivers } from "./live-run";
+import { attachmentReader, withAttachmentBytes } from "./prompt-attachments";
 import type { PromptHistory } from "./prompt-history";
 import { outcomeOf, parkedFrame, parkedSteps } from "./run-action-views";
 import { cancelActions } from "./run-actions";
@@ -114,11 +116,23 @@ export async function streamRun(
 
   const maxContextTokens = contextBudget(binding.artifact);
   const history = deps.history.historyFor(userEntry, maxContextTokens);
-  const prompt = currentPromptBuilder({
-    instructions: wiring.instructions,
-    branch: history,
-    maxContextTokens,
-  });
+  let promptInput: BuildPromptInput;
+  try {
+    promptInput = await withAttachmentBytes(
+      { instructions: wiring.instructions, branch: history, maxContextTokens },
+      attachmentReader(deps.env, binding.tenantId),
+    );
+  } catch (error) {
+    console.error(
+      JSON.stringify({ level: "error", message: "attachment read failed", error: String(error) }),
+    );
+    const unreadable = {
+      code: "upstream_unavailable" as const,
+      message: "An attachment of this conversation could not be read; try again.",
+    };
+    return deps.seal(running.value, "", { cause: "fail", error: unreadable }, live.stores);
+  }
+  const prompt = currentPromptBuilder(promptInput);
   const { tools } = wiring.turn.value;
   const audit = runAuditor(
     deps.storage,
