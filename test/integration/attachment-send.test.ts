@@ -156,6 +156,28 @@ describe("a queued send with attachments", () => {
   });
 });
 
+describe("a send held during a handoff", () => {
+  it("is stored with its attachments for the person to see", async () => {
+    const agent = await liveAgent({ artifact: { attachments: ATTACHMENTS } });
+    const session = await launch(agent.publicKey);
+    const ws = await connect(session);
+    ws.send({ type: "send", clientMessageId: clientMessageId(), text: "Hello" });
+    await ws.next("run", (f) => f.status === "succeeded");
+    const started = await api(`/v1/sessions/${session.threadId}/handoff`, {
+      method: "POST",
+      key: agent.apiKey,
+      body: { action: "start", agentName: "Dana" },
+    });
+    expect(started.status).toBe(200);
+    await ws.next("mode", (f) => f.mode === "handoff");
+    const shot = await upload(session, "shot.png");
+    ws.send({ type: "send", clientMessageId: clientMessageId(), text: "For Dana", attachments: [shot.id] });
+    const held = await ws.next("entry", (f) => f.entry.role === "user" && f.entry.text === "For Dana");
+    expect(held.entry.attachments).toEqual([shot]);
+    ws.ws.close();
+  });
+});
+
 describe("the HTTP message POST with attachments", () => {
   it("answers the entries with the refs and a reply naming them; another thread's id is 404 with nothing stored", async () => {
     const agent = await liveAgent({ artifact: { attachments: ATTACHMENTS } });
