@@ -30,6 +30,7 @@ interface __BaseEnv_Env {
 	THREAD: DurableObjectNamespace<import("./src/index").ThreadAgent>;
 	QUOTA: DurableObjectNamespace<import("./src/index").TenantQuota>;
 	EVENTS: DurableObjectNamespace<import("./src/index").TenantEvents>;
+	EVALS: DurableObjectNamespace<import("./src/index").TenantEvals>;
 }
 declare namespace Cloudflare {
 	interface GlobalProps {
@@ -65,6 +66,7 @@ declare namespace Cloudflare {
 		THREAD: DurableObjectNamespace<import("./src/index").ThreadAgent>;
 		QUOTA: DurableObjectNamespace<import("./src/index").TenantQuota>;
 		EVENTS: DurableObjectNamespace<import("./src/index").TenantEvents>;
+		EVALS: DurableObjectNamespace<import("./src/index").TenantEvals>;
 	}
 	interface ProductionEnv {
 		DB: D1Database;
@@ -95,6 +97,7 @@ declare namespace Cloudflare {
 		THREAD: DurableObjectNamespace<import("./src/index").ThreadAgent>;
 		QUOTA: DurableObjectNamespace<import("./src/index").TenantQuota>;
 		EVENTS: DurableObjectNamespace<import("./src/index").TenantEvents>;
+		EVALS: DurableObjectNamespace<import("./src/index").TenantEvals>;
 	}
 	interface Env extends __BaseEnv_Env {}
 }

@@ -13,6 +13,7 @@ import { consoleRoutes } from "./routes/console";
 import { contract } from "./routes/contract";
 import { drafts } from "./routes/drafts";
 import { erasures, retiredSubjects, subjectDigestKeys, subjectErasures, wellKnown } from "./routes/erasures";
+import { evals } from "./routes/evals";
 import { health } from "./routes/health";
 import { holds, subjectHolds } from "./routes/holds";
 import { launch } from "./routes/launch";
@@ -47,6 +48,7 @@ export function createApp() {
   v1.route("/agents/:agentId/draft", drafts);
   v1.route("/agents/:agentId/versions", versions);
   v1.route("/agents/:agentId/releases", releases);
+  v1.route("/agents/:agentId/eval-suites", evals);
   v1.route("/api-keys", apiKeys);
   v1.route("/secrets", secrets);
   v1.route("/sessions", sessions);

@@ -3,17 +3,21 @@ import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import type { Release } from "../control/deployment-store";
 import { CURRENT_RUNTIME } from "../control/runtime";
-import { errors, unwrap } from "../errors";
-import type { AppEnv } from "../http/context";
+import { errors, fromDatabase, unwrap } from "../errors";
+import type { AppContext, AppEnv } from "../http/context";
 import { pageBody, readPage } from "../http/cursor";
 import { readJson } from "../http/json-body";
 import { loadAgent } from "../http/load-agent";
 import { operation } from "../http/openapi";
 import { deploymentStore } from "../http/store";
+import { enforceGate } from "../services/release-gate";
 import { createReleaseRequest, listResponse, type ReleaseResponse, releaseResponse } from "../shared/api";
+import { activateReleaseRequest, type GateOverride } from "../shared/evals-api";
 import { pageQuery } from "../shared/sessions-api";
+import { gateOverrides, recordGateOverride } from "../storage/d1/release-gates";
 
-function releaseView(release: Release): ReleaseResponse {
+function releaseView(release: Release, overrides?: Map<string, GateOverride[]>): ReleaseResponse {
+  const forced = overrides?.get(release.id);
   return {
     id: release.id,
     agentId: release.agentId,
@@ -27,7 +31,29 @@ function releaseView(release: Release): ReleaseResponse {
     createdAt: release.createdAt,
     activatedAt: release.activatedAt,
     active: release.active,
+    ...(forced !== undefined ? { gateOverrides: forced } : {}),
   };
+}
+
+/** The release's views with the gate overrides recorded for them (docs/evals.md#the-release-gate). */
+async function releaseViews(c: AppContext, list: Release[]): Promise<ReleaseResponse[]> {
+  const overrides = await fromDatabase(
+    gateOverrides(
+      c.env.DB,
+      c.get("tenant").tenantId,
+      list.map((r) => r.id),
+    ),
+  );
+  return list.map((release) => releaseView(release, overrides));
+}
+
+async function recordOverride(
+  c: AppContext,
+  releaseId: string,
+  override: GateOverride | null,
+): Promise<void> {
+  if (override !== null)
+    await fromDatabase(recordGateOverride(c.env.DB, c.get("tenant").tenantId, releaseId, override));
 }
 
 export const releases = new Hono<AppEnv>()
@@ -37,6 +63,8 @@ export const releases = new Hono<AppEnv>()
       operation({
         tag: "Releases",
         summary: "Create a release: versions with weights summing to 10,000",
+        description:
+          "Refused 409 `eval_gate` when it raises a version's weight that has not passed the agent's release gate; `force: true` with a `reason` goes past it and is recorded in `gateOverrides`.",
         auth: "tenantKey",
         body: createReleaseRequest,
         response: { status: 201, schema: releaseResponse },
@@ -44,9 +72,17 @@ export const releases = new Hono<AppEnv>()
       }),
     ),
     async (c) => {
-      const input = await readJson(c, createReleaseRequest);
+      const { force, reason, ...input } = await readJson(c, createReleaseRequest);
       const agent = await loadAgent(c);
       const store = deploymentStore(c);
+      const override = await enforceGate(c.env, store, agent, {
+        action: "create",
+        environment: input.environment,
+        allocations: input.allocations,
+        ...(force !== undefined ? { force } : {}),
+        ...(reason !== undefined ? { reason } : {}),
+        apiKeyId: c.get("tenant").apiKeyId,
+      });
       await store.registerRuntime(CURRENT_RUNTIME);
       const release = unwrap(
         await store.createRelease(agent.tenantId, agent.id, {
@@ -54,7 +90,8 @@ export const releases = new Hono<AppEnv>()
           runtimeRevision: CURRENT_RUNTIME.id,
         }),
       );
-      return c.json(releaseView(release), 201);
+      await recordOverride(c, release.id, override);
+      return c.json((await releaseViews(c, [release]))[0], 201);
     },
   )
   .get(
@@ -74,7 +111,7 @@ export const releases = new Hono<AppEnv>()
       const list = `releases:${agent.id}`;
       const page = await readPage(c, list);
       const result = await deploymentStore(c).listReleases(agent.tenantId, agent.id, page);
-      return c.json(await pageBody(c, list, result.items.map(releaseView), result.next));
+      return c.json(await pageBody(c, list, await releaseViews(c, result.items), result.next));
     },
   )
   .get(
@@ -92,7 +129,7 @@ export const releases = new Hono<AppEnv>()
       const agent = await loadAgent(c);
       const release = await deploymentStore(c).getRelease(agent.tenantId, agent.id, c.req.param("releaseId"));
       if (release === null) throw errors.notFound("Release");
-      return c.json(releaseView(release));
+      return c.json((await releaseViews(c, [release]))[0]);
     },
   )
   .post(
@@ -101,16 +138,34 @@ export const releases = new Hono<AppEnv>()
       operation({
         tag: "Releases",
         summary: "Make this release the active one of its environment",
+        description:
+          "Refused 409 `eval_gate` when it raises a version's weight that has not passed the agent's release gate; `{force: true, reason}` goes past it and is recorded in the release's `gateOverrides`.",
         auth: "tenantKey",
+        body: activateReleaseRequest,
         response: { status: 200, schema: releaseResponse },
         errors: [404, 409],
       }),
     ),
     async (c) => {
+      // The body is optional: `{force: true, reason}` only to go past a failing release gate.
+      const { force, reason } =
+        c.req.header("Content-Type") === undefined ? {} : await readJson(c, activateReleaseRequest);
       const agent = await loadAgent(c);
-      const release = unwrap(
-        await deploymentStore(c).activateRelease(agent.tenantId, agent.id, c.req.param("releaseId")),
-      );
-      return c.json(releaseView(release));
+      const store = deploymentStore(c);
+      const target = await store.getRelease(agent.tenantId, agent.id, c.req.param("releaseId"));
+      if (target === null) throw errors.notFound("Release");
+      const override = target.active
+        ? null
+        : await enforceGate(c.env, store, agent, {
+            action: "activate",
+            environment: target.environment,
+            allocations: target.allocations,
+            ...(force !== undefined ? { force } : {}),
+            ...(reason !== undefined ? { reason } : {}),
+            apiKeyId: c.get("tenant").apiKeyId,
+          });
+      const release = unwrap(await store.activateRelease(agent.tenantId, agent.id, target.id));
+      await recordOverride(c, release.id, override);
+      return c.json((await releaseViews(c, [release]))[0]);
     },
   );

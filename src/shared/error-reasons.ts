@@ -24,6 +24,8 @@ export const ERROR_REASONS = [
   // An approval (docs/tools.md#approvals) was decided before, or its time ran out.
   "already_decided",
   "expired",
+  // A release would raise a version past its agent's release gate without passing eval runs (docs/evals.md).
+  "eval_gate",
 ] as const;
 
 export type ErrorReason = (typeof ERROR_REASONS)[number];

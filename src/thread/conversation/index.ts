@@ -1,5 +1,6 @@
 // The conversation over a bound thread: turns, handoff, feedback, upgrades and the commands both the sockets and the
 // Worker's RPC calls run. What the thread object uses of it.
+export { evalOutcome } from "./eval-outcome";
 export type { HeldTurn } from "./handoff";
 export { changeHandoff, exportThread, postHumanMessage, runInput, upgradeThread } from "./tenant-commands";
 export {
