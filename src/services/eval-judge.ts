@@ -46,22 +46,30 @@ export function parseVerdict(text: string): { score: number; reasoning: string }
   };
 }
 
+/** Streams the judge's answer (every provider adapter streams; not all answer a non-streaming call the same way). */
 async function generate(
   model: LanguageModelV4,
   prompt: string,
 ): Promise<{ text: string; input: number; output: number }> {
-  const result = await model.doGenerate({
+  const { stream } = await model.doStream({
     prompt: [
       { role: "system", content: JUDGE_INSTRUCTIONS },
       { role: "user", content: [{ type: "text", text: prompt }] },
     ],
   });
-  const text = result.content.flatMap((part) => (part.type === "text" ? [part.text] : [])).join("");
-  return {
-    text,
-    input: result.usage.inputTokens.total ?? 0,
-    output: result.usage.outputTokens.total ?? 0,
-  };
+  let text = "";
+  let input = 0;
+  let output = 0;
+  for await (const part of stream) {
+    if (part.type === "text-delta") text += part.delta;
+    else if (part.type === "error")
+      throw part.error instanceof Error ? part.error : new Error(String(part.error));
+    else if (part.type === "finish") {
+      input = part.usage.inputTokens.total ?? 0;
+      output = part.usage.outputTokens.total ?? 0;
+    }
+  }
+  return { text, input, output };
 }
 
 /** The judge's verdict on one case; a model that cannot be reached or answers no verdict fails the expectation. */

@@ -3,7 +3,7 @@
 import { MAX_REGEX_INPUT_CHARS } from "../shared/evals-api";
 
 /**
- * Why `pattern` is refused, or null. Refused: backreferences (`\1`, `\k<name>`), lookaround, and a quantified group
+ * Why `pattern` is refused, or null. Refused: backreferences (`\1`, `\k<name>`), lookaround, and a repeated (`*`, `+`, `{n,m}`) group
  * that itself holds a quantifier or an alternation (`(a+)+`, `(a|a)*`): the shapes that make backtracking blow up.
  * What remains (literals, classes, anchors, quantifiers on single atoms or on groups of fixed atoms) runs in time
  * linear in the input times the pattern's length.
@@ -49,7 +49,9 @@ export function regexProblem(pattern: string, flags = ""): string | null {
     if (quantifier) {
       // `(?:` and a lazy `+?` are not quantifiers of their own.
       if (ch === "?" && (pattern[i - 1] === "(" || "*+?}".includes(pattern[i - 1] ?? ""))) continue;
-      if (closed?.risky) return "must not quantify a group that holds a quantifier or an alternation";
+      // `?` repeats nothing: `(-[a-z]{2})?` is linear. A repeating quantifier over a risky group is not.
+      if (ch !== "?" && closed?.risky)
+        return "must not repeat a group that holds a quantifier or an alternation";
       const parent = groups[groups.length - 1];
       if (parent !== undefined) parent.risky = true;
       if (ch === "{") while (i < pattern.length && pattern[i] !== "}") i += 1;
