@@ -19,6 +19,7 @@ import { changeReleaseGate } from "../services/release-gate";
 import { recheckTenantSockets } from "../services/tenant-disconnect";
 import type { AgentResponse } from "../shared/api";
 import { agentResponse, createAgentRequest, listResponse, patchAgentRequest } from "../shared/api";
+import type { ReleaseGate } from "../shared/evals-api";
 import { pageQuery } from "../shared/sessions-api";
 import { getReleaseGate } from "../storage/d1/release-gates";
 
@@ -41,6 +42,10 @@ export function agentView(agent: AgentEntity): AgentResponse {
     updatedAt: agent.updatedAt,
   };
 }
+
+/** The agent's release gate (docs/evals.md#the-release-gate), on the one-agent views, only when it has one. */
+const withGate = (view: AgentResponse, gate: ReleaseGate | null): AgentResponse =>
+  gate === null ? view : { ...view, releaseGate: gate };
 
 export const agents = new Hono<AppEnv>()
   .use("*", tenantAuth, requireAdminForWrites)
@@ -100,7 +105,7 @@ export const agents = new Hono<AppEnv>()
     async (c) => {
       const agent = await loadAgent(c);
       const releaseGate = await fromDatabase(getReleaseGate(c.env.DB, agent.tenantId, agent.id));
-      return c.json({ ...agentView(agent), releaseGate });
+      return c.json(withGate(agentView(agent), releaseGate));
     },
   )
   .patch(
@@ -123,7 +128,7 @@ export const agents = new Hono<AppEnv>()
       if (releaseGate !== undefined) await changeReleaseGate(c.env, agent, releaseGate);
       const gate = await fromDatabase(getReleaseGate(c.env.DB, agent.tenantId, agent.id));
       const patch: AgentPatch = rotatePublicKey ? { ...fields, publicKey: newPublicKey() } : fields;
-      if (Object.keys(patch).length === 0) return c.json({ ...agentView(agent), releaseGate: gate });
+      if (Object.keys(patch).length === 0) return c.json(withGate(agentView(agent), gate));
       const updated = unwrap(await deploymentStore(c).updateAgent(agent.tenantId, agent.id, patch));
       invalidateAgentKeys(agent.publicKey, updated.publicKey);
       invalidateGateAgent(agent.tenantId, agent.id);
@@ -133,6 +138,6 @@ export const agents = new Hono<AppEnv>()
       if (patch.status === "disabled") {
         c.executionCtx.waitUntil(recheckTenantSockets(c.env, agent.tenantId, { agentId: agent.id }));
       }
-      return c.json({ ...agentView(updated), releaseGate: gate });
+      return c.json(withGate(agentView(updated), gate));
     },
   );

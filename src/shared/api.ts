@@ -164,7 +164,7 @@ export const agentResponse = z.strictObject({
   publicKey: z.string().startsWith("pk_"),
   /** The agent's own retention (shorter than a version's wins), or null. */
   retention: z.object({ maxAgeDays: z.number().int() }).nullable(),
-  /** docs/evals.md#the-release-gate; shown on the agent itself (GET and PATCH), null when it has none. */
+  /** docs/evals.md#the-release-gate; on the one-agent views (GET and PATCH), absent when it has none. */
   releaseGate: releaseGateSchema.nullable().optional(),
   createdAt: timestamp,
   updatedAt: timestamp,
