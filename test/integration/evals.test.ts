@@ -1,11 +1,14 @@
 // Eval runs (docs/evals.md): every expectation type passing and failing on the deterministic local model, tool mocks
 // in place of tool webhooks, identical transcript hashes for the same digest, and suites revisioned with If-Match.
+import { abortAllDurableObjects, runDurableObjectAlarm } from "cloudflare:test";
+import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { suiteResponse } from "../../src/shared/evals-api";
-import { completedRun, createSuite } from "../helpers/evals";
-import { api, expectError, fieldPaths, json } from "../helpers/tenants";
+import { completedRun, createSuite, readRun, startRun } from "../helpers/evals";
+import { api, expectError, fieldPaths, json, saveDraft, validArtifact } from "../helpers/tenants";
 import { liveAgent } from "../helpers/threads";
+import { waitFor } from "../helpers/wait-for";
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -197,5 +200,70 @@ describe("eval suites", () => {
     const gone = await api(path, { method: "DELETE", key: agent.apiKey, headers: { "If-Match": '"2"' } });
     expect(gone.status).toBe(204);
     await expectError(await api(path, { key: agent.apiKey }), 404, "not_found");
+  });
+});
+
+describe("eval run targets and restarts", () => {
+  it("runs a draft revision, and refuses a stale one with 412", async () => {
+    const agent = await liveAgent();
+    await saveDraft(
+      agent.apiKey,
+      agent.agentId,
+      1,
+      validArtifact({ model: { provider: "local", model: "lorem" } }),
+    );
+    const suite = await createSuite(agent, [
+      {
+        id: "echo",
+        messages: [{ role: "user", text: "hi" }],
+        expect: [{ type: "contains", text: "Echo: hi" }],
+      },
+    ]);
+    const onDraft = await completedRun(agent, suite.id, { draftRevision: 2 });
+    const onVersion = await completedRun(agent, suite.id, { version: 1 });
+    expect(onDraft).toMatchObject({ target: { draftRevision: 2 }, passed: 0 });
+    expect(onVersion).toMatchObject({ target: { version: 1 }, passed: 1 });
+    expect(onDraft.artifactDigest).not.toBe(onVersion.artifactDigest);
+    const stale = await api(`/v1/agents/${agent.agentId}/eval-suites/${suite.id}/runs`, {
+      method: "POST",
+      key: agent.apiKey,
+      body: { target: { draftRevision: 1 } },
+    });
+    await expectError(stale, 412, "precondition_failed");
+  });
+
+  it("goes on where it stopped when its object dies mid-run, each case judged once", async () => {
+    const agent = await liveAgent({
+      artifact: { model: { provider: "local", model: "echo", local: { chunks: 4, chunkDelayMs: 100 } } },
+    });
+    const cases = Array.from({ length: 16 }, (_, i) => ({
+      id: `c${i}`,
+      messages: [{ role: "user", text: `question ${i}` }],
+      expect: [{ type: "contains", text: `question ${i}` }],
+    }));
+    const suite = await createSuite(agent, cases);
+    const runId = await startRun(agent, suite.id, { version: 1 });
+    await waitFor(
+      () => readRun(agent, suite.id, runId),
+      (run) => run.cases.length >= 1,
+      { what: "a first case judged", timeoutMs: 10_000 },
+    );
+    const runner = env.EVALS.get(env.EVALS.idFromName(agent.tenantId));
+    // Every object dies at once, mid-case (as on a deploy or a crash): nothing held in memory survives.
+    await abortAllDurableObjects();
+    const after = await readRun(agent, suite.id, runId);
+    expect(after.status).not.toBe("completed");
+    // The object's stored jobs and its alarm are all a restart needs.
+    await waitFor(
+      async () => {
+        await runDurableObjectAlarm(runner);
+        return readRun(agent, suite.id, runId);
+      },
+      (run) => run.status === "completed",
+      { what: "the run completed after the eviction", timeoutMs: 15_000, intervalMs: 100 },
+    );
+    const done = await readRun(agent, suite.id, runId);
+    expect(done).toMatchObject({ total: 16, passed: 16, failed: 0 });
+    expect(done.cases.map((c) => c.caseId).sort()).toEqual(cases.map((c) => c.id).sort());
   });
 });
