@@ -9,7 +9,14 @@ import { etag, ifMatchRevision, optionalIfMatchRevision } from "../http/if-match
 import { readJson } from "../http/json-body";
 import { loadAgent } from "../http/load-agent";
 import { operation } from "../http/openapi";
-import { freshCaseId, messagesFromThread, resolveCases, runView, startRun } from "../services/eval-suites";
+import {
+  freshCaseId,
+  messagesFromThread,
+  resolveCases,
+  runSummary,
+  runView,
+  startRun,
+} from "../services/eval-suites";
 import { listResponse } from "../shared/api";
 import {
   addCaseRequest,
@@ -275,10 +282,7 @@ export const evals = new Hono<AppEnv>()
     async (c) => {
       const { agent, suite } = await loadSuite(c);
       const runs = await fromDatabase(listRuns(c.env.DB, agent.tenantId, agent.id, suite.id, RUNS_LISTED));
-      const items = await Promise.all(
-        runs.map(async (run) => ({ ...(await runView(c.env, run)), cases: undefined })),
-      );
-      return c.json({ items: items.map(({ cases: _cases, ...rest }) => rest) });
+      return c.json({ items: runs.map(runSummary) });
     },
   )
   .get(

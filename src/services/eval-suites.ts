@@ -171,8 +171,8 @@ export async function startRun(
   return runId;
 }
 
-export async function runView(env: Env, run: EvalRun): Promise<RunResponse> {
-  const cases: CaseResult[] = await caseResults(env.DB, run.tenantId, run.id);
+/** A run without its case results (the runs list). */
+export function runSummary(run: EvalRun): Omit<RunResponse, "cases"> {
   const done = run.status === "completed" || run.status === "failed";
   const durationMs =
     done && run.completedAt !== null
@@ -195,6 +195,11 @@ export async function runView(env: Env, run: EvalRun): Promise<RunResponse> {
     durationMs,
     createdAt: run.createdAt,
     completedAt: run.completedAt,
-    cases,
   };
+}
+
+/** A run with every case result stored so far. */
+export async function runView(env: Env, run: EvalRun): Promise<RunResponse> {
+  const cases: CaseResult[] = await caseResults(env.DB, run.tenantId, run.id);
+  return { ...runSummary(run), cases };
 }

@@ -139,6 +139,13 @@ describe("eval runs on the local model", () => {
     expect(new Set([...hashes(one, "b"), ...hashes(two, "b")]).size).toBe(1);
     expect(hashes(one, "a")[0]).not.toBe(hashes(one, "b")[0]);
     expect(hashes(one, "a")[0]).toMatch(/^[0-9a-f]{64}$/);
+    const listed = await json(
+      await api(`/v1/agents/${agent.agentId}/eval-suites/${suite.id}/runs`, { key: agent.apiKey }),
+      200,
+      z.object({ items: z.array(z.looseObject({ id: z.string(), passRate: z.number().nullable() })) }),
+    );
+    expect(listed.items.map((r) => r.id)).toEqual([two.id, one.id]);
+    expect(listed.items[0]).not.toHaveProperty("cases");
     const a = one.cases.find((c) => c.caseId === "a")!;
     expect(a.transcript.messages.map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant"]);
   });
