@@ -14,6 +14,7 @@ import { consoleRoutes } from "./routes/console";
 import { contract } from "./routes/contract";
 import { drafts } from "./routes/drafts";
 import { erasures, retiredSubjects, subjectDigestKeys, subjectErasures, wellKnown } from "./routes/erasures";
+import { evals } from "./routes/evals";
 import { health } from "./routes/health";
 import { holds, subjectHolds } from "./routes/holds";
 import { launch } from "./routes/launch";
@@ -52,6 +53,7 @@ export function createApp() {
   v1.route("/agents/:agentId/versions", versions);
   v1.route("/agents/:agentId/releases", releases);
   v1.route("/runtime", runtime);
+  v1.route("/agents/:agentId/eval-suites", evals);
   v1.route("/api-keys", apiKeys);
   v1.route("/secrets", secrets);
   // Before `sessions`; it authenticates the tenant itself.

@@ -150,6 +150,10 @@ export const RULES = {
       says: "the attachments bucket (R2): keys, streaming upload, reads, deletes",
     },
     {
+      unit: "src/storage/evals/",
+      says: "the TenantEvals object's tables: each eval run's spec and its case jobs",
+    },
+    {
       unit: "src/control/",
       says: "the control-plane model: artifact schema, deployment-store port, URL policy",
     },

@@ -27,6 +27,7 @@ import type { LaunchResponse, PreviewSessionRequest, PreviewSessionResponse } fr
 import type { HoldResponse, UsageResponse, usageQuery } from "../shared/sessions-api";
 import { Approvals, Sessions } from "./admin-sessions";
 import { type AnalyticsQuery, readAnalytics } from "./analytics";
+import { Evals } from "./evals";
 import { type ClientOptions, eachItem, type Page, type PageQuery, seg, Transport } from "./http";
 import { launchPrivate, type PrivateLaunchRequest } from "./launch";
 import { Webhooks } from "./webhooks";
@@ -158,8 +159,11 @@ class Releases {
   create(agentId: string, body: CreateReleaseRequest): Promise<ReleaseResponse> {
     return this.t.json("POST", `/v1/agents/${seg(agentId)}/releases`, { body });
   }
-  activate(agentId: string, releaseId: string): Promise<ReleaseResponse> {
-    return this.t.json("POST", `/v1/agents/${seg(agentId)}/releases/${seg(releaseId)}/activate`);
+  /** `force` goes past a failing release gate (docs/evals.md#the-release-gate); its reason is recorded. */
+  activate(agentId: string, releaseId: string, force?: { reason: string }): Promise<ReleaseResponse> {
+    return this.t.json("POST", `/v1/agents/${seg(agentId)}/releases/${seg(releaseId)}/activate`, {
+      ...(force !== undefined ? { body: { force: true, reason: force.reason } } : {}),
+    });
   }
   list(agentId: string, query?: PageQuery): Promise<Page<ReleaseResponse>> {
     return this.t.json("GET", `/v1/agents/${seg(agentId)}/releases`, { query: pageQuery(query) });
@@ -283,6 +287,7 @@ export class AdminClient {
   readonly apiKeys: ApiKeys;
   readonly secrets: Secrets;
   readonly webhooks: Webhooks;
+  readonly evals: Evals;
   readonly console: ConsoleSessions;
   readonly #t: Transport;
 
@@ -303,6 +308,7 @@ export class AdminClient {
     this.apiKeys = new ApiKeys(this.#t);
     this.secrets = new Secrets(this.#t);
     this.webhooks = new Webhooks(this.#t);
+    this.evals = new Evals(this.#t);
     this.console = new ConsoleSessions(this.#t);
   }
 

@@ -2,6 +2,7 @@
 export * from "./admin";
 export * from "./ai-transport";
 export * from "./analytics";
+export * from "./evals";
 export * from "./http";
 export * from "./launch";
 export * from "./thread";

@@ -77,7 +77,13 @@ export class TenantEvents extends DurableObject<Env> {
     const now = this.#deps.now();
     let accepted = 0;
     for (const event of parsed.data) {
-      const threadId = typeof event.data.threadId === "string" ? event.data.threadId : null;
+      // An eval run's event has no thread: its run is its lane (docs/evals.md#runs).
+      const threadId =
+        typeof event.data.threadId === "string"
+          ? event.data.threadId
+          : event.type === "eval.completed" && typeof event.data.runId === "string"
+            ? `eval:${event.data.runId}`
+            : null;
       if (event.tenantId !== tenantId || threadId === null) continue;
       const body = JSON.stringify(event);
       if (new TextEncoder().encode(body).byteLength > MAX_EVENT_BODY_BYTES) {

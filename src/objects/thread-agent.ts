@@ -17,6 +17,7 @@ import {
   CLAIMS_HEADER,
   type EntriesPage,
   type EntriesQuery,
+  type EvalOutcome,
   type FeedbackBody,
   type FeedbackReply,
   type HandoffView,
@@ -42,6 +43,7 @@ import {
   cancelRun,
   changeHandoff,
   entriesPage,
+  evalOutcome,
   exportThread,
   findAttachment,
   listAttachments,
@@ -265,6 +267,10 @@ export class ThreadAgent extends Agent<Env> implements ThreadObject {
 
   async exportThread(address: ThreadAddress): Promise<RpcResult<ReadableStream<Uint8Array> | null>> {
     return this.#addressed(address, (runtime) => exportThread(this.ctx.storage, runtime));
+  }
+
+  async evalOutcome(address: ThreadAddress): Promise<RpcResult<EvalOutcome | null>> {
+    return this.#addressed(address, (runtime) => evalOutcome(this.ctx.storage, runtime));
   }
 
   async runInput(

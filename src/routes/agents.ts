@@ -5,7 +5,7 @@ import { invalidateGateAgent } from "../auth/gate-agent-cache";
 import { invalidateLaunchStanding } from "../auth/launch-standing";
 import type { AgentEntity, AgentPatch } from "../control/deployment-store";
 import { base32 } from "../control/ids";
-import { unwrap } from "../errors";
+import { fromDatabase, unwrap } from "../errors";
 import type { AppEnv } from "../http/context";
 import { pageBody, readPage } from "../http/cursor";
 import { readJson } from "../http/json-body";
@@ -15,10 +15,13 @@ import { forgetUnknownOrigins } from "../http/origin-lookup";
 import { deploymentStore } from "../http/store";
 import { requireAdminForWrites, tenantAuth } from "../http/tenant-auth";
 import { invalidateAgentKeys } from "../services/launch/agent-key-cache";
+import { changeReleaseGate } from "../services/release-gate";
 import { recheckTenantSockets } from "../services/tenant-disconnect";
 import type { AgentResponse } from "../shared/api";
 import { agentResponse, createAgentRequest, listResponse, patchAgentRequest } from "../shared/api";
+import type { ReleaseGate } from "../shared/evals-api";
 import { pageQuery } from "../shared/sessions-api";
+import { getReleaseGate } from "../storage/d1/release-gates";
 
 /** `pk_` + 128 random bits: selects an agent, grants nothing. */
 export function newPublicKey(): string {
@@ -39,6 +42,10 @@ export function agentView(agent: AgentEntity): AgentResponse {
     updatedAt: agent.updatedAt,
   };
 }
+
+/** The agent's release gate (docs/evals.md#the-release-gate), on the one-agent views, only when it has one. */
+const withGate = (view: AgentResponse, gate: ReleaseGate | null): AgentResponse =>
+  gate === null ? view : { ...view, releaseGate: gate };
 
 export const agents = new Hono<AppEnv>()
   .use("*", tenantAuth, requireAdminForWrites)
@@ -95,14 +102,19 @@ export const agents = new Hono<AppEnv>()
         errors: [404],
       }),
     ),
-    async (c) => c.json(agentView(await loadAgent(c))),
+    async (c) => {
+      const agent = await loadAgent(c);
+      const releaseGate = await fromDatabase(getReleaseGate(c.env.DB, agent.tenantId, agent.id));
+      return c.json(withGate(agentView(agent), releaseGate));
+    },
   )
   .patch(
     "/:agentId",
     describeRoute(
       operation({
         tag: "Agents",
-        summary: "Change an agent (name, status, visibility, origins, retention, rotate its public key)",
+        summary:
+          "Change an agent (name, status, visibility, origins, retention, release gate, rotate its public key)",
         auth: "tenantKey",
         body: patchAgentRequest,
         response: { status: 200, schema: agentResponse },
@@ -112,9 +124,11 @@ export const agents = new Hono<AppEnv>()
     async (c) => {
       const input = await readJson(c, patchAgentRequest);
       const agent = await loadAgent(c);
-      const { rotatePublicKey, ...fields } = input;
+      const { rotatePublicKey, releaseGate, ...fields } = input;
+      if (releaseGate !== undefined) await changeReleaseGate(c.env, agent, releaseGate);
+      const gate = await fromDatabase(getReleaseGate(c.env.DB, agent.tenantId, agent.id));
       const patch: AgentPatch = rotatePublicKey ? { ...fields, publicKey: newPublicKey() } : fields;
-      if (Object.keys(patch).length === 0) return c.json(agentView(agent));
+      if (Object.keys(patch).length === 0) return c.json(withGate(agentView(agent), gate));
       const updated = unwrap(await deploymentStore(c).updateAgent(agent.tenantId, agent.id, patch));
       invalidateAgentKeys(agent.publicKey, updated.publicKey);
       invalidateGateAgent(agent.tenantId, agent.id);
@@ -124,6 +138,6 @@ export const agents = new Hono<AppEnv>()
       if (patch.status === "disabled") {
         c.executionCtx.waitUntil(recheckTenantSockets(c.env, agent.tenantId, { agentId: agent.id }));
       }
-      return c.json(agentView(updated));
+      return c.json(withGate(agentView(updated), gate));
     },
   );

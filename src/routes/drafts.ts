@@ -3,8 +3,9 @@ import { Hono } from "hono";
 import { describeRoute } from "hono-openapi";
 import { z } from "zod";
 import { CanonicalJsonError, canonicalJson } from "../control/canonical-json";
-import { AppError, errors, unwrap } from "../errors";
+import { errors, unwrap } from "../errors";
 import type { AppContext, AppEnv } from "../http/context";
+import { etag, ifMatchRevision } from "../http/if-match";
 import { readJson } from "../http/json-body";
 import { loadAgent } from "../http/load-agent";
 import { operation } from "../http/openapi";
@@ -27,20 +28,8 @@ const definitionSchema = z
   });
 
 /** `If-Match: "<revision>"`, strong and quoted; `"0"` means "no draft yet". */
-function expectedRevision(c: AppContext): number {
-  const header = c.req.header("If-Match");
-  if (header === undefined) {
-    throw new AppError(
-      "bad_request",
-      'If-Match is required: send the current draft revision, or "0" to create.',
-    );
-  }
-  const match = header.trim().match(/^"(0|[1-9][0-9]{0,14})"$/);
-  if (match === null) throw new AppError("bad_request", 'If-Match must be a quoted revision such as "3".');
-  return Number(match[1]);
-}
-
-const etag = (revision: number) => `"${revision}"`;
+const expectedRevision = (c: AppContext) =>
+  ifMatchRevision(c, 'send the current draft revision, or "0" to create.');
 
 export const drafts = new Hono<AppEnv>()
   .put(

@@ -25,8 +25,8 @@ const previewSubject = (apiKeyId: string) => `console:${apiKeyId}`;
 
 const threadNotFound = () => new AppError("not_found", "Thread not found.");
 
-/** The artifact previewed, checked as publishing would check it; a stale draft revision is a 412. */
-async function previewedPin(
+/** The artifact previewed (or evaluated), checked as publishing would check it; a stale draft revision is a 412. */
+export async function previewedPin(
   env: Env,
   requestUrl: string,
   agent: AgentEntity,

@@ -1,5 +1,6 @@
 // The tenant admin and operator API contract: zod request and response shapes for `/v1` (docs/api.md, docs/operations.md).
 import { z } from "zod";
+import { gateForce, gateOverrideSchema, releaseGateSchema } from "./evals-api";
 import { canonicalOriginPattern } from "./origin-policy";
 
 export const ENVIRONMENTS = ["development", "staging", "production"] as const;
@@ -60,6 +61,8 @@ export const patchAgentRequest = z.strictObject({
     .strictObject({ maxAgeDays: z.number().int().min(1).max(3650) })
     .nullable()
     .optional(),
+  /** docs/evals.md#the-release-gate: suites a version must pass before a release raises its weight; null clears it. */
+  releaseGate: releaseGateSchema.nullable().optional(),
 });
 
 export const publishVersionRequest = z.strictObject({
@@ -68,6 +71,7 @@ export const publishVersionRequest = z.strictObject({
 
 export const createReleaseRequest = z
   .strictObject({
+    ...gateForce,
     environment: environmentSchema,
     allocations: z
       .array(
@@ -100,6 +104,9 @@ export const createReleaseRequest = z
       }
       seen.add(a.version);
     });
+    if (input.force !== undefined && input.reason === undefined) {
+      ctx.addIssue({ code: "custom", path: ["reason"], message: "force needs a reason" });
+    }
   });
 
 /** What a tenant API key may do: `admin` writes, `read` only reads. */
@@ -168,6 +175,8 @@ export const agentResponse = z.strictObject({
   publicKey: z.string().startsWith("pk_"),
   /** The agent's own retention (shorter than a version's wins), or null. */
   retention: z.object({ maxAgeDays: z.number().int() }).nullable(),
+  /** docs/evals.md#the-release-gate; on the one-agent views (GET and PATCH), absent when it has none. */
+  releaseGate: releaseGateSchema.nullable().optional(),
   createdAt: timestamp,
   updatedAt: timestamp,
 });
@@ -213,6 +222,8 @@ export const releaseResponse = z.strictObject({
   createdAt: timestamp,
   activatedAt: timestamp.nullable(),
   active: z.boolean(),
+  /** Each time this release went past a failing release gate (docs/evals.md#the-release-gate). */
+  gateOverrides: z.array(gateOverrideSchema).optional(),
 });
 
 export const apiKeyResponse = z.strictObject({

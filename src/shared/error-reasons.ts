@@ -32,6 +32,8 @@ export const ERROR_REASONS = [
   "type_mismatch",
   "storage_quota",
   "attachment_limit",
+  // A release would raise a version past its agent's release gate without passing eval runs (docs/evals.md).
+  "eval_gate",
 ] as const;
 
 export type ErrorReason = (typeof ERROR_REASONS)[number];

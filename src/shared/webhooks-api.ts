@@ -11,6 +11,8 @@ export const EVENT_TYPES = [
   "approval.requested",
   "approval.decided",
   "tool.requested",
+  // A suite's eval run finished (docs/evals.md#runs): the one event eval threads ever cause.
+  "eval.completed",
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

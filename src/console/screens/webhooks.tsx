@@ -25,6 +25,7 @@ const EVENT_HELP: Record<EventType, string> = {
   "approval.requested": "a tool call waits for a decision",
   "approval.decided": "a tool call was approved, denied or timed out",
   "tool.requested": "a client tool call waits for the page's answer",
+  "eval.completed": "an eval run of a suite finished",
 };
 const EVENT_TYPES = Object.keys(EVENT_HELP) as EventType[];
 

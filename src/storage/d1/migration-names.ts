@@ -23,4 +23,5 @@ export const MIGRATIONS: readonly string[] = [
   "0020_runtime_capabilities.sql",
   "0021_tenant_storage_quota.sql",
   "0022_message_attachments.sql",
+  "0023_eval_suites.sql",
 ];

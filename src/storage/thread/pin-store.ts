@@ -5,19 +5,27 @@ import { digestOf } from "../../control/canonical-json";
 import type { Environment } from "../../control/deployment-store";
 import { environmentSchema } from "../../shared/api";
 import { parseJsonColumn } from "../json-column";
+import type { JsonValue } from "../redact";
 import { readMeta, writeMeta } from "./thread-meta";
 
 /**
  * What a preview thread (`POST /v1/agents/:id/draft/preview-session`, docs/api.md) is bound to: a draft revision (its
  * pin's `version` is 0) or a published version. Kept in `meta` beside the pin, written with it, never changed.
  */
-export type PreviewMark = { draftRevision: number } | { version: number };
+export type PreviewMark = ({ draftRevision: number } | { version: number }) & {
+  /**
+   * An eval case's thread (docs/evals.md): every tool call is answered from these outputs by tool name, never by the
+   * tool's webhook, the client or a person; a tool without one is refused.
+   */
+  toolMocks?: Record<string, JsonValue>;
+};
 
 const PREVIEW_KEY = "preview";
 
+const toolMocks = { toolMocks: z.record(z.string(), z.json()).optional() };
 const previewMarkSchema = z.union([
-  z.strictObject({ draftRevision: z.number().int().positive() }),
-  z.strictObject({ version: z.number().int().positive() }),
+  z.strictObject({ draftRevision: z.number().int().positive(), ...toolMocks }),
+  z.strictObject({ version: z.number().int().positive(), ...toolMocks }),
 ]);
 
 export interface ThreadBinding {

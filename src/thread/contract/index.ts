@@ -21,6 +21,7 @@ export {
 export {
   type EntriesPage,
   type EntriesQuery,
+  type EvalOutcome,
   type FeedbackBody,
   type FeedbackReply,
   feedbackBodySchema,

@@ -124,3 +124,12 @@ export type PreviewPin = Omit<
 > & {
   preview: NonNullable<ThreadBinding["preview"]>;
 };
+
+/** What an eval case's thread did (docs/evals.md): its active branch's messages, tool calls, runs and tokens. */
+export interface EvalOutcome {
+  messages: { role: string; text: string }[];
+  /** Input and output as JSON text: a recursive JSON type is too deep for the RPC stub's types. */
+  toolCalls: { name: string; inputJson: string; outputJson: string; status: string }[];
+  runs: { status: RunStatus; error: string | null }[];
+  tokens: { input: number; output: number };
+}

@@ -10,6 +10,7 @@ import type { ThreadAddress, ThreadClaims } from "./claims";
 import type {
   EntriesPage,
   EntriesQuery,
+  EvalOutcome,
   FeedbackBody,
   FeedbackReply,
   HandoffView,
@@ -95,6 +96,8 @@ export interface ThreadObject extends Rpc.DurableObjectBranded {
    * before that launch too; kept only when newer than the copy held.
    */
   adoptLaunchContext(address: ThreadAddress, context: ThreadContext): Promise<RpcResult<null>>;
+  /** An eval case's thread (docs/evals.md): what it did, for its expectations; null for a thread never bound. */
+  evalOutcome(address: ThreadAddress): Promise<RpcResult<EvalOutcome | null>>;
 
   // For the tenant's admin API.
   /** `POST /v1/sessions/:id/handoff`: starts or ends a handoff; projected before it answers. */

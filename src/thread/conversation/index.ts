@@ -7,6 +7,7 @@ export {
   findAttachment,
   listAttachments,
 } from "./attachments";
+export { evalOutcome } from "./eval-outcome";
 export type { HeldTurn } from "./handoff";
 export { changeHandoff, exportThread, postHumanMessage, runInput, upgradeThread } from "./tenant-commands";
 export {

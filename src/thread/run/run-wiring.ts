@@ -30,6 +30,9 @@ import { openRunStores, type RunStores } from "./run-stores";
 /** The error result a call to a tool outside the thread's policy gets (docs/tools.md#tool-policy). */
 export const TOOL_NOT_PERMITTED = "This tool is not available in this conversation.";
 
+/** The error result of a call an eval case has no mock for (docs/evals.md): the case fails, no webhook goes out. */
+export const EVAL_TOOL_NOT_MOCKED = "This tool has no mock in the eval case.";
+
 export interface WiringDeps {
   storage: DurableObjectStorage;
   env: Env;
@@ -142,6 +145,9 @@ export async function wireRun(
         });
       return { output: HANDOFF_REQUESTED_OUTPUT };
     }
+    // An eval case's thread answers every call from its mocks: no webhook, client or person (docs/evals.md).
+    const mocks = binding.preview?.toolMocks;
+    if (mocks !== undefined) return mocked(call, mocks);
     // A tool the thread's policy hides is refused here, whatever the model was shown: no webhook goes out
     // (docs/tools.md#tool-policy).
     const permitted = permittedNow(call.toolName);
@@ -169,6 +175,19 @@ export async function wireRun(
       }
     }
     return execute(call, signal, permitted ? tool : null, permitted);
+  };
+
+  const mocked = (call: ToolCallRequest, mocks: Record<string, JsonValue>): ToolCallOutcome => {
+    const recorded = stores.toolCalls.record({ runId: run.runId, name: call.toolName, input: call.input });
+    const mock = Object.hasOwn(mocks, call.toolName) ? mocks[call.toolName] : undefined;
+    const result =
+      mock === undefined
+        ? { output: { error: EVAL_TOOL_NOT_MOCKED }, isError: true, status: "blocked" as const }
+        : { output: mock, status: "finished" as const };
+    if (recorded.ok) {
+      stores.toolCalls.complete(recorded.value.id, { status: result.status, output: result.output });
+    }
+    return { output: result.output, ...(result.isError ? { isError: true } : {}) };
   };
 
   const execute = async (
