@@ -64,6 +64,15 @@ export function configurationProblem({ env, tomlText, migrationsFresh }) {
       `is served on, e.g. "agents.example.com" (README, "Configuration").`
     );
   }
+  const buckets = tomlValues(tomlText, `env.${env}.r2_buckets`, "binding");
+  const bucketNames = tomlValues(tomlText, `env.${env}.r2_buckets`, "bucket_name");
+  const attachments = buckets.indexOf("ATTACHMENTS");
+  if (attachments === -1 || (bucketNames[attachments] ?? "").trim() === "") {
+    return (
+      `wrangler.toml has no attachments bucket for ${env}: add [[env.${env}.r2_buckets]] binding = "ATTACHMENTS" ` +
+      `with its bucket_name, created by \`npx wrangler r2 bucket create <name>\` (README, "Deploy for real").`
+    );
+  }
   if (!migrationsFresh) {
     return "src/storage/d1/migration-names.ts is stale: run `npm run migrations:names` and commit it.";
   }

@@ -136,6 +136,10 @@ export const RULES = {
     { unit: "src/storage/quota/", says: "the TenantQuota object's tables: counters, settings, run leases" },
     { unit: "src/storage/events/", says: "the TenantEvents object's tables: events, endpoints, deliveries" },
     {
+      unit: "src/storage/attachments/",
+      says: "the attachments bucket (R2): keys, streaming upload, reads, deletes",
+    },
+    {
       unit: "src/control/",
       says: "the control-plane model: artifact schema, deployment-store port, URL policy",
     },

@@ -2,7 +2,7 @@
 
 const BASE32 = "abcdefghijklmnopqrstuvwxyz234567";
 
-export type IdPrefix = "ten" | "agt" | "ver" | "rel" | "whk" | "dlv" | "era";
+export type IdPrefix = "ten" | "agt" | "ver" | "rel" | "whk" | "dlv" | "era" | "att";
 
 /** Lowercase RFC 4648 base32 without padding: URL-safe and case-insensitive. */
 export function base32(bytes: Uint8Array): string {

@@ -1,7 +1,9 @@
 // Whether this deployment can serve: its secrets parse, its configuration names the platform's hosts, every D1
-// database (the control plane and each projection shard) answers and has every migration this build expects. Names what is missing; never a value.
+// database (the control plane and each projection shard) answers and has every migration this build expects, and the
+// attachments bucket is bound and answers. Names what is missing; never a value.
 import { unusableSecrets } from "../auth/secret-config";
 import { localHttpAllowed, publicHosts } from "../control/url-policy";
+import { attachmentsBucketAnswers } from "../storage/attachments";
 import { MIGRATIONS } from "../storage/d1/migration-names";
 import { appliedMigrations } from "../storage/d1/migration-status";
 import { SHARDS, shardDb } from "../storage/d1/shards";
@@ -34,5 +36,8 @@ export async function readiness(env: Env, expected: readonly string[] = MIGRATIO
     }
     for (const name of expected) if (!shardApplied.has(name)) missing.push(`migration:${shard}:${name}`);
   }
+  // Uploads and downloads need the bucket (docs/api.md, "Attachments"); a HEAD of a key that never exists is the
+  // cheapest call that fails when the binding or the bucket is not there.
+  if (!(await attachmentsBucketAnswers(env.ATTACHMENTS))) missing.push("ATTACHMENTS");
   return missing.length === 0 ? { ready: true } : { ready: false, missing };
 }

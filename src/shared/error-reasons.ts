@@ -24,6 +24,12 @@ export const ERROR_REASONS = [
   // An approval (docs/tools.md#approvals) was decided before, or its time ran out.
   "already_decided",
   "expired",
+  // Attachments (docs/api.md, "Attachments"): a media type the agent does not take, bytes that are not the declared
+  // type, the tenant's storage quota, and the per-message or per-thread count.
+  "type_not_accepted",
+  "type_mismatch",
+  "storage_quota",
+  "attachment_limit",
 ] as const;
 
 export type ErrorReason = (typeof ERROR_REASONS)[number];

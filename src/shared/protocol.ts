@@ -69,6 +69,24 @@ export const MAX_TOOL_RESULT_BYTES = 64 * 1024;
 /** Event entries the thread writes into its own tree (never a client). */
 export const ENTRY_EVENTS = ["handoff_started", "handoff_ended"] as const;
 
+/** An attachment's id: "att_" + 26 lowercase base32 characters, like every server-generated id. */
+export const ATTACHMENT_ID_PATTERN = /^att_[a-z2-7]{26}$/;
+/** Attachments one `send` may name (the artifact's `attachments.maxFiles` is at most this). */
+export const MAX_ATTACHMENTS_PER_MESSAGE = 10;
+
+/**
+ * An uploaded file as a thread and its user entries name it (docs/api.md, "Attachments"): metadata only, the bytes
+ * stay in the tenant's object storage under their SHA-256.
+ */
+export const attachmentRef = z.object({
+  id: z.string().regex(ATTACHMENT_ID_PATTERN),
+  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  mediaType: z.string().min(1).max(255),
+  size: z.number().int().min(0),
+  name: z.string().min(1).max(255),
+});
+export type AttachmentRef = z.infer<typeof attachmentRef>;
+
 // ---- client → server ----
 
 export const clientFrameSchema = z.discriminatedUnion("type", [
@@ -83,6 +101,12 @@ export const clientFrameSchema = z.discriminatedUnion("type", [
     text: z.string().min(1),
     parentId: id.optional(),
     multitask: z.enum(MULTITASK_STRATEGIES).optional(),
+    /** Ids of attachments uploaded to this thread (docs/api.md, "Attachments"). */
+    attachments: z
+      .array(z.string().regex(ATTACHMENT_ID_PATTERN))
+      .min(1)
+      .max(MAX_ATTACHMENTS_PER_MESSAGE)
+      .optional(),
   }),
   z.strictObject({ type: z.literal("cancel"), runId: id }),
   z.strictObject({ type: z.literal("regenerate"), entryId: id }),
@@ -184,6 +208,8 @@ export const entrySchema = z.object({
   text: z.string(),
   status: z.enum(["complete", "interrupted", "failed"]).optional(),
   clientMessageId: z.string().optional(),
+  /** User messages: the files sent with it (absent when none). */
+  attachments: z.array(attachmentRef).optional(),
   /** `human_agent` messages: the person's display name, when the tenant gave one. */
   authorName: z.string().optional(),
   /** Zero retention (docs/privacy.md): the thread's text was deleted after it went idle; `text` is empty. */

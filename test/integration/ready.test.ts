@@ -83,6 +83,24 @@ describe("GET /v1/ready", () => {
     }
   });
 
+  it("names ATTACHMENTS when the attachments bucket is not bound or does not answer", async () => {
+    const broken = {
+      head() {
+        return Promise.reject(new Error("R2 bucket does not exist"));
+      },
+    } as unknown as R2Bucket;
+    const { ATTACHMENTS: _unbound, ...unbound } = env;
+    for (const bindings of [unbound, { ...env, ATTACHMENTS: broken }]) {
+      const ctx = createExecutionContext();
+      const res = await app.fetch(new Request(`${API}/v1/ready`), bindings, ctx);
+      await waitOnExecutionContext(ctx);
+      expect(res.status).toBe(503);
+      const text = await res.text();
+      expect(notReady.parse(JSON.parse(text)).missing).toEqual(["ATTACHMENTS"]);
+      expect(text).not.toContain("does not exist");
+    }
+  });
+
   it("names D1 when the database does not answer", async () => {
     const broken = {
       prepare() {

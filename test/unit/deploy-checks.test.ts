@@ -26,6 +26,10 @@ PUBLIC_HOSTS = "agents-staging.example.com"
 binding = "DB"
 database_id = "5f0c7a1e-2b3d-4c5e-8f90-123456789abc"
 
+[[env.staging.r2_buckets]]
+binding = "ATTACHMENTS"
+bucket_name = "agent-threads-attachments-staging"
+
 [env.production.vars]
 PUBLIC_HOSTS = ""
 
@@ -124,11 +128,13 @@ database_id = "00000000-0000-4000-8000-000000000011"
     expect(deploy.ran).toEqual([]);
   });
 
-  it("refuses a placeholder D1 id, an empty PUBLIC_HOSTS or a stale migration list before asking for secrets", async () => {
+  it("refuses a placeholder D1 id, an empty PUBLIC_HOSTS, a stale migration list or no attachments bucket before asking for secrets", async () => {
     for (const options of [
       { env: "production" },
       { tomlText: TOML.replace('"agents-staging.example.com"', '""') },
       { migrationsFresh: false },
+      { tomlText: TOML.replace('binding = "ATTACHMENTS"', 'binding = "OTHER"') },
+      { tomlText: TOML.replace('"agent-threads-attachments-staging"', '""') },
     ]) {
       const deploy = fakeDeploy(options);
       await expect(deploy.done).rejects.toThrow();

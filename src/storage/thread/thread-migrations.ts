@@ -6,6 +6,7 @@
 // 450 lines, continue the list in a second file and concatenate the two in thread-schema.ts.
 
 import { APPROVALS_MIGRATION } from "./approvals-migration";
+import { ATTACHMENTS_MIGRATION } from "./attachments-migration";
 import { readThreadContext } from "./context-store";
 import { rebuildAncestry } from "./entry-ancestry";
 
@@ -405,4 +406,5 @@ export const THREAD_MIGRATIONS: readonly ThreadMigration[] = [
     ],
   },
   APPROVALS_MIGRATION,
+  ATTACHMENTS_MIGRATION,
 ];
