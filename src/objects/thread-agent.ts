@@ -286,6 +286,10 @@ export class ThreadAgent extends Agent<Env> implements ThreadObject {
     await this.#parts.upkeep.purgeIdleText();
   }
 
+  async releaseAttachments(): Promise<void> {
+    await this.#parts.upkeep.releaseAttachments();
+  }
+
   async dailyMaintenance(): Promise<void> {
     await this.#parts.upkeep.dailyMaintenance();
   }

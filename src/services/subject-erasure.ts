@@ -30,13 +30,15 @@ import {
 import { refuseIfHeld } from "../storage/d1/legal-holds";
 import { newEventId } from "../storage/thread/thread-events";
 import { rowAddress, threadStubFor } from "../thread/contract";
+import { releaseErasedThreadAttachments } from "./erased-attachments";
 
 /**
- * Threads one call erases at most. Each costs one thread-object call, plus a share of one D1 transaction and one
- * events call per `BATCH` threads: ~1.05 subrequests, so 400 stay well inside a paid Worker's 1000 with room for
- * authentication and the job's own rows. More threads answer 202 and the next call continues (docs/privacy.md).
+ * Threads one call erases at most. Each costs one thread-object call and one call to the tenant's attachment ledger,
+ * plus a share of two D1 writes and one events call per `BATCH` threads: ~2.06 subrequests, so 300 stay well inside a
+ * paid Worker's 1000 with room for authentication and the job's own rows. More threads answer 202 and the next call
+ * continues (docs/privacy.md).
  */
-export const THREADS_PER_CALL = 400;
+export const THREADS_PER_CALL = 300;
 /** Threads per D1 transaction, per events call and per recorded progress step. */
 const BATCH = 50;
 /** Thread objects erased at once. */
@@ -182,7 +184,7 @@ async function eraseBatch(env: Env, job: ErasureJob, threadIds: readonly string[
         const row = { tenantId, ...thread };
         const stub = await threadStubFor(env, row);
         unwrap(await stub.eraseThread(rowAddress(row)));
-        return releaseThreadAttachments(env, tenantId, thread.id);
+        return releaseErasedThreadAttachments(env, tenantId, thread.id);
       }),
     );
     for (const outcome of outcomes) {
@@ -286,6 +288,7 @@ export function erasureAnswer(outcome: ErasureOutcome) {
       threadIds: job.threadIds,
       erasedAt: outcome.job.erasedAt,
       ...(digest !== undefined ? { subjectDigest: digest } : {}),
+      attachments: job.attachments,
     },
   };
 }
