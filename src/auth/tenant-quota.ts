@@ -24,6 +24,15 @@ export const RUN_LEASE_MS = 180_000;
  */
 export const SETTINGS_REVALIDATE_MS = 300_000;
 
+/** Bytes of attachment objects a tenant may keep unless the operator set its `storageBytes` (docs/operations.md). */
+export const DEFAULT_STORAGE_BYTES = 1024 * 1024 * 1024;
+
+/** A claim on the tenant's attachment storage (docs/api.md, "Attachments"). */
+export type AttachmentClaim =
+  /** `isNew`: the tenant had no object with these bytes; the upload must store them. */
+  | { ok: true; isNew: boolean }
+  | { ok: false; reason: "storage_quota"; usedBytes: number; limitBytes: number };
+
 export interface QuotaClock {
   now(): number;
 }

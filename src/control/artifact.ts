@@ -1,7 +1,7 @@
 // The agent artifact: what a version pins. Strict zod schema (unknown keys refused), schemaVersion 1.
 import { z } from "zod";
 import { ACCENT_COLOR_PATTERN, LOCALE_PATTERN, POSITIONS, THEMES } from "../shared/presentation";
-import { MULTITASK_STRATEGIES } from "../shared/protocol";
+import { MAX_ATTACHMENTS_PER_MESSAGE, MULTITASK_STRATEGIES } from "../shared/protocol";
 import { jsonSchemaIssues } from "./json-schema-check";
 import { secretAlias, toolSchema } from "./tool-schema";
 import { modelUrlProblem } from "./url-policy";
@@ -260,6 +260,78 @@ export const handoffSchema = z.strictObject({
     .describe("Give the model a `request_handoff` tool to ask for a person of the tenant's team."),
 });
 
+/** Media types an agent with attachments takes unless its `attachments.accept` says otherwise (docs/api.md). */
+export const DEFAULT_ATTACHMENT_TYPES = [
+  "image/png",
+  "image/jpeg",
+  "image/webp",
+  "image/gif",
+  "application/pdf",
+  "text/plain",
+] as const;
+const MIB = 1024 * 1024;
+export const ATTACHMENT_LIMITS = {
+  defaultMaxBytes: 10 * MIB,
+  maxBytes: 25 * MIB,
+  defaultMaxFiles: 4,
+  maxFiles: MAX_ATTACHMENTS_PER_MESSAGE,
+  defaultMaxPerThread: 50,
+  maxPerThread: 200,
+} as const;
+
+/** docs/api.md, "Attachments": whether visitors may send files, which ones, and how many and how large. */
+export const attachmentsSchema = z.strictObject({
+  enabled: z.boolean().describe("Let the thread's user upload files and send them with a message."),
+  accept: z
+    .array(z.enum(DEFAULT_ATTACHMENT_TYPES))
+    .min(1)
+    .max(DEFAULT_ATTACHMENT_TYPES.length)
+    .refine((types) => new Set(types).size === types.length, "must not repeat a media type")
+    .optional()
+    .describe("The media types accepted (default: PNG, JPEG, WebP and GIF images, PDF, plain text)."),
+  maxBytes: z
+    .number()
+    .int()
+    .min(1)
+    .max(ATTACHMENT_LIMITS.maxBytes)
+    .optional()
+    .describe("The largest file in bytes (default 10 MiB, at most 25 MiB)."),
+  maxFiles: z
+    .number()
+    .int()
+    .min(1)
+    .max(ATTACHMENT_LIMITS.maxFiles)
+    .optional()
+    .describe("Files one message may carry (default 4, at most 10)."),
+  maxPerThread: z
+    .number()
+    .int()
+    .min(1)
+    .max(ATTACHMENT_LIMITS.maxPerThread)
+    .optional()
+    .describe("Files one conversation may hold (default 50, at most 200)."),
+});
+
+/** An artifact's attachment rules with every default applied. */
+export interface AttachmentPolicy {
+  accept: string[];
+  maxBytes: number;
+  maxFiles: number;
+  maxPerThread: number;
+}
+
+/** The artifact's attachment rules, defaults applied; null when attachments are not enabled. */
+export function attachmentPolicyOf(artifact: Pick<Artifact, "attachments">): AttachmentPolicy | null {
+  const attachments = artifact.attachments;
+  if (attachments?.enabled !== true) return null;
+  return {
+    accept: [...(attachments.accept ?? DEFAULT_ATTACHMENT_TYPES)],
+    maxBytes: attachments.maxBytes ?? ATTACHMENT_LIMITS.defaultMaxBytes,
+    maxFiles: attachments.maxFiles ?? ATTACHMENT_LIMITS.defaultMaxFiles,
+    maxPerThread: attachments.maxPerThread ?? ATTACHMENT_LIMITS.defaultMaxPerThread,
+  };
+}
+
 /**
  * docs/api.md: `offer` lets the visitor of a thread on this version accept the version the agent's active release would
  * give the thread now, when that one is newer (`ready.upgrade`); `never` (the default) offers nothing.
@@ -304,6 +376,9 @@ export const artifactSchema = z.strictObject({
   widget: widgetSchema.optional().describe("How the embed widget presents this agent."),
   conversation: conversationSchema.optional().describe("How the thread behaves as a conversation."),
   handoff: handoffSchema.optional().describe("Whether a person may take the conversation over."),
+  attachments: attachmentsSchema
+    .optional()
+    .describe("Whether the thread's user may send files (off by default)."),
   upgrades: z
     .enum(UPGRADE_POLICIES)
     .optional()

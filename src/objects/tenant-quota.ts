@@ -1,8 +1,11 @@
 // Exact per-tenant quotas and the tenant's on/off switch, in one small Durable Object per tenant: launches and tokens
-// per UTC day, and runs in progress at once (leases that expire, so a dead holder frees its slot by itself).
+// per UTC day, and runs in progress at once (leases that expire, so a dead holder frees its slot by itself); and the
+// ledger of the tenant's attachment objects, by SHA-256, with the threads referencing each (docs/api.md).
 import { DurableObject } from "cloudflare:workers";
 import { launchBudget } from "../auth/launch-budget";
 import {
+  type AttachmentClaim,
+  DEFAULT_STORAGE_BYTES,
   type LaunchDecision,
   PUBLIC_LAUNCHES,
   type QuotaClock,
@@ -11,7 +14,16 @@ import {
   SETTINGS_REVALIDATE_MS,
 } from "../auth/tenant-quota";
 import type { TenantQuotas, TenantStatus } from "../shared/api";
+import { deleteAttachmentObjects } from "../storage/attachments";
 import { getTenantSettings } from "../storage/d1/tenants";
+import {
+  attachmentObjectExists,
+  attachmentStorageUsed,
+  createAttachmentLedger,
+  deleteAttachmentObjectRows,
+  dropThreadRefs,
+  insertAttachmentRef,
+} from "../storage/quota/attachment-ledger";
 import {
   countQuotaUse,
   createQuotaCounters,
@@ -38,6 +50,7 @@ const DEFAULT_SETTINGS: Omit<StoredTenantSettings, "loadedAt"> = {
     concurrentThreads: null,
     privateLaunchReservePercent: null,
     agentPublicLaunchSharePercent: null,
+    storageBytes: null,
   },
 };
 
@@ -52,12 +65,15 @@ export class TenantQuota extends DurableObject<Env> {
   /** Reads of the tenant started, and the newest one stored: an older read finishing late never overwrites. */
   #readsStarted = 0;
   #readStored = 0;
+  /** Deletions of attachment bytes under way, by SHA-256 (a claim of the same bytes waits for its deletion). */
+  readonly #deletions = new Map<string, Promise<void>>();
 
   /** The runtime constructs with `(ctx, env)`; only a test-only subclass passes another clock. */
   constructor(ctx: DurableObjectState, env: Env, clock: QuotaClock = { now: () => Date.now() }) {
     super(ctx, env);
     this.#clock = clock;
     createQuotaCounters(ctx.storage.sql);
+    createAttachmentLedger(ctx.storage.sql);
   }
 
   /**
@@ -168,6 +184,67 @@ export class TenantQuota extends DurableObject<Env> {
     if (Number.isSafeInteger(tokens) && tokens > 0) {
       countQuotaUse(sql, "tokens", utcDay(this.#clock.now()).day, tokens);
     }
+  }
+
+  /**
+   * Records that `threadId` keeps the object with these bytes. An object the tenant already has costs nothing more;
+   * a new one must fit the storage quota (`storageLimitBytes`, else the tenant's `storageBytes`, else 1 GiB). A
+   * refusal stores nothing. Waits for a deletion of the same bytes under way, so the caller never finds the old
+   * object about to vanish.
+   */
+  async claimAttachment(input: {
+    threadId: string;
+    sha256: string;
+    size: number;
+    storageLimitBytes?: number;
+  }): Promise<AttachmentClaim> {
+    const deleting = this.#deletions.get(input.sha256);
+    if (deleting !== undefined) await deleting.catch(() => undefined);
+    const settings = await this.#settings();
+    const sql = this.ctx.storage.sql;
+    const isNew = !attachmentObjectExists(sql, input.sha256);
+    if (isNew) {
+      const limitBytes = input.storageLimitBytes ?? settings.quotas.storageBytes ?? DEFAULT_STORAGE_BYTES;
+      const usedBytes = attachmentStorageUsed(sql).bytes;
+      if (usedBytes + input.size > limitBytes) {
+        return { ok: false, reason: "storage_quota", usedBytes, limitBytes };
+      }
+    }
+    insertAttachmentRef(sql, { ...input, at: this.#clock.now() });
+    return { ok: true, isNew };
+  }
+
+  /**
+   * Drops every reference of `threadId` and deletes (bytes first, then the ledger rows) each object no other thread
+   * of the tenant references; returns their SHA-256s. Idempotent: a second call finds nothing, and an earlier call
+   * that stopped between the two deletes is finished by the next one.
+   */
+  async releaseThreadAttachments(threadId: string): Promise<string[]> {
+    const sql = this.ctx.storage.sql;
+    const orphans = dropThreadRefs(sql, threadId);
+    if (orphans.length === 0) return [];
+    const deleted = deleteAttachmentObjects(this.env.ATTACHMENTS, this.#tenantId(), orphans);
+    for (const sha256 of orphans) this.#deletions.set(sha256, deleted);
+    try {
+      await deleted;
+    } finally {
+      for (const sha256 of orphans)
+        if (this.#deletions.get(sha256) === deleted) this.#deletions.delete(sha256);
+    }
+    // A thread that claimed the same bytes meanwhile keeps the row (its upload stores the bytes again).
+    deleteAttachmentObjectRows(sql, orphans);
+    return orphans;
+  }
+
+  /** The tenant's attachment storage: bytes and count of its distinct objects. */
+  async attachmentStorage(): Promise<{ bytes: number; objects: number }> {
+    return attachmentStorageUsed(this.ctx.storage.sql);
+  }
+
+  #tenantId(): string {
+    const tenantId = this.ctx.id.name;
+    if (tenantId === undefined) throw new Error("TenantQuota must be reached by tenant name.");
+    return tenantId;
   }
 
   /** The stored copy; read from D1 the first time, re-read in the background once it is old. */

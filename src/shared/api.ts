@@ -133,6 +133,8 @@ export const patchTenantRequest = z.strictObject({
       privateLaunchReservePercent: z.number().int().min(0).max(100).nullable().optional(),
       /** Percent of the daily launch quota one agent's public launches may use; default 50. */
       agentPublicLaunchSharePercent: z.number().int().min(1).max(100).nullable().optional(),
+      /** Bytes of attachments the tenant may keep (distinct objects, docs/api.md "Attachments"); default 1 GiB. */
+      storageBytes: quotaValue.optional(),
     })
     .optional(),
 });
@@ -220,6 +222,8 @@ export const tenantQuotasResponse = z.strictObject({
   privateLaunchReservePercent: z.number().int().nullable(),
   /** `null`: the default per-agent public share, 50% (see `launchBudget`). */
   agentPublicLaunchSharePercent: z.number().int().nullable(),
+  /** `null`: the default attachment storage, 1 GiB. */
+  storageBytes: z.number().int().nullable(),
 });
 
 /** The launches per UTC day the tenant gets now, defaults applied and rounded as enforced (docs/operations.md). */

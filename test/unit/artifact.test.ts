@@ -1,6 +1,6 @@
 // The artifact schema: strict keys, field paths in refusals, provider-specific options.
 import { describe, expect, it } from "vitest";
-import { artifactSchema } from "../../src/control/artifact";
+import { artifactSchema, attachmentPolicyOf } from "../../src/control/artifact";
 import { fieldIssues } from "../../src/control/field-issues";
 import { artifactFromDefinition } from "../../src/control/store-rules";
 
@@ -72,6 +72,39 @@ describe("artifactSchema", () => {
         tools: [{ name: "t", description: "d", url: "https://x.example", signingSecret: "s", verb: "GET" }],
       }),
     ).toEqual([{ path: "tools.0.verb", message: "unknown field" }]);
+  });
+
+  it("takes an `attachments` policy with bounded limits, refusing by field path", () => {
+    const parsed = artifactSchema.parse({
+      ...minimal,
+      attachments: { enabled: true, accept: ["image/png"], maxBytes: 25 * 1024 * 1024, maxFiles: 10 },
+    });
+    expect(attachmentPolicyOf(parsed)).toEqual({
+      accept: ["image/png"],
+      maxBytes: 25 * 1024 * 1024,
+      maxFiles: 10,
+      maxPerThread: 50,
+    });
+    expect(attachmentPolicyOf(artifactSchema.parse({ ...minimal, attachments: { enabled: true } }))).toEqual({
+      accept: ["image/png", "image/jpeg", "image/webp", "image/gif", "application/pdf", "text/plain"],
+      maxBytes: 10 * 1024 * 1024,
+      maxFiles: 4,
+      maxPerThread: 50,
+    });
+    expect(attachmentPolicyOf(artifactSchema.parse(minimal))).toBeNull();
+    expect(
+      attachmentPolicyOf(artifactSchema.parse({ ...minimal, attachments: { enabled: false } })),
+    ).toBeNull();
+    const refused = (attachments: unknown) => issuesOf({ ...minimal, attachments }).map((i) => i.path);
+    expect(refused({ enabled: true, maxBytes: 25 * 1024 * 1024 + 1 })).toEqual(["attachments.maxBytes"]);
+    expect(refused({ enabled: true, maxFiles: 11 })).toEqual(["attachments.maxFiles"]);
+    expect(refused({ enabled: true, maxPerThread: 201 })).toEqual(["attachments.maxPerThread"]);
+    expect(refused({ enabled: true, accept: ["application/zip"] })).toEqual(["attachments.accept.0"]);
+    expect(refused({ enabled: true, accept: [] })).toEqual(["attachments.accept"]);
+    expect(refused({ maxFiles: 2 })).toEqual(["attachments.enabled"]);
+    expect(issuesOf({ ...minimal, attachments: { enabled: true, maxSize: 1 } })).toEqual([
+      { path: "attachments.maxSize", message: "unknown field" },
+    ]);
   });
 
   it("takes a double-texting strategy in `conversation.multitask`, one of four, with strict keys", () => {

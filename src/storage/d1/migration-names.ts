@@ -20,5 +20,6 @@ export const MIGRATIONS: readonly string[] = [
   "0017_launch_shares.sql",
   "0018_thread_tool_policy.sql",
   "0019_agent_approvals.sql",
+  "0020_tenant_storage_quota.sql",
   "0021_erasure_attachments.sql",
 ];

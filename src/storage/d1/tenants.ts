@@ -25,6 +25,7 @@ const recordRow = z
     concurrent_threads: quota,
     private_launch_reserve_percent: percent,
     agent_public_launch_share_percent: percent,
+    storage_bytes: quota,
   })
   .transform(
     (row): TenantRecord => ({
@@ -38,12 +39,13 @@ const recordRow = z
         concurrentThreads: row.concurrent_threads,
         privateLaunchReservePercent: row.private_launch_reserve_percent,
         agentPublicLaunchSharePercent: row.agent_public_launch_share_percent,
+        storageBytes: row.storage_bytes,
       },
     }),
   );
 
 const RECORD_COLUMNS =
-  "id, name, status, created_at, launches_per_day, tokens_per_day, concurrent_threads, private_launch_reserve_percent, agent_public_launch_share_percent";
+  "id, name, status, created_at, launches_per_day, tokens_per_day, concurrent_threads, private_launch_reserve_percent, agent_public_launch_share_percent, storage_bytes";
 
 export async function createTenant(
   db: D1Database,
@@ -97,6 +99,7 @@ const QUOTA_COLUMNS = {
   concurrentThreads: "concurrent_threads",
   privateLaunchReservePercent: "private_launch_reserve_percent",
   agentPublicLaunchSharePercent: "agent_public_launch_share_percent",
+  storageBytes: "storage_bytes",
 } as const satisfies Record<keyof TenantQuotas, string>;
 
 /**

@@ -1,5 +1,6 @@
 // The TenantQuota object's tables: units used per quota kind and UTC day, the tenant's settings as last read from D1
-// (its launch shares in a table of their own), and the leases of runs in progress.
+// (its launch shares and its storage quota in tables of their own), the leases of runs in progress, and the ledger of
+// the tenant's attachment objects (src/storage/quota/attachment-ledger.ts).
 import { z } from "zod";
 import { TENANT_STATUSES, type TenantQuotas, type TenantStatus } from "../../shared/api";
 
@@ -24,6 +25,10 @@ export function createQuotaCounters(sql: SqlStorage): void {
     `CREATE TABLE IF NOT EXISTS tenant_launch_shares (
        id INTEGER PRIMARY KEY CHECK (id = 1), private_reserve_percent INTEGER,
        agent_public_share_percent INTEGER)`,
+  );
+  // Added after `tenant_launch_shares`, the same way: a settings row without it is read again from D1.
+  sql.exec(
+    "CREATE TABLE IF NOT EXISTS tenant_storage_quota (id INTEGER PRIMARY KEY CHECK (id = 1), storage_bytes INTEGER)",
   );
   sql.exec(
     `CREATE TABLE IF NOT EXISTS run_leases (
@@ -70,14 +75,16 @@ const settingsRow = z.object({
   loaded_at: z.number(),
   private_reserve_percent: percent,
   agent_public_share_percent: percent,
+  storage_bytes: quota,
 });
 
 export function readTenantSettings(sql: SqlStorage): StoredTenantSettings | null {
   const row = sql
     .exec(
       `SELECT s.status, s.launches_per_day, s.tokens_per_day, s.concurrent_threads, s.loaded_at,
-         l.private_reserve_percent, l.agent_public_share_percent
-       FROM tenant_settings s JOIN tenant_launch_shares l ON l.id = s.id WHERE s.id = 1`,
+         l.private_reserve_percent, l.agent_public_share_percent, q.storage_bytes
+       FROM tenant_settings s JOIN tenant_launch_shares l ON l.id = s.id JOIN tenant_storage_quota q ON q.id = s.id
+       WHERE s.id = 1`,
     )
     .toArray()[0];
   if (row === undefined) return null;
@@ -90,6 +97,7 @@ export function readTenantSettings(sql: SqlStorage): StoredTenantSettings | null
       concurrentThreads: r.concurrent_threads,
       privateLaunchReservePercent: r.private_reserve_percent,
       agentPublicLaunchSharePercent: r.agent_public_share_percent,
+      storageBytes: r.storage_bytes,
     },
     loadedAt: r.loaded_at,
   };
@@ -114,6 +122,11 @@ export function writeTenantSettings(sql: SqlStorage, settings: StoredTenantSetti
        agent_public_share_percent = excluded.agent_public_share_percent`,
     settings.quotas.privateLaunchReservePercent,
     settings.quotas.agentPublicLaunchSharePercent,
+  );
+  sql.exec(
+    `INSERT INTO tenant_storage_quota (id, storage_bytes) VALUES (1, ?)
+     ON CONFLICT (id) DO UPDATE SET storage_bytes = excluded.storage_bytes`,
+    settings.quotas.storageBytes,
   );
 }
 
