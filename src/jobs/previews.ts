@@ -3,9 +3,9 @@
 // object's storage go — and then its preview row. No `session.erased` event: its tenant's backend never heard of it.
 
 import { unwrap } from "../errors";
+import { releaseErasedThreadAttachments } from "../services/erased-attachments";
 import { eraseThreadsRows, threadAddresses } from "../storage/d1/erasures";
 import { deletePreviews, expiredPreviews, type PreviewRecord } from "../storage/d1/thread-previews";
-import { releaseErasedThreadAttachments } from "../services/erased-attachments";
 import { rowAddress, threadStubFor } from "../thread/contract";
 
 /** Previews per run: the cron fires every few minutes, so a backlog drains over several runs. */

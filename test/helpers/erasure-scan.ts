@@ -109,7 +109,12 @@ async function ledger(tenantId: string): Promise<{ objects: Set<string>; refs: M
   const stub = env.QUOTA.get(env.QUOTA.idFromName(tenantId));
   return runInDurableObject(stub, (_instance, state) => {
     const sql = state.storage.sql;
-    const objects = new Set(sql.exec("SELECT sha256 FROM attachment_objects").toArray().map((r) => String(r.sha256)));
+    const objects = new Set(
+      sql
+        .exec("SELECT sha256 FROM attachment_objects")
+        .toArray()
+        .map((r) => String(r.sha256)),
+    );
     const refs = new Map<string, string[]>();
     for (const row of sql.exec("SELECT sha256, thread_id FROM attachment_refs").toArray()) {
       const sha256 = String(row.sha256);

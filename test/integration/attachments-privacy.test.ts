@@ -123,7 +123,9 @@ describe("erasure and attachments", () => {
     expect(body.attachments).toEqual(sorted([a.sha256, b.sha256]));
     expect((await receiptPayload(body.receipt)).attachments).toEqual(body.attachments);
     // The kept erasure says the same.
-    const kept = erasureCompleted.parse(await (await api(`/v1/erasures/${body.id}`, { key: agent.apiKey })).json());
+    const kept = erasureCompleted.parse(
+      await (await api(`/v1/erasures/${body.id}`, { key: agent.apiKey })).json(),
+    );
     expect(kept.attachments).toEqual(body.attachments);
     expect(await objectsOf(agent.tenantId)).toEqual([]);
     await expectError(
@@ -163,9 +165,9 @@ describe("erasure and attachments", () => {
     expect(await scanForErased({ tenantId: agent.tenantId, needles: [alice], threads: [] })).toEqual([]);
 
     // The tenant erases Bob's one thread directly: the shared object goes with it.
-    expect((await api(`/v1/sessions/${bobThread.threadId}`, { method: "DELETE", key: agent.apiKey })).status).toBe(
-      204,
-    );
+    expect(
+      (await api(`/v1/sessions/${bobThread.threadId}`, { method: "DELETE", key: agent.apiKey })).status,
+    ).toBe(204);
     expect(await objectsOf(agent.tenantId)).toEqual([]);
     await expectNothingLeft({
       tenantId: agent.tenantId,
@@ -268,7 +270,9 @@ describe("holds, retention and zero retention with attachments", () => {
     expect(await scanForErased({ tenantId: agent.tenantId, needles: ["old "], threads: [] })).toEqual([]);
   });
 
-  it("the zero-retention purge deletes the thread's objects and its attachment rows", { timeout: 60_000 }, async () => {
+  it("the zero-retention purge deletes the thread's objects and its attachment rows", {
+    timeout: 60_000,
+  }, async () => {
     const agent = await liveAgent(
       withAttachments({
         model: { provider: "local", model: "echo" },
@@ -304,7 +308,9 @@ describe("export", () => {
     const ref = await upload(session, f);
     const res = await api(`/v1/sessions/${session.threadId}/export`, { key: agent.apiKey });
     expect(res.status).toBe(200);
-    const body = z.object({ attachments: z.array(z.record(z.string(), z.unknown())) }).parse(await res.json());
+    const body = z
+      .object({ attachments: z.array(z.record(z.string(), z.unknown())) })
+      .parse(await res.json());
     expect(body.attachments).toEqual([
       {
         ...ref,
