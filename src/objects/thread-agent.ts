@@ -1,9 +1,10 @@
 // The one generic thread Durable Object: lifecycle, the gate and dispatch, hardened against client-driven SDK features.
 // What each RPC method does for its caller is documented on its contract, `ThreadObject` (src/thread/contract/).
 import { Agent, type Connection, type ConnectionContext, type WSMessage } from "agents";
+import type { AttachmentPolicy } from "../control/artifact";
 import { fail, ok, type Result, type RpcResult, refusal } from "../errors";
 import { WS_CLOSE_CODE } from "../shared/errors";
-import type { WireEntry } from "../shared/protocol";
+import type { AttachmentRef, WireEntry } from "../shared/protocol";
 import type { HumanMessageRequest } from "../shared/sessions-api";
 import type { ApprovalDecisionBody, ApprovalView, ToolAnswer, ToolResultBody } from "../shared/thread-api";
 import { projectionBacklog } from "../storage/projection/outbox";
@@ -34,10 +35,14 @@ import {
   type UpgradeReply,
 } from "../thread/contract";
 import {
+  addAttachment,
+  attachmentRules,
   cancelRun,
   changeHandoff,
   entriesPage,
   exportThread,
+  findAttachment,
+  listAttachments,
   postHumanMessage,
   postMessage,
   rateEntry,
@@ -160,6 +165,22 @@ export class ThreadAgent extends Agent<Env> implements ThreadObject {
     return this.#launch(claims, (runtime) => runtime.answerTool(body));
   }
 
+  async attachmentRules(
+    claims: ThreadClaims,
+  ): Promise<RpcResult<{ policy: AttachmentPolicy | null; count: number }>> {
+    return this.#launch(claims, (runtime) => ok(attachmentRules(this.ctx.storage, runtime)));
+  }
+
+  async addAttachment(claims: ThreadClaims, ref: AttachmentRef): Promise<RpcResult<AttachmentRef>> {
+    return this.#launch(claims, (runtime) =>
+      addAttachment(this.ctx.storage, runtime, ref, this.#settings.now()),
+    );
+  }
+
+  async attachmentOf(claims: ThreadClaims, id: string): Promise<RpcResult<AttachmentRef | null>> {
+    return this.#launch(claims, () => ok(findAttachment(this.ctx.storage, id)));
+  }
+
   // --- RPC for a launch ---
 
   async claimThread(claims: ThreadClaims): Promise<RpcResult<null>> {
@@ -218,6 +239,14 @@ export class ThreadAgent extends Agent<Env> implements ThreadObject {
     return this.#addressed(address, (runtime) =>
       postHumanMessage(runtime, message, () => this.drainOutbox()),
     );
+  }
+
+  async getAttachment(address: ThreadAddress, id: string): Promise<RpcResult<AttachmentRef | null>> {
+    return this.#addressed(address, () => ok(findAttachment(this.ctx.storage, id)));
+  }
+
+  async threadAttachments(address: ThreadAddress): Promise<RpcResult<AttachmentRef[] | null>> {
+    return this.#addressed(address, () => ok(listAttachments(this.ctx.storage)));
   }
 
   async exportThread(address: ThreadAddress): Promise<RpcResult<ReadableStream<Uint8Array> | null>> {

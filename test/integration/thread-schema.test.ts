@@ -24,6 +24,7 @@ const newThread = () => env.THREAD.get(env.THREAD.idFromName(`thread-schema-${cr
 
 const OUR_TABLES = [
   "append_idempotency",
+  "attachments",
   "context_versions",
   "entries",
   "feedback",

@@ -1,7 +1,8 @@
 // The thread object as the Worker calls it: every RPC method and its fetch paths. `ThreadAgent` implements it, and
 // every caller reaches the object through `threadStub` (docs/architecture.md#layers).
+import type { AttachmentPolicy } from "../../control/artifact";
 import type { RpcResult } from "../../errors";
-import type { WireEntry } from "../../shared/protocol";
+import type { AttachmentRef, WireEntry } from "../../shared/protocol";
 import type { HumanMessageRequest } from "../../shared/sessions-api";
 import type { ApprovalDecisionBody, ApprovalView, ToolAnswer, ToolResultBody } from "../../shared/thread-api";
 import type { ThreadContext } from "../../storage/thread/context-store";
@@ -55,6 +56,17 @@ export interface ThreadObject extends Rpc.DurableObjectBranded {
   ): Promise<RpcResult<ApprovalView>>;
   /** `POST …/tool-results`: a client tool's answer (refused with its issues when its output is not valid). */
   answerToolRequest(claims: ThreadClaims, body: ToolResultBody): Promise<RpcResult<ToolAnswer>>;
+  /**
+   * `POST …/attachments`, before the body is read: the current version's attachment rules (null: attachments are
+   * off) and how many files the thread holds.
+   */
+  attachmentRules(
+    claims: ThreadClaims,
+  ): Promise<RpcResult<{ policy: AttachmentPolicy | null; count: number }>>;
+  /** `POST …/attachments`, once the bytes are stored: records the upload (type and per-thread count checked again). */
+  addAttachment(claims: ThreadClaims, ref: AttachmentRef): Promise<RpcResult<AttachmentRef>>;
+  /** `GET …/attachments/:id` for the thread's own visitor or user; null when the thread has no such attachment. */
+  attachmentOf(claims: ThreadClaims, id: string): Promise<RpcResult<AttachmentRef | null>>;
 
   // For a launch.
   /** A fresh launch: the new thread's owner is the launch's subject, recorded before its token is handed out. */
@@ -95,6 +107,13 @@ export interface ThreadObject extends Rpc.DurableObjectBranded {
     address: ThreadAddress,
     message: HumanMessageRequest,
   ): Promise<RpcResult<WireEntry | null>>;
+  /**
+   * `GET /v1/sessions/:id/attachments/:id`: one attachment of this thread; null when the thread has none by that id
+   * (or was never bound).
+   */
+  getAttachment(address: ThreadAddress, id: string): Promise<RpcResult<AttachmentRef | null>>;
+  /** Every attachment of the thread, oldest first (export, console); null for a thread never bound. */
+  threadAttachments(address: ThreadAddress): Promise<RpcResult<AttachmentRef[] | null>>;
   /** `GET /v1/sessions/:id/export`: the whole thread as JSON text (`threadExportSchema`), a page at a time. */
   exportThread(address: ThreadAddress): Promise<RpcResult<ReadableStream<Uint8Array> | null>>;
   /**

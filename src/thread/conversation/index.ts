@@ -1,5 +1,14 @@
 // The conversation over a bound thread: turns, handoff, feedback, upgrades and the commands both the sockets and the
 // Worker's RPC calls run. What the thread object uses of it.
+export {
+  addAttachment,
+  attachmentRules,
+  attachmentTypeAllowed,
+  findAttachment,
+  listAttachments,
+  messageAttachmentsAllowed,
+  threadHasRoom,
+} from "./attachments";
 export type { HeldTurn } from "./handoff";
 export { changeHandoff, exportThread, postHumanMessage, runInput, upgradeThread } from "./tenant-commands";
 export {
