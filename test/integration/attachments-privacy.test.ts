@@ -270,7 +270,7 @@ describe("holds, retention and zero retention with attachments", () => {
     expect(await scanForErased({ tenantId: agent.tenantId, needles: ["old "], threads: [] })).toEqual([]);
   });
 
-  it("the zero-retention purge deletes the thread's objects and its attachment rows", {
+  it("the zero-retention purge deletes the thread's objects and its attachment rows, a file never sent too", {
     timeout: 60_000,
   }, async () => {
     const agent = await liveAgent(
@@ -279,23 +279,33 @@ describe("holds, retention and zero retention with attachments", () => {
         limits: { retention: { mode: "zero", idleMinutes: 5 } },
       }),
     );
-    const marker = `zero ${crypto.randomUUID()}`;
-    const session = await launchFor(agent, `user-${crypto.randomUUID()}`);
-    await upload(session, file("png", marker));
-    await converse(session, ["look at this"]);
-    const stub = await threadStub(agent, session.threadId);
-    await drainThread(stub);
+    const subject = `user-${crypto.randomUUID()}`;
+    const markers = [`zero ${crypto.randomUUID()}`, `unsent ${crypto.randomUUID()}`];
+    const talked = await launchFor(agent, subject);
+    await upload(talked, file("png", markers[0]!));
+    await converse(talked, ["look at this"]);
+    const talkedStub = await threadStub(agent, talked.threadId);
+    await drainThread(talkedStub);
+    // A thread with an upload and no message yet: the upload alone arms the purge.
+    const quiet = await launchFor(agent, subject);
+    await upload(quiet, file("text", markers[1]!));
+    const quietStub = await threadStub(agent, quiet.threadId);
+    const schedules = await inTestThread(quietStub, (instance) => instance.getSchedules());
+    expect(schedules.map((s) => s.callback)).toContain("purgeIdleText");
+    expect(await objectsOf(agent.tenantId)).toHaveLength(2);
 
-    await inTestThread(stub, async (instance) => {
-      instance.clock.advance(6 * MINUTE_MS);
-      await instance.purgeIdleText();
-    });
+    for (const stub of [talkedStub, quietStub]) {
+      await inTestThread(stub, async (instance) => {
+        instance.clock.advance(6 * MINUTE_MS);
+        await instance.purgeIdleText();
+      });
+      expect(await threadAttachmentRows(stub)).toEqual([]);
+    }
     expect(await objectsOf(agent.tenantId)).toEqual([]);
-    expect(await threadAttachmentRows(stub)).toEqual([]);
     await expectNothingLeft({
       tenantId: agent.tenantId,
-      needles: [marker],
-      threads: [erased(agent, session.threadId)],
+      needles: markers,
+      threads: [erased(agent, talked.threadId), erased(agent, quiet.threadId)],
     });
   });
 });

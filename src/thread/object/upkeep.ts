@@ -54,8 +54,7 @@ export class ThreadUpkeep {
     if (runtime === null) return;
     const { storage, env, settings } = this.#deps;
     // Every change drains: under zero retention it also arms the purge that follows the last activity.
-    const idleMinutes = zeroRetentionIdleMinutes(runtime.binding.artifact);
-    if (idleMinutes !== null) await this.#deps.schedule(idleMinutes * 60, "purgeIdleText", true);
+    await this.armIdlePurge(runtime.binding);
     // Side by side: events go to the tenant's events object, not D1, so neither consumer waits for the other.
     const [, outcome] = await Promise.all([
       this.forwardEventsOf(runtime.binding),
@@ -70,6 +69,12 @@ export class ThreadUpkeep {
     if (outcome.retryInMs !== undefined) {
       await this.#deps.schedule(Math.max(1, Math.ceil(outcome.retryInMs / 1000)), "drainOutbox", true);
     }
+  }
+
+  /** Under zero retention, the purge that follows the last activity (docs/privacy.md). */
+  async armIdlePurge(binding: ThreadBinding): Promise<void> {
+    const idleMinutes = zeroRetentionIdleMinutes(binding.artifact);
+    if (idleMinutes !== null) await this.#deps.schedule(idleMinutes * 60, "purgeIdleText", true);
   }
 
   async forwardEvents(): Promise<void> {
