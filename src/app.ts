@@ -9,6 +9,7 @@ import { analytics } from "./routes/analytics";
 import { apiKeys } from "./routes/api-keys";
 import { approvals } from "./routes/approvals";
 import { assets } from "./routes/assets";
+import { sessionAttachments, threadAttachments } from "./routes/attachments";
 import { consoleRoutes } from "./routes/console";
 import { contract } from "./routes/contract";
 import { drafts } from "./routes/drafts";
@@ -40,6 +41,8 @@ export function createApp() {
     contract(() => app),
   );
   v1.route("/", launch);
+  // Before `threads`, whose catch-all answers every other /threads/:threadId/* path.
+  v1.route("/", threadAttachments);
   v1.route("/", threads);
   v1.route("/", me);
   v1.route("/agents", agents);
@@ -49,6 +52,8 @@ export function createApp() {
   v1.route("/agents/:agentId/releases", releases);
   v1.route("/api-keys", apiKeys);
   v1.route("/secrets", secrets);
+  // Before `sessions`; it authenticates the tenant itself.
+  v1.route("/sessions", sessionAttachments);
   v1.route("/sessions", sessions);
   v1.route("/approvals", approvals);
   v1.route("/holds", holds);

@@ -81,6 +81,6 @@ export const launchCors = corsPolicy({
 
 export const threadCors = corsPolicy({
   methods: "GET, POST, DELETE, OPTIONS",
-  allowHeaders: "Authorization, Content-Type, Accept, Last-Event-ID",
+  allowHeaders: "Authorization, Content-Type, Accept, Last-Event-ID, X-Attachment-Name",
   skipWhenAuthorized: false,
 });

@@ -115,6 +115,8 @@ export interface OperationSpec {
   auth: AuthScheme | AuthScheme[];
   /** The schema the handler validates the JSON body with. */
   body?: z.ZodType;
+  /** A body of raw bytes (an upload) in one of these media types, instead of JSON. */
+  rawBody?: { contentTypes: readonly string[]; description: string };
   /**
    * Query parameters: the schema the handler parses `c.req.query()` with, or descriptions (with the parameter's
    * JSON Schema where it is not a plain string).
@@ -196,7 +198,8 @@ export function operation(spec: OperationSpec): DescribeRouteOptions {
   if (auth.some((a) => a !== "none")) statuses.add(401);
   if (auth.includes("tenantKey") || auth.includes("consoleSession") || auth.includes("consoleCookie"))
     statuses.add(403);
-  if (spec.body !== undefined) for (const s of [400, 413, 415] as const) statuses.add(s);
+  if (spec.body !== undefined || spec.rawBody !== undefined)
+    for (const s of [400, 413, 415] as const) statuses.add(s);
   statuses.add(500);
   const { response } = spec;
   const mainContent =
@@ -246,6 +249,20 @@ export function operation(spec: OperationSpec): DescribeRouteOptions {
     ...(parameters.length > 0 ? { parameters } : {}),
     ...(spec.body !== undefined
       ? { requestBody: { required: true, content: json(spec.body, "input") } }
+      : {}),
+    ...(spec.rawBody !== undefined
+      ? {
+          requestBody: {
+            required: true,
+            description: spec.rawBody.description,
+            content: Object.fromEntries(
+              spec.rawBody.contentTypes.map((type) => [
+                type,
+                { schema: { type: "string", format: "binary" } },
+              ]),
+            ),
+          },
+        }
       : {}),
     responses,
   } as DescribeRouteOptions;

@@ -36,6 +36,7 @@ import {
 } from "../thread/contract";
 import {
   addAttachment,
+  admitUpload,
   attachmentRules,
   cancelRun,
   changeHandoff,
@@ -169,6 +170,17 @@ export class ThreadAgent extends Agent<Env> implements ThreadObject {
     claims: ThreadClaims,
   ): Promise<RpcResult<{ policy: AttachmentPolicy | null; count: number }>> {
     return this.#launch(claims, (runtime) => ok(attachmentRules(this.ctx.storage, runtime)));
+  }
+
+  async startUpload(
+    claims: ThreadClaims,
+  ): Promise<RpcResult<{ policy: AttachmentPolicy | null; count: number }>> {
+    return this.#launch(claims, (runtime) => {
+      if (!this.#parts.sockets.spendRequest()) {
+        return { ok: false, code: "rate_limited", message: "Too many requests; slow down.", retryAfter: 1 };
+      }
+      return admitUpload(this.ctx.storage, runtime, this.#settings.now());
+    });
   }
 
   async addAttachment(claims: ThreadClaims, ref: AttachmentRef): Promise<RpcResult<AttachmentRef>> {

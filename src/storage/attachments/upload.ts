@@ -83,6 +83,9 @@ export async function stageUpload(
   const stagingKey = uploadKey(input.tenantId, crypto.randomUUID());
   const digest = new crypto.DigestStream("SHA-256");
   const digestWriter = digest.getWriter();
+  // Settled by the close below; an abandoned upload must not leave it rejected and unheard.
+  const digested = digest.digest;
+  digested.catch(() => {});
   const fixed = new FixedLengthStream(length);
   const stored = bucket.put(stagingKey, fixed.readable).then(
     () => null,
@@ -121,6 +124,7 @@ export async function stageUpload(
     }
   } catch (error) {
     await writer.abort(error).catch(() => {});
+    await digestWriter.abort(error).catch(() => {});
     await reader.cancel().catch(() => {});
     await stored;
     await bucket.delete(stagingKey);
@@ -138,7 +142,7 @@ export async function stageUpload(
   await digestWriter.close();
   const failed = await stored;
   if (failed !== null) throw failed;
-  const sha256 = toHex(new Uint8Array(await digest.digest));
+  const sha256 = toHex(new Uint8Array(await digested));
   return ok({ stagingKey, sha256, size: counted });
 }
 

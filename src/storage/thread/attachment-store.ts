@@ -40,6 +40,14 @@ export function countAttachments(storage: DurableObjectStorage): number {
   return z.number().int().parse(storage.sql.exec("SELECT COUNT(*) AS n FROM attachments").one().n);
 }
 
+/** Uploads since `since` (epoch ms): the per-minute budget they share with sends. */
+export function countAttachmentsSince(storage: DurableObjectStorage, since: number): number {
+  return z
+    .number()
+    .int()
+    .parse(storage.sql.exec("SELECT COUNT(*) AS n FROM attachments WHERE created_at > ?", since).one().n);
+}
+
 export function findAttachment(storage: DurableObjectStorage, id: string): AttachmentRef | null {
   const row = storage.sql.exec(`SELECT ${COLUMNS} FROM attachments WHERE id = ?`, id).toArray()[0];
   return row === undefined ? null : fromRow(row);

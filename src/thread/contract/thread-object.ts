@@ -63,6 +63,11 @@ export interface ThreadObject extends Rpc.DurableObjectBranded {
   attachmentRules(
     claims: ThreadClaims,
   ): Promise<RpcResult<{ policy: AttachmentPolicy | null; count: number }>>;
+  /**
+   * `POST …/attachments`, before the body is read: spends one frame of the visitor's budget and one of the thread's
+   * sends per minute (429 past either), then answers as `attachmentRules`.
+   */
+  startUpload(claims: ThreadClaims): Promise<RpcResult<{ policy: AttachmentPolicy | null; count: number }>>;
   /** `POST …/attachments`, once the bytes are stored: records the upload (type and per-thread count checked again). */
   addAttachment(claims: ThreadClaims, ref: AttachmentRef): Promise<RpcResult<AttachmentRef>>;
   /** `GET …/attachments/:id` for the thread's own visitor or user; null when the thread has no such attachment. */

@@ -2,12 +2,10 @@
 // Worker's RPC calls run. What the thread object uses of it.
 export {
   addAttachment,
+  admitUpload,
   attachmentRules,
-  attachmentTypeAllowed,
   findAttachment,
   listAttachments,
-  messageAttachmentsAllowed,
-  threadHasRoom,
 } from "./attachments";
 export type { HeldTurn } from "./handoff";
 export { changeHandoff, exportThread, postHumanMessage, runInput, upgradeThread } from "./tenant-commands";

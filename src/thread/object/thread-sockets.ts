@@ -100,6 +100,24 @@ export class ThreadSockets {
     return next;
   }
 
+  /**
+   * An upload over HTTP (docs/api.md, "Attachments") spends one frame of the same visitor budget, sockets or not;
+   * false when none is left. The budget is stored at once, as no socket close will store it.
+   */
+  spendRequest(): boolean {
+    const now = this.#now();
+    if (this.#budget === undefined) {
+      let latest = readStoredBudget(this.#storage);
+      for (const [, other] of this.withState()) latest = laterBucket(latest, other.frames);
+      this.#budget = latest;
+    }
+    const frames = spendFrame(this.#budget, now);
+    if (frames === null) return false;
+    this.#budget = frames;
+    this.#storeBudget();
+    return true;
+  }
+
   #storeBudget(): void {
     // An erased thread keeps nothing but its tombstone.
     if (this.#budget !== undefined && readTombstone(this.#storage) === null)
