@@ -2,7 +2,7 @@
 // the zero-retention purge delete the R2 objects no other live thread of the tenant uses, and the receipt lists them; a
 // legal hold keeps them; export lists them with download paths; the erasure scan finds no orphan object afterwards.
 import { runInDurableObject } from "cloudflare:test";
-import { env } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import { compactVerify, createLocalJWKSet } from "jose";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -13,10 +13,10 @@ import { attachmentRef } from "../../src/shared/protocol";
 import { listTenantAttachmentKeys } from "../../src/storage/attachments";
 import { type ErasedThread, expectNothingLeft, scanForErased } from "../helpers/erasure-scan";
 import { converse, drainThread, launchFor, threadStub } from "../helpers/projection";
-import { api, expectError, json } from "../helpers/tenants";
+import { API, api, expectError, json } from "../helpers/tenants";
 import { inTestQuota } from "../helpers/test-tenant-quota";
 import { inTestThread } from "../helpers/test-thread-agent";
-import { type Launch, type LiveAgent, liveAgent } from "../helpers/threads";
+import { type Launch, type LiveAgent, liveAgent, ORIGIN } from "../helpers/threads";
 
 const DAY_MS = 86_400_000;
 const MINUTE_MS = 60_000;
@@ -38,10 +38,11 @@ async function sha256Of(bytes: Uint8Array): Promise<string> {
 
 /** `POST /v1/threads/:threadId/attachments` with the launch token, as the widget uploads. */
 async function upload(session: Pick<Launch, "threadId" | "token">, f: ReturnType<typeof file>) {
-  const res = await fetchApi(`/v1/threads/${session.threadId}/attachments`, {
+  const res = await exports.default.fetch(`${API}/v1/threads/${session.threadId}/attachments`, {
     method: "POST",
     headers: {
       Authorization: `Bearer ${session.token}`,
+      Origin: ORIGIN,
       "Content-Type": f.mediaType,
       "X-Attachment-Name": f.name,
     },
@@ -50,14 +51,6 @@ async function upload(session: Pick<Launch, "threadId" | "token">, f: ReturnType
   const ref = await json(res, 201, attachmentRef);
   expect(ref.sha256).toBe(await sha256Of(f.bytes));
   return ref;
-}
-
-function fetchApi(path: string, init: RequestInit): Promise<Response> {
-  return api(path, {
-    method: init.method ?? "GET",
-    headers: init.headers as Record<string, string>,
-    ...(init.body !== undefined ? { body: init.body } : {}),
-  });
 }
 
 /** The tenant's objects in R2, as their SHA-256s, sorted. */
