@@ -10,7 +10,12 @@ import { runRetentionJob } from "../../src/jobs/retention";
 import { erasureCompleted, receiptPayloadSchema } from "../../src/shared/erasure-api";
 import { toHex } from "../../src/shared/hex";
 import { attachmentRef } from "../../src/shared/protocol";
-import { listTenantAttachmentKeys } from "../../src/storage/attachments";
+import { attachmentKey, listTenantAttachmentKeys } from "../../src/storage/attachments";
+import { attachmentsToRelease } from "../../src/storage/thread/attachment-release";
+import { insertAttachment } from "../../src/storage/thread/attachment-store";
+import { EntryStore } from "../../src/storage/thread/entry-store";
+import { applyThreadRetention } from "../../src/storage/thread/thread-retention";
+import { migrateThreadSchema } from "../../src/storage/thread/thread-schema";
 import { type ErasedThread, expectNothingLeft, scanForErased } from "../helpers/erasure-scan";
 import { converse, drainThread, launchFor, threadStub } from "../helpers/projection";
 import { API, api, expectError, json } from "../helpers/tenants";
@@ -189,6 +194,14 @@ describe("erasure and attachments", () => {
       "unauthenticated",
     );
     expect(await objectsOf(agent.tenantId)).toEqual([ref.sha256]);
+    // The scan sees what is left half-way: an object no live thread uses, and an upload left in staging.
+    const staging = `uploads/${agent.tenantId}/${crypto.randomUUID()}`;
+    await env.ATTACHMENTS.put(staging, "half an upload");
+    expect(await scanForErased({ tenantId: agent.tenantId, needles: [subject], threads: [] })).toEqual([
+      `R2 ${staging}: an upload left in staging`,
+      `R2 ${attachmentKey(agent.tenantId, ref.sha256)}: an orphan object (no live thread uses it)`,
+    ]);
+    await env.ATTACHMENTS.delete(staging);
 
     await inTestQuota(quota, (instance) => instance.failAttachmentDeletes(false));
     const body = erasureCompleted.parse(await (await eraseSubject(agent, subject)).json());
@@ -261,6 +274,61 @@ describe("holds, retention and zero retention with attachments", () => {
     expect((await threadAttachmentRows(stub)).map((row) => row.id)).toEqual([recent.id]);
     expect(old.id).not.toBe(recent.id);
     expect(await scanForErased({ tenantId: agent.tenantId, needles: ["old "], threads: [] })).toEqual([]);
+  });
+
+  it("retention by count drops the files only deleted messages carried; bytes the thread still holds stay claimed", async () => {
+    const stub = env.THREAD.get(env.THREAD.idFromName(`retention-files-${crypto.randomUUID()}`));
+    const sha = (c: string) => c.repeat(64);
+    const result = await runInDurableObject(stub, (_i, state) => {
+      migrateThreadSchema(state.storage);
+      let clock = 1_000;
+      const entries = new EntryStore(state.storage, { now: () => clock });
+      const ref = (id: string, sha256: string) => ({
+        id,
+        sha256,
+        mediaType: "text/plain",
+        size: 1,
+        name: `${id}.txt`,
+      });
+      const files = { a: ref(`att_${"a".repeat(26)}`, sha("1")), b: ref(`att_${"b".repeat(26)}`, sha("2")) };
+      let parent: string | null = null;
+      for (const [id, role, carries] of [
+        ["u1", "user", files.a],
+        ["a1", "assistant", null],
+        ["u2", "user", files.b],
+        ["a2", "assistant", null],
+        ["u3", "user", null],
+        ["a3", "assistant", null],
+      ] as const) {
+        clock += 1_000;
+        if (carries !== null) insertAttachment(state.storage, carries, clock);
+        const appended = entries.append({ id, parentId: parent, kind: "message", role, body: { text: id } });
+        if (!appended.ok) throw new Error(appended.message);
+        if (carries !== null)
+          state.storage.sql.exec(
+            "UPDATE entries SET attachments_json = ? WHERE id = ?",
+            JSON.stringify([carries]),
+            id,
+          );
+        parent = id;
+      }
+      // The bytes of the first file, uploaded again and not sent yet: the thread still holds them.
+      const again = ref(`att_${"c".repeat(26)}`, sha("1"));
+      insertAttachment(state.storage, again, clock);
+      const { deletedEntries } = applyThreadRetention(state.storage, { maxMessagesPerThread: 2 }, clock);
+      return {
+        deletedEntries,
+        rows: state.storage.sql
+          .exec("SELECT id FROM attachments ORDER BY id")
+          .toArray()
+          .map((r) => r.id),
+        release: attachmentsToRelease(state.storage),
+        again: again.id,
+      };
+    });
+    expect(result.deletedEntries).toBe(4);
+    expect(result.rows).toEqual([result.again]);
+    expect(result.release).toEqual([sha("2")]);
   });
 
   it("the zero-retention purge deletes the thread's objects and its attachment rows, a file never sent too", {
