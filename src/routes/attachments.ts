@@ -71,17 +71,23 @@ export const threadAttachments = new Hono<AppEnv>()
       }),
     ),
     async (c) => {
-      const { claims, stub } = await launchThread(c);
-      const length = contentLength(c.req.header("Content-Length"));
-      const ref = await uploadAttachment(c.env, {
-        claims,
-        stub,
-        body: c.req.raw.body,
-        length,
-        mediaType: mediaTypeOf(c.req.header("Content-Type")),
-        name: attachmentName(c.req.header("X-Attachment-Name")),
-      });
-      return c.json(ref, 201);
+      try {
+        const { claims, stub } = await launchThread(c);
+        const length = contentLength(c.req.header("Content-Length"));
+        const ref = await uploadAttachment(c.env, {
+          claims,
+          stub,
+          body: c.req.raw.body,
+          length,
+          mediaType: mediaTypeOf(c.req.header("Content-Type")),
+          name: attachmentName(c.req.header("X-Attachment-Name")),
+        });
+        return c.json(ref, 201);
+      } catch (error) {
+        // A refusal before (or while) the body is read: the rest of it is not wanted.
+        if (c.req.raw.body !== null && !c.req.raw.bodyUsed) await c.req.raw.body.cancel().catch(() => {});
+        throw error;
+      }
     },
   )
   .get(

@@ -1,6 +1,6 @@
 // Attachments (docs/api.md, "Attachments"): uploads streamed into R2 under the tenant and the bytes' SHA-256, every
 // refusal before or while the body is read, downloads for the thread and for the tenant, and no byte in SQLite or D1.
-import { runInDurableObject } from "cloudflare:test";
+import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -299,6 +299,22 @@ describe("POST /v1/threads/:threadId/attachments", () => {
     expect((await env.ATTACHMENTS.list({ prefix: `uploads/${agent.tenantId}/` })).objects).toEqual([]);
   });
 
+  it("counts uploads with the thread's sends per minute (429 rate_limited past it)", async () => {
+    const agent = await liveAgent({
+      artifact: { attachments: { enabled: true }, limits: { maxSendsPerMinute: 2 } },
+    });
+    const session = await launch(agent.publicKey);
+    // A send and an upload use the minute's two.
+    const sent = await api(`/v1/threads/${session.threadId}/messages`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${session.token}`, Origin: ORIGIN },
+      body: { clientMessageId: `cmid-${crypto.randomUUID()}`, text: "hello" },
+    });
+    expect(sent.status, await sent.text()).toBe(201);
+    await json(await upload(session, pngBytes(100, "r1")), 201, uploaded);
+    await expectReason(await upload(session, pngBytes(100, "r2")), 429, "rate_limited");
+  });
+
   it("refuses bad names and wrong tokens", async () => {
     const { session } = await withAttachments();
     await expectError(
@@ -430,5 +446,28 @@ describe("dedup and isolation", () => {
     const keys = await listTenantAttachmentKeys(env.ATTACHMENTS, agent.tenantId);
     const object = await env.ATTACHMENTS.get(keys[0]!);
     expect(await object!.text()).toContain(marker);
+  });
+
+  it("deletes an object when the last thread of the tenant referencing it is released, and survives a restart", async () => {
+    const { agent, session } = await withAttachments();
+    const other = await launch(agent.publicKey);
+    const shared = pngBytes(700, `shared-${crypto.randomUUID()}`);
+    const own = pngBytes(700, `own-${crypto.randomUUID()}`);
+    const a = await json(await upload(session, shared), 201, uploaded);
+    await json(await upload(other, shared), 201, uploaded);
+    const b = await json(await upload(session, own), 201, uploaded);
+    const quota = () => tenantQuota(env, agent.tenantId);
+    // The ledger is in the object's SQLite: a restart of the object keeps it.
+    await evictDurableObject(quota());
+    expect(await quota().attachmentStorage()).toEqual({ bytes: 1400, objects: 2 });
+    // The first thread goes: only its own file is deleted; the shared one is still another thread's.
+    expect(await quota().releaseThreadAttachments(session.threadId)).toEqual([b.sha256]);
+    expect(await listTenantAttachmentKeys(env.ATTACHMENTS, agent.tenantId)).toEqual([
+      `attachments/${agent.tenantId}/${a.sha256}`,
+    ]);
+    expect(await quota().releaseThreadAttachments(session.threadId)).toEqual([]);
+    expect(await quota().releaseThreadAttachments(other.threadId)).toEqual([a.sha256]);
+    expect(await listTenantAttachmentKeys(env.ATTACHMENTS, agent.tenantId)).toEqual([]);
+    expect(await quota().attachmentStorage()).toEqual({ bytes: 0, objects: 0 });
   });
 });

@@ -22,15 +22,18 @@ export function attachmentRules(
 }
 
 /**
- * An upload about to start: the rules, once the thread's per-minute budget of sends allows one more (uploads and
- * sends each count against `limits.maxSendsPerMinute`).
+ * An upload about to start: the rules, once the thread's per-minute budget of sends allows one more (the minute's
+ * sends and uploads together count against `limits.maxSendsPerMinute`).
  */
 export function admitUpload(
   storage: DurableObjectStorage,
   runtime: ThreadRuntime,
   now: number,
 ): Result<{ policy: AttachmentPolicy | null; count: number }> {
-  if (countAttachmentsSince(storage, now - 60_000) >= runtime.limits.sendsPerMinute) {
+  const since = now - 60_000;
+  const limit = runtime.limits.sendsPerMinute;
+  // The minute's sends (one run each) and uploads together.
+  if (countAttachmentsSince(storage, since) + runtime.runs.countCreatedAfter(since, limit + 1) >= limit) {
     return { ok: false, code: "rate_limited", message: "Too many uploads; slow down.", retryAfter: 60 };
   }
   return ok(attachmentRules(storage, runtime));
