@@ -97,6 +97,15 @@ const erased = (agent: LiveAgent, threadId: string): ErasedThread => ({
   threadId,
 });
 
+/** A promise and its resolve (Promise.withResolvers, which the test's TypeScript target does not name). */
+function resolvers(): { promise: Promise<void>; resolve: () => void } {
+  let resolve = () => {};
+  const promise = new Promise<void>((done) => {
+    resolve = done;
+  });
+  return { promise, resolve };
+}
+
 const sorted = (values: readonly string[]) => [...values].sort();
 
 describe("erasure and attachments", () => {
@@ -206,6 +215,66 @@ describe("erasure and attachments", () => {
     await inTestQuota(quota, (instance) => instance.failAttachmentDeletes(false));
     const body = erasureCompleted.parse(await (await eraseSubject(agent, subject)).json());
     expect(body.attachments).toEqual([ref.sha256]);
+    expect(await objectsOf(agent.tenantId)).toEqual([]);
+    await expectNothingLeft({
+      tenantId: agent.tenantId,
+      needles: [subject, marker],
+      threads: [erased(agent, session.threadId)],
+    });
+  });
+});
+
+describe("an upload racing an erasure", () => {
+  it("a file whose upload finishes after its thread was erased is not kept", {
+    timeout: 60_000,
+  }, async () => {
+    const agent = await liveAgent(withAttachments());
+    const subject = `user-${crypto.randomUUID()}`;
+    const session = await launchFor(agent, subject);
+    const marker = `late ${crypto.randomUUID()}`;
+    const total = 2 * 1024 * 1024;
+    const head = new TextEncoder().encode(`${marker}\n`);
+    // The body stops after its first megabyte (well past any buffer in front of the route, so the upload was
+    // admitted and is streaming) until the test lets it go on.
+    const deep = resolvers();
+    const go = resolvers();
+    let sent = 0;
+    const body = new ReadableStream<Uint8Array>(
+      {
+        async pull(controller) {
+          if (sent >= total) {
+            controller.close();
+            return;
+          }
+          if (sent >= total / 2) {
+            deep.resolve();
+            await go.promise;
+          }
+          const chunk = new Uint8Array(Math.min(64 * 1024, total - sent)).fill(0x2e);
+          if (sent === 0) chunk.set(head);
+          sent += chunk.length;
+          controller.enqueue(chunk);
+        },
+      },
+      { highWaterMark: 0 },
+    );
+    const uploading = exports.default.fetch(`${API}/v1/threads/${session.threadId}/attachments`, {
+      method: "POST",
+      headers: {
+        Authorization: `Bearer ${session.token}`,
+        Origin: ORIGIN,
+        "Content-Type": "text/plain",
+        "Content-Length": String(total),
+      },
+      body,
+      duplex: "half",
+    } as RequestInit);
+    await deep.promise;
+    const erasure = erasureCompleted.parse(await (await eraseSubject(agent, subject)).json());
+    expect(erasure.threadIds).toEqual([session.threadId]);
+    go.resolve();
+    const res = await uploading;
+    await expectError(res, 401, "unauthenticated");
     expect(await objectsOf(agent.tenantId)).toEqual([]);
     await expectNothingLeft({
       tenantId: agent.tenantId,
