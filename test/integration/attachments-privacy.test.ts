@@ -6,9 +6,12 @@ import { env, exports } from "cloudflare:workers";
 import { compactVerify, createLocalJWKSet } from "jose";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { expirePreviews } from "../../src/jobs/previews";
 import { runRetentionJob } from "../../src/jobs/retention";
+import { PREVIEW_TTL_MS } from "../../src/services/preview-session";
 import { erasureCompleted, receiptPayloadSchema } from "../../src/shared/erasure-api";
 import { toHex } from "../../src/shared/hex";
+import { previewSessionResponse } from "../../src/shared/launch-api";
 import { attachmentRef } from "../../src/shared/protocol";
 import { attachmentKey, listTenantAttachmentKeys } from "../../src/storage/attachments";
 import { attachmentsToRelease } from "../../src/storage/thread/attachment-release";
@@ -18,7 +21,7 @@ import { applyThreadRetention } from "../../src/storage/thread/thread-retention"
 import { migrateThreadSchema } from "../../src/storage/thread/thread-schema";
 import { type ErasedThread, expectNothingLeft, scanForErased } from "../helpers/erasure-scan";
 import { converse, drainThread, launchFor, threadStub } from "../helpers/projection";
-import { API, api, expectError, json } from "../helpers/tenants";
+import { API, api, expectError, json, saveDraft, validArtifact } from "../helpers/tenants";
 import { inTestQuota } from "../helpers/test-tenant-quota";
 import { inTestThread } from "../helpers/test-thread-agent";
 import { type Launch, type LiveAgent, liveAgent, ORIGIN } from "../helpers/threads";
@@ -42,12 +45,16 @@ async function sha256Of(bytes: Uint8Array): Promise<string> {
 }
 
 /** `POST /v1/threads/:threadId/attachments` with the launch token, as the widget uploads. */
-async function upload(session: Pick<Launch, "threadId" | "token">, f: ReturnType<typeof file>) {
+async function upload(
+  session: Pick<Launch, "threadId" | "token">,
+  f: ReturnType<typeof file>,
+  origin = ORIGIN,
+) {
   const res = await exports.default.fetch(`${API}/v1/threads/${session.threadId}/attachments`, {
     method: "POST",
     headers: {
       Authorization: `Bearer ${session.token}`,
-      Origin: ORIGIN,
+      Origin: origin,
       "Content-Type": f.mediaType,
       "X-Attachment-Name": f.name,
     },
@@ -219,6 +226,30 @@ describe("erasure and attachments", () => {
     await expectNothingLeft({
       tenantId: agent.tenantId,
       needles: [subject, marker],
+      threads: [erased(agent, session.threadId)],
+    });
+  });
+});
+
+describe("preview threads", () => {
+  it("a console preview's files go with the preview a day later", { timeout: 60_000 }, async () => {
+    const agent = await liveAgent();
+    await saveDraft(agent.apiKey, agent.agentId, 1, validArtifact({ attachments: { enabled: true } }));
+    const res = await api(`/v1/agents/${agent.agentId}/draft/preview-session`, {
+      method: "POST",
+      key: agent.apiKey,
+      body: { draftRevision: 2 },
+    });
+    const session = await json(res, 201, previewSessionResponse);
+    const marker = `preview ${crypto.randomUUID()}`;
+    await upload(session, file("text", marker), new URL(API).origin);
+    expect(await objectsOf(agent.tenantId)).toHaveLength(1);
+
+    expect(await expirePreviews(env, Date.now() + PREVIEW_TTL_MS + 1000)).toBeGreaterThanOrEqual(1);
+    expect(await objectsOf(agent.tenantId)).toEqual([]);
+    await expectNothingLeft({
+      tenantId: agent.tenantId,
+      needles: [marker],
       threads: [erased(agent, session.threadId)],
     });
   });
