@@ -71,6 +71,8 @@ export interface ReceiptPayload {
   erasedAt: string;
   /** HMAC of the subject under the tenant's digest key (src/auth/subject-digest.ts). */
   subjectDigest: string;
+  /** SHA-256s of the attachment objects the erasure deleted (docs/privacy.md#attachments). */
+  attachments: string[];
 }
 
 /** A compact JWS (EdDSA) over the receipt's JSON. */

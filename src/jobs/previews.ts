@@ -3,6 +3,7 @@
 // object's storage go — and then its preview row. No `session.erased` event: its tenant's backend never heard of it.
 
 import { unwrap } from "../errors";
+import { releaseErasedThreadAttachments } from "../services/erased-attachments";
 import { eraseThreadsRows, threadAddresses } from "../storage/d1/erasures";
 import { deletePreviews, expiredPreviews, type PreviewRecord } from "../storage/d1/thread-previews";
 import { rowAddress, threadStubFor } from "../thread/contract";
@@ -25,6 +26,8 @@ export async function expirePreviews(env: Env, now: number): Promise<number> {
       threads.map(async (thread) => {
         const row = { tenantId, ...thread };
         unwrap(await (await threadStubFor(env, row)).eraseThread(rowAddress(row)));
+        // Files uploaded in the playground go too (docs/privacy.md#attachments); a failure keeps the preview row.
+        await releaseErasedThreadAttachments(env, tenantId, thread.id);
         return thread.id;
       }),
     );

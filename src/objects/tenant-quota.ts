@@ -215,13 +215,14 @@ export class TenantQuota extends DurableObject<Env> {
   }
 
   /**
-   * Drops every reference of `threadId` and deletes (bytes first, then the ledger rows) each object no other thread
-   * of the tenant references; returns their SHA-256s. Idempotent: a second call finds nothing, and an earlier call
-   * that stopped between the two deletes is finished by the next one.
+   * Drops every reference of `threadId` (or, with `only`, its references to those SHA-256s: what retention and the
+   * zero-retention purge took from a thread that lives on, docs/privacy.md#attachments) and deletes (bytes first,
+   * then the ledger rows) each object no other thread of the tenant references; returns their SHA-256s. Idempotent:
+   * a second call finds nothing, and an earlier call that stopped between the two deletes is finished by the next one.
    */
-  async releaseThreadAttachments(threadId: string): Promise<string[]> {
+  async releaseThreadAttachments(threadId: string, only?: readonly string[]): Promise<string[]> {
     const sql = this.ctx.storage.sql;
-    const orphans = dropThreadRefs(sql, threadId);
+    const orphans = dropThreadRefs(sql, threadId, only);
     if (orphans.length === 0) return [];
     const deleted = deleteAttachmentObjects(this.env.ATTACHMENTS, this.#tenantId(), orphans);
     for (const sha256 of orphans) this.#deletions.set(sha256, deleted);

@@ -188,9 +188,12 @@ export class ThreadAgent extends Agent<Env> implements ThreadObject {
   }
 
   async addAttachment(claims: ThreadClaims, ref: AttachmentRef): Promise<RpcResult<AttachmentRef>> {
-    return this.#launch(claims, (runtime) =>
-      addAttachment(this.ctx.storage, runtime, ref, this.#settings.now()),
-    );
+    return this.#launch(claims, async (runtime) => {
+      const added = addAttachment(this.ctx.storage, runtime, ref, this.#settings.now());
+      // An upload is activity: under zero retention it (re)arms the idle purge, even before any message.
+      if (added.ok) await this.#parts.upkeep.armIdlePurge(runtime.binding);
+      return added;
+    });
   }
 
   async attachmentOf(claims: ThreadClaims, id: string): Promise<RpcResult<AttachmentRef | null>> {
@@ -333,6 +336,10 @@ export class ThreadAgent extends Agent<Env> implements ThreadObject {
 
   async purgeIdleText(): Promise<void> {
     await this.#parts.upkeep.purgeIdleText();
+  }
+
+  async releaseAttachments(): Promise<void> {
+    await this.#parts.upkeep.releaseAttachments();
   }
 
   async dailyMaintenance(): Promise<void> {

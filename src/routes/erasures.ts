@@ -33,6 +33,7 @@ export const subjectErasures = new Hono<AppEnv>().use("*", tenantAuth, requireAd
         "subject's threads (all agents, or `agentId`'s) from the thread objects, the D1 projection, the registry, " +
         'pins and the webhook payload store. 200 with the receipt; 202 `{status: "pending", remaining}` when more ' +
         "threads remain than one call erases: repeat the same request, which continues the same job (same `id`). " +
+        "The threads' attachment objects no other live thread uses are deleted and listed in `attachments`. " +
         "A repeat after completion with no new thread answers the same receipt. The receipt's `subjectDigest` is " +
         "HMAC-SHA-256 of the subject under the key of `GET /v1/subject-digest-key`.",
       auth: "tenantKey",
@@ -145,6 +146,7 @@ export const erasures = new Hono<AppEnv>().use("*", tenantAuth, requireAdminForW
       threadIds: job.threadIds,
       erasedAt: job.erasedAt ?? job.createdAt,
       ...(digest !== undefined ? { subjectDigest: digest } : {}),
+      attachments: job.attachments,
     });
   },
 );

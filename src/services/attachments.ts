@@ -3,10 +3,10 @@
 import { tenantQuota } from "../auth/tenant-quota";
 import { attachmentTypeAllowed, threadHasRoom } from "../control/attachment-policy";
 import { newId } from "../control/ids";
-import { AppError, type Failure, failureError, unwrap } from "../errors";
+import { AppError, type Failure, failureError, type Result, unwrap } from "../errors";
 import type { AttachmentRef } from "../shared/protocol";
 import { commitUpload, discardUpload, openAttachment, stageUpload } from "../storage/attachments";
-import type { ThreadClaims, ThreadObject } from "../thread/contract";
+import { type ThreadClaims, type ThreadObject, threadStub } from "../thread/contract";
 
 /** The most characters an attachment's name may have once decoded. */
 export const MAX_ATTACHMENT_NAME_CHARS = 255;
@@ -115,7 +115,43 @@ export async function uploadAttachment(
     size: staged.size,
     name: input.name,
   };
-  return unwrap(await stub.addAttachment(claims, ref));
+  return recordUpload(env, claims, stub, ref);
+}
+
+/**
+ * The thread's record of a stored upload. A thread erased while its upload streamed refuses it — its tombstone answers
+ * 401, or the call fails because the erasure reset the object under it — and then the claim just taken is given back,
+ * so the bytes go unless another live thread uses them: an erasure never leaves a late upload behind
+ * (docs/privacy.md#attachments). A call that failed otherwise is settled by asking the thread whether it holds the
+ * file; other refusals leave the claim to the thread's own erasure or retention.
+ */
+async function recordUpload(
+  env: Env,
+  claims: ThreadClaims,
+  stub: DurableObjectStub<ThreadObject>,
+  ref: AttachmentRef,
+): Promise<AttachmentRef> {
+  let added: Result<AttachmentRef>;
+  try {
+    added = await stub.addAttachment(claims, ref);
+  } catch (cause) {
+    const fresh = await threadStub(env, claims);
+    let held: Result<AttachmentRef | null>;
+    try {
+      held = await fresh.attachmentOf(claims, ref.id);
+    } catch {
+      throw new AppError("upstream_unavailable", "The upload could not be recorded; try again.", { cause });
+    }
+    if (held.ok) {
+      if (held.value !== null) return held.value;
+      throw new AppError("upstream_unavailable", "The upload could not be recorded; try again.", { cause });
+    }
+    added = held;
+  }
+  if (!added.ok && (added.code === "unauthenticated" || added.code === "not_found")) {
+    await tenantQuota(env, claims.tenantId).releaseThreadAttachments(claims.threadId, [ref.sha256]);
+  }
+  return unwrap(added);
 }
 
 /** RFC 5987 `filename*` value: UTF-8, percent-encoded. */

@@ -9,6 +9,7 @@ import { eraseSessionRows } from "../storage/d1/sessions-repository";
 import { eraseThreadRecord, type ThreadRecord } from "../storage/d1/thread-registry";
 import { newEventId } from "../storage/thread/thread-events";
 import { rowAddress, type ThreadAddress, type ThreadObject, threadStubFor } from "../thread/contract";
+import { releaseErasedThreadAttachments } from "./erased-attachments";
 
 /** An RPC to the thread's object; an object that cannot be reached is a 502, its refusals are its own. */
 async function onThread<T>(
@@ -59,8 +60,9 @@ export function upgradeSession(env: Env, thread: ThreadRecord, request: UpgradeR
 }
 
 /**
- * Erases one conversation: its registry row, its projected rows, its object, then `session.erased`. A held thread
- * (its own hold or its subject's) is kept whole: nothing runs (docs/privacy.md).
+ * Erases one conversation: its registry row, its projected rows, its object, its files no other live thread uses
+ * (docs/privacy.md#attachments), then `session.erased`. A held thread (its own hold or its subject's) is kept whole:
+ * nothing runs (docs/privacy.md). Each step is idempotent: a 502 part way is finished by repeating the DELETE.
  */
 export async function eraseSession(env: Env, thread: ThreadRecord): Promise<void> {
   const hold = await findHold(env.DB, thread.tenantId, thread.id);
@@ -71,6 +73,7 @@ export async function eraseSession(env: Env, thread: ThreadRecord): Promise<void
   await eraseThreadRecord(env.DB, thread.tenantId, thread.id, at);
   await eraseSessionRows(env, thread.tenantId, thread.id, at);
   await onThread(env, thread, (stub, address) => stub.eraseThread(address));
+  await releaseErasedThreadAttachments(env, thread.tenantId, thread.id);
   await emitSessionErased(env, thread);
 }
 

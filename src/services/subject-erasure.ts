@@ -22,6 +22,7 @@ import {
   insertJob,
   latestJobForScope,
   recordProgress,
+  recordReleasedAttachments,
   revokeVisitor,
   subjectThreadIds,
   threadAddresses,
@@ -29,13 +30,15 @@ import {
 import { refuseIfHeld } from "../storage/d1/legal-holds";
 import { newEventId } from "../storage/thread/thread-events";
 import { rowAddress, threadStubFor } from "../thread/contract";
+import { releaseErasedThreadAttachments } from "./erased-attachments";
 
 /**
- * Threads one call erases at most. Each costs one thread-object call, plus a share of one D1 transaction and one
- * events call per `BATCH` threads: ~1.05 subrequests, so 400 stay well inside a paid Worker's 1000 with room for
- * authentication and the job's own rows. More threads answer 202 and the next call continues (docs/privacy.md).
+ * Threads one call erases at most. Each costs one thread-object call and one call to the tenant's attachment ledger,
+ * plus a share of two D1 writes and one events call per `BATCH` threads: ~2.06 subrequests, so 300 stay well inside a
+ * paid Worker's 1000 with room for authentication and the job's own rows. More threads answer 202 and the next call
+ * continues (docs/privacy.md).
  */
-export const THREADS_PER_CALL = 400;
+export const THREADS_PER_CALL = 300;
 /** Threads per D1 transaction, per events call and per recorded progress step. */
 const BATCH = 50;
 /** Thread objects erased at once. */
@@ -134,13 +137,17 @@ async function continueJob(
   let done = job.done;
   while (done < stop) {
     const batch = job.threadIds.slice(done, Math.min(stop, done + BATCH));
-    await eraseBatch(env, job.tenantId, batch);
+    await eraseBatch(env, job, batch);
     done += batch.length;
     await recordProgress(env.DB, job.tenantId, job.id, done);
   }
   if (done < job.threadIds.length) {
     return { status: "pending", job: { ...job, done }, remaining: job.threadIds.length - done };
   }
+  // The attachments every call of the job recorded, read back: this call's batches are not the whole job.
+  const recorded = await findJob(env.DB, job.tenantId, job.id);
+  if (recorded === null) throw new Error("The erasure job vanished before its receipt.");
+  if (recorded.status === "completed") return completed(recorded);
   const erasedAt = new Date().toISOString();
   const receipt = await signReceipt(env, {
     id: job.id,
@@ -149,6 +156,7 @@ async function continueJob(
     threadIds: job.threadIds,
     erasedAt,
     subjectDigest: digest,
+    attachments: recorded.attachments,
   });
   await completeJob(env.DB, { tenantId: job.tenantId, id: job.id, erasedAt, receipt });
   // Another call may have completed it a moment earlier: the stored receipt is the one.
@@ -159,25 +167,35 @@ async function continueJob(
 
 /**
  * One batch, each step idempotent so a cut-off batch is simply done again: the D1 rows (tombstones first, so the
- * threads' tokens are refused from here on), then each thread object, then the `session.erased` events, which also
- * make the tenant's events object drop the threads' earlier event bodies.
+ * threads' tokens are refused from here on), then each thread object, then each thread's attachments in the tenant's
+ * ledger (once the thread no longer names them: objects no other live thread uses are deleted, their SHA-256s kept for
+ * the receipt), then the `session.erased` events, which also make the tenant's events object drop the threads' earlier
+ * event bodies.
  */
-async function eraseBatch(env: Env, tenantId: string, threadIds: readonly string[]): Promise<void> {
+async function eraseBatch(env: Env, job: ErasureJob, threadIds: readonly string[]): Promise<void> {
+  const { tenantId } = job;
   const threads = await threadAddresses(env.DB, tenantId, threadIds);
   await eraseThreadsRows(env, tenantId, threadIds, new Date().toISOString());
-  for (let start = 0; start < threads.length; start += OBJECT_CONCURRENCY) {
-    await Promise.all(
+  const released: string[] = [];
+  let failure: unknown = null;
+  for (let start = 0; start < threads.length && failure === null; start += OBJECT_CONCURRENCY) {
+    const outcomes = await Promise.allSettled(
       threads.slice(start, start + OBJECT_CONCURRENCY).map(async (thread) => {
         const row = { tenantId, ...thread };
-        try {
-          const stub = await threadStubFor(env, row);
-          unwrap(await stub.eraseThread(rowAddress(row)));
-        } catch (cause) {
-          throw unavailable(cause);
-        }
+        const stub = await threadStubFor(env, row);
+        unwrap(await stub.eraseThread(rowAddress(row)));
+        return releaseErasedThreadAttachments(env, tenantId, thread.id);
       }),
     );
+    for (const outcome of outcomes) {
+      if (outcome.status === "fulfilled") released.push(...outcome.value);
+      else failure ??= outcome.reason;
+    }
   }
+  // Recorded even when a thread failed: the repeat of this batch finds those objects already gone and would not
+  // name them again (docs/privacy.md#attachments).
+  await recordReleasedAttachments(env.DB, tenantId, job.id, released);
+  if (failure !== null) throw unavailable(failure);
   const now = Date.now();
   const events = threads.map((thread) =>
     eventBody({
@@ -270,6 +288,7 @@ export function erasureAnswer(outcome: ErasureOutcome) {
       threadIds: job.threadIds,
       erasedAt: outcome.job.erasedAt,
       ...(digest !== undefined ? { subjectDigest: digest } : {}),
+      attachments: job.attachments,
     },
   };
 }

@@ -18,6 +18,14 @@ const subjectDigestField = z
       "receipts issued before digests existed.",
   );
 
+const receiptAttachmentsField = z
+  .array(z.string().regex(/^[0-9a-f]{64}$/))
+  .describe(
+    "SHA-256 (lowercase hex) of every attachment object this erasure deleted from storage, sorted: the files of the " +
+      "erased threads that no other live thread of the tenant still used (docs/privacy.md#attachments). A file " +
+      "another live thread still uses is not deleted and not listed; the erased threads no longer name it.",
+  );
+
 /** What a receipt's JWS payload holds: ids, a time and the subject's keyed digest, never the subject nor content. */
 export const receiptPayloadSchema = z.object({
   id: z.string(),
@@ -26,6 +34,8 @@ export const receiptPayloadSchema = z.object({
   threadIds: z.array(z.string()),
   erasedAt: z.iso.datetime(),
   subjectDigest: subjectDigestField.optional(),
+  /** Absent only on receipts issued before attachments existed. */
+  attachments: receiptAttachmentsField.optional(),
 });
 
 export const subjectField = z
@@ -62,6 +72,7 @@ export const erasureCompleted = z.object({
   threadIds: z.array(z.string()),
   erasedAt: z.iso.datetime(),
   subjectDigest: subjectDigestField.optional(),
+  attachments: receiptAttachmentsField,
 });
 
 /** 202: more threads than one call erases; repeat the same request to continue (same `id`). */

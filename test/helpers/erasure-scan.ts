@@ -1,9 +1,12 @@
 // The scan that proves an erasure (docs/privacy.md): every row of every D1 table, and every table and key of the erased
-// threads' objects and of the tenant's events and quota objects, searched for the subject id and the erased text.
+// threads' objects and of the tenant's events and quota objects, searched for the subject id and the erased text; and the
+// tenant's attachment objects in R2, each of which the ledger must still owe to a live thread (no orphan, no upload left
+// half-way), their bytes searched too.
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
 import type { Environment } from "../../src/control/deployment-store";
+import { listTenantAttachmentKeys, uploadKey } from "../../src/storage/attachments/bucket";
 import { threadObjectName } from "../../src/thread/contract";
 
 export interface ErasedThread {
@@ -101,6 +104,67 @@ async function objectDump(stub: DurableObjectStub): Promise<{ where: string; tex
   }
 }
 
+/** The tenant's attachment ledger (its quota object's tables): each object's SHA-256 and the threads that use it. */
+async function ledger(tenantId: string): Promise<{ objects: Set<string>; refs: Map<string, string[]> }> {
+  const stub = env.QUOTA.get(env.QUOTA.idFromName(tenantId));
+  return runInDurableObject(stub, (_instance, state) => {
+    const sql = state.storage.sql;
+    const objects = new Set(
+      sql
+        .exec("SELECT sha256 FROM attachment_objects")
+        .toArray()
+        .map((r) => String(r.sha256)),
+    );
+    const refs = new Map<string, string[]>();
+    for (const row of sql.exec("SELECT sha256, thread_id FROM attachment_refs").toArray()) {
+      const sha256 = String(row.sha256);
+      refs.set(sha256, [...(refs.get(sha256) ?? []), String(row.thread_id)]);
+    }
+    return { objects, refs };
+  });
+}
+
+/**
+ * R2 against the ledger (docs/privacy.md#attachments): every object under the tenant's prefix is in the ledger and used
+ * by at least one live thread (an erased one's use is an orphan too), every ledger object exists, no upload is left in
+ * staging, and no object's bytes hold a needle.
+ */
+async function scanAttachments(tenantId: string, needles: readonly string[], found: string[]): Promise<void> {
+  const keys = await listTenantAttachmentKeys(env.ATTACHMENTS, tenantId);
+  const staging = uploadKey(tenantId, "");
+  const uploads = (await env.ATTACHMENTS.list({ prefix: staging })).objects;
+  for (const object of uploads) found.push(`R2 ${object.key}: an upload left in staging`);
+  const { objects, refs } = await ledger(tenantId);
+  const users = [...new Set([...refs.values()].flat())];
+  const live = new Set<string>();
+  if (users.length > 0) {
+    const { results } = await env.DB.prepare(
+      `SELECT id FROM threads WHERE tenant_id = ? AND deleted_at IS NULL
+       AND id IN (SELECT value FROM json_each(?))`,
+    )
+      .bind(tenantId, JSON.stringify(users))
+      .all<{ id: string }>();
+    for (const row of results) live.add(row.id);
+  }
+  const inBucket = new Set<string>();
+  for (const key of keys) {
+    const sha256 = key.slice(key.lastIndexOf("/") + 1);
+    inBucket.add(sha256);
+    const usedBy = (refs.get(sha256) ?? []).filter((threadId) => live.has(threadId));
+    if (!objects.has(sha256)) found.push(`R2 ${key}: an object the ledger does not know`);
+    else if (usedBy.length === 0) found.push(`R2 ${key}: an orphan object (no live thread uses it)`);
+    const body = await env.ATTACHMENTS.get(key);
+    if (body !== null) hits(`R2 ${key}`, decoder.decode(await body.arrayBuffer()), needles, found);
+  }
+  for (const sha256 of objects) {
+    if (!inBucket.has(sha256)) found.push(`ledger ${sha256}: no object in R2`);
+  }
+  for (const [sha256, threadIds] of refs) {
+    for (const threadId of threadIds)
+      if (!live.has(threadId)) found.push(`ledger ${sha256}: used by erased or unknown thread ${threadId}`);
+  }
+}
+
 /** Everything the scan found, as `where: needle` lines; empty when the erasure left nothing. */
 export async function scanForErased(input: ScanInput): Promise<string[]> {
   const needles = input.needles.filter((needle) => needle.length > 0);
@@ -124,6 +188,7 @@ export async function scanForErased(input: ScanInput): Promise<string[]> {
   ] as const) {
     for (const cell of await objectDump(stub)) hits(`${label} ${cell.where}`, cell.text, needles, found);
   }
+  await scanAttachments(input.tenantId, needles, found);
   return found;
 }
 

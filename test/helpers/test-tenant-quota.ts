@@ -1,15 +1,38 @@
-// A tenant quota object whose clock a test can move: the production class, only its clock replaced.
+// A tenant quota object whose clock a test can move and whose attachment deletes a test can make fail: the production
+// class, only its clock and its R2 bucket's `delete` replaced.
 import { runInDurableObject } from "cloudflare:test";
 import { TenantQuota } from "../../src/objects/tenant-quota";
 import { TestClock } from "./test-thread-agent";
 
+/** The bucket as the object sees it: the real one, except that `delete` throws while `failing.on` is set. */
+function failableBucket(bucket: R2Bucket, failing: { on: boolean }): R2Bucket {
+  return new Proxy(bucket, {
+    get(target, property) {
+      if (property === "delete" && failing.on)
+        return () => Promise.reject(new Error("R2 is unavailable (test)"));
+      const value: unknown = Reflect.get(target, property);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
 export class TestTenantQuota extends TenantQuota {
   readonly clock: TestClock;
+  readonly #failingDeletes: { on: boolean };
 
   constructor(ctx: DurableObjectState, env: Env) {
     const clock = new TestClock();
-    super(ctx, env, clock);
+    const failing = { on: false };
+    const withBucket: Env = Object.create(env);
+    Object.defineProperty(withBucket, "ATTACHMENTS", { value: failableBucket(env.ATTACHMENTS, failing) });
+    super(ctx, withBucket, clock);
     this.clock = clock;
+    this.#failingDeletes = failing;
+  }
+
+  /** Makes this object's deletes of attachment bytes fail (`on`) or work again; gone with an eviction. */
+  failAttachmentDeletes(on: boolean): void {
+    this.#failingDeletes.on = on;
   }
 }
 

@@ -1,6 +1,7 @@
 // The export is streamed from the thread object page by page: any size, the same bytes as the whole document.
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { insertAttachment } from "../../src/storage/thread/attachment-store";
 import { EntryStore } from "../../src/storage/thread/entry-store";
 import { readPin } from "../../src/storage/thread/pin-store";
 import { RunStore } from "../../src/storage/thread/run-store";
@@ -96,6 +97,20 @@ function wholeDocument(
           createdAt: iso(Number(r.created_at)),
           updatedAt: iso(Number(r.updated_at)),
         })),
+      attachments: storage.sql
+        .exec(
+          "SELECT id, sha256, media_type, size, name, created_at FROM attachments ORDER BY created_at, id",
+        )
+        .toArray()
+        .map((r) => ({
+          id: r.id,
+          sha256: r.sha256,
+          mediaType: r.media_type,
+          size: r.size,
+          name: r.name,
+          createdAt: iso(Number(r.created_at)),
+          download: `/v1/sessions/${binding.threadId}/attachments/${r.id}`,
+        })),
     }),
   );
 }
@@ -172,6 +187,16 @@ describe("GET /v1/sessions/:threadId/export, streamed", () => {
           });
           if (!appended.ok) throw new Error(appended.message);
           parent = i % 7 === 0 ? parent : appended.value.entry.id;
+        }
+        for (let a = 0; a < 420; a++) {
+          // Ids in the attachment alphabet, a digit spelled as a letter.
+          const id = `att_${Array.from(String(a).padStart(26, "0"), (d) => "abcdefghij"[Number(d)]).join("")}`;
+          const sha256 = (a % 5).toString(16).repeat(64);
+          insertAttachment(
+            state.storage,
+            { id, sha256, mediaType: "text/plain", size: a, name: `f${a}.txt` },
+            now(),
+          );
         }
         for (let r = 0; r < 230; r++) {
           const created = runs.create({});

@@ -148,6 +148,7 @@ describe("POST /v1/subject-erasures", () => {
       threadIds: body.threadIds,
       erasedAt: body.erasedAt,
       subjectDigest: digest,
+      attachments: [],
     });
 
     expect(await sessionCount(first, subject)).toBe(0);
@@ -521,7 +522,7 @@ describe("POST /v1/subject-erasures", () => {
     const first = await eraseSubject(agent, subject);
     expect(first.status).toBe(202);
     const partial = erasurePending.parse(await first.json());
-    expect(partial.remaining).toBe(100);
+    expect(partial.remaining).toBe(200);
     const res = await eraseSubject(agent, subject);
     expect(res.status).toBe(200);
     const body = erasureCompleted.parse(await res.json());

@@ -17,6 +17,8 @@ export interface ErasureJob {
   createdAt: string;
   erasedAt: string | null;
   receipt: string | null;
+  /** SHA-256s of the attachment objects the job's erasures deleted so far (docs/privacy.md#attachments). */
+  attachments: string[];
 }
 
 const scopeSchema = z.object({
@@ -35,6 +37,7 @@ const jobRow = z
     created_at: z.string(),
     erased_at: z.string().nullable(),
     receipt: z.string().nullable(),
+    attachments: z.string(),
   })
   .transform(
     (row): ErasureJob => ({
@@ -47,10 +50,12 @@ const jobRow = z
       createdAt: row.created_at,
       erasedAt: row.erased_at,
       receipt: row.receipt,
+      attachments: z.array(z.string()).parse(JSON.parse(row.attachments)),
     }),
   );
 
-const JOB_COLUMNS = "tenant_id, id, scope_json, status, thread_ids, done, created_at, erased_at, receipt";
+const JOB_COLUMNS =
+  "tenant_id, id, scope_json, status, thread_ids, done, created_at, erased_at, receipt, attachments";
 
 /** The ids of a subject's live threads (all agents, or one), oldest first. */
 export async function subjectThreadIds(
@@ -168,6 +173,28 @@ export async function recordProgress(db: D1Database, tenantId: string, id: strin
   await db
     .prepare("UPDATE erasures SET done = MAX(done, ?) WHERE tenant_id = ? AND id = ? AND status = 'pending'")
     .bind(done, tenantId, id)
+    .run();
+}
+
+/**
+ * Adds the SHA-256s of attachment objects a batch's erasures deleted to the job's list (sorted, each once), before the
+ * batch counts as done: a batch done again after a cut-off adds what its repeat deleted to what the first try did.
+ */
+export async function recordReleasedAttachments(
+  db: D1Database,
+  tenantId: string,
+  id: string,
+  sha256s: readonly string[],
+): Promise<void> {
+  if (sha256s.length === 0) return;
+  await db
+    .prepare(
+      `UPDATE erasures SET attachments = (
+         SELECT json_group_array(value) FROM (
+           SELECT value FROM json_each(erasures.attachments) UNION SELECT value FROM json_each(?) ORDER BY value))
+       WHERE tenant_id = ? AND id = ? AND status = 'pending'`,
+    )
+    .bind(JSON.stringify(sha256s), tenantId, id)
     .run();
 }
 

@@ -24,4 +24,5 @@ export const MIGRATIONS: readonly string[] = [
   "0021_tenant_storage_quota.sql",
   "0022_message_attachments.sql",
   "0023_eval_suites.sql",
+  "0024_erasure_attachments.sql",
 ];

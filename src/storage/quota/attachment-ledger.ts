@@ -50,9 +50,18 @@ export function insertAttachmentRef(
 
 const shaRow = z.object({ sha256: z.string() });
 
-/** Removes the thread's references; returns the objects no thread references any more (still in the ledger). */
-export function dropThreadRefs(sql: SqlStorage, threadId: string): string[] {
-  sql.exec("DELETE FROM attachment_refs WHERE thread_id = ?", threadId);
+/**
+ * Removes the thread's references (all, or only those to `only`'s SHA-256s); returns the objects no thread references
+ * any more (still in the ledger).
+ */
+export function dropThreadRefs(sql: SqlStorage, threadId: string, only?: readonly string[]): string[] {
+  if (only === undefined) sql.exec("DELETE FROM attachment_refs WHERE thread_id = ?", threadId);
+  else
+    sql.exec(
+      "DELETE FROM attachment_refs WHERE thread_id = ? AND sha256 IN (SELECT value FROM json_each(?))",
+      threadId,
+      JSON.stringify(only),
+    );
   return unreferencedObjects(sql);
 }
 

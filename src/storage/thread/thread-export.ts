@@ -4,6 +4,7 @@ import { environmentSchema } from "../../shared/api";
 import { ERROR_REASONS } from "../../shared/error-reasons";
 import { ERROR_CODES } from "../../shared/errors";
 import { attachmentRef, FEEDBACK_RATINGS, RUN_STATUSES } from "../../shared/protocol";
+import { attachmentsPage } from "./attachment-export";
 import { ENTRY_KINDS, ENTRY_ROLES, EntryStore } from "./entry-store";
 import { FeedbackStore } from "./feedback-store";
 import type { ThreadBinding } from "./pin-store";
@@ -107,6 +108,17 @@ export const threadExportSchema = z.strictObject({
       updatedAt: isoTime,
     }),
   ),
+  /**
+   * Every file uploaded to the thread (sent with a message or not), oldest first, with the tenant's download path
+   * (docs/privacy.md#attachments). The bytes are not in the export: `download` fetches them with the same `sk_` key.
+   */
+  attachments: z.array(
+    z.strictObject({
+      ...attachmentRef.shape,
+      createdAt: isoTime,
+      download: z.string(),
+    }),
+  ),
 });
 
 export type ThreadExport = z.infer<typeof threadExportSchema>;
@@ -134,6 +146,7 @@ const usageTurnSchema = shape.usage.shape.turns.element;
 const runTotalsSchema = shape.usage.shape.byRun.element;
 const totalsSchema = shape.usage.shape.totals;
 const feedbackSchema = shape.feedback.element;
+const attachmentSchema = shape.attachments.element;
 
 /**
  * The items of one JSON array, a page at a time: each page's items joined by commas (and led by one after the first
@@ -315,12 +328,33 @@ function* exportText(storage: DurableObjectStorage, binding: ThreadBinding): Gen
     })(),
     feedbackSchema,
   );
+  yield `],"attachments":[`;
+  yield* arrayItems(
+    (function* () {
+      for (let after: { createdAt: number; id: string } | null = null; ; ) {
+        const page = attachmentsPage(storage, after, PAGE);
+        const last = page[page.length - 1];
+        if (last === undefined) return;
+        yield page.map((a) => ({
+          id: a.id,
+          sha256: a.sha256,
+          mediaType: a.mediaType,
+          size: a.size,
+          name: a.name,
+          createdAt: iso(a.createdAt),
+          download: `/v1/sessions/${encodeURIComponent(binding.threadId)}/attachments/${a.id}`,
+        }));
+        after = last;
+      }
+    })(),
+    attachmentSchema,
+  );
   yield "]}";
 }
 
 /**
  * `GET …/export` as a byte stream: the whole tree (every branch), runs, tool calls, usage per turn, per run and in
- * total, the user's feedback, and the pin, read from the object's storage a page per chunk as the client reads. A row that fails its
+ * total, the user's feedback, the thread's attachments (metadata and download path), and the pin, read from the object's storage a page per chunk as the client reads. A row that fails its
  * schema ends the stream with an error (the client sees a cut-off document, never a wrong one).
  */
 export function exportThreadStream(

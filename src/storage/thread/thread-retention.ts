@@ -6,6 +6,7 @@
 // deleted for longer than one successful drain (the D1 retention job applies the same policy on its own as well).
 
 import { PROJECTED_ENTRY_SEQ_KEY } from "../projection/outbox";
+import { attachmentIdsOfEntries, dropRetainedAttachments } from "./attachment-release";
 import { rebuildAncestry } from "./entry-ancestry";
 import { ACTIVE_LEAF_KEY, deleteMeta, readMetaInteger, writeMeta } from "./thread-meta";
 
@@ -59,7 +60,8 @@ const ids = (rows: Record<string, SqlStorageValue>[]): string[] => rows.map((r) 
  * Deletes entries older than `maxAgeDays` and entries older than the newest `maxMessagesPerThread` messages,
  * except entries of a live (queued or running) run and their user message. Survivors whose parent was deleted
  * become roots; a deleted active leaf is cleared; queued projections of deleted records are dropped; tool calls
- * past the age limit go too. Runs and token usage (no content) are kept.
+ * past the age limit go too, and so do attachments no remaining message carries that a deleted one did or that are
+ * past the age. Runs and token usage (no content) are kept.
  */
 export function applyThreadRetention(
   storage: DurableObjectStorage,
@@ -109,6 +111,8 @@ export function applyThreadRetention(
       .toArray();
     const victimIds = JSON.stringify(ids(victims));
     const throughSeq = victims.reduce((max, r) => Math.max(max, Number(r.seq)), 0);
+    // The files the deleted messages carried (docs/privacy.md#attachments), read before the messages go.
+    const carried = victims.length > 0 ? attachmentIdsOfEntries(storage, victimIds) : [];
 
     if (victims.length > 0) {
       sql.exec("DELETE FROM entries WHERE id IN (SELECT value FROM json_each(?))", victimIds);
@@ -144,6 +148,10 @@ export function applyThreadRetention(
         PROJECTED_ENTRY_SEQ_KEY,
       );
     }
+
+    // Files no remaining message carries go when a deleted one did or they are past the age (never sent); the tenant's
+    // ledger hears of them after this transaction (src/thread/object/upkeep.ts).
+    if (carried.length > 0 || cutoff !== null) dropRetainedAttachments(storage, carried, cutoff);
 
     let deletedCalls = 0;
     if (cutoff !== null) {

@@ -1,19 +1,22 @@
 // Zero retention (docs/privacy.md) in the thread object: after the thread's last activity plus `idleMinutes`, every entry's
 // text and every tool payload is blanked in place. Entry ids, the tree, runs, usage and counts stay; a purged message
 // keeps `{text: "", purged: true}` (and its status) so history shows it as purged. The thread's context variables go
-// too (here, and in D1's registry row by the thread object once this commits).
+// too (here, and in D1's registry row by the thread object once this commits), and so do its attachments (the rows
+// here, the objects no other live thread uses by the tenant's ledger once this commits).
+import { dropAllAttachments } from "./attachment-release";
 import { blankThreadContext } from "./context-store";
 
 const MINUTE_MS = 60_000;
 
-/** Epoch ms of the thread's last activity: its newest entry, run start or end, or feedback. */
+/** Epoch ms of the thread's last activity: its newest entry, run start or end, feedback, or upload. */
 export function lastActivityAt(storage: DurableObjectStorage): number | null {
   const row = storage.sql
     .exec(
       `SELECT MAX(
          COALESCE((SELECT MAX(created_at) FROM entries), 0),
          COALESCE((SELECT MAX(COALESCE(ended_at, started_at, created_at)) FROM runs), 0),
-         COALESCE((SELECT MAX(updated_at) FROM feedback), 0)) AS at`,
+         COALESCE((SELECT MAX(updated_at) FROM feedback), 0),
+         COALESCE((SELECT MAX(created_at) FROM attachments), 0)) AS at`,
     )
     .one();
   const at = Number(row.at);
@@ -97,6 +100,8 @@ export function purgeText(storage: DurableObjectStorage): number {
       "UPDATE thread_events SET data_json = json_remove(data_json, '$.comment', '$.reason', '$.input')",
     );
     blankThreadContext(storage);
+    // The files go too: rows here, objects by the tenant's ledger right after (docs/privacy.md#attachments).
+    dropAllAttachments(storage);
     return messages + withStatus + others + actions;
   });
 }

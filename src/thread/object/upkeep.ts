@@ -1,5 +1,7 @@
 // The thread object's upkeep, run by its scheduler and after changes: the D1 projection, event forwarding, retention,
-// the zero-retention purge, queued turns that must wake, and idle sockets (docs/architecture.md#layers).
+// the zero-retention purge, the attachments both let go, queued turns that must wake, and idle sockets
+// (docs/architecture.md#layers).
+import { tenantQuota } from "../../auth/tenant-quota";
 import { zeroRetentionIdleMinutes } from "../../control/artifact";
 import { WS_CLOSE_IDLE } from "../../shared/errors";
 import { LIMITS } from "../../shared/protocol";
@@ -8,6 +10,7 @@ import { projectionReadDb, projectionTargets } from "../../storage/d1/shards";
 import { clearThreadContext } from "../../storage/d1/thread-registry";
 import { drainOutbox } from "../../storage/projection/projection-drain";
 import { reconcileProjection } from "../../storage/projection/projection-reconcile";
+import { attachmentsReleased, attachmentsToRelease } from "../../storage/thread/attachment-release";
 import type { ThreadBinding } from "../../storage/thread/pin-store";
 import { purgeIdleText } from "../../storage/thread/zero-retention";
 import type { ThreadRuntime } from "../conversation";
@@ -22,6 +25,7 @@ export type UpkeepCallback =
   | "drainOutbox"
   | "forwardEvents"
   | "purgeIdleText"
+  | "releaseAttachments"
   | "resumeQueuedRuns"
   | "expireActions"
   | "sweepIdleConnections";
@@ -50,8 +54,7 @@ export class ThreadUpkeep {
     if (runtime === null) return;
     const { storage, env, settings } = this.#deps;
     // Every change drains: under zero retention it also arms the purge that follows the last activity.
-    const idleMinutes = zeroRetentionIdleMinutes(runtime.binding.artifact);
-    if (idleMinutes !== null) await this.#deps.schedule(idleMinutes * 60, "purgeIdleText", true);
+    await this.armIdlePurge(runtime.binding);
     // Side by side: events go to the tenant's events object, not D1, so neither consumer waits for the other.
     const [, outcome] = await Promise.all([
       this.forwardEventsOf(runtime.binding),
@@ -66,6 +69,12 @@ export class ThreadUpkeep {
     if (outcome.retryInMs !== undefined) {
       await this.#deps.schedule(Math.max(1, Math.ceil(outcome.retryInMs / 1000)), "drainOutbox", true);
     }
+  }
+
+  /** Under zero retention, the purge that follows the last activity (docs/privacy.md). */
+  async armIdlePurge(binding: ThreadBinding): Promise<void> {
+    const idleMinutes = zeroRetentionIdleMinutes(binding.artifact);
+    if (idleMinutes !== null) await this.#deps.schedule(idleMinutes * 60, "purgeIdleText", true);
   }
 
   async forwardEvents(): Promise<void> {
@@ -102,6 +111,7 @@ export class ThreadUpkeep {
       return;
     }
     runtime.textPurged();
+    await this.releaseAttachmentsOf(runtime.binding);
     // The registry's copy of the context variables goes too; if D1 cannot be reached, the purge (idempotent) runs
     // again a minute later until it can.
     try {
@@ -120,6 +130,8 @@ export class ThreadUpkeep {
     if (runtime === null) return;
     const { storage, env, settings } = this.#deps;
     await this.retain(runtime);
+    // A release that failed earlier and whose retry was lost with an eviction is caught up here.
+    await this.releaseAttachmentsOf(runtime.binding);
     // The shard reads trust; a control plane that cannot name it fails the check like D1 itself would.
     const db = await projectionReadDb(env, runtime.binding.tenantId).catch(() => null);
     const { missing, failed } =
@@ -158,8 +170,40 @@ export class ThreadUpkeep {
     if (policy.maxAgeDays === undefined && policy.maxMessagesPerThread === undefined)
       return { deletedEntries: 0 };
     const result = runtime.applyRetention(policy, this.#deps.settings.now());
+    await this.releaseAttachmentsOf(binding);
     await this.drainOutbox();
     return result;
+  }
+
+  async releaseAttachments(): Promise<void> {
+    const runtime = await this.#deps.gate.stored();
+    if (runtime !== null) await this.releaseAttachmentsOf(runtime.binding);
+  }
+
+  /**
+   * Tells the tenant's ledger which files retention or the zero-retention purge took from this thread: it deletes the
+   * objects no other live thread of the tenant uses (docs/privacy.md#attachments). The thread's rows are gone already;
+   * if the ledger cannot be reached the list stays and this runs again a minute later.
+   */
+  async releaseAttachmentsOf(binding: ThreadBinding): Promise<void> {
+    const { storage, env } = this.#deps;
+    const sha256s = attachmentsToRelease(storage);
+    if (sha256s.length === 0) return;
+    try {
+      await tenantQuota(env, binding.tenantId).releaseThreadAttachments(binding.threadId, sha256s);
+      attachmentsReleased(storage, sha256s);
+    } catch (error) {
+      console.error(
+        JSON.stringify({
+          level: "error",
+          message: "attachment release deferred",
+          threadId: binding.threadId,
+          error: String(error),
+        }),
+      );
+      // Not idempotent: this may run inside its own scheduled callback, whose row still exists.
+      await this.#deps.schedule(60, "releaseAttachments", false);
+    }
   }
 
   /**
