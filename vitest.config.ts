@@ -49,7 +49,7 @@ export default defineConfig(async () => {
       }),
     ],
     // As in wrangler.toml: the default build has no Hyperdrive adapter (docs/control-plane.md#hyperdrive).
-    resolve: { alias: { "control-plane-hyperdrive": "./src/shims/no-hyperdrive.ts" } },
+    resolve: { alias: { "control-plane-hyperdrive": "./src/storage/postgres/hyperdrive-absent.ts" } },
     test: {
       include: ["test/unit/**/*.test.ts", "test/integration/**/*.test.ts"],
       setupFiles: ["./test/helpers/setup.ts"],

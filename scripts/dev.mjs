@@ -4,7 +4,10 @@ import { createServer } from "node:net";
 import { dirname, join, relative } from "node:path";
 import { parseArgs } from "node:util";
 import { launchPublic, ThreadConnection } from "agent-threads/client";
+import pg from "pg";
+import { writeHyperdriveConfig } from "./build-hyperdrive-config.mjs";
 import { buildControlPlane } from "./control-plane.mjs";
+import { loadMigration } from "./control-plane-sql.mjs";
 import { CliError, runMain } from "./lib/cli.mjs";
 import { D1_BINDINGS } from "./lib/d1-bindings.mjs";
 import { ensureDevVars, readDevVars } from "./lib/dev-vars.mjs";
@@ -17,7 +20,7 @@ import { runQuiet, signalNumber } from "./lib/run-command.mjs";
 import { waitForHealth } from "./lib/wait-for-health.mjs";
 import { seedDemo } from "./seed-demo.mjs";
 
-const HELP = `Usage: npm run dev [-- --port 8787 --no-seed --check --control-plane d1|postgres]
+const HELP = `Usage: npm run dev [-- --port 8787 --no-seed --check --control-plane d1|postgres|hyperdrive]
 
 Creates .dev.vars with random secrets when it is missing, applies the local D1 migrations, starts
 \`wrangler dev\` on 127.0.0.1:<port> (PORT env or --port, default 8787), waits for /v1/health and seeds a
@@ -29,7 +32,11 @@ demo tenant and public demo agent. Ctrl-C stops everything.
   --control-plane postgres
                keep agents, versions, releases and pins in a local PostgreSQL (.tmp/postgres, started if not
                running) behind the control-plane service; the Worker runs with CONTROL_PLANE=http
-               (docs/control-plane.md). Default: d1.`;
+               (docs/control-plane.md). Default: d1.
+  --control-plane hyperdrive
+               the same local PostgreSQL (migrated here), reached from the Worker itself through a local Hyperdrive
+               binding: the Worker runs from wrangler.hyperdrive.toml (npm run build:hyperdrive-config) with
+               CONTROL_PLANE=hyperdrive and localConnectionString set to that database.`;
 
 function portIsFree(port) {
   return new Promise((resolve) => {
@@ -81,10 +88,15 @@ async function main() {
   }
 
   const controlPlane = values["control-plane"];
-  if (controlPlane !== "d1" && controlPlane !== "postgres") {
-    throw new CliError(`--control-plane must be d1 or postgres, not ${controlPlane}.`);
+  if (controlPlane !== "d1" && controlPlane !== "postgres" && controlPlane !== "hyperdrive") {
+    throw new CliError(`--control-plane must be d1, postgres or hyperdrive, not ${controlPlane}.`);
   }
-  const service = controlPlane === "postgres" ? await startPostgresControlPlane() : null;
+  const service =
+    controlPlane === "postgres"
+      ? await startPostgresControlPlane()
+      : controlPlane === "hyperdrive"
+        ? await startHyperdriveControlPlane()
+        : null;
 
   const child = spawn(
     wrangler,
@@ -143,8 +155,15 @@ async function main() {
           environment,
         });
         if (values.check) await launchDemo(baseUrl, shownUrl, state.publicKey);
-        if (values.check && service !== null) {
+        if (values.check && service?.stopService) {
           await pinnedThreadOutlivesControlPlane(baseUrl, shownUrl, state.publicKey, service);
+        } else if (values.check && service !== null) {
+          const launch = await launchPublic({ baseUrl, agentKey: state.publicKey, origin: shownUrl });
+          const answer = await demoTurn(launch, shownUrl, "Hello.");
+          await service.pinStored(launch.threadId);
+          console.log(
+            `Demo turn over ${controlPlane}: answered (${JSON.stringify(answer.slice(0, 40))}), its pin is in PostgreSQL.`,
+          );
         }
         printSummary({ shownUrl, publicKey: state.publicKey, check: values.check });
       } catch (error) {
@@ -240,6 +259,51 @@ async function startPostgresControlPlane() {
   };
 }
 
+/**
+ * `--control-plane hyperdrive`: the local PostgreSQL of the postgres mode, migrated here with the canonical SQL
+ * (docs/control-plane.md#owning-the-migration), and the Worker run from the generated Hyperdrive config whose
+ * localConnectionString points at it (docs/control-plane.md#hyperdrive). No service: the Worker holds the driver.
+ */
+async function startHyperdriveControlPlane() {
+  let database;
+  try {
+    database = await ensureLocalPostgres();
+  } catch (error) {
+    throw new CliError(error instanceof Error ? error.message : String(error));
+  }
+  process.on("exit", () => database.stop());
+  const migration = await loadMigration();
+  const client = new pg.Client({ connectionString: database.url });
+  await client.connect();
+  try {
+    await client.query("BEGIN");
+    await client.query(migration.postgresMigrationSql(migration.DEFAULT_PREFIX));
+    await client.query("COMMIT");
+  } finally {
+    await client.end();
+  }
+  // wrangler refuses a localConnectionString without a password; the local server trusts 127.0.0.1 and ignores it.
+  const local = new URL(database.url);
+  local.password = "local";
+  const config = writeHyperdriveConfig({ localConnectionString: local.toString() });
+  console.log(
+    `Control plane: ${database.url} through a local Hyperdrive binding (CONTROL_PLANE=hyperdrive).`,
+  );
+  /** The check's proof that the Worker wrote through Hyperdrive: the thread's pin row is in PostgreSQL, not D1. */
+  const pinStored = async (threadId) => {
+    const reader = new pg.Client({ connectionString: database.url });
+    await reader.connect();
+    try {
+      const pins = `${migration.DEFAULT_PREFIX}_thread_pins`;
+      const found = await reader.query(`SELECT 1 FROM ${pins} WHERE thread_id = $1`, [threadId]);
+      if (found.rowCount !== 1) throw new Error(`no pin for ${threadId} in PostgreSQL's ${pins}.`);
+    } finally {
+      await reader.end();
+    }
+  };
+  return { stop: () => database.stop(), pinStored, wranglerArgs: ["--config", config] };
+}
+
 function freePort() {
   return new Promise((resolve, reject) => {
     const server = createServer();
@@ -264,34 +328,36 @@ function describeMigrations(output) {
  */
 async function pinnedThreadOutlivesControlPlane(baseUrl, origin, agentKey, service) {
   const launch = await launchPublic({ baseUrl, agentKey, origin });
-  const turn = async (text) => {
-    const connection = new ThreadConnection({ launch, origin });
-    await connection.connect();
-    const reply = new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no reply to "${text}" within 15 s`)), 15_000);
-      const off = connection.on("entry", (frame) => {
-        if (frame.entry.role !== "assistant") return;
-        clearTimeout(timer);
-        off();
-        resolve(frame.entry.text);
-      });
-    });
-    connection.send({ text });
-    const answer = await reply;
-    connection.close();
-    return answer;
-  };
-  await turn("Hello.");
+  await demoTurn(launch, origin, "Hello.");
   await service.stopService();
   const down = await fetch(`${service.serviceUrl}/health`).then(
     () => false,
     () => true,
   );
   if (!down) throw new Error("the control-plane service still answers after it was stopped.");
-  const answer = await turn("Are you still there?");
+  const answer = await demoTurn(launch, origin, "Are you still there?");
   console.log(
     `Control plane stopped: the pinned thread still answered (${JSON.stringify(answer.slice(0, 40))}).`,
   );
+}
+
+/** One turn of the demo agent on `launch`'s thread: resolves with the assistant's reply. */
+async function demoTurn(launch, origin, text) {
+  const connection = new ThreadConnection({ launch, origin });
+  await connection.connect();
+  const reply = new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no reply to "${text}" within 15 s`)), 15_000);
+    const off = connection.on("entry", (frame) => {
+      if (frame.entry.role !== "assistant") return;
+      clearTimeout(timer);
+      off();
+      resolve(frame.entry.text);
+    });
+  });
+  connection.send({ text });
+  const answer = await reply;
+  connection.close();
+  return answer;
 }
 
 /** The check mode's proof that the seeded agent works: a browser-style launch from an allowed origin. */

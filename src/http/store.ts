@@ -1,11 +1,9 @@
 // One DeploymentStore per request, so routes and services depend on the port and never on how it is stored.
 // CONTROL_PLANE picks the adapter (docs/control-plane.md#three-topologies): D1, the HTTP service, or Hyperdrive.
 
-import { callOverHyperdrive } from "control-plane-hyperdrive";
+import { hyperdriveDeploymentStore } from "control-plane-hyperdrive";
 import { signWorkloadToken } from "../auth/workload-token";
-import { DEPLOYMENT_ROUTES } from "../control/control-plane-routes";
 import type { DeploymentStore } from "../control/deployment-store";
-import { AppError, fromDatabase } from "../errors";
 import { withD1Mirror } from "../storage/d1/control-plane-mirror";
 import { D1DeploymentStore } from "../storage/d1/d1-deployment-store";
 import { HttpDeploymentStore } from "../storage/http/http-deployment-store";
@@ -45,35 +43,13 @@ function httpStore(env: Env): DeploymentStore {
 }
 
 /**
- * The Postgres adapter over env.HYPERDRIVE. `pg` costs ~40 KB gzip, past the Worker's 450 KB budget, so the default
- * build aliases `control-plane-hyperdrive` to a shim (wrangler.toml) and only a Hyperdrive build, from a config whose
- * alias maps it to ./src/storage/postgres/hyperdrive-store.ts, bundles the real module (docs/control-plane.md#hyperdrive).
+ * The Postgres adapter over env.HYPERDRIVE. `pg` costs ~35 KB gzip, past the Worker's 450 KB budget, so the default
+ * build aliases `control-plane-hyperdrive` to src/storage/postgres/hyperdrive-absent.ts (wrangler.toml) and only the
+ * Hyperdrive build (`npm run build:hyperdrive-config`) bundles the real module (docs/control-plane.md#hyperdrive).
  */
 function hyperdriveStore(env: Env): DeploymentStore {
   const binding = env.HYPERDRIVE;
   if (binding === undefined)
     throw new Error("CONTROL_PLANE=hyperdrive needs a [[hyperdrive]] binding HYPERDRIVE.");
-  const call = (method: keyof DeploymentStore, args: unknown[]) =>
-    callOverHyperdrive(binding.connectionString, env.CONTROL_PLANE_PREFIX, method, args).catch(
-      (error: unknown) => {
-        // The caller sees 503; the operator needs the driver's reason (never the connection string).
-        if (!(error instanceof AppError)) {
-          console.error(
-            JSON.stringify({
-              level: "error",
-              message: "control plane (hyperdrive) failed",
-              method,
-              error: String(error),
-            }),
-          );
-        }
-        throw error;
-      },
-    );
-  return Object.fromEntries(
-    (Object.keys(DEPLOYMENT_ROUTES) as (keyof DeploymentStore)[]).map((method) => [
-      method,
-      (...args: unknown[]) => fromDatabase(call(method, args)),
-    ]),
-  ) as unknown as DeploymentStore;
+  return hyperdriveDeploymentStore(binding.connectionString, env.CONTROL_PLANE_PREFIX);
 }
