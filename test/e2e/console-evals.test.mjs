@@ -24,8 +24,8 @@ async function seed() {
   const agent = await admin.agents.create({
     slug: `evals-${randomBytes(4).toString("hex")}`,
     name: "Evals agent",
-    visibility: "public",
-    allowedOrigins: [BASE_URL],
+    visibility: "private",
+    allowedOrigins: [],
   });
   const saved = await admin.drafts.put(agent.id, artifact("echo"), 0);
   const v1 = await admin.versions.publish(agent.id, saved.revision);
@@ -103,7 +103,7 @@ describe("console evals", () => {
     const { page } = opened;
     await page.getByRole("button", { name: "Make a test from this branch" }).click();
     const dialog = page.getByRole("dialog", { name: "Make a test from this branch" });
-    await dialog.getByLabel("Suite").selectOption({ label: "A new suite…" });
+    await dialog.getByLabel("Suite", { exact: true }).selectOption({ label: "A new suite…" });
     await dialog.getByLabel("New suite name").fill("Order questions");
     await dialog.getByRole("button", { name: "Add the case" }).click();
     await waitForText(page.getByRole("status"), "to Order questions");
