@@ -53,10 +53,7 @@ export async function benchEvals({ product, agent, cases: n = B12_CASES, log = (
     polls += 1;
     if (run.status === "completed" || run.status === "failed") break;
     if (performance.now() > deadline) break;
-    if (polls % 20 === 0)
-      log(
-        `  b12: ${run.passed + run.failed}/${run.total} cases after ${Math.round((performance.now() - t0) / 1000)} s`,
-      );
+    if (polls % 20 === 0) log(`  b12: ${run.status} after ${Math.round((performance.now() - t0) / 1000)} s`);
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
   const wallMs = Math.round(performance.now() - t0);
@@ -65,7 +62,7 @@ export async function benchEvals({ product, agent, cases: n = B12_CASES, log = (
     cases: n,
     status: run.status,
     passed: run.passed,
-    failed: run.failed,
+    failedCases: run.failed,
     wallMs,
     runDurationMs: run.durationMs,
     caseMsP50: durations[Math.floor(durations.length / 2)] ?? null,

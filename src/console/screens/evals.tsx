@@ -26,6 +26,7 @@ const CSS = `
 .eval-failures{margin:4px 0 0;padding-left:1.2em}
 textarea.code{font-family:ui-monospace,monospace;width:100%}
 .block{display:block}
+form[aria-labelledby="gate-form-title"],#run-title,#history-title{margin-top:24px}
 .row{display:flex;gap:8px 12px;align-items:flex-end;flex-wrap:wrap}
 `;
 
