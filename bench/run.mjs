@@ -27,8 +27,9 @@ import { benchInsights } from "./scenarios/b8-insights.mjs";
 import { benchApprovals } from "./scenarios/b9-approvals.mjs";
 import { benchControlPlane } from "./scenarios/b10-control-plane.mjs";
 import { attachModuleSize, benchAttachments } from "./scenarios/b11-attachments.mjs";
+import { benchEvals } from "./scenarios/b12-evals.mjs";
 
-const SCENARIOS = ["b1", "b2", "b3", "b4", "b5", "b6", "b7", "b8", "b9", "b10", "b11"];
+const SCENARIOS = ["b1", "b2", "b3", "b4", "b5", "b6", "b7", "b8", "b9", "b10", "b11", "b12"];
 const HELP = `Usage: npm run bench [-- --only b1,b3 --quick --out <file>]
 
 Starts the product Worker and the bench-only echo and peer Workers (bench/echo-worker, bench/peer-worker) with
@@ -51,6 +52,8 @@ bench/results/latest.json.
                   connect → ready of an already bound thread in both (pins live in the object)
   B11 attachments a 10 MiB upload (POST /v1/threads/:threadId/attachments) vs a bare Worker's PUT of the same bytes
                   into local R2, alternating; the widget's attachments module, gzip
+  B12 evals       a 100-case eval suite on the local model (12 chunks × 40 ms) through the real routes: run
+                  created → completed, target ≤ 60 s
 
   --only <list>   comma-separated scenarios to run (default: all)
   --quick         smaller loads (a smoke run; figures are noisier; B8 seeds 100,000 messages and says so)
@@ -127,7 +130,7 @@ async function main() {
     if (only.has("b5")) await step(results, "b5Console", log, consoleSizes);
     if (only.has("b11")) await step(results, "b11Module", log, attachModuleSize);
 
-    const needProduct = ["b1", "b2", "b5", "b6", "b9", "b10", "b11"].some((s) => only.has(s));
+    const needProduct = ["b1", "b2", "b5", "b6", "b9", "b10", "b11", "b12"].some((s) => only.has(s));
     const needEcho = ["b2", "b3", "b4", "b8", "b11"].some((s) => only.has(s));
     const [product, echo, delayed, peer] = await Promise.all([
       needProduct ? startProductWorker({ log, projectionWindowMs: windowArg }) : null,
@@ -157,6 +160,9 @@ async function main() {
       await step(results, "b11", log, () =>
         benchAttachments({ product, echo, rounds: 3, perRound: quick ? 2 : 5, log }),
       );
+    }
+    if (only.has("b12")) {
+      await step(results, "b12", log, () => benchEvals({ product, agent, cases: quick ? 20 : 100, log }));
     }
     if (only.has("b4")) {
       await step(results, "b4Cost", log, () => benchTurnCost({ echo, turns: quick ? 6 : 21 }));

@@ -590,6 +590,19 @@ function b11Rows(b11, module) {
   return rows;
 }
 
+function b12Rows(b12) {
+  if (!b12 || b12.failed) return [unavailable("B12", "100-case eval suite, local model", b12, "≤ 60 s")];
+  const seconds = (x) => (x === null || x === undefined ? "—" : `${(x / 1000).toFixed(1)} s`);
+  return [
+    row("B12", `${b12.cases}-case eval suite, local model: run created → completed (${b12.passed} passed)`, {
+      value: seconds(b12.wallMs),
+      baseline: `run's own duration ${seconds(b12.runDurationMs)}; case p50 ${ms(b12.caseMsP50)}`,
+      target: "≤ 60 s",
+      pass: b12.status === "completed" && b12.passed === b12.cases && b12.wallMs <= 60_000,
+    }),
+  ];
+}
+
 export function buildRows(results) {
   const has = (key) => key in results;
   return [
@@ -606,6 +619,7 @@ export function buildRows(results) {
     ...(has("b9") ? b9Rows(results.b9) : []),
     ...(has("b10") ? b10Rows(results.b10) : []),
     ...(has("b11") || has("b11Module") ? b11Rows(results.b11, results.b11Module) : []),
+    ...(has("b12") ? b12Rows(results.b12) : []),
   ];
 }
 

@@ -182,6 +182,10 @@ export const RULES = {
     { unit: "src/console/agents/", says: "an agent's form fields" },
     { unit: "src/console/draft/", says: "the draft editor: artifact form, release weights, diff, conflicts" },
     {
+      unit: "src/console/evals/",
+      says: "the Evals screen's parts: suite editor, run diff, history, gate, make-a-test",
+    },
+    {
       unit: "src/console/sessions/",
       says: "a session: its conversation tree, branches, message parts, run input",
     },

@@ -71,6 +71,7 @@ const ROUTES: [string, string][] = [
   ["/agents/:agentId/playground", "playground"],
   ["/agents/:agentId/versions", "versions"],
   ["/agents/:agentId/releases", "releases"],
+  ["/agents/:agentId/evals", "evals"],
   ["/sessions", "sessions"],
   ["/sessions/:threadId", "session"],
   ["/approvals", "approvals"],

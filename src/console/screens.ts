@@ -11,6 +11,7 @@ export const SCREENS: Record<string, Loader> = {
   playground: () => import("./screens/playground"),
   versions: () => import("./screens/versions"),
   releases: () => import("./screens/releases"),
+  evals: () => import("./screens/evals"),
   sessions: () => import("./screens/sessions"),
   session: () => import("./screens/session"),
   approvals: () => import("./screens/approvals"),

@@ -3,6 +3,7 @@
 import { useEffect, useState } from "preact/hooks";
 import type { ReleaseResponse, VersionSummaryResponse } from "../../client/admin";
 import { api, describeError } from "../api";
+import { type GateFailure, GateRefusal, gateFailures } from "../evals/gate-refusal";
 import { ErrorNote } from "../ui/page";
 import { WriteButton } from "../ui/write";
 import { adoptCss } from "./styles";
@@ -60,6 +61,7 @@ export function WeightsForm(props: {
   const [rows, setRows] = useState<Row[]>(props.initial);
   const [pending, setPending] = useState(false);
   const [error, setError] = useState<string>();
+  const [gate, setGate] = useState<GateFailure[]>();
   useEffect(() => setRows(props.initial), [props.initial]);
 
   const used = new Set(rows.map((r) => r.version));
@@ -80,21 +82,28 @@ export function WeightsForm(props: {
   };
   const remove = (index: number) => setRows(withEven(rows.filter((_, i) => i !== index)));
 
-  const submit = async (event: SubmitEvent) => {
-    event.preventDefault();
+  const create = async (force?: string) => {
     setPending(true);
     setError(undefined);
+    setGate(undefined);
     try {
       const release = await api().releases.create(props.agentId, {
         environment: props.environment,
         allocations: rows.map((r) => ({ version: r.version, weight: r.weight })),
+        ...(force !== undefined ? { force: true, reason: force } : {}),
       });
       props.onCreated(release);
     } catch (e) {
-      setError(describeError(e));
+      const failures = gateFailures(e);
+      if (failures) setGate(failures);
+      else setError(describeError(e));
     } finally {
       setPending(false);
     }
+  };
+  const submit = (event: SubmitEvent) => {
+    event.preventDefault();
+    void create();
   };
 
   return (
@@ -187,6 +196,14 @@ export function WeightsForm(props: {
           </WriteButton>
         </div>
         {error ? <ErrorNote>{error}</ErrorNote> : null}
+        {gate ? (
+          <GateRefusal
+            agentId={props.agentId}
+            failures={gate}
+            pending={pending}
+            onForce={(reason) => void create(reason)}
+          />
+        ) : null}
       </fieldset>
     </form>
   );

@@ -7,6 +7,7 @@ import { allReleases, allVersions } from "../draft/lists";
 import { useAgentName } from "../draft/parts";
 import { TOTAL } from "../draft/weights";
 import { describeAllocations, type Environment, type Row, WeightsForm } from "../draft/weights-form";
+import { type GateFailure, GateRefusal, gateFailures } from "../evals/gate-refusal";
 import type { ScreenProps } from "../screens";
 import { AgentNav } from "../ui/agent-nav";
 import { ConfirmDialog } from "../ui/confirm";
@@ -29,6 +30,7 @@ export default function ReleasesScreen(props: ScreenProps) {
   const [confirming, setConfirming] = useState<ReleaseResponse>();
   const [pending, setPending] = useState(false);
   const [confirmError, setConfirmError] = useState<string>();
+  const [gate, setGate] = useState<GateFailure[]>();
   const [status, setStatus] = useState<string>();
   const writable = canWrite();
 
@@ -46,17 +48,26 @@ export default function ReleasesScreen(props: ScreenProps) {
     );
   }, [active?.id, newest?.version, environment]);
 
-  const activate = async () => {
+  const activate = async (force?: string) => {
     if (!confirming) return;
     setPending(true);
     setConfirmError(undefined);
+    setGate(undefined);
     try {
-      await api().releases.activate(agentId, confirming.id);
-      setStatus(`Activated in ${environment}: ${describeAllocations(confirming.allocations)}.`);
+      await api().releases.activate(
+        agentId,
+        confirming.id,
+        force !== undefined ? { reason: force } : undefined,
+      );
+      setStatus(
+        `Activated in ${environment}: ${describeAllocations(confirming.allocations)}${force !== undefined ? " (past the release gate)" : ""}.`,
+      );
       setConfirming(undefined);
       releases.reload();
     } catch (e) {
-      setConfirmError(describeError(e));
+      const failures = gateFailures(e);
+      if (failures) setGate(failures);
+      else setConfirmError(describeError(e));
     } finally {
       setPending(false);
     }
@@ -134,7 +145,14 @@ export default function ReleasesScreen(props: ScreenProps) {
                 <th scope="row">
                   <RelativeTime iso={release.createdAt} />
                 </th>
-                <td>{describeAllocations(release.allocations)}</td>
+                <td>
+                  {describeAllocations(release.allocations)}
+                  {release.gateOverrides?.map((o) => (
+                    <p key={o.at} class="muted">
+                      Past the release gate ({o.action}, {o.by}): {o.reason}
+                    </p>
+                  ))}
+                </td>
                 <td>
                   {release.active ? (
                     <strong>Active</strong>
@@ -174,8 +192,19 @@ export default function ReleasesScreen(props: ScreenProps) {
         pending={pending}
         error={confirmError}
         onConfirm={() => void activate()}
-        onClose={() => setConfirming(undefined)}
+        onClose={() => {
+          setConfirming(undefined);
+          setGate(undefined);
+        }}
       >
+        {gate ? (
+          <GateRefusal
+            agentId={agentId}
+            failures={gate}
+            pending={pending}
+            onForce={(reason) => void activate(reason)}
+          />
+        ) : null}
         <p>
           New threads in {environment} will get{" "}
           {confirming ? describeAllocations(confirming.allocations) : ""}.

@@ -5,6 +5,7 @@ import { useEffect, useMemo, useState } from "preact/hooks";
 import type { MessageResponse, SessionResponse } from "../../client/admin";
 import { AgentThreadsError } from "../../client/http";
 import { api, describeError } from "../api";
+import { MakeTest } from "../evals/make-test";
 import { plural } from "../kit/format";
 import { href } from "../router";
 import type { ScreenProps } from "../screens";
@@ -270,6 +271,9 @@ export default function SessionScreen(props: ScreenProps) {
             <p class="sr-only" role="status">
               {announce}
             </p>
+            <div class="form-actions">
+              <MakeTest agentId={session.agentId} threadId={threadId} entryId={leaf.item.id} />
+            </div>
             <Conversation
               threadId={threadId}
               tree={tree}

@@ -1,4 +1,4 @@
-// The links between an agent's pages (settings, draft, playground, versions, releases), the current one marked.
+// The links between an agent's pages (settings, draft, playground, versions, releases, evals), the current one marked.
 import { href } from "../router";
 
 const SECTIONS: [string, string][] = [
@@ -7,9 +7,10 @@ const SECTIONS: [string, string][] = [
   ["/playground", "Playground"],
   ["/versions", "Versions"],
   ["/releases", "Releases"],
+  ["/evals", "Evals"],
 ];
 
-export type AgentSection = "settings" | "draft" | "playground" | "versions" | "releases";
+export type AgentSection = "settings" | "draft" | "playground" | "versions" | "releases" | "evals";
 
 export function AgentNav(props: { agentId: string; current: AgentSection }) {
   const base = `/agents/${encodeURIComponent(props.agentId)}`;
