@@ -15,6 +15,7 @@ import { describeClientError } from "./lib/http-client.mjs";
 import { ensureLocalPostgres } from "./lib/local-postgres.mjs";
 import { DEFAULT_PORT, forgetDevServer, recordDevServer } from "./lib/local-server.mjs";
 import { childEnv, demoStatePath, devVarsExamplePath, devVarsPath, root, wranglerBin } from "./lib/paths.mjs";
+import { freePort } from "./lib/process-group.mjs";
 import { randomSecret } from "./lib/random-secret.mjs";
 import { runQuiet, signalNumber } from "./lib/run-command.mjs";
 import { waitForHealth } from "./lib/wait-for-health.mjs";
@@ -302,17 +303,6 @@ async function startHyperdriveControlPlane() {
     }
   };
   return { stop: () => database.stop(), pinStored, wranglerArgs: ["--config", config] };
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** One line for wrangler's migration output: how many it applied, from its one "Executing" line per migration. */

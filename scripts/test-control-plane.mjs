@@ -6,58 +6,16 @@
 //   npm run test:control-plane                 everything under test/control-plane/
 //   npm run test:control-plane -- <filter>     vitest's file filter, passed through
 import { spawn, spawnSync } from "node:child_process";
-import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
+import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
+import { findPostgresBin, serverUser } from "./lib/local-postgres.mjs";
 import { binDir, childEnv, root } from "./lib/paths.mjs";
+import { freePort } from "./lib/process-group.mjs";
 
 const REPORT = join(root, "test-results", "control-plane.json");
 const DATABASE = "agent_threads_control_plane";
-
-/** The directory holding both initdb and pg_ctl: $PG_BIN, then PATH, then Debian's and other usual places. */
-function findPostgresBin() {
-  const candidates = [];
-  if (process.env.PG_BIN) candidates.push(process.env.PG_BIN);
-  const onPath = spawnSync("sh", ["-c", "command -v initdb"], { encoding: "utf8" });
-  if (onPath.status === 0 && onPath.stdout.trim() !== "") {
-    const real = spawnSync("readlink", ["-f", onPath.stdout.trim()], { encoding: "utf8" }).stdout.trim();
-    candidates.push(join(real || onPath.stdout.trim(), ".."));
-  }
-  // Debian and Ubuntu keep each major version apart: newest first.
-  const debian = "/usr/lib/postgresql";
-  if (existsSync(debian)) {
-    const versions = readdirSync(debian)
-      .filter((name) => /^\d+(\.\d+)?$/.test(name))
-      .sort((a, b) => Number(b) - Number(a));
-    candidates.push(...versions.map((v) => join(debian, v, "bin")));
-  }
-  candidates.push("/usr/local/pgsql/bin", "/opt/homebrew/bin", "/usr/local/bin", "/usr/bin");
-  return candidates.find((dir) => existsSync(join(dir, "initdb")) && existsSync(join(dir, "pg_ctl"))) ?? null;
-}
-
-/** initdb refuses to run as root: then the server runs as the `postgres` user (Debian's package creates it). */
-function serverUser() {
-  if (typeof process.getuid !== "function" || process.getuid() !== 0) return null;
-  const id = spawnSync("id", ["-u", "postgres"], { encoding: "utf8" });
-  if (id.status !== 0) {
-    throw new Error("running as root and there is no `postgres` user to run the server as");
-  }
-  const gid = spawnSync("id", ["-g", "postgres"], { encoding: "utf8" });
-  return { name: "postgres", uid: Number(id.stdout.trim()), gid: Number(gid.stdout.trim()) };
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 const bin = findPostgresBin();
 if (bin === null) {

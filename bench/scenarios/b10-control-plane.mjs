@@ -2,25 +2,14 @@
 // CONTROL_PLANE=http to the control-plane service over a local PostgreSQL: launch p50 (alternating, one in flight)
 // and connect → ready of an already bound thread, whose pin lives in the thread object in both.
 import { spawn } from "node:child_process";
-import { createServer } from "node:net";
 import { buildControlPlane } from "../../scripts/control-plane.mjs";
 import { ensureLocalPostgres } from "../../scripts/lib/local-postgres.mjs";
+import { freePort } from "../../scripts/lib/process-group.mjs";
 import { randomSecret } from "../../scripts/lib/random-secret.mjs";
 import { connect, launch } from "../lib/product-client.mjs";
 import { seedBenchAgent } from "../lib/seed.mjs";
 import { startProductWorker } from "../lib/servers.mjs";
 import { summarize } from "../lib/stats.mjs";
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** The service on a free port over the local PostgreSQL, under a table prefix of its own (migrated at start). */
 async function startService(log) {

@@ -35,7 +35,7 @@ export function findPostgresBin() {
 }
 
 /** initdb refuses to run as root: then the server runs as the `postgres` user (Debian's package creates it). */
-function serverUser() {
+export function serverUser() {
   if (typeof process.getuid !== "function" || process.getuid() !== 0) return null;
   const id = spawnSync("id", ["-u", "postgres"], { encoding: "utf8" });
   if (id.status !== 0)
