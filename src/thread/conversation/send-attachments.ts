@@ -10,17 +10,18 @@ import type { TurnRequest } from "../run";
  * The request with its `attachmentIds` resolved to refs (docs/protocol.md#attachments): refused with nothing stored
  * when the agent takes no attachments (415), when it names more than the policy's `maxFiles` (409
  * `attachment_limit`), or when an id is not an upload of this thread (404: another thread's or tenant's ids look
- * exactly like unknown ones). A repeated id counts once. Other turns pass through.
+ * exactly like unknown ones). A repeated id counts once. Other turns pass through without reading anything: the
+ * artifact is asked for only when the send names files (a plain send's statements are counted, docs/scaling.md#what-one-turn-costs-measured).
  */
 export function resolveAttachments(
   storage: DurableObjectStorage,
   request: TurnRequest,
-  artifact: Pick<Artifact, "attachments">,
+  artifact: () => Pick<Artifact, "attachments">,
 ): Result<TurnRequest> {
   if (request.kind !== "send" || request.attachmentIds === undefined) return ok(request);
   const { attachmentIds, ...rest } = request;
   const ids = [...new Set(attachmentIds)];
-  const allowed = messageAttachmentsAllowed(attachmentPolicyOf(artifact), ids);
+  const allowed = messageAttachmentsAllowed(attachmentPolicyOf(artifact()), ids);
   if (!allowed.ok) return allowed;
   const attachments: AttachmentRef[] = [];
   for (const id of ids) {

@@ -342,7 +342,7 @@ export class ThreadRuntime {
    * its run or its held entry without asking the quota.
    */
   async submit(asked: TurnRequest): Promise<Result<TurnAccepted | HeldTurn>> {
-    const request = resolveAttachments(this.#deps.storage, asked, this.current().artifact);
+    const request = resolveAttachments(this.#deps.storage, asked, () => this.current().artifact);
     if (!request.ok) return request;
     // In handoff a send is stored without a run; a send held earlier is answered from its entry.
     const held = this.#handoff.hold(request.value);
