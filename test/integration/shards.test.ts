@@ -56,12 +56,12 @@ async function shardOf(tenantId: string) {
 }
 
 /** A tenant with a live private agent, placed on `shard` by its weights at creation. */
-async function agentOn(shard: ShardName): Promise<LiveAgent> {
+async function agentOn(shard: ShardName, artifact?: Record<string, unknown>): Promise<LiveAgent> {
   await setWeights(shard === "DB" ? { DB: 1, DB_SHARD_1: 0 } : { DB: 0, DB_SHARD_1: 1 });
   const tenant = await createTenant();
   await setWeights({ DB: 1, DB_SHARD_1: 0 });
   expect((await shardOf(tenant.tenantId)).shard).toBe(shard);
-  return liveAgent({ tenant, agent: { visibility: "private" } });
+  return liveAgent({ tenant, agent: { visibility: "private" }, ...(artifact ? { artifact } : {}) });
 }
 
 const db = (shard: ShardName) => (shard === "DB" ? env.DB : env.DB_SHARD_1);
@@ -309,7 +309,9 @@ describe("moving a tenant between shards", () => {
   it("copies then switches while turns run in its threads: every message in the new shard, none left in the old", {
     timeout: 180_000,
   }, async () => {
-    const agent = await agentOn("DB");
+    // Each thread takes a turn per step of the move, as fast as it can: past the default 20 sends a minute a busy
+    // thread would be refused (4429), which is the send rate's test, not this one's.
+    const agent = await agentOn("DB", { limits: { maxSendsPerMinute: 1000 } });
     const subjects = ["ana", "ben", "cho"];
     const sessionsOf: Launch[] = [];
     for (const subject of subjects) sessionsOf.push(await chat(agent, subject, [`hello from ${subject}`]));
