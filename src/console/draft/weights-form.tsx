@@ -62,7 +62,10 @@ export function WeightsForm(props: {
   const [pending, setPending] = useState(false);
   const [error, setError] = useState<string>();
   const [gate, setGate] = useState<GateFailure[]>();
-  useEffect(() => setRows(props.initial), [props.initial]);
+  // A new starting point only when its content changes: a parent re-render or a late load with the same allocations
+  // must not undo what the person has picked.
+  const initialKey = JSON.stringify(props.initial);
+  useEffect(() => setRows(props.initial), [initialKey]);
 
   const used = new Set(rows.map((r) => r.version));
   const free = props.versions.filter((v) => !used.has(v.version));

@@ -118,7 +118,8 @@ export default function ReleasesScreen(props: ScreenProps) {
           <ErrorNote>Could not list the versions: {versions.error}</ErrorNote>
         ) : versions.data && versions.data.length === 0 ? (
           <p>Publish a version first (Versions).</p>
-        ) : versions.data ? (
+        ) : versions.data && releases.data ? (
+          // Once both are in: the form starts from the active release, and a late load must not reset a pick.
           <WeightsForm
             agentId={agentId}
             environment={environment}
