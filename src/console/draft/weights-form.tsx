@@ -1,6 +1,6 @@
 // The form for a new release: one row per version with a slider and a number, always holding what the API accepts
 // (positive integers summing to 10,000: moving one weight rebalances the others in proportion).
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import type { ReleaseResponse, VersionSummaryResponse } from "../../client/admin";
 import { api, describeError } from "../api";
 import { type GateFailure, GateRefusal, gateFailures } from "../evals/gate-refusal";
@@ -65,7 +65,12 @@ export function WeightsForm(props: {
   // A new starting point only when its content changes: a parent re-render or a late load with the same allocations
   // must not undo what the person has picked.
   const initialKey = JSON.stringify(props.initial);
-  useEffect(() => setRows(props.initial), [initialKey]);
+  const shownKey = useRef(initialKey);
+  useEffect(() => {
+    if (shownKey.current === initialKey) return;
+    shownKey.current = initialKey;
+    setRows(props.initial);
+  }, [initialKey]);
 
   const used = new Set(rows.map((r) => r.version));
   const free = props.versions.filter((v) => !used.has(v.version));

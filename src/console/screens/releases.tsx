@@ -1,6 +1,6 @@
 // Releases: per environment, the active split, a form for a new one, and the history. A release is created
 // inactive, and activating it is confirmed first since it changes what every new conversation there talks to.
-import { useEffect, useState } from "preact/hooks";
+import { useState } from "preact/hooks";
 import type { ReleaseResponse } from "../../client/admin";
 import { api, call, canWrite, describeError } from "../api";
 import { allReleases, allVersions } from "../draft/lists";
@@ -37,16 +37,13 @@ export default function ReleasesScreen(props: ScreenProps) {
   const here = (releases.data ?? []).filter((r) => r.environment === environment);
   const active = here.find((r) => r.active);
   const newest = versions.data?.[0];
-  const [initial, setInitial] = useState<Row[]>([]);
-  useEffect(() => {
-    setInitial(
-      active
-        ? active.allocations.map((a) => ({ version: a.version, weight: a.weight }))
-        : newest
-          ? [{ version: newest.version, weight: TOTAL }]
-          : [],
-    );
-  }, [active?.id, newest?.version, environment]);
+  // Derived during render, not in an effect: the form must mount with the active release's split, or a pick made
+  // before an effect caught up would be replaced by it.
+  const initial: Row[] = active
+    ? active.allocations.map((a) => ({ version: a.version, weight: a.weight }))
+    : newest
+      ? [{ version: newest.version, weight: TOTAL }]
+      : [];
 
   const activate = async (force?: string) => {
     if (!confirming) return;
