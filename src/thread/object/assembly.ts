@@ -66,12 +66,13 @@ export function assembleThread(hooks: ObjectHooks): ThreadParts {
     start: (binding) => start(binding),
   });
   const watch = new SocketWatch({
-    storage: ctx.storage,
     db: env.DB,
     env,
     now: settings.now,
     sockets: () => sockets.watched(),
     closeAll: (code, reason) => sockets.closeAll(code, reason),
+    stamp: (stamps) => sockets.stamp(stamps),
+    stamps: () => sockets.stamps(),
   });
   const upkeep = new ThreadUpkeep({
     storage: ctx.storage,
@@ -88,7 +89,7 @@ export function assembleThread(hooks: ObjectHooks): ThreadParts {
     gate,
     sockets,
     watch,
-    armIdleSweep: () => void hooks.schedule(settings.idleSweepSeconds, "sweepIdleConnections", true),
+    armIdleSweep: () => void hooks.schedule(settings.socketRetrySeconds, "sweepIdleConnections", true),
     waitUntil: (promise) => ctx.waitUntil(promise),
   });
 
