@@ -46,7 +46,8 @@ export class StorageMeter {
     const storage = ctx.storage;
     const sql = new Proxy(storage.sql, {
       get: (target, prop) => {
-        if (prop === "exec") {
+        // Only while counting: a test that patches `exec` itself keeps the real one underneath.
+        if (prop === "exec" && this.#on) {
           return (query: string, ...bindings: SqlStorageValue[]) => {
             const cursor = target.exec(query, ...bindings);
             if (this.#on)
