@@ -13,9 +13,10 @@ export const UNLIMITED_RECHECK_MS = 30_000;
 
 /**
  * Tokens of runs that hold no lease (the tenant has no run quota) are counted to the quota object at most once per
- * this window per thread: the first run after a quiet window at once, later ones in one call when the window ends
- * (docs/decisions.md, "Token counts batched per thread"). The same as UNLIMITED_RECHECK_MS, the time a quota set
- * meanwhile already takes to reach the thread.
+ * this window per thread: the first run after a quiet window at once, later ones with the thread's next question to
+ * the quota, its next run past the window, or its next start (docs/operations.md, "When tokens are counted"). No
+ * timer: one would keep the object in memory, billed, for the window. The same as UNLIMITED_RECHECK_MS, the time a
+ * quota set meanwhile already takes to reach the thread.
  */
 export const TOKEN_COUNT_WINDOW_MS = UNLIMITED_RECHECK_MS;
 
@@ -76,7 +77,6 @@ export function tenantRunQuota(
   let held = 0;
   let inFlight = 0;
   let marked = false;
-  let flushTimer: (() => void) | null = null;
 
   /** The mark follows what is owed: set (at the last count) when tokens start waiting, cleared once none do. */
   const store = () => {
@@ -86,10 +86,8 @@ export function tenantRunQuota(
     else if (!owed && marked) ledger.clear();
     marked = owed;
   };
-  /** Counts every held-back token in one call; on failure they stay held (and marked) for a window more. */
+  /** Counts every held-back token in one call; on failure they stay held (and marked) for the next chance. */
   const flush = async (): Promise<void> => {
-    flushTimer?.();
-    flushTimer = null;
     if (held === 0) return;
     const sending = held;
     const previous = countedAt;
@@ -107,17 +105,10 @@ export function tenantRunQuota(
       console.error(
         JSON.stringify({ level: "error", message: "token count deferred", error: String(error) }),
       );
-      armFlush(TOKEN_COUNT_WINDOW_MS);
     }
     store();
   };
-  const armFlush = (wait = Math.max(0, countedAt + TOKEN_COUNT_WINDOW_MS - timing.now())) => {
-    if (flushTimer !== null) return;
-    flushTimer = timing.after(wait, () => {
-      flushTimer = null;
-      void flush();
-    });
-  };
+
   // A thread that died holding tokens back counts them as it starts again.
   const since = ledger?.heldSince() ?? null;
   if (ledger !== undefined && since !== null) {
@@ -128,7 +119,7 @@ export function tenantRunQuota(
     else store();
   }
 
-  /** A run without a lease ended: counted now if the window allows, else held back (and stored) until it ends. */
+  /** A run without a lease ended: counted now if the window allows, else held back (and marked). */
   const countLeaseless = async (tokens: number): Promise<void> => {
     if (ledger === undefined) {
       await quota().endRun(null, tokens);
@@ -136,10 +127,7 @@ export function tenantRunQuota(
     }
     held += Math.max(0, tokens);
     if (timing.now() - countedAt >= TOKEN_COUNT_WINDOW_MS) await flush();
-    else if (held > 0) {
-      store();
-      armFlush();
-    }
+    else if (held > 0) store();
   };
 
   /**
@@ -184,8 +172,6 @@ export function tenantRunQuota(
       }
       if (sending > 0) {
         countedAt = askedAt;
-        flushTimer?.();
-        flushTimer = null;
         store();
       }
       if (!grant.ok) {
