@@ -28,8 +28,9 @@ import { benchApprovals } from "./scenarios/b9-approvals.mjs";
 import { benchControlPlane } from "./scenarios/b10-control-plane.mjs";
 import { attachModuleSize, benchAttachments } from "./scenarios/b11-attachments.mjs";
 import { benchEvals } from "./scenarios/b12-evals.mjs";
+import { benchIdleCost } from "./scenarios/b13-idle-cost.mjs";
 
-const SCENARIOS = ["b1", "b2", "b3", "b4", "b5", "b6", "b7", "b8", "b9", "b10", "b11", "b12"];
+const SCENARIOS = ["b1", "b2", "b3", "b4", "b5", "b6", "b7", "b8", "b9", "b10", "b11", "b12", "b13"];
 const HELP = `Usage: npm run bench [-- --only b1,b3 --quick --out <file>]
 
 Starts the product Worker and the bench-only echo and peer Workers (bench/echo-worker, bench/peer-worker) with
@@ -54,6 +55,8 @@ bench/results/latest.json.
                   into local R2, alternating; the widget's attachments module, gzip
   B12 evals       a 100-case eval suite on the local model (12 chunks × 40 ms) through the real routes: run
                   created → completed, target ≤ 60 s
+  B13 idle cost   DO requests (alarms) and rows written per open idle socket-hour (a simulated hour on the real
+                  thread object, test/integration/socket-hour-cost.test.ts) and TenantQuota calls per 100 turns
 
   --only <list>   comma-separated scenarios to run (default: all)
   --quick         smaller loads (a smoke run; figures are noisier; B8 seeds 100,000 messages and says so)
@@ -129,6 +132,8 @@ async function main() {
     if (only.has("b5")) await step(results, "b5Sizes", log, widgetSizes);
     if (only.has("b5")) await step(results, "b5Console", log, consoleSizes);
     if (only.has("b11")) await step(results, "b11Module", log, attachModuleSize);
+    // In workerd under vitest, before any server starts: it needs none.
+    if (only.has("b13")) await step(results, "b13", log, () => benchIdleCost({ log }));
 
     const needProduct = ["b1", "b2", "b5", "b6", "b9", "b10", "b11", "b12"].some((s) => only.has(s));
     const needEcho = ["b2", "b3", "b4", "b8", "b11"].some((s) => only.has(s));

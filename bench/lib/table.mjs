@@ -603,6 +603,35 @@ function b12Rows(b12) {
   ];
 }
 
+function b13Rows(b13) {
+  if (!b13 || b13.failed) return [unavailable("B13", "DO requests per open idle socket-hour", b13, "≤ 13")];
+  const hour = b13.idleSocketHour;
+  const quota = b13.quotaCallsPer100Turns;
+  const tables = Object.entries(hour.byTable)
+    .map(([table, rows]) => `${table} ${rows}`)
+    .join(", ");
+  return [
+    row("B13", "DO requests (alarms) per open idle socket-hour", {
+      value: num(hour.alarmsPerHour),
+      baseline: "main 9ff5c7b: 122 (a sweep every 30 s)",
+      target: "≤ 13 (one per 5-min standing recheck)",
+      pass: hour.alarmsPerHour <= 13,
+    }),
+    row("B13", "DO rows written per open idle socket-hour", {
+      value: num(hour.rowsWrittenPerHour),
+      baseline: `main 9ff5c7b: 987; now ${tables} (each setAlarm() billed as a row)`,
+      target: "≤ 100",
+      pass: hour.rowsWrittenPerHour <= 100,
+    }),
+    row("B13", "TenantQuota calls per 100 turns (no run quota, a turn every 5 s)", {
+      value: num(quota.total),
+      baseline: `startRun ${quota.startRun}, endRun ${quota.endRun}, renewRun ${quota.renewRun}; main 9ff5c7b: endRun 100 + startRun every 30 s`,
+      target: "endRun ≤ 1 per window",
+      pass: quota.endRun <= Math.ceil(quota.startRun / 2) + 1,
+    }),
+  ];
+}
+
 export function buildRows(results) {
   const has = (key) => key in results;
   return [
@@ -620,6 +649,7 @@ export function buildRows(results) {
     ...(has("b10") ? b10Rows(results.b10) : []),
     ...(has("b11") || has("b11Module") ? b11Rows(results.b11, results.b11Module) : []),
     ...(has("b12") ? b12Rows(results.b12) : []),
+    ...(has("b13") ? b13Rows(results.b13) : []),
   ];
 }
 

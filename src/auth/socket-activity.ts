@@ -2,7 +2,7 @@
 // when a socket connects and again while sockets stay open; a tenant's disconnect reaches the threads marked within
 // the window (docs/decisions.md, "Disabling a tenant").
 
-/** A thread with open sockets renews its mark at least this often (checked on each idle sweep). */
+/** A thread with open sockets renews its mark at least this often (its socket alarm wakes for it, src/thread/object/upkeep.ts). */
 export const SOCKET_ACTIVITY_REFRESH_MS = 300_000;
 /**
  * A disconnect reaches threads marked within this window: twice the refresh, so a mark renewed late (a sweep's
@@ -22,11 +22,17 @@ export function activityMark(now: number): { at: string; staleBefore: string } {
 }
 
 /**
- * How long an open socket may outlive what its access rests on (its tenant or agent disabled, the `sk_` key that
- * minted it revoked, its visitor revoked): a thread with open sockets re-reads its standing on every idle sweep
- * (src/thread/object/thread-settings.ts, at most half of this), and every refresh reads it first (docs/security.md).
+ * How often a thread with open sockets re-reads what they rest on (its tenant or agent disabled, the `sk_` key that
+ * minted them revoked, its visitor revoked) when nothing asked it to: with the activity mark, in the same D1 batch.
+ * A change made through the API reaches the sockets at once (the fan-out); this is the backstop for one that did not.
  */
-export const SOCKET_STANDING_BOUND_MS = 60_000;
+export const SOCKET_STANDING_RECHECK_MS = SOCKET_ACTIVITY_REFRESH_MS;
+
+/**
+ * How long an open socket may outlive what its access rests on when no fan-out told its thread: the recheck period
+ * plus a retried D1 read (docs/security.md, "Open sockets and refreshes"). Every refresh reads it first.
+ */
+export const SOCKET_STANDING_BOUND_MS = SOCKET_STANDING_RECHECK_MS + 60_000;
 
 /** The oldest mark a disconnect at `now` still reaches. */
 export function activitySince(now: number): string {

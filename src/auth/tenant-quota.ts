@@ -12,8 +12,11 @@ export const PUBLIC_LAUNCHES = "launches:public";
 
 /** A run's slot: granted with a lease id, or refused with the taxonomy code to answer. */
 export type RunGrant =
-  /** `unlimited`: the tenant is active and has no run quota, so a thread may skip asking for a while. */
-  | { ok: true; leaseId: string; leaseMs: number; unlimited: boolean }
+  /**
+   * `unlimited`: the tenant is active and has no run quota, so a thread may skip asking for a while; such a grant
+   * holds no lease (`leaseId` null: nothing to renew or give back, only tokens to count).
+   */
+  | { ok: true; leaseId: string | null; leaseMs: number; unlimited: boolean }
   | { ok: false; code: "quota_exceeded" | "forbidden"; message: string; retryAfter?: number };
 
 /** How long a run's lease lasts unless renewed; its holder renews it well before (see `RUN_LEASE_RENEW_MS`). */

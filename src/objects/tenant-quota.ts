@@ -131,17 +131,20 @@ export class TenantQuota extends DurableObject<Env> {
   /**
    * A slot for a run of `threadId`: refused while the tenant is disabled, once today's tokens are used up, or when
    * `concurrentThreads` other threads hold a live lease. A thread that already holds one gets another (its runs
-   * are one at a time anyway). A refusal stores nothing.
+   * are one at a time anyway). A tenant without run quotas gets a grant without a lease. `tokens`: the thread's
+   * earlier runs' tokens it had yet to count (src/auth/run-quota.ts), counted first, whatever the answer; a refusal
+   * stores nothing else.
    */
-  async startRun(threadId: string): Promise<RunGrant> {
+  async startRun(threadId: string, tokens = 0): Promise<RunGrant> {
+    const now = this.#clock.now();
+    const sql = this.ctx.storage.sql;
+    const { day, secondsLeft } = utcDay(now);
+    if (Number.isSafeInteger(tokens) && tokens > 0) countQuotaUse(sql, "tokens", day, tokens);
     const settings = await this.#settings();
     if (settings.status !== "active") {
       return { ok: false, code: "forbidden", message: "This account is disabled." };
     }
-    const now = this.#clock.now();
-    const sql = this.ctx.storage.sql;
     const { tokensPerDay, concurrentThreads } = settings.quotas;
-    const { day, secondsLeft } = utcDay(now);
     if (tokensPerDay !== null && quotaUsed(sql, "tokens", day) >= tokensPerDay) {
       return {
         ok: false,
@@ -149,6 +152,9 @@ export class TenantQuota extends DurableObject<Env> {
         message: "The daily token quota for this account is used up.",
         retryAfter: secondsLeft,
       };
+    }
+    if (tokensPerDay === null && concurrentThreads === null) {
+      return { ok: true, leaseId: null, leaseMs: RUN_LEASE_MS, unlimited: true };
     }
     expireRunLeases(sql, now);
     if (concurrentThreads !== null) {
@@ -164,12 +170,7 @@ export class TenantQuota extends DurableObject<Env> {
     }
     const leaseId = crypto.randomUUID();
     insertRunLease(sql, { id: leaseId, threadId, expiresAt: now + RUN_LEASE_MS });
-    return {
-      ok: true,
-      leaseId,
-      leaseMs: RUN_LEASE_MS,
-      unlimited: tokensPerDay === null && concurrentThreads === null,
-    };
+    return { ok: true, leaseId, leaseMs: RUN_LEASE_MS, unlimited: false };
   }
 
   /** Keeps a run's lease alive; false when it had already expired (the slot may have gone to another run). */

@@ -3,6 +3,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { ThreadAgent } from "../../src/objects/thread-agent";
 import type { ThreadAddress } from "../../src/thread/contract";
 import { THREAD_SETTINGS } from "../../src/thread/object/thread-settings";
+import { StorageMeter } from "./storage-meter";
 
 /** The object's clock: real time plus however far a test has moved it on. */
 export class TestClock {
@@ -65,12 +66,16 @@ export class TestTimers {
 export class TestThreadAgent extends ThreadAgent {
   readonly clock: TestClock;
   readonly timers: TestTimers;
+  /** Counts the rows (and alarms) this instance's storage writes while a test has it started. */
+  readonly meter: StorageMeter;
   readonly #window: { ms: number | null };
 
   constructor(ctx: DurableObjectState, env: Env) {
     const clock = new TestClock();
     const timers = new TestTimers();
     const window: { ms: number | null } = { ms: null };
+    const meter = new StorageMeter();
+    meter.install(ctx);
     super(ctx, env, {
       ...THREAD_SETTINGS,
       now: () => clock.now(),
@@ -81,6 +86,7 @@ export class TestThreadAgent extends ThreadAgent {
     });
     this.clock = clock;
     this.timers = timers;
+    this.meter = meter;
     this.#window = window;
   }
 

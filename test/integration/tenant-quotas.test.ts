@@ -1,5 +1,6 @@
 // Per-tenant quotas the operator sets: launches and tokens per day, threads answering at once. Each refusal is a
 // 429 quota_exceeded with Retry-After (an error frame on a socket) and stores nothing.
+import { abortAllDurableObjects, runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -7,6 +8,7 @@ import { tenantRunQuota, UNLIMITED_RECHECK_MS } from "../../src/auth/run-quota";
 import { RUN_LEASE_MS, tenantQuota } from "../../src/auth/tenant-quota";
 import { OperatorClient } from "../../src/client/index";
 import { tenantFootprint } from "../helpers/edge-gate";
+import { threadStub } from "../helpers/projection";
 import { api, expectError, json, operatorHeaders } from "../helpers/tenants";
 import { inTestQuota } from "../helpers/test-tenant-quota";
 import { TestTimers } from "../helpers/test-thread-agent";
@@ -306,16 +308,116 @@ describe("a tenant without run quotas", () => {
       { tenantId: agent.tenantId, threadId: "thr_chatty" },
       { now: () => now, after: () => () => {} },
     );
+    const quota = tenantQuota(env, agent.tenantId);
+    const asked = () => inTestQuota(quota, (instance) => instance.calls.startRun);
     const first = await runQuota.acquire();
-    expect(await leases(agent.tenantId)).toBe(1);
+    expect(await asked()).toBe(1);
+    // Nothing to hold a slot for: no lease is written (or given back).
+    expect(await leases(agent.tenantId)).toBe(0);
     if (first.ok) await first.value.release(5);
     const second = await runQuota.acquire();
-    expect(await leases(agent.tenantId)).toBe(0);
+    expect(await asked()).toBe(1);
     if (second.ok) await second.value.release(7);
-    expect(await tenantQuota(env, agent.tenantId).usage("tokens")).toBe(12);
+    expect(await quota.usage("tokens")).toBe(12);
 
     now += UNLIMITED_RECHECK_MS;
     await runQuota.acquire();
-    expect(await leases(agent.tenantId)).toBe(1);
+    expect(await asked()).toBe(2);
+  });
+
+  it("counts a thread's runs within one window in one call, riding on its next question", async () => {
+    const agent = await liveAgent();
+    let now = Date.now();
+    const marks: (number | null)[] = [];
+    const ledger = {
+      heldSince: () => null,
+      hold: (since: number) => void marks.push(since),
+      clear: () => void marks.push(null),
+      tokensSince: () => 0,
+    };
+    const runQuota = tenantRunQuota(
+      env,
+      { tenantId: agent.tenantId, threadId: "thr_busy" },
+      { now: () => now, after: () => () => {} },
+      ledger,
+    );
+    const quota = tenantQuota(env, agent.tenantId);
+    const calls = () => inTestQuota(quota, (instance) => ({ ...instance.calls }));
+    // The first run after a quiet window is counted at once; the next four are held instead, the time of that count
+    // stored once (a thread that dies holding them counts its usage since then as it starts again).
+    const countedAt = now;
+    for (const tokens of [5, 7, 11, 13, 17]) {
+      const slot = await runQuota.acquire();
+      if (slot.ok) await slot.value.release(tokens);
+      now += 5_000;
+    }
+    expect(await calls()).toEqual({ startRun: 1, renewRun: 0, endRun: 1 });
+    expect(await quota.usage("tokens")).toBe(5);
+    expect(marks).toEqual([countedAt]);
+
+    // Past the window the thread asks again, and the held tokens come with the question.
+    now += UNLIMITED_RECHECK_MS;
+    await runQuota.acquire();
+    expect(await calls()).toEqual({ startRun: 2, renewRun: 0, endRun: 1 });
+    expect(await quota.usage("tokens")).toBe(5 + 48);
+    expect(marks).toEqual([countedAt, null]);
+  });
+
+  it("a thread object that dies holding tokens back counts them when it next starts", async () => {
+    const agent = await liveAgent();
+    const session = await launch(agent.publicKey);
+    const ws = await connect(session);
+    const turn = async (text: string) => {
+      ws.send({ type: "send", clientMessageId: clientMessageId(), text });
+      await ws.next("run", (f) => f.status === "succeeded");
+    };
+    const quota = tenantQuota(env, agent.tenantId);
+    // The first turn is counted at once; the second, within the window, is held back (and its mark stored).
+    await turn("first");
+    const first = await waitFor(
+      () => quota.usage("tokens"),
+      (tokens) => tokens > 0,
+      { what: "the first turn's tokens" },
+    );
+    await turn("second");
+    const stub = await threadStub(agent, session.threadId);
+    const usage = await runInDurableObject(stub, (_instance, state) =>
+      z
+        .number()
+        .parse(state.storage.sql.exec("SELECT SUM(input_tokens + output_tokens) AS n FROM usage").one().n),
+    );
+    expect(usage).toBeGreaterThan(first);
+    expect(await quota.usage("tokens")).toBe(first);
+
+    // Every object dies at once (a deploy, a crash): the held count was only in memory and in the thread's mark.
+    await abortAllDurableObjects();
+    const again = await connect(session);
+    await waitFor(
+      () => tenantQuota(env, agent.tenantId).usage("tokens"),
+      (tokens) => tokens === usage,
+      { what: "the held tokens counted after the restart" },
+    );
+    again.ws.close();
+  });
+
+  it("counts what a thread held back when it died, as it starts again", async () => {
+    const agent = await liveAgent();
+    const runQuota = tenantRunQuota(
+      env,
+      { tenantId: agent.tenantId, threadId: "thr_revived" },
+      { now: () => Date.now(), after: () => () => {} },
+      {
+        heldSince: () => 1_000,
+        hold: () => {},
+        clear: () => {},
+        tokensSince: (since) => (since === 1_000 ? 40 : 0),
+      },
+    );
+    await waitFor(
+      () => tenantQuota(env, agent.tenantId).usage("tokens"),
+      (tokens) => tokens === 40,
+      { what: "the held tokens counted" },
+    );
+    expect(runQuota).toBeDefined();
   });
 });

@@ -713,6 +713,34 @@ describe("idle sockets", () => {
     ]);
   });
 
+  it("wakes next when something is due (its standing recheck, its idle deadline), not on a period; 4408 there", async () => {
+    const agent = await liveAgent();
+    const session = await launch(agent.publicKey);
+    const ws = await connect(session);
+    const threadStub = await stub(agent, session.threadId);
+    await inTestThread(threadStub, (instance) => instance.clock.advance(60_000));
+    ws.send({ type: "ping" });
+    await ws.next("pong");
+    // Connected at 0 (its standing read then, due again at +300 s), last active at +60 s (idle at +360 s): nothing
+    // needs the object before +300 s.
+    const nextInSeconds = await inTestThread(threadStub, async (instance) => {
+      await instance.sweepIdleConnections();
+      const times = instance
+        .getSchedules()
+        .filter((s) => s.callback === "sweepIdleConnections")
+        .map((s) => s.time * 1000 - Date.now());
+      return Math.max(...times) / 1000;
+    });
+    expect(nextInSeconds).toBeGreaterThan(230);
+    expect(nextInSeconds).toBeLessThanOrEqual(242);
+    expect(ws.closed).toBeNull();
+    await inTestThread(threadStub, (instance) => {
+      instance.clock.advance(300_001);
+      return instance.sweepIdleConnections();
+    });
+    expect((await ws.waitClosed()).code).toBe(4408);
+  });
+
   it("keeps a socket that was active recently", async () => {
     const agent = await liveAgent();
     const session = await launch(agent.publicKey);

@@ -3,6 +3,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { TOKEN_COUNT_WINDOW_MS } from "../../src/auth/run-quota";
 import { projectionBacklog } from "../../src/storage/projection/outbox";
 import {
   forwardedEventSeq,
@@ -13,6 +14,7 @@ import {
 } from "../../src/storage/thread/thread-events";
 import { migrateThreadSchema } from "../../src/storage/thread/thread-schema";
 import { threadStub } from "../helpers/projection";
+import { inTestThread } from "../helpers/test-thread-agent";
 import { clientMessageId, connect, launch, liveAgent } from "../helpers/threads";
 import { waitFor } from "../helpers/wait-for";
 
@@ -117,6 +119,9 @@ describe("rows written per turn", () => {
 
     // The first turn binds the thread and creates its session row; every later turn costs what this one does.
     await turn("first");
+    // A turn a window after the last: its tokens are counted to the quota at once, nothing held back. (A thread taking
+    // several turns within TOKEN_COUNT_WINDOW_MS holds their tokens back instead, one meta row per window.)
+    await inTestThread(stub, (instance) => instance.clock.advance(TOKEN_COUNT_WINDOW_MS));
     await runInDurableObject(stub, (_i, state) => record(state.storage));
     const second = await turn("second");
     const { byTable, statements } = await runInDurableObject(stub, () => tally());

@@ -187,3 +187,18 @@ export class UsageStore {
     return { turns: r.turns, inputTokens: r.input_tokens, outputTokens: r.output_tokens };
   }
 }
+
+/**
+ * Tokens of every provider turn recorded at or after `at` (epoch ms): what a thread that died holding its count
+ * back still owes its tenant's quota (src/auth/run-quota.ts). Read once per object start at most, so unindexed.
+ */
+export function tokensRecordedSince(storage: DurableObjectStorage, at: number): number {
+  const row = storage.sql
+    .exec(
+      "SELECT COALESCE(SUM(input_tokens + output_tokens), 0) AS tokens FROM usage WHERE created_at >= ?",
+      at,
+    )
+    .one();
+  const tokens = Number(row.tokens);
+  return Number.isSafeInteger(tokens) && tokens > 0 ? tokens : 0;
+}

@@ -1,11 +1,13 @@
 // The thread object's parts, built once per instance and wired to each other: sockets, gate, socket watch, upkeep,
 // the socket host and the projection window. The class (src/objects/thread-agent.ts) hands in what only it has.
 import type { Connection } from "agents";
-import { tenantRunQuota } from "../../auth/run-quota";
+import { type TokenLedger, tenantRunQuota } from "../../auth/run-quota";
 import type { DeploymentStore } from "../../control/deployment-store";
 import { ProjectionWindow, projectionWindowMs } from "../../storage/projection/projection-lane";
 import type { ThreadBinding } from "../../storage/thread/pin-store";
 import { unforwardedEventCount } from "../../storage/thread/thread-events";
+import { readMeta, writeMeta } from "../../storage/thread/thread-meta";
+import { tokensRecordedSince } from "../../storage/thread/usage-store";
 import { ThreadRuntime } from "../conversation";
 import { keepAliveIfLong } from "./keep-alive";
 import { SocketHost } from "./socket-host";
@@ -66,12 +68,13 @@ export function assembleThread(hooks: ObjectHooks): ThreadParts {
     start: (binding) => start(binding),
   });
   const watch = new SocketWatch({
-    storage: ctx.storage,
     db: env.DB,
     env,
     now: settings.now,
     sockets: () => sockets.watched(),
     closeAll: (code, reason) => sockets.closeAll(code, reason),
+    stamp: (stamps) => sockets.stamp(stamps),
+    stamps: () => sockets.stamps(),
   });
   const upkeep = new ThreadUpkeep({
     storage: ctx.storage,
@@ -88,7 +91,7 @@ export function assembleThread(hooks: ObjectHooks): ThreadParts {
     gate,
     sockets,
     watch,
-    armIdleSweep: () => void hooks.schedule(settings.idleSweepSeconds, "sweepIdleConnections", true),
+    armIdleSweep: () => void hooks.schedule(settings.socketRetrySeconds, "sweepIdleConnections", true),
     waitUntil: (promise) => ctx.waitUntil(promise),
   });
 
@@ -102,7 +105,8 @@ export function assembleThread(hooks: ObjectHooks): ThreadParts {
       peers: () => sockets.readyPeers(),
       keepAliveWhile: keepAliveIfLong(hooks.keepAlive, settings),
       afterTurn: () => projection.request(),
-      quota: tenantRunQuota(env, binding),
+      // The object's clock for the quota's windows; the lease renewals and the count's flush on real timers.
+      quota: tenantRunQuota(env, binding, { now: settings.now, after: realAfter }, tokenLedger(ctx.storage)),
       store: hooks.store,
       onQueued: () => void hooks.schedule(settings.queueCheckSeconds, "resumeQueuedRuns", true),
       armExpiry: (atMs) =>
@@ -116,4 +120,31 @@ export function assembleThread(hooks: ObjectHooks): ThreadParts {
   }
 
   return { sockets, gate, watch, upkeep, host };
+}
+
+function realAfter(ms: number, fn: () => void): () => void {
+  const timer = setTimeout(fn, ms);
+  return () => clearTimeout(timer);
+}
+
+/** When the thread last counted tokens to its tenant's quota while holding some back (src/auth/run-quota.ts). */
+const TOKENS_HELD_SINCE_KEY = "quota_tokens_held_since";
+
+function tokenLedger(storage: DurableObjectStorage): TokenLedger {
+  // The thread may have been erased meanwhile: its tables went with what it owed.
+  const quietly = (fn: () => void) => {
+    try {
+      fn();
+    } catch {}
+  };
+  return {
+    heldSince: () => {
+      const since = Number(readMeta(storage, TOKENS_HELD_SINCE_KEY) || Number.NaN);
+      return Number.isSafeInteger(since) ? since : null;
+    },
+    hold: (since) => quietly(() => writeMeta(storage, TOKENS_HELD_SINCE_KEY, String(since))),
+    // Emptied rather than deleted: once the row exists, a hold and a clear are one row written each.
+    clear: () => quietly(() => writeMeta(storage, TOKENS_HELD_SINCE_KEY, "")),
+    tokensSince: (since) => tokensRecordedSince(storage, since),
+  };
 }

@@ -12,6 +12,9 @@ const connectionStateSchema = z.object({
   meta: requestMetaSchema.optional(),
   /** A snapshot of its subject's frame budget (thread/frame-budget.ts), read back after the object hibernated. */
   frames: z.object({ tokens: z.number(), at: z.number() }).optional(),
+  /** When the thread last marked itself active / read its sockets' standing (thread/object/socket-watch.ts). */
+  markedAt: z.number().optional(),
+  standingAt: z.number().optional(),
 });
 
 export type ConnectionState = z.infer<typeof connectionStateSchema>;

@@ -1,22 +1,30 @@
 // An open socket lives only while what admitted it still stands: the thread re-reads its tenant's and agent's status,
-// the `sk_` keys that minted its sockets' tokens and its visitor's revocation when a socket connects, on every idle
-// sweep, before every token refresh and when asked (a disable or revocation fans out), and closes the sockets that no
-// longer stand with 4403. The same read marks the thread active, so a tenant's disconnect can find it
-// (docs/security.md, "Open sockets and refreshes").
+// the `sk_` keys that minted its sockets' tokens and its visitor's revocation when a socket connects, every
+// SOCKET_STANDING_RECHECK_MS while sockets stay open (its socket alarm), before every token refresh and when asked (a
+// disable or revocation fans out), and closes the sockets that no longer stand with 4403. The same read marks the
+// thread active, so a tenant's disconnect can find it (docs/security.md, "Open sockets and refreshes").
 import { GATE_STALE_IF_ERROR_MS } from "../../auth/gate-agent-cache";
 import { standingRefusal } from "../../auth/launch-standing";
-import { activityMark, SOCKET_ACTIVITY_REFRESH_MS } from "../../auth/socket-activity";
+import {
+  activityMark,
+  SOCKET_ACTIVITY_REFRESH_MS,
+  SOCKET_STANDING_RECHECK_MS,
+} from "../../auth/socket-activity";
 import { visitorHash } from "../../auth/visitor-revocation";
 import { fail, ok, type Result } from "../../errors";
 import { readSocketStanding, type SocketStanding } from "../../storage/d1/socket-standing";
-import { readMetaInteger, writeMeta } from "../../storage/thread/thread-meta";
 import type { ThreadClaims } from "../contract";
 import { closeCode } from "./frame-dispatch";
 
-/** When this thread last marked itself active (epoch ms), kept across hibernation so a wake does not re-mark. */
-const MARKED_AT_KEY = "socket_activity_marked_at";
-/** When this thread last read its standing successfully (epoch ms): what a refresh relies on while D1 is down. */
-const STANDING_AT_KEY = "socket_standing_read_at";
+/**
+ * When this thread last marked itself active and last read its standing successfully (epoch ms; the second is what a
+ * refresh relies on while D1 is down). Kept on the open sockets themselves, which outlive hibernation: a row would
+ * cost a write per check, and with no socket open neither matters (the next socket's connect reads and marks).
+ */
+export interface WatchStamps {
+  markedAt?: number;
+  standingAt?: number;
+}
 
 /** An open socket as the watch sees it. */
 export interface WatchedSocket {
@@ -25,7 +33,6 @@ export interface WatchedSocket {
 }
 
 export interface SocketWatchDeps {
-  storage: DurableObjectStorage;
   db: D1Database;
   /** Keys the visitor revocation hash (DO_NAME_KEY). */
   env: Env;
@@ -34,6 +41,9 @@ export interface SocketWatchDeps {
   sockets: () => Iterable<WatchedSocket>;
   /** Closes every socket of the thread with this code. */
   closeAll: (code: number, reason: string) => void;
+  /** Stamps every open socket / reads the latest stamps they carry. */
+  stamp: (stamps: WatchStamps) => void;
+  stamps: () => WatchStamps;
 }
 
 type Thread = { tenantId: string; agentId: string; threadId: string };
@@ -56,10 +66,20 @@ export class SocketWatch {
     await this.#check(thread, true);
   }
 
-  /** The idle sweep found sockets still open: check, and renew the mark once the last one is a refresh old. */
-  async swept(thread: Thread): Promise<void> {
-    const markedAt = readMetaInteger(this.#deps.storage, MARKED_AT_KEY);
-    await this.#check(thread, markedAt === null || this.#deps.now() - markedAt >= SOCKET_ACTIVITY_REFRESH_MS);
+  /** When the open sockets' standing is next due a read (epoch ms): SOCKET_STANDING_RECHECK_MS after the last one. */
+  dueAt(): number {
+    const { standingAt } = this.#deps.stamps();
+    return standingAt === undefined ? this.#deps.now() : standingAt + SOCKET_STANDING_RECHECK_MS;
+  }
+
+  /**
+   * The socket alarm found sockets still open and their check due: check, and renew the mark once the last one is
+   * half a refresh old (so a check a little early still renews it). False when D1 could not be read.
+   */
+  async swept(thread: Thread): Promise<boolean> {
+    const { markedAt } = this.#deps.stamps();
+    const mark = markedAt === undefined || this.#deps.now() - markedAt >= SOCKET_ACTIVITY_REFRESH_MS / 2;
+    return (await this.#check(thread, mark)) !== null;
   }
 
   /** A disable or revocation elsewhere asked this thread to look again. */
@@ -75,8 +95,8 @@ export class SocketWatch {
   async admitsRefresh(thread: Thread, claims: ThreadClaims): Promise<Result<null>> {
     const verdict = await this.#check(thread, false);
     if (verdict === null) {
-      const readAt = readMetaInteger(this.#deps.storage, STANDING_AT_KEY);
-      return readAt !== null && this.#deps.now() - readAt < GATE_STALE_IF_ERROR_MS
+      const readAt = this.#deps.stamps().standingAt;
+      return readAt !== undefined && this.#deps.now() - readAt < GATE_STALE_IF_ERROR_MS
         ? ok(null)
         : fail("upstream_unavailable", "The token cannot be renewed right now; try again.");
     }
@@ -107,8 +127,7 @@ export class SocketWatch {
         now: new Date(now).toISOString(),
         ...(mark ? { mark: activityMark(now) } : {}),
       });
-      if (mark) writeMeta(this.#deps.storage, MARKED_AT_KEY, String(now));
-      writeMeta(this.#deps.storage, STANDING_AT_KEY, String(now));
+      this.#deps.stamp(mark ? { markedAt: now, standingAt: now } : { standingAt: now });
       const verdict = verdictOf(standing, hashes);
       for (const socket of sockets) {
         const refused = verdict(socket.claims);
@@ -116,7 +135,7 @@ export class SocketWatch {
       }
       return verdict;
     } catch (error) {
-      // Unread (and unmarked), so the next sweep tries again.
+      // Unread (and unmarked), so the socket alarm tries again soon (src/thread/object/upkeep.ts).
       console.error(
         JSON.stringify({ level: "error", message: "socket standing read failed", error: String(error) }),
       );

@@ -12,10 +12,11 @@ export interface ThreadSettings {
    */
   keepAliveAfterMs: number;
   /**
-   * How often open sockets are checked for idleness and for what they rest on (src/thread/object/socket-watch.ts): at most
-   * half of SOCKET_STANDING_BOUND_MS, the documented 60 s a socket may outlive a disable or revocation.
+   * The socket alarm (src/thread/object/upkeep.ts) wakes at the earliest of the open sockets' idle deadlines and their
+   * standing recheck (src/thread/object/socket-watch.ts); this is its first wake after a socket opens (the agent's
+   * idle timeout is not known yet) and its retry after a standing read that failed.
    */
-  idleSweepSeconds: number;
+  socketRetrySeconds: number;
   /** How often a thread with turns queued behind a run checks that they still get their turn (after its death too). */
   queueCheckSeconds: number;
   /** The projection window in ms; null reads `PROJECTION_WINDOW_MS` (src/storage/projection/projection-lane.ts). */
@@ -29,7 +30,7 @@ export const THREAD_SETTINGS: Readonly<ThreadSettings> = {
     return () => clearTimeout(timer);
   },
   keepAliveAfterMs: 10_000,
-  idleSweepSeconds: 30,
+  socketRetrySeconds: 30,
   queueCheckSeconds: 30,
   projectionWindowMs: null,
 };

@@ -13,7 +13,7 @@ import {
   writeStoredBudget,
 } from "./frame-budget";
 import { closeCode, type FrameOutcome } from "./frame-dispatch";
-import type { WatchedSocket } from "./socket-watch";
+import type { WatchedSocket, WatchStamps } from "./socket-watch";
 
 export class ThreadSockets {
   readonly #connections: () => Iterable<Connection>;
@@ -70,6 +70,28 @@ export class ThreadSockets {
     for (const [connection, state] of this.withState()) {
       yield { claims: state.claims, close: (code, reason) => connection.close(code, reason) };
     }
+  }
+
+  /**
+   * Stamps every open socket's state with the watch's last mark and standing read: kept with the sockets through
+   * hibernation, so a thread with idle sockets writes no row of its own to remember them.
+   */
+  stamp(stamps: WatchStamps): void {
+    for (const [connection, state] of this.withState()) connection.setState({ ...state, ...stamps });
+  }
+
+  /** The latest stamps any open socket carries. */
+  stamps(): WatchStamps {
+    let markedAt: number | undefined;
+    let standingAt: number | undefined;
+    for (const [, state] of this.withState()) {
+      if (state.markedAt !== undefined) markedAt = Math.max(markedAt ?? 0, state.markedAt);
+      if (state.standingAt !== undefined) standingAt = Math.max(standingAt ?? 0, state.standingAt);
+    }
+    return {
+      ...(markedAt !== undefined ? { markedAt } : {}),
+      ...(standingAt !== undefined ? { standingAt } : {}),
+    };
   }
 
   /** Each socket with its state; a socket without readable state is skipped. */

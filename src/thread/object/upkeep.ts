@@ -224,20 +224,36 @@ export class ThreadUpkeep {
     runtime?.expireActions();
   }
 
-  /** Closes sockets idle past the agent's limit (4408), and re-checks what the open ones rest on; the thread goes on. */
+  /**
+   * The socket alarm: closes sockets idle past the agent's limit (4408), re-checks what the open ones rest on once
+   * that is due (SOCKET_STANDING_RECHECK_MS, with the activity mark), and wakes again at the earliest of the next
+   * idle deadline and the next check, not on a period: a thread whose sockets sit idle is woken once per check, and
+   * writes nothing of its own but the alarm (docs/scaling.md, "Holding sockets open"). The thread goes on.
+   */
   async sweepIdleConnections(): Promise<void> {
-    const { gate, sockets, settings } = this.#deps;
+    const { gate, sockets, settings, watch } = this.#deps;
     const now = settings.now();
     let open = 0;
+    let next = Number.POSITIVE_INFINITY;
     for (const [connection, state] of sockets.withState()) {
       const runtime = await gate.admit(state.claims);
       const idleSeconds = runtime.ok ? runtime.value.limits.idleTimeoutSeconds : LIMITS.idleTimeoutSeconds;
-      if (now - state.lastActive > idleSeconds * 1000) connection.close(WS_CLOSE_IDLE, "idle");
-      else open += 1;
+      const deadline = state.lastActive + idleSeconds * 1000;
+      if (now > deadline) connection.close(WS_CLOSE_IDLE, "idle");
+      else {
+        open += 1;
+        next = Math.min(next, deadline + 1);
+      }
     }
+    if (open === 0) return;
+    const retry = now + settings.socketRetrySeconds * 1000;
+    // A check due before the next wake anyway is done now rather than on a wake of its own.
+    if (watch.dueAt() <= Math.min(next, retry)) {
+      const runtime = await gate.stored();
+      const read = runtime !== null && (await watch.swept(runtime.binding));
+      next = Math.min(next, read ? watch.dueAt() : retry);
+    } else next = Math.min(next, watch.dueAt());
     // Not idempotent: this run's own schedule row still exists while it executes.
-    if (open > 0) await this.#deps.schedule(settings.idleSweepSeconds, "sweepIdleConnections", false);
-    const runtime = open > 0 ? await gate.stored() : null;
-    if (runtime !== null) await this.#deps.watch.swept(runtime.binding);
+    await this.#deps.schedule(Math.max(1, Math.ceil((next - now) / 1000)), "sweepIdleConnections", false);
   }
 }
