@@ -30,6 +30,31 @@ export class TestTenantQuota extends TenantQuota {
     this.#failingDeletes = failing;
   }
 
+  /** While set, `endRun` (a run giving its slot back) does not answer until `releaseEndRuns` is called. */
+  #heldEndRuns: (() => void)[] | null = null;
+
+  holdEndRuns(): void {
+    this.#heldEndRuns ??= [];
+  }
+
+  /** Lets every held `endRun` answer, and the next ones go through at once. */
+  releaseEndRuns(): number {
+    const held = this.#heldEndRuns ?? [];
+    this.#heldEndRuns = null;
+    for (const go of held) go();
+    return held.length;
+  }
+
+  heldEndRuns(): number {
+    return this.#heldEndRuns?.length ?? 0;
+  }
+
+  override async endRun(leaseId: string | null, tokens: number): Promise<void> {
+    const held = this.#heldEndRuns;
+    if (held !== null) await new Promise<void>((resolve) => held.push(resolve));
+    return super.endRun(leaseId, tokens);
+  }
+
   /** Makes this object's deletes of attachment bytes fail (`on`) or work again; gone with an eviction. */
   failAttachmentDeletes(on: boolean): void {
     this.#failingDeletes.on = on;
