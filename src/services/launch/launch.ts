@@ -4,13 +4,14 @@
 import { enforceSubjectLaunchLimit } from "../../auth/abuse-limits";
 import { GATE_UNAVAILABLE, gateAgentCached } from "../../auth/gate-agent-cache";
 import { signLaunchToken } from "../../auth/launch-token";
+import { ownerProof } from "../../auth/owner-proof";
 import { consumeLaunchQuota, enforceLaunchRateLimit, refundLaunchQuota } from "../../auth/rate-limit";
 import { newThreadId } from "../../auth/thread-ids";
 import { visitorHash } from "../../auth/visitor-revocation";
 import { newVisitorId, signVisitorToken, verifyVisitorToken } from "../../auth/visitor-token";
 import { type ContextVariables, contextText } from "../../control/context-variables";
 import type { AgentEntity, Environment } from "../../control/deployment-store";
-import { normalToolPolicy, type ToolPolicy, toolPolicyText } from "../../control/tool-policy";
+import { type ToolPolicy, toolPolicyText } from "../../control/tool-policy";
 import { AppError, databaseUnavailable, fromDatabase } from "../../errors";
 import { deploymentStoreOf } from "../../http/store";
 import { originAllowed } from "../../shared/origin-policy";
@@ -202,67 +203,6 @@ async function resumable(
   };
 }
 
-function claimAddress(env: Env, agent: AgentEntity, threadId: string, target: LaunchTarget) {
-  const address = {
-    tenantId: agent.tenantId,
-    environment: env.ENVIRONMENT as Environment,
-    agentId: agent.id,
-    threadId,
-  };
-  return { address, claims: { ...address, sub: target.subject, subjectKind: target.subjectKind } };
-}
-
-/**
- * Tells a new thread's object whom it belongs to; resolves to its stub, or null when the claim failed. Best effort:
- * an object that missed it learns its owner from the registry row on its first request (one D1 read), so a failure
- * here costs that read, never access. A tool policy goes with the claim as context version 1 (docs/tools.md#tool-policy):
- * the first turn then hides the tools even if its catch-up read of the registry fails.
- */
-async function claimOwner(env: Env, agent: AgentEntity, threadId: string, target: LaunchTarget) {
-  const { address, claims } = claimAddress(env, agent, threadId, target);
-  try {
-    const stub = await threadStub(env, address);
-    const claimed = await stub.claimThread(claims);
-    if (!claimed.ok) throw new Error(claimed.code);
-    const toolPolicy = normalToolPolicy(target.context?.toolPolicy);
-    if (toolPolicy !== null) {
-      const adopted = await stub.adoptLaunchContext(address, {
-        version: 1,
-        variables: target.context?.variables ?? {},
-        toolPolicy,
-      });
-      // The claim stands either way; the first turn's catch-up from the registry is then the policy's way in.
-      if (!adopted.ok) {
-        console.error(
-          JSON.stringify({ level: "error", message: "context delivery failed", code: adopted.code }),
-        );
-      }
-    }
-    return stub;
-  } catch (error) {
-    console.error(JSON.stringify({ level: "error", message: "thread claim failed", error: String(error) }));
-    return null;
-  }
-}
-
-/** The launch failed after its claim: the object, never bound, keeps nothing. Best effort. */
-async function abandonClaim(
-  env: Env,
-  stub: Awaited<ReturnType<typeof claimOwner>>,
-  agent: AgentEntity,
-  threadId: string,
-  target: LaunchTarget,
-): Promise<void> {
-  if (stub === null) return;
-  try {
-    await stub.abandonThread(claimAddress(env, agent, threadId, target).claims);
-  } catch (error) {
-    console.error(
-      JSON.stringify({ level: "error", message: "thread claim not abandoned", error: String(error) }),
-    );
-  }
-}
-
 /** Launches a new thread or refreshes the token of an existing one; throws the refusal as an AppError. */
 export async function launchThread(env: Env, request: LaunchRequest, hooks: LaunchHooks): Promise<Launched> {
   const isBackend = request.kind === "private";
@@ -317,9 +257,7 @@ export async function launchThread(env: Env, request: LaunchRequest, hooks: Laun
 
   const context = contextText(target.context?.variables ?? null);
   const toolPolicy = toolPolicyText(target.context?.toolPolicy);
-  // A new thread's object learns its owner while its registry row is written (both before the token exists).
-  const claimed = target.threadId === undefined ? claimOwner(env, agent, threadId, target) : undefined;
-  if (target.threadId === undefined) {
+  if (!refresh) {
     try {
       await insertThread(env.DB, {
         tenantId: agent.tenantId,
@@ -333,12 +271,9 @@ export async function launchThread(env: Env, request: LaunchRequest, hooks: Laun
         toolPolicy,
       });
     } catch (error) {
-      // Nothing may stay: the launch it counted is given back, the object forgets the claim, and the browser
-      // retries after Retry-After.
-      await Promise.all([
-        refundLaunchQuota(env, agent.tenantId, isBackend ? undefined : agent.id),
-        claimed?.then((stub) => abandonClaim(env, stub, agent, threadId, target)),
-      ]);
+      // Nothing may stay: the launch it counted is given back, no token names the thread (its object was never
+      // reached), and the browser retries after Retry-After.
+      await refundLaunchQuota(env, agent.tenantId, isBackend ? undefined : agent.id);
       throw databaseUnavailable(error);
     }
   }
@@ -349,6 +284,18 @@ export async function launchThread(env: Env, request: LaunchRequest, hooks: Laun
         : 1
       : await fromDatabase(relaunchContext(env, existing, target.context));
 
+  // The thread's object is not called: it records its owner from the first request whose claims carry this proof
+  // (docs/decisions.md, "Launch latency"), and reads the context and tool policy from the registry row then.
+  const proof = refresh
+    ? undefined
+    : await ownerProof(env.DO_NAME_KEY, {
+        tenantId: agent.tenantId,
+        environment,
+        agentId: agent.id,
+        threadId,
+        sub: target.subject,
+        subjectKind: target.subjectKind,
+      });
   const launchToken = await signLaunchToken(env, {
     tenantId: agent.tenantId,
     agentId: agent.id,
@@ -358,6 +305,7 @@ export async function launchThread(env: Env, request: LaunchRequest, hooks: Laun
     ...(target.origin !== undefined ? { origin: target.origin } : {}),
     ...(contextVersion > 0 ? { contextVersion } : {}),
     ...(target.apiKeyId !== undefined ? { apiKeyId: target.apiKeyId } : {}),
+    ...(proof !== undefined ? { ownerProof: proof } : {}),
   });
   const visitorToken = target.issueVisitorToken
     ? (
@@ -369,7 +317,6 @@ export async function launchThread(env: Env, request: LaunchRequest, hooks: Laun
       ).token
     : undefined;
 
-  await claimed;
   const shown = await presentation;
   return {
     token: launchToken.token,
