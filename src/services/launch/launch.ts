@@ -5,7 +5,7 @@ import { enforceSubjectLaunchLimit } from "../../auth/abuse-limits";
 import { GATE_UNAVAILABLE, gateAgentCached } from "../../auth/gate-agent-cache";
 import { signLaunchToken } from "../../auth/launch-token";
 import { ownerProof } from "../../auth/owner-proof";
-import { consumeLaunchQuota, enforceLaunchRateLimit, refundLaunchQuota } from "../../auth/rate-limit";
+import { admitNewLaunch, enforceLaunchRateLimit, refundLaunchQuota } from "../../auth/rate-limit";
 import { newThreadId } from "../../auth/thread-ids";
 import { visitorHash } from "../../auth/visitor-revocation";
 import { newVisitorId, signVisitorToken, verifyVisitorToken } from "../../auth/visitor-token";
@@ -19,7 +19,7 @@ import type { Presentation } from "../../shared/presentation";
 import { visitorRevoked } from "../../storage/d1/erasures";
 import { insertThread } from "../../storage/d1/thread-registry";
 import { threadStub } from "../../thread/contract";
-import { findLaunchAgentCached } from "./agent-key-cache";
+import { findLaunchAgentByIdCached, findLaunchAgentCached } from "./agent-key-cache";
 import { type LaunchContext, type ResumedThread, relaunchContext } from "./launch-context";
 import { launchPresentation } from "./launch-presentation";
 
@@ -141,7 +141,7 @@ async function resolvePrivate(env: Env, body: PrivateLaunch): Promise<LaunchTarg
   const found = await fromDatabase(
     body.agentKey !== undefined
       ? findLaunchAgentCached(store, body.agentKey, launchEnvironment(env))
-      : store.findLaunchAgent({ tenantId: body.tenantId, agentId: body.agentId! }, launchEnvironment(env)),
+      : findLaunchAgentByIdCached(store, body.tenantId, body.agentId!, launchEnvironment(env)),
   );
   const agent = found?.agent ?? null;
   if (found === null || agent === null || agent.tenantId !== body.tenantId || agent.status !== "active")
@@ -203,6 +203,44 @@ async function resumable(
   };
 }
 
+/**
+ * The launch token (with, for a new thread — `ownerProofIn` set to its environment — the proof of its owner: its object
+ * records the owner from the first request carrying it and reads the context and tool policy from the registry row
+ * then, docs/decisions.md "Launch latency") and, for a new visitor, the visitor token.
+ */
+async function signTokens(
+  env: Env,
+  target: LaunchTarget,
+  threadId: string,
+  contextVersion: number,
+  ownerProofIn: Environment | undefined,
+) {
+  const { agent } = target;
+  const claims = { tenantId: agent.tenantId, agentId: agent.id, threadId, sub: target.subject };
+  const proof =
+    ownerProofIn === undefined
+      ? undefined
+      : await ownerProof(env.DO_NAME_KEY, {
+          ...claims,
+          environment: ownerProofIn,
+          subjectKind: target.subjectKind,
+        });
+  const [launchToken, visitor] = await Promise.all([
+    signLaunchToken(env, {
+      ...claims,
+      subjectKind: target.subjectKind,
+      ...(target.origin !== undefined ? { origin: target.origin } : {}),
+      ...(contextVersion > 0 ? { contextVersion } : {}),
+      ...(target.apiKeyId !== undefined ? { apiKeyId: target.apiKeyId } : {}),
+      ...(proof !== undefined ? { ownerProof: proof } : {}),
+    }),
+    target.issueVisitorToken
+      ? signVisitorToken(env, { sub: target.subject, tenantId: agent.tenantId, agentId: agent.id })
+      : undefined,
+  ]);
+  return { launchToken, visitorToken: visitor?.token };
+}
+
 /** Launches a new thread or refreshes the token of an existing one; throws the refusal as an AppError. */
 export async function launchThread(env: Env, request: LaunchRequest, hooks: LaunchHooks): Promise<Launched> {
   const isBackend = request.kind === "private";
@@ -219,18 +257,24 @@ export async function launchThread(env: Env, request: LaunchRequest, hooks: Laun
 
   const existing = target.threadId === undefined ? null : await resumable(env, target, target.threadId);
 
-  // One after another, in this order: a launch the limiter refuses consumes no quota, and one that either refuses
-  // stores no thread (docs/decisions.md, "Launch latency"). A backend serves all its users from one address, so its
-  // launches are limited per subject; a browser's per (agent key, client network), and a refresh also per visitor.
+  // A backend serves all its users from one address, so its launches are limited per subject; a browser's per (agent
+  // key, client network), and a refresh also per visitor. A refresh (a new token for a thread found above) is not a
+  // new launch: it takes no quota. A new launch takes the tenant's quota (and a public one its agent's share of it) in
+  // one call, beside the limits; a launch they refuse gets it back, and nothing is stored before both admitted it
+  // (docs/decisions.md, "Launch latency", "Launch budgets").
   const refresh = target.threadId !== undefined;
-  if (isBackend) {
-    await enforceSubjectLaunchLimit(env, agent.tenantId, target.subjectKind, target.subject);
-  } else {
-    await enforceLaunchRateLimit(env, agent.publicKey, request.clientIp);
-    if (refresh) await enforceSubjectLaunchLimit(env, agent.tenantId, target.subjectKind, target.subject);
-  }
+  const limits = async () => {
+    if (isBackend) {
+      await enforceSubjectLaunchLimit(env, agent.tenantId, target.subjectKind, target.subject);
+    } else {
+      await enforceLaunchRateLimit(env, agent.publicKey, request.clientIp);
+      if (refresh) await enforceSubjectLaunchLimit(env, agent.tenantId, target.subjectKind, target.subject);
+    }
+  };
+  if (refresh) await limits();
+  else await admitNewLaunch(env, agent.tenantId, isBackend ? undefined : agent.id, limits);
   const threadId = target.threadId ?? newThreadId();
-  // Read beside the quota and registry writes, once the limiter admitted the launch. Best effort: the thread's
+  // Read beside the registry write, once the limits admitted the launch. Best effort: the thread's
   // `ready` frame carries the same presentation, so a failed read leaves it out rather than failing the launch.
   const presentation = launchPresentation(
     deploymentStoreOf(env),
@@ -249,14 +293,13 @@ export async function launchThread(env: Env, request: LaunchRequest, hooks: Laun
     );
     return undefined;
   });
-  // A refresh (a new token for a thread found above) is not a new launch: it takes no quota. A new public launch
-  // takes the tenant's quota and its agent's share of it in one call (docs/decisions.md, "Launch budgets").
-  if (!refresh) {
-    await consumeLaunchQuota(env, agent.tenantId, isBackend ? undefined : agent.id);
-  }
-
   const context = contextText(target.context?.variables ?? null);
   const toolPolicy = toolPolicyText(target.context?.toolPolicy);
+  const tokens = (contextVersion: number) =>
+    signTokens(env, target, threadId, contextVersion, refresh ? undefined : environment);
+  // A new thread's tokens are signed while its registry row is written, and handed out only once it is.
+  const fresh = refresh ? undefined : tokens(context === null && toolPolicy === null ? 0 : 1);
+  fresh?.catch(() => undefined);
   if (!refresh) {
     try {
       await insertThread(env.DB, {
@@ -271,51 +314,16 @@ export async function launchThread(env: Env, request: LaunchRequest, hooks: Laun
         toolPolicy,
       });
     } catch (error) {
-      // Nothing may stay: the launch it counted is given back, no token names the thread (its object was never
+      // Nothing may stay: the launch it counted is given back, no token leaves (the thread's object was never
       // reached), and the browser retries after Retry-After.
       await refundLaunchQuota(env, agent.tenantId, isBackend ? undefined : agent.id);
       throw databaseUnavailable(error);
     }
   }
-  const contextVersion =
+  const { launchToken, visitorToken } =
     existing === null
-      ? context === null && toolPolicy === null
-        ? 0
-        : 1
-      : await fromDatabase(relaunchContext(env, existing, target.context));
-
-  // The thread's object is not called: it records its owner from the first request whose claims carry this proof
-  // (docs/decisions.md, "Launch latency"), and reads the context and tool policy from the registry row then.
-  const proof = refresh
-    ? undefined
-    : await ownerProof(env.DO_NAME_KEY, {
-        tenantId: agent.tenantId,
-        environment,
-        agentId: agent.id,
-        threadId,
-        sub: target.subject,
-        subjectKind: target.subjectKind,
-      });
-  const launchToken = await signLaunchToken(env, {
-    tenantId: agent.tenantId,
-    agentId: agent.id,
-    threadId,
-    sub: target.subject,
-    subjectKind: target.subjectKind,
-    ...(target.origin !== undefined ? { origin: target.origin } : {}),
-    ...(contextVersion > 0 ? { contextVersion } : {}),
-    ...(target.apiKeyId !== undefined ? { apiKeyId: target.apiKeyId } : {}),
-    ...(proof !== undefined ? { ownerProof: proof } : {}),
-  });
-  const visitorToken = target.issueVisitorToken
-    ? (
-        await signVisitorToken(env, {
-          sub: target.subject,
-          tenantId: agent.tenantId,
-          agentId: agent.id,
-        })
-      ).token
-    : undefined;
+      ? await fresh!
+      : await tokens(await fromDatabase(relaunchContext(env, existing, target.context)));
 
   const shown = await presentation;
   return {
