@@ -63,20 +63,21 @@ export function enqueueOutbox(
     .one().seq;
 }
 
-/** The thread table holding each kind's records, with a `revision` column. */
-const REVISION_TABLES: Readonly<Record<string, string>> = {
-  run: "runs",
-  tool_call: "tool_calls",
-  feedback: "feedback",
-  approval: "run_actions",
+/** The thread table holding each kind's records, with a `revision` column, and the column naming the record. */
+export const REVISION_TABLES: Readonly<Record<string, { name: string; key: string }>> = {
+  run: { name: "runs", key: "id" },
+  tool_call: { name: "tool_calls", key: "id" },
+  feedback: { name: "feedback", key: "entry_id" },
+  approval: { name: "run_actions", key: "id" },
 };
 
 /** A queued record's revision as the thread holds it now; null when it is gone (or has no revision of its own). */
 export function currentRevision(storage: DurableObjectStorage, kind: string, refId: string): number | null {
-  const table = REVISION_TABLES[kind] ?? null;
-  if (table === null) return null;
-  const key = kind === "feedback" ? "entry_id" : "id";
-  const row = storage.sql.exec(`SELECT revision FROM ${table} WHERE ${key} = ?`, refId).toArray()[0];
+  const table = REVISION_TABLES[kind];
+  if (table === undefined) return null;
+  const row = storage.sql
+    .exec(`SELECT revision FROM ${table.name} WHERE ${table.key} = ?`, refId)
+    .toArray()[0];
   return row === undefined ? null : Number(row.revision);
 }
 
@@ -84,6 +85,32 @@ export function currentRevision(storage: DurableObjectStorage, kind: string, ref
 export function projectedEntrySeq(storage: DurableObjectStorage): number {
   const value = readMetaInteger(storage, PROJECTED_ENTRY_SEQ_KEY) ?? 0;
   return Math.max(0, value);
+}
+
+/**
+ * After a drain carried D1 from `from` to `through`: moves the watermark there unless retention lowered it meanwhile
+ * (it deleted the newest entries, freeing their seqs; then it stays lowered and the next drain sends what survives
+ * above it again). One statement; returns the watermark as it is now.
+ */
+export function advanceProjectedEntrySeq(
+  storage: DurableObjectStorage,
+  from: number,
+  through: number,
+): number {
+  if (through > from) {
+    const moved = storage.sql
+      .exec(
+        `INSERT INTO meta (key, value) SELECT ?1, ?3 WHERE ?2 = 0 OR EXISTS (SELECT 1 FROM meta WHERE key = ?1)
+         ON CONFLICT (key) DO UPDATE SET value = excluded.value WHERE CAST(meta.value AS INTEGER) = ?2
+         RETURNING value`,
+        PROJECTED_ENTRY_SEQ_KEY,
+        from,
+        String(through),
+      )
+      .toArray();
+    if (moved.length > 0) return through;
+  }
+  return projectedEntrySeq(storage);
 }
 
 export function setProjectedEntrySeq(storage: DurableObjectStorage, seq: number): void {

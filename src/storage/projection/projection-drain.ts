@@ -19,13 +19,23 @@ import {
 import type { ProjectionTargets } from "../d1/shards";
 import { EntryStore } from "../thread/entry-store";
 import { FeedbackStore } from "../thread/feedback-store";
-import { readRunAudit } from "../thread/run-audit-store";
-import { RunStore } from "../thread/run-store";
-import { deleteMeta, readMetaInteger, writeMeta } from "../thread/thread-meta";
-import { pendingRetention, type RetentionMark, retentionProjected } from "../thread/thread-retention";
+import { findRunProjection } from "../thread/run-store";
+import {
+  ACTIVE_LEAF_KEY,
+  deleteMeta,
+  metaInteger,
+  readMetaInteger,
+  readMetaKeys,
+  writeMeta,
+} from "../thread/thread-meta";
+import {
+  pendingRetention,
+  RETENTION_MARK_KEYS,
+  type RetentionMark,
+  retentionProjected,
+} from "../thread/thread-retention";
 import { ToolCallStore } from "../thread/tool-call-store";
-import { UsageStore } from "../thread/usage-store";
-import { currentRevision, projectedEntrySeq, setProjectedEntrySeq } from "./outbox";
+import { advanceProjectedEntrySeq, PROJECTED_ENTRY_SEQ_KEY, REVISION_TABLES } from "./outbox";
 import { logProjection, type ProjectionInput, serialized, withinTimeout } from "./projection-lane";
 import {
   approvalPayloadSchema,
@@ -79,10 +89,10 @@ const versions = new WeakMap<DurableObjectStorage, { next: number; reserved: num
  * at a time (the stored value is the highest reserved; older builds stored the last one used), so an object started
  * again continues above every version it may have sent, and a drain rewrites no `meta` row for it.
  */
-function nextSessionVersion(storage: DurableObjectStorage): number {
+function nextSessionVersion(storage: DurableObjectStorage, meta: ReadonlyMap<string, string>): number {
   let state = versions.get(storage);
   if (state === undefined) {
-    const stored = readMetaInteger(storage, VERSION_KEY) ?? 0;
+    const stored = metaInteger(meta, VERSION_KEY) ?? readMetaInteger(storage, VERSION_KEY) ?? 0;
     state = { next: stored + 1, reserved: stored };
     versions.set(storage, state);
   }
@@ -149,12 +159,17 @@ function backlog(
   return { remaining, retryInMs: left.entries > 0 ? 0 : Math.max(0, (left.due ?? 0) - now) };
 }
 
-/** The session facts the D1 session row is computed from, read in one statement. */
+/**
+ * The session facts the D1 session row is computed from, read in one statement: with the leaf as
+ * `EntryStore.latestLeaf` finds it (the selected leaf when it is set and still stored, else the newest entry).
+ */
 function readSessionFacts(storage: DurableObjectStorage) {
   return sessionFactsSchema.parse(
     storage.sql
       .exec(
         `SELECT
+           leaf.id AS leaf_id,
+           leaf.agent_version AS leaf_agent_version,
            (SELECT COUNT(*) FROM entries WHERE kind = 'message') AS message_count,
            (SELECT MAX(created_at) FROM entries WHERE kind = 'message') AS last_message_at,
            (SELECT MAX(created_at) FROM entries) AS last_entry_at,
@@ -164,7 +179,15 @@ function readSessionFacts(storage: DurableObjectStorage) {
            last.id AS last_run_id,
            last.status AS last_run_status,
            (SELECT value FROM meta WHERE key = 'handoff') AS handoff_json
-         FROM (SELECT 1) LEFT JOIN (SELECT id, status FROM runs ORDER BY created_at DESC, seq DESC LIMIT 1) last`,
+         FROM (SELECT 1) LEFT JOIN (SELECT id, status FROM runs ORDER BY created_at DESC, seq DESC LIMIT 1) last
+         LEFT JOIN (
+           SELECT id, agent_version FROM (
+             SELECT id, agent_version, 0 AS rank FROM entries WHERE id = (SELECT value FROM meta WHERE key = ?)
+             UNION ALL
+             SELECT * FROM (SELECT id, agent_version, 1 AS rank FROM entries ORDER BY seq DESC LIMIT 1)
+           ) ORDER BY rank LIMIT 1
+         ) leaf`,
+        ACTIVE_LEAF_KEY,
       )
       .one(),
   );
@@ -182,9 +205,7 @@ function recordStatements(
   scope: ThreadScope,
   rows: readonly OutboxRow[],
   entries: EntryStore,
-  runs: RunStore,
   toolCalls: ToolCallStore,
-  usage: UsageStore,
   sent: Map<string, number | null>,
 ): D1PreparedStatement[] {
   const { binding } = input;
@@ -206,13 +227,12 @@ function recordStatements(
         break;
       }
       case "run": {
-        const run = runs.get(row.ref_id);
-        sent.set(recordKey(row), run?.revision ?? null);
-        if (run === null) break;
-        const digest = readRunAudit(input.storage, run.id)?.inputDigest ?? null;
-        statements.push(upsertRun(db, scope, runRow(run, binding.agentId, digest)));
+        const found = findRunProjection(input.storage, row.ref_id);
+        sent.set(recordKey(row), found?.run.revision ?? null);
+        if (found === null) break;
+        statements.push(upsertRun(db, scope, runRow(found.run, binding.agentId, found.inputDigest)));
         // Usage has no outbox rows of its own: it travels with its run (written once, so version 1).
-        for (const u of usage.records(run.id)) {
+        for (const u of found.usage) {
           statements.push(upsertUsage(db, scope, usageRow(u, binding.agentId, 1)));
         }
         break;
@@ -309,8 +329,8 @@ function settleRow(
     );
     return;
   }
-  const revision = currentRevision(storage, row.kind, row.ref_id);
-  if (revision === null || revision === sent.get(key)) {
+  const table = REVISION_TABLES[row.kind];
+  if (table === undefined) {
     storage.sql.exec(
       "DELETE FROM outbox WHERE seq = ? AND kind = ? AND ref_id = ?",
       row.seq,
@@ -319,9 +339,21 @@ function settleRow(
     );
     return;
   }
+  // The record's current revision is compared in the delete itself (one statement, no read before it).
+  const current = `(SELECT revision FROM ${table.name} WHERE ${table.key} = ?3)`;
+  const deleted = storage.sql
+    .exec(
+      `DELETE FROM outbox WHERE seq = ?1 AND kind = ?2 AND ref_id = ?3
+       AND (${current} IS NULL OR ${current} IS ?4) RETURNING seq`,
+      row.seq,
+      row.kind,
+      row.ref_id,
+      sent.get(key) ?? null,
+    )
+    .toArray();
+  if (deleted.length > 0) return;
   storage.sql.exec(
-    "UPDATE outbox SET version = ? WHERE seq = ? AND kind = ? AND ref_id = ?",
-    revision,
+    `UPDATE outbox SET version = COALESCE(${current}, version) WHERE seq = ?1 AND kind = ?2 AND ref_id = ?3`,
     row.seq,
     row.kind,
     row.ref_id,
@@ -341,9 +373,16 @@ async function drainOnce(input: DrainInput): Promise<DrainOutcome> {
     )
     .toArray()
     .map((r) => outboxRowSchema.parse(r));
-  const mark = pendingRetention(storage);
+  // Every `meta` key the drain needs, in one read.
+  const meta = readMetaKeys(storage, [
+    PROJECTED_ENTRY_SEQ_KEY,
+    FAILURES_KEY,
+    ...RETENTION_MARK_KEYS,
+    ...(versions.has(storage) ? [] : [VERSION_KEY]),
+  ]);
+  const mark = pendingRetention(storage, meta);
   const entries = new EntryStore(storage, { now: input.now });
-  const fromSeq = projectedEntrySeq(storage);
+  const fromSeq = Math.max(0, metaInteger(meta, PROJECTED_ENTRY_SEQ_KEY) ?? 0);
   // Entries are never queued: the ones above the watermark are the ones D1 lacks, oldest first.
   const pendingEntries = entries.all({ afterSeq: fromSeq, limit });
   // Once this batch commits, every entry up to the last one it carries is in D1.
@@ -353,19 +392,13 @@ async function drainOnce(input: DrainInput): Promise<DrainOutcome> {
   }
 
   const scope: ThreadScope = { tenantId: binding.tenantId, threadId: binding.threadId };
-  const runs = new RunStore(storage, { now: input.now });
   const toolCalls = new ToolCallStore(storage, { now: input.now });
-  const usage = new UsageStore(storage, { now: input.now });
-  const version = nextSessionVersion(storage);
+  const version = nextSessionVersion(storage, meta);
   const batchSeqs = rows.map((r) => r.seq);
   const sent = new Map<string, number | null>();
-  const session = sessionSnapshot(
-    binding,
-    readSessionFacts(storage),
-    entries.latestLeaf(),
-    version,
-    throughSeq,
-  );
+  const facts = readSessionFacts(storage);
+  const leaf = facts.leaf_id === null ? null : { id: facts.leaf_id, agentVersion: facts.leaf_agent_version };
+  const session = sessionSnapshot(binding, facts, leaf, version, throughSeq);
   const statementsFor = (db: D1Database): D1PreparedStatement[] => [
     ...pendingEntries.map((entry) =>
       upsertMessage(
@@ -374,7 +407,7 @@ async function drainOnce(input: DrainInput): Promise<DrainOutcome> {
         messageRow(entry, binding.version, zeroRetentionIdleMinutes(binding.artifact) !== null),
       ),
     ),
-    ...recordStatements(input, db, scope, rows, entries, runs, toolCalls, usage, sent),
+    ...recordStatements(input, db, scope, rows, entries, toolCalls, sent),
     ...(mark === null ? [] : mirrorStatements(input, db, scope, mark)),
     upsertSession(db, scope, session),
   ];
@@ -394,7 +427,7 @@ async function drainOnce(input: DrainInput): Promise<DrainOutcome> {
     }
     route.committed();
   } catch (error) {
-    const failures = (readMetaInteger(storage, FAILURES_KEY) ?? 0) + 1;
+    const failures = (metaInteger(meta, FAILURES_KEY) ?? 0) + 1;
     const attempt = Math.max(failures, ...rows.map((r) => r.attempts + 1));
     const delay = backoffMs(attempt);
     storage.transactionSync(() => {
@@ -424,13 +457,11 @@ async function drainOnce(input: DrainInput): Promise<DrainOutcome> {
 
   const watermark = storage.transactionSync(() => {
     for (const row of rows) settleRow(storage, row, sent);
-    // Retention may have lowered the watermark while D1 was answering (it deleted the newest entries, freeing
-    // their seqs); then it stays lowered and the next drain sends what survives above it again.
-    const current = projectedEntrySeq(storage);
-    if (throughSeq > fromSeq && current === fromSeq) setProjectedEntrySeq(storage, throughSeq);
-    deleteMeta(storage, FAILURES_KEY);
+    // Unless retention lowered the watermark while D1 was answering (outbox.ts).
+    const current = advanceProjectedEntrySeq(storage, fromSeq, throughSeq);
+    if (meta.has(FAILURES_KEY)) deleteMeta(storage, FAILURES_KEY);
     if (mark !== null) retentionProjected(storage, mark);
-    return current === fromSeq ? Math.max(throughSeq, fromSeq) : current;
+    return current;
   });
   return {
     drained: rows.length + pendingEntries.length,

@@ -8,7 +8,14 @@
 import { PROJECTED_ENTRY_SEQ_KEY } from "../projection/outbox";
 import { attachmentIdsOfEntries, dropRetainedAttachments } from "./attachment-release";
 import { rebuildAncestry } from "./entry-ancestry";
-import { ACTIVE_LEAF_KEY, deleteMeta, readMetaInteger, writeMeta } from "./thread-meta";
+import {
+  ACTIVE_LEAF_KEY,
+  deleteMeta,
+  metaInteger,
+  readMetaInteger,
+  readMetaKeys,
+  writeMeta,
+} from "./thread-meta";
 
 export interface RetentionPolicy {
   maxAgeDays?: number;
@@ -35,14 +42,23 @@ const metaNumber = readMetaInteger;
 const setMeta = (storage: DurableObjectStorage, key: string, value: number): void =>
   writeMeta(storage, key, String(value));
 
-/** The retention still to mirror into D1, or null when D1 already matches every pass. */
-export function pendingRetention(storage: DurableObjectStorage): RetentionMark | null {
-  const generation = metaNumber(storage, GENERATION) ?? 0;
-  if (generation <= (metaNumber(storage, PROJECTED) ?? 0)) return null;
+/** The meta keys `pendingRetention` reads, for a caller that reads them with its own (one statement). */
+export const RETENTION_MARK_KEYS: readonly string[] = [GENERATION, PROJECTED, THROUGH_SEQ, TOOL_CALLS_BEFORE];
+
+/**
+ * The retention still to mirror into D1, or null when D1 already matches every pass; from `meta` as read with
+ * `RETENTION_MARK_KEYS` (read here when not given).
+ */
+export function pendingRetention(
+  storage: DurableObjectStorage,
+  meta: ReadonlyMap<string, string> = readMetaKeys(storage, RETENTION_MARK_KEYS),
+): RetentionMark | null {
+  const generation = metaInteger(meta, GENERATION) ?? 0;
+  if (generation <= (metaInteger(meta, PROJECTED) ?? 0)) return null;
   return {
     generation,
-    throughSeq: metaNumber(storage, THROUGH_SEQ) ?? 0,
-    toolCallsBefore: metaNumber(storage, TOOL_CALLS_BEFORE),
+    throughSeq: metaInteger(meta, THROUGH_SEQ) ?? 0,
+    toolCallsBefore: metaInteger(meta, TOOL_CALLS_BEFORE),
   };
 }
 
