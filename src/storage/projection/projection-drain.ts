@@ -19,14 +19,8 @@ import {
 import type { ProjectionTargets } from "../d1/shards";
 import { EntryStore } from "../thread/entry-store";
 import { FeedbackStore } from "../thread/feedback-store";
-import { findRunProjection } from "../thread/run-store";
-import {
-  deleteMeta,
-  metaInteger,
-  readMetaInteger,
-  readMetaKeys,
-  writeMeta,
-} from "../thread/thread-meta";
+import { findRunProjection } from "../thread/run-projection";
+import { deleteMeta, metaInteger, readMetaInteger, readMetaKeys, writeMeta } from "../thread/thread-meta";
 import {
   pendingRetention,
   RETENTION_MARK_KEYS,

@@ -4,8 +4,8 @@ import { fail, ok, type Result } from "../../errors";
 import { type AttachmentRef, attachmentRef } from "../../shared/protocol";
 import { parseJsonColumn } from "../json-column";
 import { createRedactor, type JsonValue, type Redactor } from "../redact";
-import { ANCESTOR_WALK, type Ancestry, ancestorSeqAt, ancestryBelow, entryPosition } from "./entry-ancestry";
-import { ACTIVE_LEAF_KEY, deleteMeta, replaceMeta, writeMeta } from "./thread-meta";
+import { ANCESTOR_WALK, ancestorSeqAt, ancestryBelow, entryPosition, insertEntrySql } from "./entry-ancestry";
+import { ACTIVE_LEAF_KEY, deleteMeta, replaceMeta, updateMeta, writeMeta } from "./thread-meta";
 
 export const ENTRY_KINDS = [
   "message",
@@ -62,6 +62,11 @@ export interface AppendInput {
   agentVersion?: number;
   /** A user message's attachments: metadata only, the bytes stay in object storage. */
   attachments?: AttachmentRef[];
+  /**
+   * The new entry becomes the selected leaf (the thread continues below it: a user message, a reply, a run's
+   * action). Without it, an append right below the selected leaf moves the selection down and any other leaves it.
+   */
+  select?: boolean;
 }
 
 export interface AppendOutcome {
@@ -96,6 +101,7 @@ const appendInputSchema = z.object({
   expectedParentId: z.string().min(1).max(128).optional(),
   agentVersion: z.number().int().positive().optional(),
   attachments: z.array(attachmentRef).min(1).optional(),
+  select: z.boolean().optional(),
 });
 
 const attachmentsColumn = z.array(attachmentRef);
@@ -217,47 +223,40 @@ export class EntryStore {
           )
           .toArray()[0];
         const priorEntry = typeof prior?.entry_id === "string" ? this.get(prior.entry_id) : null;
-        if (priorEntry) return ok({ entry: priorEntry, deduplicated: true });
+        if (priorEntry) {
+          if (a.select === true && this.latestLeaf()?.id !== priorEntry.id) {
+            writeMeta(this.#storage, ACTIVE_LEAF_KEY, priorEntry.id);
+          }
+          return ok({ entry: priorEntry, deduplicated: true });
+        }
       }
-      // An expected parent equals the parent (checked above), so one lookup answers both, and gives the new
-      // entry its place on the path.
-      let ancestry: Ancestry | null = null;
-      if (a.parentId !== null) {
-        ancestry = ancestryBelow(this.#storage, a.parentId);
-        if (ancestry === null) {
+      const id = a.id ?? this.#newId();
+      const createdAt = this.#now();
+      const values = [
+        id,
+        a.parentId,
+        a.kind,
+        a.role ?? null,
+        a.runId ?? null,
+        createdAt,
+        bodyJson,
+        a.agentVersion ?? null,
+        ...(a.attachments === undefined ? [] : [JSON.stringify(a.attachments)]),
+      ];
+      const inserted = sql
+        .exec(insertEntrySql(a.parentId !== null, a.attachments !== undefined), ...values)
+        .toArray()[0];
+      if (inserted === undefined) {
+        // An expected parent equals the parent (checked above), so one lookup answers both.
+        if (a.parentId !== null && ancestryBelow(this.#storage, a.parentId) === null) {
           return a.expectedParentId !== undefined
             ? fail("conflict", "The expected parent entry is not in this thread.", {
                 expectedParentId: a.expectedParentId,
               })
             : fail("conflict", "The parent entry is not in this thread.", { parentId: a.parentId });
         }
+        return fail("conflict", "An entry with this id already exists.", { id });
       }
-      const id = a.id ?? this.#newId();
-
-      const createdAt = this.#now();
-      const inserted = sql
-        .exec(
-          // The column is named only when there are refs: an entry without any is written as before schema 20.
-          `INSERT INTO entries (id, parent_id, kind, role, run_id, created_at, body_json, depth, jump_id, agent_version
-             ${a.attachments === undefined ? "" : ", attachments_json"})
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, COALESCE(?, (SELECT agent_version FROM entries WHERE id = ?2))
-             ${a.attachments === undefined ? "" : ", ?"})
-           ON CONFLICT (id) DO NOTHING RETURNING seq, agent_version`,
-          id,
-          a.parentId,
-          a.kind,
-          a.role ?? null,
-          a.runId ?? null,
-          createdAt,
-          bodyJson,
-          // A root is at depth 0 and jumps to itself.
-          ancestry?.depth ?? 0,
-          ancestry?.jumpId ?? id,
-          a.agentVersion ?? null,
-          ...(a.attachments === undefined ? [] : [JSON.stringify(a.attachments)]),
-        )
-        .toArray()[0];
-      if (inserted === undefined) return fail("conflict", "An entry with this id already exists.", { id });
       const entry: Entry = {
         seq: z.number().int().parse(inserted.seq),
         id,
@@ -280,7 +279,10 @@ export class EntryStore {
           id,
         );
       }
-      if (a.parentId !== null) {
+      if (a.select === true) {
+        // Unset, the selection is the newest entry, which this one now is; set, it moves here.
+        updateMeta(this.#storage, ACTIVE_LEAF_KEY, id);
+      } else if (a.parentId !== null) {
         // The selected branch follows its own conversation: appending right below the active leaf moves it down.
         replaceMeta(this.#storage, ACTIVE_LEAF_KEY, a.parentId, id);
       }

@@ -47,6 +47,11 @@ export function writeMeta(storage: DurableObjectStorage, key: string, value: str
   );
 }
 
+/** Sets `key` to `value` only when it is set; an unset key stays unset. */
+export function updateMeta(storage: DurableObjectStorage, key: string, value: string): void {
+  storage.sql.exec("UPDATE meta SET value = ? WHERE key = ?", value, key);
+}
+
 /** Sets `key` to `value` only while it still holds `expected`; an unset key stays unset. */
 export function replaceMeta(
   storage: DurableObjectStorage,

@@ -70,23 +70,26 @@ export class UsageStore {
     if (!parsed.success) return invalidRunRecord(parsed.error);
     const u = parsed.data;
     return this.#storage.transactionSync((): Result<UsageTurn & { runId: string; turn: number }> => {
-      if (!findRun(this.#storage, runId)) return fail("not_found", "Run not found.");
-      const recorded = this.#storage.sql
-        .exec("SELECT 1 AS present FROM usage WHERE run_id = ? AND turn = ?", runId, parsedTurn.data)
-        .toArray();
-      if (recorded.length > 0) return fail("conflict", "Usage for this turn is already recorded.");
       const now = this.#now();
-      this.#storage.sql.exec(
-        `INSERT INTO usage (run_id, turn, provider, model, input_tokens, output_tokens, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?)`,
-        runId,
-        parsedTurn.data,
-        u.provider,
-        u.model,
-        u.inputTokens,
-        u.outputTokens,
-        now,
-      );
+      // One statement: written only for a known run and a turn not yet recorded; the refusal is told apart after.
+      const written = this.#storage.sql
+        .exec(
+          `INSERT INTO usage (run_id, turn, provider, model, input_tokens, output_tokens, created_at)
+           SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7 WHERE EXISTS (SELECT 1 FROM runs WHERE id = ?1)
+           ON CONFLICT DO NOTHING RETURNING turn`,
+          runId,
+          parsedTurn.data,
+          u.provider,
+          u.model,
+          u.inputTokens,
+          u.outputTokens,
+          now,
+        )
+        .toArray();
+      if (written.length === 0) {
+        if (!findRun(this.#storage, runId)) return fail("not_found", "Run not found.");
+        return fail("conflict", "Usage for this turn is already recorded.");
+      }
       // No outbox row of its own: usage is recorded while its run is live, and the run's end queues the run, whose
       // projection carries its usage.
       return ok({ runId, turn: parsedTurn.data, ...u });

@@ -97,10 +97,9 @@ export function storeUserEntry(entries: EntryStore, place: UserTurnPlace): Resul
     // A retried send or edit is answered from its run's idempotency key, so the entry needs none.
     body: { text, ...(clientMessageId !== undefined ? { clientMessageId } : {}) },
     ...(attachments !== undefined ? { attachments } : {}),
+    // The thread continues below it (a fork, an edit, selects itself too).
+    select: true,
   });
   if (!appended.ok) return appended;
-  const userEntry = appended.value.entry;
-  // An append below the selected leaf already moves the selection; a fork (edit) must select itself.
-  if (entries.latestLeaf()?.id !== userEntry.id) entries.setActiveLeaf(userEntry.id);
-  return ok(userEntry);
+  return ok(appended.value.entry);
 }
