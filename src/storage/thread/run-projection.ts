@@ -1,6 +1,7 @@
 // One run as the D1 projection sends it (the run, its audited input digest, its usage), read in one statement.
 import { z } from "zod";
-import { RUN_COLUMNS, type Run, toRun } from "./run-store";
+import { RUN_COLUMNS, toRun } from "./run-row";
+import type { Run } from "./run-store";
 import type { UsageRecord } from "./usage-store";
 
 /** What the projection sends of one run: the run, its audited input digest and its usage, read in one statement. */

@@ -7,6 +7,7 @@ import { RUN_STATUSES, type RunStatus } from "../../shared/protocol";
 import { canBecome, isTerminalRunStatus } from "../../shared/run-states";
 import { enqueueOutbox } from "../projection/outbox";
 import { createRedactor, type Redactor } from "../redact";
+import { RUN_COLUMNS, toRun } from "./run-row";
 import { invalidRunRecord, type RunStoreOptions, recordIdSchema } from "./run-types";
 
 export { isTerminalRunStatus };
@@ -88,60 +89,11 @@ const runPatchSchema = z.object({
   firstDeltaMs: z.number().int().min(0).optional(),
 });
 
-const runRowSchema = z.object({
-  id: z.string(),
-  status: z.enum(RUN_STATUSES),
-  idempotency_key: z.string().nullable(),
-  user_entry_id: z.string().nullable(),
-  assistant_entry_id: z.string().nullable(),
-  parent_entry_id: z.string().nullable(),
-  created_at: z.number().int(),
-  started_at: z.number().int().nullable(),
-  ended_at: z.number().int().nullable(),
-  abort_reason: z.string().nullable(),
-  error_code: z.enum(ERROR_CODES).nullable(),
-  error_message: z.string().nullable(),
-  error_reason: z.enum(ERROR_REASONS).nullable(),
-  version_id: z.string().nullable(),
-  first_delta_ms: z.number().int().nullable(),
-  revision: z.number().int(),
-});
-
-export const RUN_COLUMNS =
-  "id, status, idempotency_key, user_entry_id, assistant_entry_id, parent_entry_id, created_at, started_at, ended_at, abort_reason, error_code, error_message, error_reason, version_id, first_delta_ms, revision";
-
 /** Where a page of runs in creation order ended. */
 export interface RunPosition {
   createdAt: number;
   /** The run's creation order (`runs.seq`). */
   seq: number;
-}
-
-export function toRun(row: unknown): Run {
-  const r = runRowSchema.parse(row);
-  return {
-    id: r.id,
-    status: r.status,
-    idempotencyKey: r.idempotency_key,
-    userEntryId: r.user_entry_id,
-    assistantEntryId: r.assistant_entry_id,
-    parentEntryId: r.parent_entry_id,
-    createdAt: r.created_at,
-    startedAt: r.started_at,
-    endedAt: r.ended_at,
-    abortReason: r.abort_reason,
-    error:
-      r.error_code === null
-        ? null
-        : {
-            code: r.error_code,
-            ...(r.error_reason !== null ? { reason: r.error_reason } : {}),
-            message: r.error_message ?? "",
-          },
-    versionId: r.version_id,
-    firstDeltaMs: r.first_delta_ms,
-    revision: r.revision,
-  };
 }
 
 /** The statuses a run may move to `to` from, as the JSON array the transition's update binds. */
