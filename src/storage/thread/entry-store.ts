@@ -4,6 +4,7 @@ import { fail, ok, type Result } from "../../errors";
 import { type AttachmentRef, attachmentRef } from "../../shared/protocol";
 import { parseJsonColumn } from "../json-column";
 import { createRedactor, type JsonValue, type Redactor } from "../redact";
+import { appendKeyWritten } from "./append-keys";
 import { ANCESTOR_WALK, ancestorSeqAt, ancestryBelow, entryPosition, insertEntrySql } from "./entry-ancestry";
 import { ACTIVE_LEAF_KEY, deleteMeta, replaceMeta, updateMeta, writeMeta } from "./thread-meta";
 
@@ -270,6 +271,7 @@ export class EntryStore {
         ...(a.attachments !== undefined ? { attachments: a.attachments } : {}),
       };
       if (a.idempotencyKey !== undefined) {
+        appendKeyWritten(this.#storage);
         // An upsert: a key whose entry was erased (retention) is taken over by the new entry.
         sql.exec(
           `INSERT INTO append_idempotency (key, expected_parent_id, entry_id) VALUES (?, ?, ?)

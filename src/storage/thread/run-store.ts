@@ -52,6 +52,13 @@ export interface NewRun {
   start?: boolean;
 }
 
+/** What a new turn is screened with (`RunStore.screenFacts`). */
+export interface ScreenFacts {
+  earlier: Run | null;
+  active: Run[];
+  recent: number;
+}
+
 export interface RunPatch {
   userEntryId?: string;
   assistantEntryId?: string;
@@ -108,6 +115,13 @@ export function findRun(storage: DurableObjectStorage, runId: string): Run | nul
   return row ? toRun(row) : null;
 }
 
+/** Per object: grows before every write to `runs` that changes a status, a key or a placement (`changes`). */
+const generations = new WeakMap<DurableObjectStorage, number>();
+
+function bumpChanges(storage: DurableObjectStorage): void {
+  generations.set(storage, (generations.get(storage) ?? 0) + 1);
+}
+
 export class RunStore {
   readonly #storage: DurableObjectStorage;
   readonly #now: () => number;
@@ -132,6 +146,7 @@ export class RunStore {
     return this.#storage.transactionSync((): Result<{ run: Run; created: boolean }> => {
       const runId = n.id ?? this.#newId();
       const now = this.#now();
+      bumpChanges(this.#storage);
       // The key is checked in the insert itself (one statement): nothing is inserted when a run already holds it.
       const inserted = this.#storage.sql
         .exec(
@@ -159,6 +174,14 @@ export class RunStore {
       this.#enqueueRun(run, now, { fresh: true });
       return ok({ run, created: true });
     });
+  }
+
+  /**
+   * A number that moves whenever a run is created, moves or is placed (bumped before the write, so a rolled-back
+   * one moves it too): equal numbers mean `screenFacts` would read the same runs.
+   */
+  changes(): number {
+    return generations.get(this.#storage) ?? 0;
   }
 
   get(runId: string): Run | null {
@@ -281,6 +304,7 @@ export class RunStore {
     return this.#storage.transactionSync((): Result<Run> => {
       const now = this.#now();
       const ending = isTerminalRunStatus(to);
+      bumpChanges(this.#storage);
       // The lifecycle's check is in the update's WHERE clause (one statement); the run is read only when it refused.
       const row = this.#storage.sql.exec(
         `UPDATE runs SET
@@ -342,6 +366,7 @@ export class RunStore {
         });
       }
       const now = this.#now();
+      bumpChanges(this.#storage);
       const row = this.#storage.sql.exec(
         `UPDATE runs SET user_entry_id = ?, parent_entry_id = ?, version_id = COALESCE(?, version_id),
          revision = revision + 1 WHERE id = ? RETURNING ${RUN_COLUMNS}`,

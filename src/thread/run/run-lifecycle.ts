@@ -6,7 +6,7 @@ import { LIMITS, type ServerFrame } from "../../shared/protocol";
 import type { Entry } from "../../storage/thread/entry-store";
 import type { ThreadBinding } from "../../storage/thread/pin-store";
 import type { QueuedTurnStore } from "../../storage/thread/queued-turn-store";
-import type { Run } from "../../storage/thread/run-store";
+import type { Run, ScreenFacts } from "../../storage/thread/run-store";
 import type { RequestMeta } from "../contract";
 import { toWireEntry } from "./frames";
 import { LiveRun, persistedText, runFrame, type StreamReceivers } from "./live-run";
@@ -78,6 +78,8 @@ export class RunLifecycle {
   readonly #queue: RunQueue;
   readonly #waiting: WaitingRuns;
   #live: LiveRun | null = null;
+  /** The last screen's reads, for `accept` screening the same request again (see `screen`). */
+  #screened: { request: TurnRequest; changes: number; facts: ScreenFacts } | null = null;
   /** Callers waiting for a queued run's end (the non-streaming HTTP API). */
   readonly #waiters = new Map<string, ((run: Run) => void)[]>();
 
@@ -130,12 +132,20 @@ export class RunLifecycle {
     const { entries, runs } = this.#deps.stores;
     const binding = this.#bindings.ofRequest(request);
     const limits = threadLimits(binding);
-    // The retried turn's run, the live runs and the recent ones, in one read (docs/decisions.md "Statements per turn").
-    const facts = runs.screenFacts(
-      request.kind !== "regenerate" ? runIdempotencyKey(request) : null,
-      this.#deps.now() - 60_000,
-      limits.sendsPerMinute + 1,
-    );
+    // The retried turn's run, the live runs and the recent ones, in one read (docs/decisions.md "Statements per turn");
+    // `accept` screening the same request again after the quota's await reuses it when no run changed meanwhile
+    // (the recent count only falls as time passes, so a send it admitted stays admitted).
+    const kept = this.#screened;
+    this.#screened = null;
+    const facts =
+      kept !== null && kept.request === request && kept.changes === runs.changes()
+        ? kept.facts
+        : runs.screenFacts(
+            request.kind !== "regenerate" ? runIdempotencyKey(request) : null,
+            this.#deps.now() - 60_000,
+            limits.sendsPerMinute + 1,
+          );
+    this.#screened = { request, changes: runs.changes(), facts };
     const earlier = facts.earlier;
     if (earlier !== null) {
       // A turn still queued, or one that ended before it started, has no message in the tree.

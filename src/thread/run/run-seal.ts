@@ -67,8 +67,11 @@ export function sealRun(deps: SealDeps, run: Run, text: string, end: RunEnd, sea
         : {}),
     });
     // The run's usage is final now: read once for its event, its log line and its quota slot.
-    const usage = stores.usage.totalsForRun(run.id);
-    if (live !== null) live.usage = usage;
+    const usage = stores.usage.sealedTotals(run.id);
+    if (live !== null) {
+      live.usage = usage;
+      live.reply = entry;
+    }
     // A queued run that ends unstarted leaves the queue with its request (a started one left it as it started); a
     // waiting one its stored steps.
     if (ended.ok && run.status === "queued") deps.queue.remove(run.id);

@@ -199,7 +199,7 @@ export async function streamRun(
     toolCallsOfSteps(result.steps, live.text),
     asked,
   );
-  deps.history.remember(history, userEntry, sealed, maxContextTokens);
+  deps.history.remember(history, userEntry, sealed, maxContextTokens, live.reply);
   return sealed;
 }
 
