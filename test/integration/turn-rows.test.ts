@@ -30,7 +30,7 @@ const MAX_ROWS_PER_TURN = 12;
  * test's own polls and the resume log's writes, whose number follows the machine's load, so the count is the same on
  * every run.
  */
-const MAX_STATEMENTS_PER_TURN = 33;
+const MAX_STATEMENTS_PER_TURN = 30;
 /** The resume log of a live run: rows that go when it ends, reported apart (as B4 does). */
 const CHUNK_TABLE = "run_chunks";
 /** The run event's removal once the tenant's events object stored it (B4 runs no hand-over). */

@@ -2,9 +2,22 @@
 // the D1 session row is computed from, each in one statement (docs/decisions.md, "Statements per turn").
 import { z } from "zod";
 import { ACTIVE_LEAF_KEY } from "../thread/thread-meta";
+import { PROJECTED_ENTRY_SEQ_KEY, projectedEntrySeq } from "./outbox";
 import { sessionFactsSchema } from "./projection-rows";
 
 const backlogSchema = z.object({ rows: z.number(), entries: z.number(), due: z.number().nullable() });
+type BacklogCounts = z.infer<typeof backlogSchema>;
+
+/** The backlog's three figures as subqueries, the entries counted above `?{watermark}`. */
+const backlogColumns = (watermark: string) => `(SELECT COUNT(*) FROM outbox) AS rows,
+  (SELECT COUNT(*) FROM entries WHERE seq > ${watermark}) AS entries,
+  (SELECT MIN(COALESCE(next_attempt_at, 0)) FROM outbox) AS due`;
+
+function leftOf(left: BacklogCounts, now: number): { remaining: number; retryInMs?: number } {
+  const remaining = left.rows + left.entries;
+  if (remaining === 0) return { remaining };
+  return { remaining, retryInMs: left.entries > 0 ? 0 : Math.max(0, (left.due ?? 0) - now) };
+}
 
 /**
  * What is left after a drain, in one statement: outbox rows and entries above the watermark, and in how many
@@ -15,19 +28,37 @@ export function backlog(
   entryWatermark: number,
   now: number,
 ): { remaining: number; retryInMs?: number } {
-  const left = backlogSchema.parse(
-    storage.sql
+  const left = storage.sql.exec(`SELECT ${backlogColumns("?")}`, entryWatermark).one();
+  return leftOf(backlogSchema.parse(left), now);
+}
+
+/**
+ * After a drain carried D1 from entry `from` to `through`, inside its settling transaction: moves the watermark there
+ * unless retention lowered it meanwhile (it deleted the newest entries, freeing their seqs; then it stays lowered and
+ * the next drain sends what survives above it again), and reads what is left (as `backlog`) in the same statement.
+ */
+export function advanceWatermark(
+  storage: DurableObjectStorage,
+  from: number,
+  through: number,
+  now: number,
+): { watermark: number; remaining: number; retryInMs?: number } {
+  if (through > from) {
+    const moved = storage.sql
       .exec(
-        `SELECT (SELECT COUNT(*) FROM outbox) AS rows,
-                (SELECT COUNT(*) FROM entries WHERE seq > ?) AS entries,
-                (SELECT MIN(COALESCE(next_attempt_at, 0)) FROM outbox) AS due`,
-        entryWatermark,
+        `INSERT INTO meta (key, value) SELECT ?1, ?3 WHERE ?2 = 0 OR EXISTS (SELECT 1 FROM meta WHERE key = ?1)
+         ON CONFLICT (key) DO UPDATE SET value = excluded.value WHERE CAST(meta.value AS INTEGER) = ?2
+         RETURNING ${backlogColumns("?4")}`,
+        PROJECTED_ENTRY_SEQ_KEY,
+        from,
+        String(through),
+        through,
       )
-      .one(),
-  );
-  const remaining = left.rows + left.entries;
-  if (remaining === 0) return { remaining };
-  return { remaining, retryInMs: left.entries > 0 ? 0 : Math.max(0, (left.due ?? 0) - now) };
+      .toArray()[0];
+    if (moved !== undefined) return { watermark: through, ...leftOf(backlogSchema.parse(moved), now) };
+  }
+  const watermark = projectedEntrySeq(storage);
+  return { watermark, ...backlog(storage, watermark, now) };
 }
 
 /**

@@ -87,32 +87,6 @@ export function projectedEntrySeq(storage: DurableObjectStorage): number {
   return Math.max(0, value);
 }
 
-/**
- * After a drain carried D1 from `from` to `through`: moves the watermark there unless retention lowered it meanwhile
- * (it deleted the newest entries, freeing their seqs; then it stays lowered and the next drain sends what survives
- * above it again). One statement; returns the watermark as it is now.
- */
-export function advanceProjectedEntrySeq(
-  storage: DurableObjectStorage,
-  from: number,
-  through: number,
-): number {
-  if (through > from) {
-    const moved = storage.sql
-      .exec(
-        `INSERT INTO meta (key, value) SELECT ?1, ?3 WHERE ?2 = 0 OR EXISTS (SELECT 1 FROM meta WHERE key = ?1)
-         ON CONFLICT (key) DO UPDATE SET value = excluded.value WHERE CAST(meta.value AS INTEGER) = ?2
-         RETURNING value`,
-        PROJECTED_ENTRY_SEQ_KEY,
-        from,
-        String(through),
-      )
-      .toArray();
-    if (moved.length > 0) return through;
-  }
-  return projectedEntrySeq(storage);
-}
-
 export function setProjectedEntrySeq(storage: DurableObjectStorage, seq: number): void {
   writeMeta(storage, PROJECTED_ENTRY_SEQ_KEY, String(seq));
 }

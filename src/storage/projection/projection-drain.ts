@@ -28,8 +28,8 @@ import {
   retentionProjected,
 } from "../thread/thread-retention";
 import { ToolCallStore } from "../thread/tool-call-store";
-import { backlog, readSessionFacts } from "./drain-state";
-import { advanceProjectedEntrySeq, PROJECTED_ENTRY_SEQ_KEY, REVISION_TABLES } from "./outbox";
+import { advanceWatermark, backlog, readSessionFacts } from "./drain-state";
+import { PROJECTED_ENTRY_SEQ_KEY, REVISION_TABLES } from "./outbox";
 import { logProjection, type ProjectionInput, serialized, withinTimeout } from "./projection-lane";
 import {
   approvalPayloadSchema,
@@ -388,18 +388,19 @@ async function drainOnce(input: DrainInput): Promise<DrainOutcome> {
     };
   }
 
-  const watermark = storage.transactionSync(() => {
+  const settled = storage.transactionSync(() => {
     for (const row of rows) settleRow(storage, row, sent);
-    // Unless retention lowered the watermark while D1 was answering (outbox.ts).
-    const current = advanceProjectedEntrySeq(storage, fromSeq, throughSeq);
+    // What is left is read with the watermark's move, after the rows it settled.
+    const left = advanceWatermark(storage, fromSeq, throughSeq, input.now());
     if (meta.has(FAILURES_KEY)) deleteMeta(storage, FAILURES_KEY);
     if (mark !== null) retentionProjected(storage, mark);
-    return current;
+    return left;
   });
   return {
     drained: rows.length + pendingEntries.length,
     failed: false,
-    ...backlog(storage, watermark, input.now()),
+    remaining: settled.remaining,
+    ...(settled.retryInMs !== undefined ? { retryInMs: settled.retryInMs } : {}),
   };
 }
 
