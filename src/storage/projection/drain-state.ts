@@ -1,9 +1,11 @@
 // The drain's reads of the thread's own state besides the records it sends: what is left after it, and the facts
 // the D1 session row is computed from, each in one statement (docs/decisions.md, "Statements per turn").
 import { z } from "zod";
+import type { Entry } from "../thread/entry-store";
 import { ACTIVE_LEAF_KEY } from "../thread/thread-meta";
+import { entryDeletions } from "../thread/thread-retention";
 import { PROJECTED_ENTRY_SEQ_KEY, projectedEntrySeq } from "./outbox";
-import { sessionFactsSchema } from "./projection-rows";
+import { type SessionFacts, sessionFactsSchema } from "./projection-rows";
 
 const backlogSchema = z.object({ rows: z.number(), entries: z.number(), due: z.number().nullable() });
 type BacklogCounts = z.infer<typeof backlogSchema>;
@@ -61,20 +63,51 @@ export function advanceWatermark(
   return { watermark, ...backlog(storage, watermark, now) };
 }
 
+/** The session row's figures over entries, as counted through an entry watermark (see `readSessionFacts`). */
+interface EntryFigures {
+  through: number;
+  deletions: number;
+  messageCount: number;
+  lastMessageAt: number | null;
+  lastEntryAt: number | null;
+}
+
+/** Per object: the figures the last drain sent, counted through the watermark it moved to. */
+const counted = new WeakMap<DurableObjectStorage, EntryFigures>();
+
+const later = (a: number | null, b: number | null): number | null =>
+  a === null ? b : b === null ? a : Math.max(a, b);
+
 /**
- * The session facts the D1 session row is computed from, read in one statement: with the leaf as
- * `EntryStore.latestLeaf` finds it (the selected leaf when it is set and still stored, else the newest entry).
+ * The session facts the D1 session row is computed from, read in one statement, for a drain carrying entries from
+ * `from` to `through` (`drained`: the entries in between): with the leaf as `EntryStore.latestLeaf` finds it (the
+ * selected leaf when it is set and still stored, else the newest entry). The entry figures (message count, last
+ * message, last entry) describe the entries through `through`; they are counted by a scan only when the last
+ * drain's figures do not end at `from` or entries were deleted since (retention), and are otherwise the last ones
+ * advanced by `drained` (docs/decisions.md "Statements per turn": no per-drain message count scan).
  */
-export function readSessionFacts(storage: DurableObjectStorage) {
-  return sessionFactsSchema.parse(
+export function readSessionFacts(
+  storage: DurableObjectStorage,
+  from: number,
+  through: number,
+  drained: readonly Entry[],
+): SessionFacts {
+  const deletions = entryDeletions(storage);
+  const known = counted.get(storage);
+  const fresh = known !== undefined && known.through === from && known.deletions === deletions;
+  const facts = sessionFactsSchema.parse(
     storage.sql
       .exec(
         `SELECT
            leaf.id AS leaf_id,
            leaf.agent_version AS leaf_agent_version,
-           (SELECT COUNT(*) FROM entries WHERE kind = 'message') AS message_count,
-           (SELECT MAX(created_at) FROM entries WHERE kind = 'message') AS last_message_at,
-           (SELECT MAX(created_at) FROM entries) AS last_entry_at,
+           ${
+             fresh
+               ? "0 AS message_count, NULL AS last_message_at, NULL AS last_entry_at,"
+               : `(SELECT COUNT(*) FROM entries WHERE kind = 'message' AND seq <= ?2) AS message_count,
+                  (SELECT MAX(created_at) FROM entries WHERE kind = 'message' AND seq <= ?2) AS last_message_at,
+                  (SELECT MAX(created_at) FROM entries WHERE seq <= ?2) AS last_entry_at,`
+           }
            (SELECT MAX(COALESCE(ended_at, started_at, created_at)) FROM runs) AS last_run_at,
            (SELECT json_extract(body_json, '$.text') FROM entries WHERE kind = 'message' AND role = 'user'
             ORDER BY seq LIMIT 1) AS first_user_text,
@@ -84,13 +117,38 @@ export function readSessionFacts(storage: DurableObjectStorage) {
          FROM (SELECT 1) LEFT JOIN (SELECT id, status FROM runs ORDER BY created_at DESC, seq DESC LIMIT 1) last
          LEFT JOIN (
            SELECT id, agent_version FROM (
-             SELECT id, agent_version, 0 AS rank FROM entries WHERE id = (SELECT value FROM meta WHERE key = ?)
+             SELECT id, agent_version, 0 AS rank FROM entries WHERE id = (SELECT value FROM meta WHERE key = ?1)
              UNION ALL
              SELECT * FROM (SELECT id, agent_version, 1 AS rank FROM entries ORDER BY seq DESC LIMIT 1)
            ) ORDER BY rank LIMIT 1
          ) leaf`,
         ACTIVE_LEAF_KEY,
+        ...(fresh ? [] : [through]),
       )
       .one(),
   );
+  let figures: EntryFigures = {
+    through,
+    deletions,
+    messageCount: facts.message_count,
+    lastMessageAt: facts.last_message_at,
+    lastEntryAt: facts.last_entry_at,
+  };
+  if (fresh) {
+    figures = { ...known, through };
+    for (const entry of drained) {
+      figures.lastEntryAt = later(figures.lastEntryAt, entry.createdAt);
+      if (entry.kind !== "message") continue;
+      figures.messageCount += 1;
+      figures.lastMessageAt = later(figures.lastMessageAt, entry.createdAt);
+    }
+  }
+  // Kept under the watermark it ends at: only a drain that moved the watermark there continues from it.
+  counted.set(storage, figures);
+  return {
+    ...facts,
+    message_count: figures.messageCount,
+    last_message_at: figures.lastMessageAt,
+    last_entry_at: figures.lastEntryAt,
+  };
 }

@@ -329,7 +329,7 @@ async function drainOnce(input: DrainInput): Promise<DrainOutcome> {
   const version = nextSessionVersion(storage, meta);
   const batchSeqs = rows.map((r) => r.seq);
   const sent = new Map<string, number | null>();
-  const facts = readSessionFacts(storage);
+  const facts = readSessionFacts(storage, fromSeq, throughSeq, pendingEntries);
   const leaf = facts.leaf_id === null ? null : { id: facts.leaf_id, agentVersion: facts.leaf_agent_version };
   const session = sessionSnapshot(binding, facts, leaf, version, throughSeq);
   const statementsFor = (db: D1Database): D1PreparedStatement[] => [

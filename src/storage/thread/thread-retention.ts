@@ -70,6 +70,14 @@ export function retentionProjected(storage: DurableObjectStorage, mark: Retentio
   }
 }
 
+/** Per object: how many retention passes deleted entries (the only way entries leave a live thread). */
+const deletions = new WeakMap<DurableObjectStorage, number>();
+
+/** Moves whenever entries were deleted: what was counted over them before must be counted again. */
+export function entryDeletions(storage: DurableObjectStorage): number {
+  return deletions.get(storage) ?? 0;
+}
+
 const ids = (rows: Record<string, SqlStorageValue>[]): string[] => rows.map((r) => String(r.id));
 
 /**
@@ -131,6 +139,8 @@ export function applyThreadRetention(
     const carried = victims.length > 0 ? attachmentIdsOfEntries(storage, victimIds) : [];
 
     if (victims.length > 0) {
+      // Before the delete: a rolled-back pass only makes the next drain count again.
+      deletions.set(storage, entryDeletions(storage) + 1);
       sql.exec("DELETE FROM entries WHERE id IN (SELECT value FROM json_each(?))", victimIds);
       // A deleted reply's feedback goes with it (D1's copy goes with the mirrored pass).
       sql.exec("DELETE FROM feedback WHERE entry_id IN (SELECT value FROM json_each(?))", victimIds);
