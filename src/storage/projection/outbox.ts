@@ -63,20 +63,21 @@ export function enqueueOutbox(
     .one().seq;
 }
 
-/** The thread table holding each kind's records, with a `revision` column. */
-const REVISION_TABLES: Readonly<Record<string, string>> = {
-  run: "runs",
-  tool_call: "tool_calls",
-  feedback: "feedback",
-  approval: "run_actions",
+/** The thread table holding each kind's records, with a `revision` column, and the column naming the record. */
+export const REVISION_TABLES: Readonly<Record<string, { name: string; key: string }>> = {
+  run: { name: "runs", key: "id" },
+  tool_call: { name: "tool_calls", key: "id" },
+  feedback: { name: "feedback", key: "entry_id" },
+  approval: { name: "run_actions", key: "id" },
 };
 
 /** A queued record's revision as the thread holds it now; null when it is gone (or has no revision of its own). */
 export function currentRevision(storage: DurableObjectStorage, kind: string, refId: string): number | null {
-  const table = REVISION_TABLES[kind] ?? null;
-  if (table === null) return null;
-  const key = kind === "feedback" ? "entry_id" : "id";
-  const row = storage.sql.exec(`SELECT revision FROM ${table} WHERE ${key} = ?`, refId).toArray()[0];
+  const table = REVISION_TABLES[kind];
+  if (table === undefined) return null;
+  const row = storage.sql
+    .exec(`SELECT revision FROM ${table.name} WHERE ${table.key} = ?`, refId)
+    .toArray()[0];
   return row === undefined ? null : Number(row.revision);
 }
 

@@ -19,13 +19,17 @@ import {
 import type { ProjectionTargets } from "../d1/shards";
 import { EntryStore } from "../thread/entry-store";
 import { FeedbackStore } from "../thread/feedback-store";
-import { readRunAudit } from "../thread/run-audit-store";
-import { RunStore } from "../thread/run-store";
-import { deleteMeta, readMetaInteger, writeMeta } from "../thread/thread-meta";
-import { pendingRetention, type RetentionMark, retentionProjected } from "../thread/thread-retention";
+import { findRunProjection } from "../thread/run-projection";
+import { deleteMeta, metaInteger, readMetaInteger, readMetaKeys, writeMeta } from "../thread/thread-meta";
+import {
+  pendingRetention,
+  RETENTION_MARK_KEYS,
+  type RetentionMark,
+  retentionProjected,
+} from "../thread/thread-retention";
 import { ToolCallStore } from "../thread/tool-call-store";
-import { UsageStore } from "../thread/usage-store";
-import { currentRevision, projectedEntrySeq, setProjectedEntrySeq } from "./outbox";
+import { advanceWatermark, backlog, readSessionFacts } from "./drain-state";
+import { PROJECTED_ENTRY_SEQ_KEY, REVISION_TABLES } from "./outbox";
 import { logProjection, type ProjectionInput, serialized, withinTimeout } from "./projection-lane";
 import {
   approvalPayloadSchema,
@@ -34,7 +38,6 @@ import {
   messageRow,
   retentionPass,
   runRow,
-  sessionFactsSchema,
   sessionSnapshot,
   toolCallRow,
   usageRow,
@@ -79,10 +82,10 @@ const versions = new WeakMap<DurableObjectStorage, { next: number; reserved: num
  * at a time (the stored value is the highest reserved; older builds stored the last one used), so an object started
  * again continues above every version it may have sent, and a drain rewrites no `meta` row for it.
  */
-function nextSessionVersion(storage: DurableObjectStorage): number {
+function nextSessionVersion(storage: DurableObjectStorage, meta: ReadonlyMap<string, string>): number {
   let state = versions.get(storage);
   if (state === undefined) {
-    const stored = readMetaInteger(storage, VERSION_KEY) ?? 0;
+    const stored = metaInteger(meta, VERSION_KEY) ?? readMetaInteger(storage, VERSION_KEY) ?? 0;
     state = { next: stored + 1, reserved: stored };
     versions.set(storage, state);
   }
@@ -123,53 +126,6 @@ const usagePayloadSchema = z.object({
   createdAt: z.number(),
 });
 
-const backlogSchema = z.object({ rows: z.number(), entries: z.number(), due: z.number().nullable() });
-
-/**
- * What is left after a drain, in one statement: outbox rows and entries above the watermark, and in how many
- * milliseconds to drain again (0 when something is due now; absent when nothing is left).
- */
-function backlog(
-  storage: DurableObjectStorage,
-  entryWatermark: number,
-  now: number,
-): { remaining: number; retryInMs?: number } {
-  const left = backlogSchema.parse(
-    storage.sql
-      .exec(
-        `SELECT (SELECT COUNT(*) FROM outbox) AS rows,
-                (SELECT COUNT(*) FROM entries WHERE seq > ?) AS entries,
-                (SELECT MIN(COALESCE(next_attempt_at, 0)) FROM outbox) AS due`,
-        entryWatermark,
-      )
-      .one(),
-  );
-  const remaining = left.rows + left.entries;
-  if (remaining === 0) return { remaining };
-  return { remaining, retryInMs: left.entries > 0 ? 0 : Math.max(0, (left.due ?? 0) - now) };
-}
-
-/** The session facts the D1 session row is computed from, read in one statement. */
-function readSessionFacts(storage: DurableObjectStorage) {
-  return sessionFactsSchema.parse(
-    storage.sql
-      .exec(
-        `SELECT
-           (SELECT COUNT(*) FROM entries WHERE kind = 'message') AS message_count,
-           (SELECT MAX(created_at) FROM entries WHERE kind = 'message') AS last_message_at,
-           (SELECT MAX(created_at) FROM entries) AS last_entry_at,
-           (SELECT MAX(COALESCE(ended_at, started_at, created_at)) FROM runs) AS last_run_at,
-           (SELECT json_extract(body_json, '$.text') FROM entries WHERE kind = 'message' AND role = 'user'
-            ORDER BY seq LIMIT 1) AS first_user_text,
-           last.id AS last_run_id,
-           last.status AS last_run_status,
-           (SELECT value FROM meta WHERE key = 'handoff') AS handoff_json
-         FROM (SELECT 1) LEFT JOIN (SELECT id, status FROM runs ORDER BY created_at DESC, seq DESC LIMIT 1) last`,
-      )
-      .one(),
-  );
-}
-
 const recordKey = (row: Pick<OutboxRow, "kind" | "ref_id">) => `${row.kind}\u0000${row.ref_id}`;
 
 /**
@@ -182,9 +138,7 @@ function recordStatements(
   scope: ThreadScope,
   rows: readonly OutboxRow[],
   entries: EntryStore,
-  runs: RunStore,
   toolCalls: ToolCallStore,
-  usage: UsageStore,
   sent: Map<string, number | null>,
 ): D1PreparedStatement[] {
   const { binding } = input;
@@ -206,13 +160,12 @@ function recordStatements(
         break;
       }
       case "run": {
-        const run = runs.get(row.ref_id);
-        sent.set(recordKey(row), run?.revision ?? null);
-        if (run === null) break;
-        const digest = readRunAudit(input.storage, run.id)?.inputDigest ?? null;
-        statements.push(upsertRun(db, scope, runRow(run, binding.agentId, digest)));
+        const found = findRunProjection(input.storage, row.ref_id);
+        sent.set(recordKey(row), found?.run.revision ?? null);
+        if (found === null) break;
+        statements.push(upsertRun(db, scope, runRow(found.run, binding.agentId, found.inputDigest)));
         // Usage has no outbox rows of its own: it travels with its run (written once, so version 1).
-        for (const u of usage.records(run.id)) {
+        for (const u of found.usage) {
           statements.push(upsertUsage(db, scope, usageRow(u, binding.agentId, 1)));
         }
         break;
@@ -309,8 +262,8 @@ function settleRow(
     );
     return;
   }
-  const revision = currentRevision(storage, row.kind, row.ref_id);
-  if (revision === null || revision === sent.get(key)) {
+  const table = REVISION_TABLES[row.kind];
+  if (table === undefined) {
     storage.sql.exec(
       "DELETE FROM outbox WHERE seq = ? AND kind = ? AND ref_id = ?",
       row.seq,
@@ -319,9 +272,21 @@ function settleRow(
     );
     return;
   }
+  // The record's current revision is compared in the delete itself (one statement, no read before it).
+  const current = `(SELECT revision FROM ${table.name} WHERE ${table.key} = ?3)`;
+  const deleted = storage.sql
+    .exec(
+      `DELETE FROM outbox WHERE seq = ?1 AND kind = ?2 AND ref_id = ?3
+       AND (${current} IS NULL OR ${current} IS ?4) RETURNING seq`,
+      row.seq,
+      row.kind,
+      row.ref_id,
+      sent.get(key) ?? null,
+    )
+    .toArray();
+  if (deleted.length > 0) return;
   storage.sql.exec(
-    "UPDATE outbox SET version = ? WHERE seq = ? AND kind = ? AND ref_id = ?",
-    revision,
+    `UPDATE outbox SET version = COALESCE(${current}, version) WHERE seq = ?1 AND kind = ?2 AND ref_id = ?3`,
     row.seq,
     row.kind,
     row.ref_id,
@@ -341,9 +306,16 @@ async function drainOnce(input: DrainInput): Promise<DrainOutcome> {
     )
     .toArray()
     .map((r) => outboxRowSchema.parse(r));
-  const mark = pendingRetention(storage);
+  // Every `meta` key the drain needs, in one read.
+  const meta = readMetaKeys(storage, [
+    PROJECTED_ENTRY_SEQ_KEY,
+    FAILURES_KEY,
+    ...RETENTION_MARK_KEYS,
+    ...(versions.has(storage) ? [] : [VERSION_KEY]),
+  ]);
+  const mark = pendingRetention(storage, meta);
   const entries = new EntryStore(storage, { now: input.now });
-  const fromSeq = projectedEntrySeq(storage);
+  const fromSeq = Math.max(0, metaInteger(meta, PROJECTED_ENTRY_SEQ_KEY) ?? 0);
   // Entries are never queued: the ones above the watermark are the ones D1 lacks, oldest first.
   const pendingEntries = entries.all({ afterSeq: fromSeq, limit });
   // Once this batch commits, every entry up to the last one it carries is in D1.
@@ -353,19 +325,13 @@ async function drainOnce(input: DrainInput): Promise<DrainOutcome> {
   }
 
   const scope: ThreadScope = { tenantId: binding.tenantId, threadId: binding.threadId };
-  const runs = new RunStore(storage, { now: input.now });
   const toolCalls = new ToolCallStore(storage, { now: input.now });
-  const usage = new UsageStore(storage, { now: input.now });
-  const version = nextSessionVersion(storage);
+  const version = nextSessionVersion(storage, meta);
   const batchSeqs = rows.map((r) => r.seq);
   const sent = new Map<string, number | null>();
-  const session = sessionSnapshot(
-    binding,
-    readSessionFacts(storage),
-    entries.latestLeaf(),
-    version,
-    throughSeq,
-  );
+  const facts = readSessionFacts(storage, fromSeq, throughSeq, pendingEntries);
+  const leaf = facts.leaf_id === null ? null : { id: facts.leaf_id, agentVersion: facts.leaf_agent_version };
+  const session = sessionSnapshot(binding, facts, leaf, version, throughSeq);
   const statementsFor = (db: D1Database): D1PreparedStatement[] => [
     ...pendingEntries.map((entry) =>
       upsertMessage(
@@ -374,7 +340,7 @@ async function drainOnce(input: DrainInput): Promise<DrainOutcome> {
         messageRow(entry, binding.version, zeroRetentionIdleMinutes(binding.artifact) !== null),
       ),
     ),
-    ...recordStatements(input, db, scope, rows, entries, runs, toolCalls, usage, sent),
+    ...recordStatements(input, db, scope, rows, entries, toolCalls, sent),
     ...(mark === null ? [] : mirrorStatements(input, db, scope, mark)),
     upsertSession(db, scope, session),
   ];
@@ -394,7 +360,7 @@ async function drainOnce(input: DrainInput): Promise<DrainOutcome> {
     }
     route.committed();
   } catch (error) {
-    const failures = (readMetaInteger(storage, FAILURES_KEY) ?? 0) + 1;
+    const failures = (metaInteger(meta, FAILURES_KEY) ?? 0) + 1;
     const attempt = Math.max(failures, ...rows.map((r) => r.attempts + 1));
     const delay = backoffMs(attempt);
     storage.transactionSync(() => {
@@ -422,20 +388,19 @@ async function drainOnce(input: DrainInput): Promise<DrainOutcome> {
     };
   }
 
-  const watermark = storage.transactionSync(() => {
+  const settled = storage.transactionSync(() => {
     for (const row of rows) settleRow(storage, row, sent);
-    // Retention may have lowered the watermark while D1 was answering (it deleted the newest entries, freeing
-    // their seqs); then it stays lowered and the next drain sends what survives above it again.
-    const current = projectedEntrySeq(storage);
-    if (throughSeq > fromSeq && current === fromSeq) setProjectedEntrySeq(storage, throughSeq);
-    deleteMeta(storage, FAILURES_KEY);
+    // What is left is read with the watermark's move, after the rows it settled.
+    const left = advanceWatermark(storage, fromSeq, throughSeq, input.now());
+    if (meta.has(FAILURES_KEY)) deleteMeta(storage, FAILURES_KEY);
     if (mark !== null) retentionProjected(storage, mark);
-    return current === fromSeq ? Math.max(throughSeq, fromSeq) : current;
+    return left;
   });
   return {
     drained: rows.length + pendingEntries.length,
     failed: false,
-    ...backlog(storage, watermark, input.now()),
+    remaining: settled.remaining,
+    ...(settled.retryInMs !== undefined ? { retryInMs: settled.retryInMs } : {}),
   };
 }
 

@@ -183,6 +183,9 @@ export function usageRow(u: UsageRecord, agentId: string, version: number): Usag
 
 /** The facts of the session row that the drain reads from the thread's SQLite in one statement. */
 export const sessionFactsSchema = z.object({
+  /** The leaf as `EntryStore.latestLeaf` finds it; null for a thread without entries. */
+  leaf_id: z.string().nullable(),
+  leaf_agent_version: z.number().int().nullable(),
   message_count: z.number(),
   last_message_at: z.number().nullable(),
   last_entry_at: z.number().nullable(),

@@ -39,7 +39,22 @@ export const threadContextSchema = z
 
 const NONE: ThreadContext = { version: 0, variables: {} };
 
+/**
+ * The copy as last read, per object: every run reads it, and only this file writes it (docs/decisions.md "Statements
+ * per turn"). Dropped before every write, and filled only by reads, which come before the writes of any transaction
+ * here, so a rolled-back write cannot leave a copy it wrote.
+ */
+const heldCopies = new WeakMap<DurableObjectStorage, ThreadContext>();
+
 export function readThreadContext(storage: DurableObjectStorage): ThreadContext {
+  const kept = heldCopies.get(storage);
+  if (kept !== undefined) return kept;
+  const read = parseThreadContext(storage);
+  heldCopies.set(storage, read);
+  return read;
+}
+
+function parseThreadContext(storage: DurableObjectStorage): ThreadContext {
   const text = readMeta(storage, CONTEXT_KEY);
   if (text === null) return NONE;
   try {
@@ -60,6 +75,7 @@ export function readThreadContext(storage: DurableObjectStorage): ThreadContext 
 export function adoptThreadContext(storage: DurableObjectStorage, next: ThreadContext): boolean {
   return storage.transactionSync(() => {
     if (next.version <= readThreadContext(storage).version) return false;
+    heldCopies.delete(storage);
     writeMeta(storage, CONTEXT_KEY, JSON.stringify(next));
     keepContextVersion(storage, next);
     return true;
@@ -112,6 +128,7 @@ export function readContextVersion(storage: DurableObjectStorage, version: numbe
  */
 export function blankThreadContext(storage: DurableObjectStorage): void {
   const held = readThreadContext(storage);
+  heldCopies.delete(storage);
   if (held.version > 0) writeMeta(storage, CONTEXT_KEY, JSON.stringify({ ...held, variables: {} }));
   storage.sql.exec("UPDATE context_versions SET variables_json = '{}' WHERE variables_json <> '{}'");
 }

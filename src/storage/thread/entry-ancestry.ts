@@ -41,6 +41,30 @@ export function ancestryBelow(storage: DurableObjectStorage, parentId: string): 
   return { depth, jumpId: even ? jumpJumpId : parentId };
 }
 
+/**
+ * The insert of an entry, bound (id, parent id, kind, role, run id, created at, body, agent version[, attachments]):
+ * a root at depth 0 jumping to itself; a child placed by `ancestryBelow`'s rule computed in the insert itself from
+ * its parent, its jump and its jump's jump, so an append is one statement (nothing is inserted without the parent).
+ * The attachments column is named only when there are refs: an entry without any is written as before schema 20.
+ */
+export function insertEntrySql(child: boolean, attachments: boolean): string {
+  const columns = `id, parent_id, kind, role, run_id, created_at, body_json, depth, jump_id, agent_version${
+    attachments ? ", attachments_json" : ""
+  }`;
+  const refs = attachments ? ", ?9" : "";
+  return child
+    ? `INSERT INTO entries (${columns})
+       SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, p.depth + 1,
+         CASE WHEN j.depth IS NOT NULL AND jj.depth IS NOT NULL AND j.jump_id IS NOT NULL
+           AND p.depth - j.depth = j.depth - jj.depth THEN j.jump_id ELSE p.id END,
+         COALESCE(?8, p.agent_version)${refs}
+       FROM entries p LEFT JOIN entries j ON j.id = p.jump_id LEFT JOIN entries jj ON jj.id = j.jump_id
+       WHERE p.id = ?2
+       ON CONFLICT (id) DO NOTHING RETURNING seq, agent_version`
+    : `INSERT INTO entries (${columns}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0, ?1, ?8${refs})
+       ON CONFLICT (id) DO NOTHING RETURNING seq, agent_version`;
+}
+
 /** The seq and depth of an entry, or null when it is not in this thread. */
 export function entryPosition(
   storage: DurableObjectStorage,

@@ -2,48 +2,24 @@
 import { z } from "zod";
 import { fail, ok, type Result } from "../../errors";
 import { type AttachmentRef, attachmentRef } from "../../shared/protocol";
-import { parseJsonColumn } from "../json-column";
-import { createRedactor, type JsonValue, type Redactor } from "../redact";
-import { ANCESTOR_WALK, type Ancestry, ancestorSeqAt, ancestryBelow, entryPosition } from "./entry-ancestry";
-import { ACTIVE_LEAF_KEY, deleteMeta, replaceMeta, writeMeta } from "./thread-meta";
+import { createRedactor, type Redactor } from "../redact";
+import { appendKeyWritten } from "./append-keys";
+import { ANCESTOR_WALK, ancestorSeqAt, ancestryBelow, entryPosition, insertEntrySql } from "./entry-ancestry";
+import {
+  ENTRY_COLUMNS,
+  ENTRY_KINDS,
+  ENTRY_ROLES,
+  type Entry,
+  type EntryKind,
+  type EntryRole,
+  entriesFrom,
+  entryFromRow,
+  firstEntry,
+  integerOrNull,
+} from "./entry-rows";
+import { ACTIVE_LEAF_KEY, deleteMeta, replaceMeta, updateMeta, writeMeta } from "./thread-meta";
 
-export const ENTRY_KINDS = [
-  "message",
-  "event",
-  "model_change",
-  "label",
-  "summary",
-  "custom",
-  "version_change",
-  "approval_request",
-  "approval_decision",
-  "tool_request",
-] as const;
-export type EntryKind = (typeof ENTRY_KINDS)[number];
-
-/** `human_agent`: a person of the tenant's team answering during a handoff (docs/protocol.md). */
-export const ENTRY_ROLES = ["user", "assistant", "system", "tool", "human_agent"] as const;
-export type EntryRole = (typeof ENTRY_ROLES)[number];
-
-export interface Entry {
-  /** Insertion order within the thread; along any root→leaf path it strictly increases. */
-  seq: number;
-  id: string;
-  parentId: string | null;
-  kind: EntryKind;
-  role: EntryRole | null;
-  runId: string | null;
-  /** Epoch milliseconds. */
-  createdAt: number;
-  body: JsonValue;
-  /**
-   * The agent version in effect at this entry: set by a `version_change` entry and inherited by everything appended
-   * below it; null = the thread's pinned version.
-   */
-  agentVersion: number | null;
-  /** A user message's attachments (docs/protocol.md#attachments); absent when it has none. */
-  attachments?: AttachmentRef[];
-}
+export { ENTRY_KINDS, ENTRY_ROLES, type Entry, type EntryKind, type EntryRole };
 
 export interface AppendInput {
   /** Generated when omitted. */
@@ -62,6 +38,16 @@ export interface AppendInput {
   agentVersion?: number;
   /** A user message's attachments: metadata only, the bytes stay in object storage. */
   attachments?: AttachmentRef[];
+  /**
+   * The new entry becomes the selected leaf (the thread continues below it: a user message, a reply, a run's
+   * action). Without it, an append right below the selected leaf moves the selection down and any other leaves it.
+   */
+  select?: boolean;
+  /**
+   * With `select`: the caller found, in this same synchronous stretch (`selection`), that no stored entry is marked
+   * selected, so the newest entry is the selection and the new one becomes it with nothing written.
+   */
+  unmarked?: boolean;
 }
 
 export interface AppendOutcome {
@@ -96,76 +82,9 @@ const appendInputSchema = z.object({
   expectedParentId: z.string().min(1).max(128).optional(),
   agentVersion: z.number().int().positive().optional(),
   attachments: z.array(attachmentRef).min(1).optional(),
+  select: z.boolean().optional(),
+  unmarked: z.boolean().optional(),
 });
-
-const attachmentsColumn = z.array(attachmentRef);
-
-// Every read selects these columns in this order: rows are read positionally (`cursor.raw()`), which skips building
-// one object per row.
-const ENTRY_COLUMNS =
-  "seq, id, parent_id, kind, role, run_id, created_at, body_json, agent_version, attachments_json";
-
-const isKind = (value: SqlStorageValue | undefined): value is EntryKind =>
-  typeof value === "string" && (ENTRY_KINDS as readonly string[]).includes(value);
-const isRole = (value: SqlStorageValue | undefined): value is EntryRole =>
-  typeof value === "string" && (ENTRY_ROLES as readonly string[]).includes(value);
-const isText = (value: SqlStorageValue | undefined): value is string => typeof value === "string";
-const isTextOrNull = (value: SqlStorageValue | undefined): value is string | null =>
-  value === null || typeof value === "string";
-const isInteger = (value: SqlStorageValue | undefined): value is number => Number.isSafeInteger(value);
-const integerOrNull = (value: SqlStorageValue | undefined): number | null =>
-  typeof value === "number" && Number.isSafeInteger(value) ? value : null;
-
-/** Names the first column that broke the entry shape, never its value (bodies can hold user content). */
-const malformedRow = (column: string, seq: SqlStorageValue | undefined): Error =>
-  new Error(`entries row seq=${String(seq)}: ${column} does not hold a valid value`);
-
-/**
- * One `entries` row (ENTRY_COLUMNS order) as an Entry. Rows come from this object's own SQLite, written only by
- * `append`, so plain type checks replace a zod parse per row (most of a branch read's decoding time, `npm run bench`
- * B3); a row that does not match still stops the read with an internal error instead of reaching a client.
- */
-function entryFromRow(row: SqlStorageValue[]): Entry {
-  const [seq, id, parentId, kind, role, runId, createdAt, bodyJson, agentVersion, attachmentsJson] = row;
-  if (row.length !== 10) throw malformedRow(`the row (${row.length} columns)`, seq);
-  if (!isInteger(seq)) throw malformedRow("seq", seq);
-  if (!isText(id)) throw malformedRow("id", seq);
-  if (!isTextOrNull(parentId)) throw malformedRow("parent_id", seq);
-  if (!isKind(kind)) throw malformedRow("kind", seq);
-  if (role !== null && !isRole(role)) throw malformedRow("role", seq);
-  if (!isTextOrNull(runId)) throw malformedRow("run_id", seq);
-  if (!isInteger(createdAt)) throw malformedRow("created_at", seq);
-  if (!isText(bodyJson)) throw malformedRow("body_json", seq);
-  if (agentVersion !== null && !isInteger(agentVersion)) throw malformedRow("agent_version", seq);
-  if (!isTextOrNull(attachmentsJson)) throw malformedRow("attachments_json", seq);
-  // Rare (user messages with files), so parsed in full.
-  const attachments =
-    attachmentsJson === null ? null : attachmentsColumn.safeParse(parseJsonColumn(attachmentsJson));
-  if (attachments !== null && !attachments.success) throw malformedRow("attachments_json", seq);
-  return {
-    seq,
-    id,
-    parentId,
-    kind,
-    role,
-    runId,
-    createdAt,
-    body: parseJsonColumn(bodyJson),
-    agentVersion: integerOrNull(agentVersion),
-    ...(attachments !== null ? { attachments: attachments.data } : {}),
-  };
-}
-
-function entriesFrom(cursor: SqlStorageCursor<Record<string, SqlStorageValue>>): Entry[] {
-  const entries: Entry[] = [];
-  for (const row of cursor.raw()) entries.push(entryFromRow(row));
-  return entries;
-}
-
-function firstEntry(cursor: SqlStorageCursor<Record<string, SqlStorageValue>>): Entry | null {
-  for (const row of cursor.raw()) return entryFromRow(row);
-  return null;
-}
 
 /** Decodes a branch cursor (the seq of the last entry already returned); null when it is not one of ours. */
 function decodeCursor(cursor: string): number | null {
@@ -217,47 +136,40 @@ export class EntryStore {
           )
           .toArray()[0];
         const priorEntry = typeof prior?.entry_id === "string" ? this.get(prior.entry_id) : null;
-        if (priorEntry) return ok({ entry: priorEntry, deduplicated: true });
+        if (priorEntry) {
+          if (a.select === true && this.latestLeaf()?.id !== priorEntry.id) {
+            writeMeta(this.#storage, ACTIVE_LEAF_KEY, priorEntry.id);
+          }
+          return ok({ entry: priorEntry, deduplicated: true });
+        }
       }
-      // An expected parent equals the parent (checked above), so one lookup answers both, and gives the new
-      // entry its place on the path.
-      let ancestry: Ancestry | null = null;
-      if (a.parentId !== null) {
-        ancestry = ancestryBelow(this.#storage, a.parentId);
-        if (ancestry === null) {
+      const id = a.id ?? this.#newId();
+      const createdAt = this.#now();
+      const values = [
+        id,
+        a.parentId,
+        a.kind,
+        a.role ?? null,
+        a.runId ?? null,
+        createdAt,
+        bodyJson,
+        a.agentVersion ?? null,
+        ...(a.attachments === undefined ? [] : [JSON.stringify(a.attachments)]),
+      ];
+      const inserted = sql
+        .exec(insertEntrySql(a.parentId !== null, a.attachments !== undefined), ...values)
+        .toArray()[0];
+      if (inserted === undefined) {
+        // An expected parent equals the parent (checked above), so one lookup answers both.
+        if (a.parentId !== null && ancestryBelow(this.#storage, a.parentId) === null) {
           return a.expectedParentId !== undefined
             ? fail("conflict", "The expected parent entry is not in this thread.", {
                 expectedParentId: a.expectedParentId,
               })
             : fail("conflict", "The parent entry is not in this thread.", { parentId: a.parentId });
         }
+        return fail("conflict", "An entry with this id already exists.", { id });
       }
-      const id = a.id ?? this.#newId();
-
-      const createdAt = this.#now();
-      const inserted = sql
-        .exec(
-          // The column is named only when there are refs: an entry without any is written as before schema 20.
-          `INSERT INTO entries (id, parent_id, kind, role, run_id, created_at, body_json, depth, jump_id, agent_version
-             ${a.attachments === undefined ? "" : ", attachments_json"})
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, COALESCE(?, (SELECT agent_version FROM entries WHERE id = ?2))
-             ${a.attachments === undefined ? "" : ", ?"})
-           ON CONFLICT (id) DO NOTHING RETURNING seq, agent_version`,
-          id,
-          a.parentId,
-          a.kind,
-          a.role ?? null,
-          a.runId ?? null,
-          createdAt,
-          bodyJson,
-          // A root is at depth 0 and jumps to itself.
-          ancestry?.depth ?? 0,
-          ancestry?.jumpId ?? id,
-          a.agentVersion ?? null,
-          ...(a.attachments === undefined ? [] : [JSON.stringify(a.attachments)]),
-        )
-        .toArray()[0];
-      if (inserted === undefined) return fail("conflict", "An entry with this id already exists.", { id });
       const entry: Entry = {
         seq: z.number().int().parse(inserted.seq),
         id,
@@ -271,6 +183,7 @@ export class EntryStore {
         ...(a.attachments !== undefined ? { attachments: a.attachments } : {}),
       };
       if (a.idempotencyKey !== undefined) {
+        appendKeyWritten(this.#storage);
         // An upsert: a key whose entry was erased (retention) is taken over by the new entry.
         sql.exec(
           `INSERT INTO append_idempotency (key, expected_parent_id, entry_id) VALUES (?, ?, ?)
@@ -280,7 +193,12 @@ export class EntryStore {
           id,
         );
       }
-      if (a.parentId !== null) {
+      if (a.select === true && a.unmarked === true) {
+        // Nothing is marked: the newest entry, this one, is the selection.
+      } else if (a.select === true) {
+        // Unset, the selection is the newest entry, which this one now is; set, it moves here.
+        updateMeta(this.#storage, ACTIVE_LEAF_KEY, id);
+      } else if (a.parentId !== null) {
         // The selected branch follows its own conversation: appending right below the active leaf moves it down.
         replaceMeta(this.#storage, ACTIVE_LEAF_KEY, a.parentId, id);
       }
@@ -365,18 +283,25 @@ export class EntryStore {
    * a child is always newer than its parent. Null for an empty thread.
    */
   latestLeaf(): Entry | null {
+    return this.selection().leaf;
+  }
+
+  /** `latestLeaf`, and whether it is the marked one (else nothing stored is marked and it is the newest entry). */
+  selection(): { leaf: Entry | null; marked: boolean } {
     // One statement (a turn asks several times): the selected leaf when it is set and still stored, else the newest.
-    return firstEntry(
-      this.#storage.sql.exec(
-        `SELECT ${ENTRY_COLUMNS} FROM (
+    const rows = this.#storage.sql
+      .exec(
+        `SELECT ${ENTRY_COLUMNS}, rank FROM (
            SELECT ${ENTRY_COLUMNS}, 0 AS rank FROM entries
            WHERE id = (SELECT value FROM meta WHERE key = ?)
            UNION ALL
            SELECT * FROM (SELECT ${ENTRY_COLUMNS}, 1 AS rank FROM entries ORDER BY seq DESC LIMIT 1)
          ) ORDER BY rank LIMIT 1`,
         ACTIVE_LEAF_KEY,
-      ),
-    );
+      )
+      .raw();
+    for (const row of rows) return { leaf: entryFromRow(row.slice(0, 10)), marked: row[10] === 0 };
+    return { leaf: null, marked: false };
   }
 
   /** Selects the branch the thread continues on (`null` returns to "newest leaf"). */

@@ -1,6 +1,7 @@
 // The thread's mode (docs/protocol.md handoff) in its `meta` table: durable across eviction, read by `ready` and the projection.
 import { z } from "zod";
 import type { ThreadMode } from "../../shared/protocol";
+import { appendKeyEntryId } from "./append-keys";
 import { deleteMeta, readMeta, writeMeta } from "./thread-meta";
 
 /** Set while a person handles the thread; absent in `agent` mode. */
@@ -42,24 +43,35 @@ export function writeHandoff(storage: DurableObjectStorage, state: HandoffState 
   else writeMeta(storage, HANDOFF_KEY, JSON.stringify(state));
 }
 
+/**
+ * Objects that read no handoff request and wrote none since: every run's end asks, and the model's request is rare
+ * (docs/decisions.md "Statements per turn"). Set only by a read that found none (reads run outside transactions),
+ * cleared before a request is written, so a rolled-back write leaves it cleared.
+ */
+const noRequest = new WeakSet<DurableObjectStorage>();
+
 export function readHandoffRequest(storage: DurableObjectStorage): ModelHandoffRequest | null {
-  return parsed(requestedSchema, readMeta(storage, HANDOFF_REQUESTED_KEY));
+  if (noRequest.has(storage)) return null;
+  const text = readMeta(storage, HANDOFF_REQUESTED_KEY);
+  if (text === null) noRequest.add(storage);
+  return parsed(requestedSchema, text);
 }
 
 export function writeHandoffRequest(
   storage: DurableObjectStorage,
   request: ModelHandoffRequest | null,
 ): void {
-  if (request === null) deleteMeta(storage, HANDOFF_REQUESTED_KEY);
-  else writeMeta(storage, HANDOFF_REQUESTED_KEY, JSON.stringify(request));
+  if (request === null) {
+    deleteMeta(storage, HANDOFF_REQUESTED_KEY);
+    return;
+  }
+  noRequest.delete(storage);
+  writeMeta(storage, HANDOFF_REQUESTED_KEY, JSON.stringify(request));
 }
 
 /** The entry a send held during a handoff was stored as (its append key, at no expected parent). */
 export function heldSendEntryId(storage: DurableObjectStorage, key: string): string | null {
-  const row = storage.sql
-    .exec("SELECT entry_id FROM append_idempotency WHERE key = ? AND expected_parent_id = ''", key)
-    .toArray()[0];
-  return typeof row?.entry_id === "string" ? row.entry_id : null;
+  return appendKeyEntryId(storage, key, "");
 }
 
 /**

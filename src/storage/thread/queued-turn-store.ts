@@ -60,6 +60,14 @@ function toRecord(row: unknown): QueuedTurnRecord {
   };
 }
 
+/**
+ * Objects whose queue `count()` found empty and that added nothing since: the queue is asked after every run's end,
+ * and a thread that never queues a turn answers from memory (docs/decisions.md "Statements per turn"). Set only by
+ * `count()`, which no transaction calls, so a rolled-back removal cannot leave it set over a row; cleared before
+ * every insert, so a rolled-back insert leaves it cleared.
+ */
+const knownEmpty = new WeakSet<DurableObjectStorage>();
+
 /** Rows are written and removed inside the caller's transaction, together with their run's own change. */
 export class QueuedTurnStore {
   readonly #storage: DurableObjectStorage;
@@ -74,6 +82,7 @@ export class QueuedTurnStore {
       subject: record.subject,
       ...(record.meta !== undefined ? { meta: record.meta } : {}),
     };
+    knownEmpty.delete(this.#storage);
     this.#storage.sql.exec(
       `INSERT INTO queued_turns (run_id, urgent, ord, turn_json)
        VALUES (?, ?, (SELECT COALESCE(MAX(ord), 0) + 1 FROM queued_turns), ?)`,
@@ -106,7 +115,10 @@ export class QueuedTurnStore {
   }
 
   count(): number {
-    return Number(this.#storage.sql.exec("SELECT COUNT(*) AS n FROM queued_turns").one().n);
+    if (knownEmpty.has(this.#storage)) return 0;
+    const n = Number(this.#storage.sql.exec("SELECT COUNT(*) AS n FROM queued_turns").one().n);
+    if (n === 0) knownEmpty.add(this.#storage);
+    return n;
   }
 
   remove(runId: string): void {

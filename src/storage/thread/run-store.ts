@@ -7,6 +7,7 @@ import { RUN_STATUSES, type RunStatus } from "../../shared/protocol";
 import { canBecome, isTerminalRunStatus } from "../../shared/run-states";
 import { enqueueOutbox } from "../projection/outbox";
 import { createRedactor, type Redactor } from "../redact";
+import { RUN_COLUMNS, toRun } from "./run-row";
 import { invalidRunRecord, type RunStoreOptions, recordIdSchema } from "./run-types";
 
 export { isTerminalRunStatus };
@@ -51,6 +52,13 @@ export interface NewRun {
   start?: boolean;
 }
 
+/** What a new turn is screened with (`RunStore.screenFacts`). */
+export interface ScreenFacts {
+  earlier: Run | null;
+  active: Run[];
+  recent: number;
+}
+
 export interface RunPatch {
   userEntryId?: string;
   assistantEntryId?: string;
@@ -88,28 +96,6 @@ const runPatchSchema = z.object({
   firstDeltaMs: z.number().int().min(0).optional(),
 });
 
-const runRowSchema = z.object({
-  id: z.string(),
-  status: z.enum(RUN_STATUSES),
-  idempotency_key: z.string().nullable(),
-  user_entry_id: z.string().nullable(),
-  assistant_entry_id: z.string().nullable(),
-  parent_entry_id: z.string().nullable(),
-  created_at: z.number().int(),
-  started_at: z.number().int().nullable(),
-  ended_at: z.number().int().nullable(),
-  abort_reason: z.string().nullable(),
-  error_code: z.enum(ERROR_CODES).nullable(),
-  error_message: z.string().nullable(),
-  error_reason: z.enum(ERROR_REASONS).nullable(),
-  version_id: z.string().nullable(),
-  first_delta_ms: z.number().int().nullable(),
-  revision: z.number().int(),
-});
-
-const RUN_COLUMNS =
-  "id, status, idempotency_key, user_entry_id, assistant_entry_id, parent_entry_id, created_at, started_at, ended_at, abort_reason, error_code, error_message, error_reason, version_id, first_delta_ms, revision";
-
 /** Where a page of runs in creation order ended. */
 export interface RunPosition {
   createdAt: number;
@@ -117,37 +103,23 @@ export interface RunPosition {
   seq: number;
 }
 
-function toRun(row: unknown): Run {
-  const r = runRowSchema.parse(row);
-  return {
-    id: r.id,
-    status: r.status,
-    idempotencyKey: r.idempotency_key,
-    userEntryId: r.user_entry_id,
-    assistantEntryId: r.assistant_entry_id,
-    parentEntryId: r.parent_entry_id,
-    createdAt: r.created_at,
-    startedAt: r.started_at,
-    endedAt: r.ended_at,
-    abortReason: r.abort_reason,
-    error:
-      r.error_code === null
-        ? null
-        : {
-            code: r.error_code,
-            ...(r.error_reason !== null ? { reason: r.error_reason } : {}),
-            message: r.error_message ?? "",
-          },
-    versionId: r.version_id,
-    firstDeltaMs: r.first_delta_ms,
-    revision: r.revision,
-  };
-}
+/** The statuses a run may move to `to` from, as the JSON array the transition's update binds. */
+const SOURCES = new Map<RunStatus, string>(
+  RUN_STATUSES.map((to) => [to, JSON.stringify(RUN_STATUSES.filter((from) => canBecome(from, to)))]),
+);
+const sourcesOf = (to: RunStatus): string => SOURCES.get(to) ?? "[]";
 
 /** One run by id; the other run tables check with it that the run they write for exists. */
 export function findRun(storage: DurableObjectStorage, runId: string): Run | null {
   const row = storage.sql.exec(`SELECT ${RUN_COLUMNS} FROM runs WHERE id = ?`, runId).toArray()[0];
   return row ? toRun(row) : null;
+}
+
+/** Per object: grows before every write to `runs` that changes a status, a key or a placement (`changes`). */
+const generations = new WeakMap<DurableObjectStorage, number>();
+
+function bumpChanges(storage: DurableObjectStorage): void {
+  generations.set(storage, (generations.get(storage) ?? 0) + 1);
 }
 
 export class RunStore {
@@ -172,18 +144,16 @@ export class RunStore {
     if (!parsed.success) return invalidRunRecord(parsed.error);
     const n = parsed.data;
     return this.#storage.transactionSync((): Result<{ run: Run; created: boolean }> => {
-      if (n.idempotencyKey !== undefined) {
-        const existing = this.byIdempotencyKey(n.idempotencyKey);
-        if (existing) return ok({ run: existing, created: false });
-      }
       const runId = n.id ?? this.#newId();
       const now = this.#now();
-      // The idempotency key was checked above, so a conflict here can only be the id.
+      bumpChanges(this.#storage);
+      // The key is checked in the insert itself (one statement): nothing is inserted when a run already holds it.
       const inserted = this.#storage.sql
         .exec(
           `INSERT INTO runs (id, seq, status, idempotency_key, user_entry_id, parent_entry_id, created_at, started_at,
              version_id, revision)
-           VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM runs), ?, ?, ?, ?, ?, ?, ?, 1)
+           SELECT ?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM runs), ?2, ?3, ?4, ?5, ?6, ?7, ?8, 1
+           WHERE ?3 IS NULL OR NOT EXISTS (SELECT 1 FROM runs WHERE idempotency_key = ?3)
            ON CONFLICT DO NOTHING RETURNING ${RUN_COLUMNS}`,
           runId,
           n.start === true ? "running" : "queued",
@@ -195,11 +165,23 @@ export class RunStore {
           n.versionId ?? null,
         )
         .toArray()[0];
-      if (inserted === undefined) return fail("conflict", "A run with this id already exists.", { runId });
+      if (inserted === undefined) {
+        const existing = n.idempotencyKey === undefined ? null : this.byIdempotencyKey(n.idempotencyKey);
+        if (existing) return ok({ run: existing, created: false });
+        return fail("conflict", "A run with this id already exists.", { runId });
+      }
       const run = toRun(inserted);
       this.#enqueueRun(run, now, { fresh: true });
       return ok({ run, created: true });
     });
+  }
+
+  /**
+   * A number that moves whenever a run is created, moves or is placed (bumped before the write, so a rolled-back
+   * one moves it too): equal numbers mean `screenFacts` would read the same runs.
+   */
+  changes(): number {
+    return generations.get(this.#storage) ?? 0;
   }
 
   get(runId: string): Run | null {
@@ -235,6 +217,45 @@ export class RunStore {
       .exec(`SELECT ${RUN_COLUMNS} FROM runs WHERE idempotency_key = ? LIMIT 1`, key)
       .toArray()[0];
     return row ? toRun(row) : null;
+  }
+
+  /**
+   * What a new turn is screened with, in one statement: the run `key` created (null: none, or no key given), the runs
+   * not yet finished (as `active`), and how many of the newest `atMost` runs were created after `since` (as
+   * `countCreatedAfter`).
+   */
+  screenFacts(
+    key: string | null,
+    since: number,
+    atMost: number,
+  ): { earlier: Run | null; active: Run[]; recent: number } {
+    const nulls = RUN_COLUMNS.split(",")
+      .map(() => "NULL")
+      .join(", ");
+    const rows = this.#storage.sql
+      .exec(
+        `SELECT * FROM (SELECT ${RUN_COLUMNS}, 0 AS part, NULL AS recent FROM runs
+           WHERE ?1 IS NOT NULL AND idempotency_key = ?1 LIMIT 1)
+         UNION ALL
+         SELECT ${RUN_COLUMNS}, 1, NULL FROM runs WHERE status IN ('queued', 'running', 'requires_action')
+         UNION ALL
+         SELECT ${nulls}, 2,
+           (SELECT COUNT(*) FROM (SELECT created_at FROM runs ORDER BY seq DESC LIMIT ?2) WHERE created_at > ?3)
+         ORDER BY part, created_at, id`,
+        key,
+        atMost,
+        since,
+      )
+      .toArray();
+    let earlier: Run | null = null;
+    const active: Run[] = [];
+    let recent = 0;
+    for (const row of rows) {
+      if (row.part === 0) earlier = toRun(row);
+      else if (row.part === 1) active.push(toRun(row));
+      else recent = Number(row.recent);
+    }
+    return { earlier, active, recent };
   }
 
   /** Runs not yet finished (queued, running or waiting for a person), oldest first. */
@@ -281,13 +302,10 @@ export class RunStore {
     if (!parsed.success) return invalidRunRecord(parsed.error);
     const p = parsed.data;
     return this.#storage.transactionSync((): Result<Run> => {
-      const run = this.get(runId);
-      if (!run) return fail("not_found", "Run not found.");
-      if (!canBecome(run.status, to)) {
-        return fail("conflict", `A ${run.status} run cannot become ${to}.`, { status: run.status });
-      }
       const now = this.#now();
       const ending = isTerminalRunStatus(to);
+      bumpChanges(this.#storage);
+      // The lifecycle's check is in the update's WHERE clause (one statement); the run is read only when it refused.
       const row = this.#storage.sql.exec(
         `UPDATE runs SET
            status = ?,
@@ -301,7 +319,7 @@ export class RunStore {
            error_reason = COALESCE(?, error_reason),
            first_delta_ms = COALESCE(first_delta_ms, ?),
            revision = revision + 1
-         WHERE id = ? RETURNING ${RUN_COLUMNS}`,
+         WHERE id = ? AND status IN (SELECT value FROM json_each(?)) RETURNING ${RUN_COLUMNS}`,
         to,
         to,
         now,
@@ -315,8 +333,15 @@ export class RunStore {
         p.error?.reason ?? null,
         p.firstDeltaMs ?? null,
         runId,
+        sourcesOf(to),
       );
-      const updated = toRun(row.one());
+      const changed = row.toArray()[0];
+      if (changed === undefined) {
+        const run = this.get(runId);
+        if (!run) return fail("not_found", "Run not found.");
+        return fail("conflict", `A ${run.status} run cannot become ${to}.`, { status: run.status });
+      }
+      const updated = toRun(changed);
       // The one write outside the runs table: chunks exist only for a live run, and the run's end is what ends them.
       if (ending) this.#storage.sql.exec("DELETE FROM run_chunks WHERE run_id = ?", runId);
       this.#enqueueRun(updated, now);
@@ -341,6 +366,7 @@ export class RunStore {
         });
       }
       const now = this.#now();
+      bumpChanges(this.#storage);
       const row = this.#storage.sql.exec(
         `UPDATE runs SET user_entry_id = ?, parent_entry_id = ?, version_id = COALESCE(?, version_id),
          revision = revision + 1 WHERE id = ? RETURNING ${RUN_COLUMNS}`,

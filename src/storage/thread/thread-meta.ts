@@ -18,12 +18,38 @@ export function readMetaInteger(storage: DurableObjectStorage, key: string): num
   return Number.isSafeInteger(value) ? value : null;
 }
 
+/**
+ * Several keys in one statement (each call into SQLite has a fixed cost, docs/decisions.md "Statements per turn"):
+ * the stored text of each key that is set.
+ */
+export function readMetaKeys(storage: DurableObjectStorage, keys: readonly string[]): Map<string, string> {
+  const values = new Map<string, string>();
+  const rows = storage.sql
+    .exec("SELECT key, value FROM meta WHERE key IN (SELECT value FROM json_each(?))", JSON.stringify(keys))
+    .raw();
+  for (const [key, value] of rows) values.set(String(key), String(value));
+  return values;
+}
+
+/** A value read by `readMetaKeys` as a safe integer; null when it is not set or does not hold one. */
+export function metaInteger(values: ReadonlyMap<string, string>, key: string): number | null {
+  const text = values.get(key);
+  if (text === undefined) return null;
+  const value = Number(text);
+  return Number.isSafeInteger(value) ? value : null;
+}
+
 export function writeMeta(storage: DurableObjectStorage, key: string, value: string): void {
   storage.sql.exec(
     "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
     key,
     value,
   );
+}
+
+/** Sets `key` to `value` only when it is set; an unset key stays unset. */
+export function updateMeta(storage: DurableObjectStorage, key: string, value: string): void {
+  storage.sql.exec("UPDATE meta SET value = ? WHERE key = ?", value, key);
 }
 
 /** Sets `key` to `value` only while it still holds `expected`; an unset key stays unset. */

@@ -8,7 +8,14 @@
 import { PROJECTED_ENTRY_SEQ_KEY } from "../projection/outbox";
 import { attachmentIdsOfEntries, dropRetainedAttachments } from "./attachment-release";
 import { rebuildAncestry } from "./entry-ancestry";
-import { ACTIVE_LEAF_KEY, deleteMeta, readMetaInteger, writeMeta } from "./thread-meta";
+import {
+  ACTIVE_LEAF_KEY,
+  deleteMeta,
+  metaInteger,
+  readMetaInteger,
+  readMetaKeys,
+  writeMeta,
+} from "./thread-meta";
 
 export interface RetentionPolicy {
   maxAgeDays?: number;
@@ -35,14 +42,23 @@ const metaNumber = readMetaInteger;
 const setMeta = (storage: DurableObjectStorage, key: string, value: number): void =>
   writeMeta(storage, key, String(value));
 
-/** The retention still to mirror into D1, or null when D1 already matches every pass. */
-export function pendingRetention(storage: DurableObjectStorage): RetentionMark | null {
-  const generation = metaNumber(storage, GENERATION) ?? 0;
-  if (generation <= (metaNumber(storage, PROJECTED) ?? 0)) return null;
+/** The meta keys `pendingRetention` reads, for a caller that reads them with its own (one statement). */
+export const RETENTION_MARK_KEYS: readonly string[] = [GENERATION, PROJECTED, THROUGH_SEQ, TOOL_CALLS_BEFORE];
+
+/**
+ * The retention still to mirror into D1, or null when D1 already matches every pass; from `meta` as read with
+ * `RETENTION_MARK_KEYS` (read here when not given).
+ */
+export function pendingRetention(
+  storage: DurableObjectStorage,
+  meta: ReadonlyMap<string, string> = readMetaKeys(storage, RETENTION_MARK_KEYS),
+): RetentionMark | null {
+  const generation = metaInteger(meta, GENERATION) ?? 0;
+  if (generation <= (metaInteger(meta, PROJECTED) ?? 0)) return null;
   return {
     generation,
-    throughSeq: metaNumber(storage, THROUGH_SEQ) ?? 0,
-    toolCallsBefore: metaNumber(storage, TOOL_CALLS_BEFORE),
+    throughSeq: metaInteger(meta, THROUGH_SEQ) ?? 0,
+    toolCallsBefore: metaInteger(meta, TOOL_CALLS_BEFORE),
   };
 }
 
@@ -52,6 +68,14 @@ export function retentionProjected(storage: DurableObjectStorage, mark: Retentio
   if ((metaNumber(storage, GENERATION) ?? 0) === mark.generation) {
     deleteMeta(storage, THROUGH_SEQ, TOOL_CALLS_BEFORE);
   }
+}
+
+/** Per object: how many retention passes deleted entries (the only way entries leave a live thread). */
+const deletions = new WeakMap<DurableObjectStorage, number>();
+
+/** Moves whenever entries were deleted: what was counted over them before must be counted again. */
+export function entryDeletions(storage: DurableObjectStorage): number {
+  return deletions.get(storage) ?? 0;
 }
 
 const ids = (rows: Record<string, SqlStorageValue>[]): string[] => rows.map((r) => String(r.id));
@@ -115,6 +139,8 @@ export function applyThreadRetention(
     const carried = victims.length > 0 ? attachmentIdsOfEntries(storage, victimIds) : [];
 
     if (victims.length > 0) {
+      // Before the delete: a rolled-back pass only makes the next drain count again.
+      deletions.set(storage, entryDeletions(storage) + 1);
       sql.exec("DELETE FROM entries WHERE id IN (SELECT value FROM json_each(?))", victimIds);
       // A deleted reply's feedback goes with it (D1's copy goes with the mirrored pass).
       sql.exec("DELETE FROM feedback WHERE entry_id IN (SELECT value FROM json_each(?))", victimIds);

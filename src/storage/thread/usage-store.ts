@@ -53,6 +53,37 @@ const totalsRowSchema = z.object({
 const runTotalsRowSchema = totalsRowSchema.extend({ run_id: z.string(), first_at: z.number().int() });
 
 /** Usage holds no secrets (names and counts only), so the store takes no redaction list. */
+/**
+ * What this object recorded per run while it runs, so the seal needs no aggregate read (docs/decisions.md
+ * "Statements per turn"): complete only when every turn from 0 on was recorded here (a run resumed after a restart
+ * recorded its first turns elsewhere, and is read).
+ */
+const recorded = new WeakMap<
+  DurableObjectStorage,
+  Map<string, { firstTurn: number; lastTurn: number; totals: UsageTotals }>
+>();
+
+function remember(storage: DurableObjectStorage, runId: string, turn: number, usage: UsageTurn): void {
+  let runs = recorded.get(storage);
+  if (runs === undefined) {
+    runs = new Map();
+    recorded.set(storage, runs);
+  }
+  const kept = runs.get(runId) ?? {
+    firstTurn: turn,
+    lastTurn: turn,
+    totals: { turns: 0, inputTokens: 0, outputTokens: 0 },
+  };
+  kept.firstTurn = Math.min(kept.firstTurn, turn);
+  kept.lastTurn = Math.max(kept.lastTurn, turn);
+  kept.totals = {
+    turns: kept.totals.turns + 1,
+    inputTokens: kept.totals.inputTokens + usage.inputTokens,
+    outputTokens: kept.totals.outputTokens + usage.outputTokens,
+  };
+  runs.set(runId, kept);
+}
+
 export class UsageStore {
   readonly #storage: DurableObjectStorage;
   readonly #now: () => number;
@@ -70,23 +101,27 @@ export class UsageStore {
     if (!parsed.success) return invalidRunRecord(parsed.error);
     const u = parsed.data;
     return this.#storage.transactionSync((): Result<UsageTurn & { runId: string; turn: number }> => {
-      if (!findRun(this.#storage, runId)) return fail("not_found", "Run not found.");
-      const recorded = this.#storage.sql
-        .exec("SELECT 1 AS present FROM usage WHERE run_id = ? AND turn = ?", runId, parsedTurn.data)
-        .toArray();
-      if (recorded.length > 0) return fail("conflict", "Usage for this turn is already recorded.");
       const now = this.#now();
-      this.#storage.sql.exec(
-        `INSERT INTO usage (run_id, turn, provider, model, input_tokens, output_tokens, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?)`,
-        runId,
-        parsedTurn.data,
-        u.provider,
-        u.model,
-        u.inputTokens,
-        u.outputTokens,
-        now,
-      );
+      // One statement: written only for a known run and a turn not yet recorded; the refusal is told apart after.
+      const written = this.#storage.sql
+        .exec(
+          `INSERT INTO usage (run_id, turn, provider, model, input_tokens, output_tokens, created_at)
+           SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7 WHERE EXISTS (SELECT 1 FROM runs WHERE id = ?1)
+           ON CONFLICT DO NOTHING RETURNING turn`,
+          runId,
+          parsedTurn.data,
+          u.provider,
+          u.model,
+          u.inputTokens,
+          u.outputTokens,
+          now,
+        )
+        .toArray();
+      if (written.length === 0) {
+        if (!findRun(this.#storage, runId)) return fail("not_found", "Run not found.");
+        return fail("conflict", "Usage for this turn is already recorded.");
+      }
+      remember(this.#storage, runId, parsedTurn.data, u);
       // No outbox row of its own: usage is recorded while its run is live, and the run's end queues the run, whose
       // projection carries its usage.
       return ok({ runId, turn: parsedTurn.data, ...u });
@@ -171,6 +206,19 @@ export class UsageStore {
         outputTokens: r.output_tokens,
       };
     });
+  }
+
+  /**
+   * A run's totals as it is sealed, then forgotten in memory: from what this object recorded when it recorded every
+   * turn from the first (no read), else read as `totalsForRun`.
+   */
+  sealedTotals(runId: string): UsageTotals {
+    const runs = recorded.get(this.#storage);
+    const kept = runs?.get(runId);
+    runs?.delete(runId);
+    if (kept !== undefined && kept.firstTurn === 0 && kept.totals.turns === kept.lastTurn + 1)
+      return kept.totals;
+    return this.totalsForRun(runId);
   }
 
   /** Token totals over every recorded turn of a run. */

@@ -181,11 +181,10 @@ export class Handoff {
           : {}),
         // At no expected parent, so a retry finds it wherever the thread has moved since.
         idempotencyKey: heldSendKey(request.clientMessageId),
+        select: true,
       });
       if (!appended.ok) return appended;
-      const entry = appended.value.entry;
-      if (entries.latestLeaf()?.id !== entry.id) entries.setActiveLeaf(entry.id);
-      return ok(entry);
+      return ok(appended.value.entry);
     });
     if (!stored.ok) return stored;
     this.#deps.broadcast({ type: "entry", entry: toWireEntry(stored.value) });

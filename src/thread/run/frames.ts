@@ -98,8 +98,16 @@ function actionFields(entry: Entry): Pick<WireEntry, "approval" | "decision" | "
   return {};
 }
 
+/** The frame last encoded and its text: a broadcast hands every socket the same object, so it is encoded once. */
+let lastFrame: ServerFrame | null = null;
+let lastText = "";
+
 export function encodeFrame(frame: ServerFrame): string {
-  return JSON.stringify(frame);
+  if (frame !== lastFrame) {
+    lastText = JSON.stringify(frame);
+    lastFrame = frame;
+  }
+  return lastText;
 }
 
 /** Who moved the thread: the tenant (`POST …/upgrade`) or its visitor (accepting `ready.upgrade`). */

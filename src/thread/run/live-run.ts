@@ -1,7 +1,7 @@
 // The live stream: a streaming run's deltas, made durable in chunk rows before they are sent, and the frames its
 // receivers get.
 import type { ServerFrame } from "../../shared/protocol";
-import type { EntryStore } from "../../storage/thread/entry-store";
+import type { Entry, EntryStore } from "../../storage/thread/entry-store";
 import type { RunChunkStore } from "../../storage/thread/run-chunk-store";
 import type { Run } from "../../storage/thread/run-store";
 import type { UsageTotals } from "../../storage/thread/usage-store";
@@ -85,6 +85,8 @@ export class LiveRun {
   stores: RunStores;
   /** The run's usage totals, once it is sealed (its quota slot is given back with them). */
   usage: UsageTotals | null = null;
+  /** The reply entry its seal stored (null before, or when it stored none): the next turn's history needs it. */
+  reply: Entry | null = null;
   /** The run waited for a person and goes on now, from its stored steps. */
   readonly resumed: boolean;
   /** The run asked a person something in this stretch (its entries then sit between its message and its reply). */

@@ -38,13 +38,16 @@ export interface UserTurnPlace {
   attachments?: AttachmentRef[];
   /** For `regenerate`: the user entry already exists and is answered again. */
   existingUser?: Entry;
+  /** Placed below the newest entry with no entry marked selected (`EntryStore.selection`), read just now. */
+  unmarked?: true;
 }
 
 /** Resolves where a user turn goes; for `regenerate` the user entry already exists. */
 export function placeUserTurn(request: TurnRequest, entries: EntryStore): Result<UserTurnPlace> {
   switch (request.kind) {
     case "send": {
-      const parentId = request.parentId === undefined ? (entries.latestLeaf()?.id ?? null) : request.parentId;
+      const selection = request.parentId === undefined ? entries.selection() : null;
+      const parentId = selection !== null ? (selection.leaf?.id ?? null) : (request.parentId ?? null);
       if (request.parentId != null && entries.get(request.parentId) === null) {
         return fail("not_found", "The entry to reply below does not exist in this thread.");
       }
@@ -55,6 +58,7 @@ export function placeUserTurn(request: TurnRequest, entries: EntryStore): Result
         ...(request.attachments !== undefined && request.attachments.length > 0
           ? { attachments: request.attachments }
           : {}),
+        ...(selection !== null && !selection.marked ? { unmarked: true as const } : {}),
       });
     }
     case "edit": {
@@ -87,7 +91,7 @@ export function placeUserTurn(request: TurnRequest, entries: EntryStore): Result
  * edit) becomes the selected leaf.
  */
 export function storeUserEntry(entries: EntryStore, place: UserTurnPlace): Result<Entry> {
-  const { parentId, text, clientMessageId, attachments, existingUser } = place;
+  const { parentId, text, clientMessageId, attachments, existingUser, unmarked } = place;
   if (existingUser !== undefined) return ok(existingUser);
   const appended = entries.append({
     parentId,
@@ -97,10 +101,11 @@ export function storeUserEntry(entries: EntryStore, place: UserTurnPlace): Resul
     // A retried send or edit is answered from its run's idempotency key, so the entry needs none.
     body: { text, ...(clientMessageId !== undefined ? { clientMessageId } : {}) },
     ...(attachments !== undefined ? { attachments } : {}),
+    // The thread continues below it (a fork, an edit, selects itself too); it must be stored in the same synchronous
+    // stretch as the place was read for `unmarked` to hold.
+    select: true,
+    ...(unmarked === true ? { unmarked } : {}),
   });
   if (!appended.ok) return appended;
-  const userEntry = appended.value.entry;
-  // An append below the selected leaf already moves the selection; a fork (edit) must select itself.
-  if (entries.latestLeaf()?.id !== userEntry.id) entries.setActiveLeaf(userEntry.id);
-  return ok(userEntry);
+  return ok(appended.value.entry);
 }

@@ -90,8 +90,15 @@ export class PromptHistory {
     userEntry: Entry,
     sealed: Run,
     maxContextTokens = this.#maxContextTokens,
+    stored: Entry | null = null,
   ): void {
-    const reply = sealed.assistantEntryId === null ? null : this.#entries.get(sealed.assistantEntryId);
+    // The seal hands over the reply it stored; only another one is read back.
+    const reply =
+      sealed.assistantEntryId === null
+        ? null
+        : stored?.id === sealed.assistantEntryId
+          ? stored
+          : this.#entries.get(sealed.assistantEntryId);
     const messages = [...history, ...asMessages(reply)];
     this.#known = {
       leafId: reply?.id ?? userEntry.id,

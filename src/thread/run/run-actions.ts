@@ -48,11 +48,9 @@ function appendActionEntry(
     kind,
     runId: run.id,
     body,
+    select: true,
   });
-  if (!appended.ok) return null;
-  const entry = appended.value.entry;
-  if (deps.stores.entries.latestLeaf()?.id !== entry.id) deps.stores.entries.setActiveLeaf(entry.id);
-  return entry;
+  return appended.ok ? appended.value.entry : null;
 }
 
 function eventBase(deps: ActionDeps, action: RunAction) {

@@ -6,7 +6,7 @@ import { LIMITS, type ServerFrame } from "../../shared/protocol";
 import type { Entry } from "../../storage/thread/entry-store";
 import type { ThreadBinding } from "../../storage/thread/pin-store";
 import type { QueuedTurnStore } from "../../storage/thread/queued-turn-store";
-import type { Run } from "../../storage/thread/run-store";
+import type { Run, ScreenFacts } from "../../storage/thread/run-store";
 import type { RequestMeta } from "../contract";
 import { toWireEntry } from "./frames";
 import { LiveRun, persistedText, runFrame, type StreamReceivers } from "./live-run";
@@ -78,6 +78,8 @@ export class RunLifecycle {
   readonly #queue: RunQueue;
   readonly #waiting: WaitingRuns;
   #live: LiveRun | null = null;
+  /** The last screen's reads, for `accept` screening the same request again (see `screen`). */
+  #screened: { request: TurnRequest; changes: number; facts: ScreenFacts } | null = null;
   /** Callers waiting for a queued run's end (the non-streaming HTTP API). */
   readonly #waiters = new Map<string, ((run: Run) => void)[]>();
 
@@ -130,38 +132,48 @@ export class RunLifecycle {
     const { entries, runs } = this.#deps.stores;
     const binding = this.#bindings.ofRequest(request);
     const limits = threadLimits(binding);
-    if (request.kind !== "regenerate") {
-      const earlier = runs.byIdempotencyKey(runIdempotencyKey(request));
-      if (earlier !== null) {
-        // A turn still queued, or one that ended before it started, has no message in the tree.
-        if (earlier.userEntryId === null) {
-          const position = this.#deps.queue.position(earlier.id);
-          return ok({
-            kind: "retried",
-            accepted: { run: earlier, userEntry: null, created: false, position },
-          });
-        }
-        const userEntry = entries.get(earlier.userEntryId);
-        if (userEntry !== null) {
-          return ok({
-            kind: "retried",
-            accepted: { run: earlier, userEntry, created: false, position: null },
-          });
-        }
+    // The retried turn's run, the live runs and the recent ones, in one read (docs/decisions.md "Statements per turn");
+    // `accept` screening the same request again after the quota's await reuses it when no run changed meanwhile
+    // (the recent count only falls as time passes, so a send it admitted stays admitted).
+    const kept = this.#screened;
+    this.#screened = null;
+    const facts =
+      kept !== null && kept.request === request && kept.changes === runs.changes()
+        ? kept.facts
+        : runs.screenFacts(
+            request.kind !== "regenerate" ? runIdempotencyKey(request) : null,
+            this.#deps.now() - 60_000,
+            limits.sendsPerMinute + 1,
+          );
+    this.#screened = { request, changes: runs.changes(), facts };
+    const earlier = facts.earlier;
+    if (earlier !== null) {
+      // A turn still queued, or one that ended before it started, has no message in the tree.
+      if (earlier.userEntryId === null) {
+        const position = this.#deps.queue.position(earlier.id);
+        return ok({
+          kind: "retried",
+          accepted: { run: earlier, userEntry: null, created: false, position },
+        });
+      }
+      const userEntry = entries.get(earlier.userEntryId);
+      if (userEntry !== null) {
+        return ok({
+          kind: "retried",
+          accepted: { run: earlier, userEntry, created: false, position: null },
+        });
       }
     }
     if (request.kind !== "regenerate" && request.text.length > limits.maxMessageChars) {
       return fail("bad_request", `Messages are limited to ${limits.maxMessageChars} characters.`);
     }
-    const busy = this.#live !== null || this.#queue.advancing || runs.active().length > 0;
+    const busy = this.#live !== null || this.#queue.advancing || facts.active.length > 0;
     const strategy = multitaskStrategy(request, binding.artifact);
     if (busy && strategy === "reject") {
       return fail("conflict", "A reply is still being written; wait for it or cancel it.");
     }
     // Every send, edit and regenerate makes one run (a queued one too), so recent runs are recent sends.
-    if (
-      runs.countCreatedAfter(this.#deps.now() - 60_000, limits.sendsPerMinute + 1) >= limits.sendsPerMinute
-    ) {
+    if (facts.recent >= limits.sendsPerMinute) {
       return { ok: false, code: "rate_limited", message: "Too many messages; slow down.", retryAfter: 60 };
     }
     // (A busy thread under `reject` was refused above.)
@@ -418,7 +430,8 @@ export class RunLifecycle {
       end,
       { live, stores, toolCalls, afterActions },
     );
-    this.#queue.announce();
+    // Places move only when the run ending was itself waiting in the queue (a started one left it as it started).
+    if (run.status === "queued") this.#queue.announce();
     const waiting = this.#waiters.get(run.id);
     this.#waiters.delete(run.id);
     for (const resolve of waiting ?? []) resolve(sealed);

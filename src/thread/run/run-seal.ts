@@ -54,11 +54,9 @@ export function sealRun(deps: SealDeps, run: Run, text: string, end: RunEnd, sea
         role: "assistant",
         runId: run.id,
         body: { text, status: entryStatus, ...(toolCalls.length > 0 ? { toolCalls } : {}) },
+        select: true,
       });
-      if (appended.ok) {
-        entry = appended.value.entry;
-        if (stores.entries.latestLeaf()?.id !== entry.id) stores.entries.setActiveLeaf(entry.id);
-      }
+      if (appended.ok) entry = appended.value.entry;
     }
     const ended = stores.runs.transition(run.id, move.to, {
       ...(entry !== null ? { assistantEntryId: entry.id } : {}),
@@ -69,13 +67,17 @@ export function sealRun(deps: SealDeps, run: Run, text: string, end: RunEnd, sea
         : {}),
     });
     // The run's usage is final now: read once for its event, its log line and its quota slot.
-    const usage = stores.usage.totalsForRun(run.id);
-    if (live !== null) live.usage = usage;
-    // A queued run that ends unstarted leaves the queue with its request; a waiting one its stored steps.
-    if (ended.ok) deps.queue.remove(run.id);
+    const usage = stores.usage.sealedTotals(run.id);
+    if (live !== null) {
+      live.usage = usage;
+      live.reply = entry;
+    }
+    // A queued run that ends unstarted leaves the queue with its request (a started one left it as it started); a
+    // waiting one its stored steps.
+    if (ended.ok && run.status === "queued") deps.queue.remove(run.id);
     if (ended.ok && sealed.afterActions) stores.actions.unpark(run.id);
     if (ended.ok) recordRunEvent(deps.storage, binding, ended.value, usage, deps.now());
-    return { run: ended.ok ? ended.value : run, entry, usage };
+    return { run: ended.ok ? ended.value : (stores.runs.get(run.id) ?? run), entry, usage };
   });
   logTurn({
     binding,

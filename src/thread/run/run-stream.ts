@@ -165,7 +165,9 @@ export async function streamRun(
   // Deltas of the model's last event-loop turn are stored and sent before the reply entry.
   live.flush();
 
-  const current = runs.get(live.runId) ?? running.value;
+  // The run as it started: nothing but its end changes what the seal reads of it (the seal's own update checks its
+  // status, and a seal refused because it ended elsewhere reports the run as it is).
+  const current = running.value;
   if (result.status === "requires_action" && !live.controller.signal.aborted) {
     const waiting = park(deps, live, current, result.steps);
     if (waiting !== null) return waiting;
@@ -197,7 +199,7 @@ export async function streamRun(
     toolCallsOfSteps(result.steps, live.text),
     asked,
   );
-  deps.history.remember(history, userEntry, sealed, maxContextTokens);
+  deps.history.remember(history, userEntry, sealed, maxContextTokens, live.reply);
   return sealed;
 }
 
