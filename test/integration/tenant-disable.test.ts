@@ -3,6 +3,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { SOCKET_ACTIVITY_REFRESH_MS } from "../../src/auth/socket-activity";
+import { tenantQuota } from "../../src/auth/tenant-quota";
 import type { ThreadAgent } from "../../src/objects/thread-agent";
 import { disconnectTenant } from "../../src/services/tenant-disconnect";
 import { threadObjectName } from "../../src/thread/contract";
@@ -14,6 +15,7 @@ import {
   threadObjects,
 } from "../helpers/edge-gate";
 import { api, createApiKey, createTenant, expectError, operatorHeaders } from "../helpers/tenants";
+import { inTestQuota } from "../helpers/test-tenant-quota";
 import { inTestThread } from "../helpers/test-thread-agent";
 import {
   connect,
@@ -140,8 +142,14 @@ describe("a disabled tenant", () => {
     await env.DB.prepare("UPDATE tenants SET status = 'disabled' WHERE id = ?").bind(agent.tenantId).run();
     const objects = await threadObjects();
 
-    expect(await disconnectTenant(env, agent.tenantId)).toBe(1);
+    await disconnectTenant(env, agent.tenantId);
     expect((await socket.waitClosed()).code).toBe(4403);
+    // The round is over (its object has no alarm left) and woke no other thread.
+    await waitFor(
+      () => inTestQuota(tenantQuota(env, agent.tenantId), (_instance, state) => state.storage.getAlarm()),
+      (alarm) => alarm === null,
+      { what: "the disconnect round finished" },
+    );
     expect(await threadObjects()).toBe(objects);
   });
 
