@@ -9,6 +9,7 @@ import { openSecret } from "../auth/secret-box";
 import { localHttpAllowed, publicHosts, toolUrlProblem } from "../control/url-policy";
 import { fail, ok, type RpcResult, refusal } from "../errors";
 import { attemptDelivery, retryDelays } from "../events/deliver";
+import { SUBSCRIPTION_LEASE_MS, SUBSCRIPTION_PUSH_MS, type SubscriptionGrant } from "../events/subscriptions";
 import {
   DELIVERY_LOG_RETENTION_MS,
   deliveryView,
@@ -18,8 +19,9 @@ import {
   type TenantEventsDeps,
   webhookSecretAlias,
 } from "../events/tenant-events";
-import { type DeliveryView, eventBodySchema } from "../shared/webhooks-api";
+import { type DeliveryView, type EventType, eventBodySchema } from "../shared/webhooks-api";
 import { listWebhookEndpoints, MAX_WEBHOOK_ENDPOINTS } from "../storage/d1/webhook-endpoints";
+import { createEventListeners, keepListener, liveListeners } from "../storage/events/event-listeners";
 import {
   createEventQueue,
   type DeliveryRow,
@@ -37,6 +39,7 @@ import {
   replaceEndpoints,
   writeQueueMeta,
 } from "../storage/events/event-queue";
+import { type ThreadAddress, threadAddressSchema, threadStub } from "../thread/contract";
 
 /** Deliveries attempted at once, and rounds per alarm (a delivered lane head lets the next one go). */
 const DELIVERY_BATCH = 25;
@@ -47,6 +50,15 @@ const PRUNE_EVERY_MS = 3_600_000;
 const TENANT_KEY = "tenant_id";
 const LOADED_KEY = "endpoints_loaded_at";
 const PRUNED_KEY = "pruned_at";
+/** Raised each time the set of subscribed event types changes: a thread ignores a set older than a change it heard. */
+const EPOCH_KEY = "subscriptions_epoch";
+/** Threads told of a change at once. */
+const ANNOUNCE_BATCH = 50;
+
+/** The event types at least one endpoint subscribes to, sorted. */
+function subscribedTypes(endpoints: readonly EndpointCopy[]): EventType[] {
+  return [...new Set(endpoints.flatMap((e) => e.events))].sort();
+}
 
 export class TenantEvents extends DurableObject<Env> {
   readonly #deps: TenantEventsDeps;
@@ -62,17 +74,27 @@ export class TenantEvents extends DurableObject<Env> {
     super(ctx, env);
     this.#deps = deps;
     createEventQueue(ctx.storage.sql);
+    createEventListeners(ctx.storage.sql);
   }
 
   /**
    * RPC: stores the events (already-stored ids change nothing) with a pending delivery per subscribed endpoint. Once
-   * this answers `ok`, the events are durable here and the caller may forget them.
+   * this answers `ok`, the events are durable here and the caller may forget them. A thread names itself as
+   * `listener`: the answer then carries the subscribed types, and every change of them is pushed to the thread for
+   * `SUBSCRIPTION_PUSH_MS` (docs/decisions.md, "Events handed over only when someone listens").
    */
-  async accept(tenantId: string, events: unknown): Promise<RpcResult<{ accepted: number }>> {
+  async accept(
+    tenantId: string,
+    events: unknown,
+    listener?: unknown,
+  ): Promise<RpcResult<{ accepted: number; subscriptions?: SubscriptionGrant }>> {
     const bound = this.#bind(tenantId);
     if (!bound.ok) return bound;
     const parsed = eventBodySchema.array().max(MAX_EVENTS_PER_ACCEPT).safeParse(events);
     if (!parsed.success) return refusal(fail("bad_request", "The events are invalid."));
+    const address = listener === undefined ? undefined : threadAddressSchema.safeParse(listener);
+    if (address !== undefined && (!address.success || address.data.tenantId !== tenantId))
+      return refusal(fail("bad_request", "The listener is invalid."));
     this.#revalidateEndpoints(tenantId);
     const now = this.#deps.now();
     let accepted = 0;
@@ -102,11 +124,18 @@ export class TenantEvents extends DurableObject<Env> {
         if (enqueueEvent(this.ctx.storage.sql, created, now)) accepted += 1;
       });
     }
+    // Synchronous with the listing of listeners in `#loadEndpoints`: a change either comes after this grant and is
+    // pushed to the thread, or came before it and the grant carries it.
+    const subscriptions = address?.data === undefined ? undefined : this.#grant(address.data, now);
     if (accepted > 0) await this.#wake(now);
-    return ok({ accepted });
+    return ok({ accepted, ...(subscriptions !== undefined ? { subscriptions } : {}) });
   }
 
-  /** RPC (after every endpoint change through the API): re-reads the tenant's endpoints from D1. */
+  /**
+   * RPC (after every endpoint change through the API): re-reads the tenant's endpoints from D1 and, when the set of
+   * subscribed types changed, tells every listening thread before answering, so an event that happens after the API's
+   * answer is handed over.
+   */
   async endpointsChanged(tenantId: string): Promise<RpcResult<null>> {
     const bound = this.#bind(tenantId);
     if (!bound.ok) return bound;
@@ -254,10 +283,47 @@ export class TenantEvents extends DurableObject<Env> {
     return ok(null);
   }
 
+  /** The subscribed types for a listening thread, which is kept on the list; none while the copy was never loaded. */
+  #grant(address: ThreadAddress, now: number): SubscriptionGrant | undefined {
+    const sql = this.ctx.storage.sql;
+    if (readQueueMeta(sql, LOADED_KEY) === null) return undefined;
+    keepListener(
+      sql,
+      { threadId: address.threadId, address },
+      now + SUBSCRIPTION_PUSH_MS,
+      now + SUBSCRIPTION_LEASE_MS,
+    );
+    return {
+      types: subscribedTypes(readEndpoints(sql)),
+      epoch: Number(readQueueMeta(sql, EPOCH_KEY) ?? 0),
+    };
+  }
+
+  /** Tells each listening thread that the subscribed types changed; a thread not reached trusts its set no longer than its lease. */
+  async #announce(epoch: number, listeners: { threadId: string; address: unknown }[]): Promise<void> {
+    for (let i = 0; i < listeners.length; i += ANNOUNCE_BATCH) {
+      await Promise.all(
+        listeners.slice(i, i + ANNOUNCE_BATCH).map(async ({ threadId, address }) => {
+          try {
+            const parsed = threadAddressSchema.parse(address);
+            const stub = await threadStub(this.env, parsed);
+            await stub.eventSubscriptionsChanged(parsed, epoch);
+          } catch (error) {
+            console.warn(
+              JSON.stringify({ msg: "subscription change not announced", threadId, error: String(error) }),
+            );
+          }
+        }),
+      );
+    }
+  }
+
   async #loadEndpoints(tenantId: string): Promise<void> {
     const { items } = await listWebhookEndpoints(this.env.DB, tenantId, { limit: MAX_WEBHOOK_ENDPOINTS });
     const now = this.#deps.now();
-    this.ctx.storage.transactionSync(() => {
+    const sql = this.ctx.storage.sql;
+    const before = subscribedTypes(readEndpoints(sql)).join(",");
+    const change = this.ctx.storage.transactionSync(() => {
       replaceEndpoints(
         this.ctx.storage.sql,
         items.map((e) => ({
@@ -268,7 +334,12 @@ export class TenantEvents extends DurableObject<Env> {
         })),
       );
       writeQueueMeta(this.ctx.storage.sql, LOADED_KEY, String(now));
+      if (subscribedTypes(readEndpoints(sql)).join(",") === before) return null;
+      const epoch = Number(readQueueMeta(sql, EPOCH_KEY) ?? 0) + 1;
+      writeQueueMeta(sql, EPOCH_KEY, String(epoch));
+      return { epoch, listeners: liveListeners(sql, now) };
     });
+    if (change !== null) await this.#announce(change.epoch, change.listeners);
   }
 
   /** A stale copy is refreshed in the background: fan-out never waits for D1. */

@@ -3,6 +3,7 @@
 import { Agent, type Connection, type ConnectionContext, type WSMessage } from "agents";
 import type { AttachmentPolicy } from "../control/artifact";
 import { fail, ok, type Result, type RpcResult, refusal } from "../errors";
+import { eventSubscriptionsOf } from "../events/subscriptions";
 import { deploymentStoreOf } from "../http/store";
 import { WS_CLOSE_CODE } from "../shared/errors";
 import type { AttachmentRef, WireEntry } from "../shared/protocol";
@@ -34,6 +35,7 @@ import {
   type ThreadClaims,
   type ThreadInfo,
   type ThreadObject,
+  threadAddressSchema,
   type UpgradeReply,
 } from "../thread/contract";
 import {
@@ -319,6 +321,15 @@ export class ThreadAgent extends Agent<Env> implements ThreadObject {
   async applyRetention(address: ThreadAddress): Promise<RpcResult<{ deletedEntries: number }>> {
     const runtime = await this.#parts.gate.addressed(address);
     return runtime.ok ? ok(await this.#parts.upkeep.retain(runtime.value)) : runtime;
+  }
+
+  /** Asks nothing of the thread's storage: forgetting the set only makes the thread hand everything over again. */
+  async eventSubscriptionsChanged(address: ThreadAddress, epoch: number): Promise<RpcResult<null>> {
+    const parsed = threadAddressSchema.safeParse(address);
+    if (!parsed.success || !Number.isSafeInteger(epoch) || epoch < 0)
+      return refusal(fail("bad_request", "Invalid subscription change."));
+    eventSubscriptionsOf(this.ctx.storage).changed(epoch);
+    return ok(null);
   }
 
   // --- The scheduler's callbacks (src/thread/object/upkeep.ts) ---

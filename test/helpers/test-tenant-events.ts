@@ -10,11 +10,18 @@ export const TEST_RETRY_DELAYS_MS = [50, 100, 150, 200, 250, 300, 350];
 export class TestTenantEvents extends TenantEvents {
   /** The object's clock (real time unless a test moves it on): what its delivery log and limits are stamped with. */
   readonly clock: TestClock;
+  /** Hand-overs this instance was asked to accept (`accept` calls), so a test sees when a thread sends none. */
+  accepts = 0;
 
   constructor(ctx: DurableObjectState, env: Env) {
     const clock = new TestClock();
     super(ctx, env, { now: () => clock.now(), fetch: receiverFetch, retryDelaysMs: TEST_RETRY_DELAYS_MS });
     this.clock = clock;
+  }
+
+  override accept(...args: Parameters<TenantEvents["accept"]>): ReturnType<TenantEvents["accept"]> {
+    this.accepts += 1;
+    return super.accept(...args);
   }
 }
 

@@ -67,8 +67,29 @@ export class TestTenantQuota extends TenantQuota {
     return super.renewRun(...args);
   }
 
-  override endRun(...args: Parameters<TenantQuota["endRun"]>) {
+  /** While set, `endRun` (a run giving its slot back) does not answer until `releaseEndRuns` is called. */
+  #heldEndRuns: (() => void)[] | null = null;
+
+  holdEndRuns(): void {
+    this.#heldEndRuns ??= [];
+  }
+
+  /** Lets every held `endRun` answer, and the next ones go through at once. */
+  releaseEndRuns(): number {
+    const held = this.#heldEndRuns ?? [];
+    this.#heldEndRuns = null;
+    for (const go of held) go();
+    return held.length;
+  }
+
+  heldEndRuns(): number {
+    return this.#heldEndRuns?.length ?? 0;
+  }
+
+  override async endRun(...args: Parameters<TenantQuota["endRun"]>): Promise<void> {
     this.calls.endRun += 1;
+    const held = this.#heldEndRuns;
+    if (held !== null) await new Promise<void>((resolve) => held.push(resolve));
     return super.endRun(...args);
   }
 

@@ -4,12 +4,14 @@ import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { tenantQuota } from "../../src/auth/tenant-quota";
 import {
   DEFAULT_PROJECTION_WINDOW_MS,
   projectionWindowMs,
 } from "../../src/storage/projection/projection-lane";
 import { readMeta } from "../../src/storage/thread/thread-meta";
 import { converse, projectedEntries, threadEntries, threadStub } from "../helpers/projection";
+import { inTestQuota } from "../helpers/test-tenant-quota";
 import { inTestThread } from "../helpers/test-thread-agent";
 import { launch, liveAgent } from "../helpers/threads";
 import { waitFor } from "../helpers/wait-for";
@@ -75,6 +77,28 @@ describe("projection window", () => {
     await evictDurableObject(stub);
     await withMessages(agent.tenantId, session.threadId, 4, 12_000);
     expect(await projectedEntries(agent.tenantId, session.threadId)).toEqual(await threadEntries(stub));
+  });
+});
+
+describe("after a turn", () => {
+  it("drains the reply while the tenant's quota object has not yet answered the run's release", async () => {
+    const agent = await liveAgent(agentOptions);
+    const session = await launch(agent.publicKey);
+    const quota = tenantQuota(env, agent.tenantId);
+    await inTestQuota(quota, (instance) => instance.holdEndRuns());
+    try {
+      await converse(session, ["first"]);
+      await waitFor(
+        () => inTestQuota(quota, (instance) => instance.heldEndRuns()),
+        (held) => held === 1,
+        { what: "the run's release waiting in the quota object" },
+      );
+      // The reply reaches D1 although the release is still unanswered.
+      await withMessages(agent.tenantId, session.threadId, 2);
+      expect(await inTestQuota(quota, (instance) => instance.heldEndRuns())).toBe(1);
+    } finally {
+      await inTestQuota(quota, (instance) => instance.releaseEndRuns());
+    }
   });
 });
 

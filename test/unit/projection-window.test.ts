@@ -1,5 +1,5 @@
 // ProjectionWindow's throttle: the first request drains at once, requests inside the window share one drain at its
-// end (armed first), and a window of 0 drains on every request.
+// end (armed first), a window of 0 drains on every request, and no drain starts while one is in flight.
 import { describe, expect, it } from "vitest";
 import { ProjectionWindow } from "../../src/storage/projection/projection-lane";
 
@@ -71,6 +71,80 @@ describe("ProjectionWindow", () => {
     await h.window.request();
     expect(h.drains).toHaveLength(3);
     expect(h.armed).toEqual([]);
+  });
+
+  it("starts no drain while one is in flight: every change made meanwhile goes in one drain once it settled", async () => {
+    let now = 0;
+    const started: number[] = [];
+    const finishers: (() => void)[] = [];
+    const armed: number[] = [];
+    const window = new ProjectionWindow({
+      windowMs: () => 100,
+      now: () => now,
+      after: () => {
+        throw new Error("no window wait expected: the drain in flight outlasts the window");
+      },
+      drain: () => {
+        started.push(now);
+        return new Promise<void>((resolve) => finishers.push(resolve));
+      },
+      arm: async (ms) => {
+        armed.push(ms);
+      },
+    });
+    const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
+    const first = window.request();
+    // Slow D1: the window is long over, the first drain is still in flight, and three turns ended meanwhile.
+    now = 400;
+    const later = [window.request(), window.request()];
+    now = 900;
+    later.push(window.request());
+    await settle();
+    expect(started).toEqual([0]);
+    // Waiting behind a drain in flight arms nothing: its caller keeps the object alive.
+    expect(armed).toEqual([]);
+
+    now = 1_000;
+    finishers[0]?.();
+    await first;
+    await settle();
+    expect(started).toEqual([0, 1_000]);
+    finishers[1]?.();
+    await Promise.all(later);
+    expect(started).toHaveLength(2);
+  });
+
+  it("with a window of 0, a change made during a drain still gets a drain that starts after it", async () => {
+    const started: number[] = [];
+    const finishers: (() => void)[] = [];
+    let now = 0;
+    const window = new ProjectionWindow({
+      windowMs: () => 0,
+      now: () => now,
+      after: (_ms, fn) => {
+        fn();
+        return () => {};
+      },
+      drain: () => {
+        started.push(now);
+        return new Promise<void>((resolve) => finishers.push(resolve));
+      },
+      arm: async () => {},
+    });
+    const first = window.request();
+    now = 5;
+    let secondDone = false;
+    const second = window.request().then(() => {
+      secondDone = true;
+    });
+    finishers[0]?.();
+    await first;
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(started).toEqual([0, 5]);
+    expect(secondDone).toBe(false);
+    finishers[1]?.();
+    await second;
+    expect(secondDone).toBe(true);
   });
 
   it("still drains at the window's end when arming the alarm fails", async () => {

@@ -79,12 +79,17 @@ export interface ProjectionWindowOptions {
 
 /**
  * Coalesces a thread's drains: the first change after a quiet window drains at once; changes inside the window wait
- * for its end and go in one drain, whatever their number. A deferred drain is backed by `arm`, so an eviction inside
+ * for its end and go in one drain, whatever their number. A drain never starts while the previous one is in flight:
+ * changes made meanwhile wait for it to settle and go together in the next, so the window stretches to the drain's own
+ * duration when D1 or the isolate is slow (many turns: fewer, larger drains), and a change still waits no longer than
+ * it did when each drain queued behind the one before it. A deferred drain is backed by `arm`, so an eviction inside
  * the window delays it (to the alarm) but never loses it; what a drain carries is read from storage when it runs.
  */
 export class ProjectionWindow {
   readonly #options: ProjectionWindowOptions;
   #lastStartAt = Number.NEGATIVE_INFINITY;
+  /** The drain in flight, if any. */
+  #running: Promise<void> | null = null;
   #deferred: Promise<void> | null = null;
 
   constructor(options: ProjectionWindowOptions) {
@@ -94,29 +99,45 @@ export class ProjectionWindow {
   /** A change was committed: resolves once a drain that started after it has settled. */
   request(): Promise<void> {
     if (this.#deferred !== null) return this.#deferred;
-    const windowMs = this.#options.windowMs();
-    const wait = windowMs <= 0 ? 0 : this.#lastStartAt + windowMs - this.#options.now();
-    if (wait <= 0) return this.#drainNow();
-    const deferred = this.#defer(wait);
+    const wait = this.#rest();
+    if (wait <= 0 && this.#running === null) return this.#drainNow();
+    const deferred = this.#defer(wait, this.#running);
     this.#deferred = deferred;
     return deferred;
   }
 
-  async #defer(wait: number): Promise<void> {
-    try {
-      await this.#options.arm(wait);
-    } catch (error) {
-      logProjection("warn", "projection alarm not armed; the timer still drains", { error: String(error) });
+  /** Milliseconds left of the current window (0 or less: none). */
+  #rest(): number {
+    const windowMs = this.#options.windowMs();
+    return windowMs <= 0 ? 0 : this.#lastStartAt + windowMs - this.#options.now();
+  }
+
+  async #defer(wait: number, running: Promise<void> | null): Promise<void> {
+    // Only the window's wait needs the alarm: a drain in flight is kept alive by its caller, as before.
+    if (wait > 0) {
+      try {
+        await this.#options.arm(wait);
+      } catch (error) {
+        logProjection("warn", "projection alarm not armed; the timer still drains", { error: String(error) });
+      }
     }
-    await new Promise<void>((resolve) => {
-      this.#options.after(wait, resolve);
-    });
+    if (running !== null) await running.catch(() => undefined);
+    const rest = this.#rest();
+    if (rest > 0) {
+      await new Promise<void>((resolve) => {
+        this.#options.after(rest, resolve);
+      });
+    }
     this.#deferred = null;
     await this.#drainNow();
   }
 
   #drainNow(): Promise<void> {
     this.#lastStartAt = this.#options.now();
-    return this.#options.drain();
+    const run: Promise<void> = this.#options.drain().finally(() => {
+      if (this.#running === run) this.#running = null;
+    });
+    this.#running = run;
+    return run;
   }
 }

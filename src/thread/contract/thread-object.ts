@@ -145,4 +145,9 @@ export interface ThreadObject extends Rpc.DurableObjectBranded {
   closeSocketsOfDisabledTenant(address: ThreadAddress): Promise<RpcResult<{ closed: number }>>;
   /** The retention job: the pinned retention policy over the thread's storage, at the object's clock. */
   applyRetention(address: ThreadAddress): Promise<RpcResult<{ deletedEntries: number }>>;
+  /**
+   * The tenant's events object: the event types its endpoints subscribe to changed (change number `epoch`); the thread
+   * forgets the set it holds and hands every event over until it learns the new one (docs/webhooks.md).
+   */
+  eventSubscriptionsChanged(address: ThreadAddress, epoch: number): Promise<RpcResult<null>>;
 }

@@ -1,6 +1,9 @@
 // The thread's events, handed to its tenant's events object (docs/webhooks.md): at least once, oldest first, retried
-// with backoff; a preview thread's are dropped, and under zero retention no free text leaves the thread.
+// with backoff; a preview thread's are dropped, and under zero retention no free text leaves the thread. Events of a
+// type no endpoint subscribes to are not handed over while the thread knows the tenant's set (docs/decisions.md,
+// "Events handed over only when someone listens").
 import { zeroRetentionIdleMinutes } from "../../control/artifact";
+import { eventSubscriptionsOf, subscriptionGrantSchema } from "../../events/subscriptions";
 import { eventBody, MAX_EVENTS_PER_ACCEPT, tenantEvents } from "../../events/tenant-events";
 import { backoffMs } from "../../storage/projection/projection-drain";
 import type { ThreadBinding } from "../../storage/thread/pin-store";
@@ -34,6 +37,13 @@ export interface EventForwardingDeps {
  */
 export async function forwardThreadEvents(deps: EventForwardingDeps, binding: ThreadBinding): Promise<void> {
   const { storage } = deps;
+  const subscriptions = eventSubscriptionsOf(storage);
+  const listener = {
+    tenantId: binding.tenantId,
+    environment: binding.environment,
+    agentId: binding.agentId,
+    threadId: binding.threadId,
+  };
   for (;;) {
     const events = threadEventsAfter(storage, forwardedEventSeq(storage), MAX_EVENTS_PER_ACCEPT);
     const last = events.at(-1);
@@ -43,8 +53,15 @@ export async function forwardThreadEvents(deps: EventForwardingDeps, binding: Th
       markEventsForwarded(storage, last.seq, deps.now());
       continue;
     }
+    // No endpoint wants them (as of a set the events object would have told us had changed): nothing to hand over.
+    const askedAt = deps.now();
+    const wanted = events.filter((event) => subscriptions.wanted(event.type, askedAt));
+    if (wanted.length === 0) {
+      markEventsForwarded(storage, last.seq, askedAt);
+      continue;
+    }
     const zero = zeroRetentionIdleMinutes(binding.artifact) !== null;
-    const bodies = events.map((event) =>
+    const bodies = wanted.map((event) =>
       eventBody({
         ...event,
         tenantId: binding.tenantId,
@@ -58,7 +75,14 @@ export async function forwardThreadEvents(deps: EventForwardingDeps, binding: Th
     );
     let accepted = false;
     try {
-      accepted = (await tenantEvents(deps.env, binding.tenantId).accept(binding.tenantId, bodies)).ok;
+      const answer = await tenantEvents(deps.env, binding.tenantId).accept(
+        binding.tenantId,
+        bodies,
+        listener,
+      );
+      accepted = answer.ok;
+      const grant = answer.ok ? subscriptionGrantSchema.safeParse(answer.value.subscriptions) : null;
+      if (grant?.success) subscriptions.learn(grant.data, askedAt);
     } catch (error) {
       console.warn(
         JSON.stringify({ msg: "events not forwarded", threadId: binding.threadId, error: String(error) }),

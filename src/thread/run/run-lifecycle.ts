@@ -346,12 +346,15 @@ export class RunLifecycle {
           clearTimeout(deadline);
         }
         finish(final);
-        // Every end gives the tenant's slot back with the run's tokens; an object that dies first lets it lapse.
-        await slot.release(tokens());
-        // The next queued turn asks for its slot once this one is back (a tenant allowed one run at a time has it).
-        void this.#queue.advance();
-        // The projection runs inside the same keep-alive: an eviction here leaves the outbox for the next wake.
-        await this.#deps.afterTurn();
+        // The projection starts with the run's end, beside the slot's release: D1 learns the reply without waiting
+        // for the quota object (docs/decisions.md, "Coalesced projection"). It runs inside the same keep-alive: an
+        // eviction here leaves the outbox for the next wake.
+        await Promise.all([
+          this.#deps.afterTurn(),
+          // Every end gives the tenant's slot back with the run's tokens; an object that dies first lets it lapse.
+          // The next queued turn asks for its slot once this one is back (a tenant allowed one run at a time has it).
+          slot.release(tokens()).then(() => void this.#queue.advance()),
+        ]);
       })
       .catch((error: unknown) => {
         console.error(JSON.stringify({ level: "error", message: "after-turn failed", error: String(error) }));
