@@ -11,7 +11,7 @@ import {
   advanceSocketRound,
   anySocketRound,
   deleteSocketRetry,
-  dropSocketRounds,
+  dropSocketRetries,
   dueSocketRetries,
   nextSocketRetryAt,
   nextSocketRound,
@@ -85,7 +85,7 @@ export async function workSocketRounds(
 
   const retries = dueSocketRetries(sql, Date.now(), batch);
   if (retries.some((r) => r.kind === "disconnect") && !(await stillDisabled())) {
-    dropSocketRounds(sql, "disconnect");
+    dropSocketRetries(sql, "disconnect");
   }
   await Promise.all(
     retries.map(async (retry) => {
@@ -99,7 +99,9 @@ export async function workSocketRounds(
   const round = nextSocketRound(sql);
   if (round !== null) {
     if (round.kind === "disconnect" && !(await stillDisabled())) {
-      dropSocketRounds(sql, "disconnect");
+      // Ended unless disabled again meanwhile (a newer generation, which starts over).
+      advanceSocketRound(sql, round, null);
+      dropSocketRetries(sql, "disconnect");
     } else {
       const page = await listActiveThreads(env.DB, tenantId, {
         since: round.since,

@@ -122,9 +122,8 @@ export function advanceSocketRound(sql: SqlStorage, round: SocketRound, after: R
   );
 }
 
-/** Forgets every round and retry of `kind` (a tenant enabled again needs no disconnect). */
-export function dropSocketRounds(sql: SqlStorage, kind: SocketRoundKind): void {
-  sql.exec("DELETE FROM socket_rounds WHERE kind = ?", kind);
+/** Forgets every retry of `kind` (a tenant enabled again needs no disconnect). */
+export function dropSocketRetries(sql: SqlStorage, kind: SocketRoundKind): void {
   sql.exec("DELETE FROM socket_retries WHERE kind = ?", kind);
 }
 
