@@ -187,7 +187,8 @@ function delayedConfig(dir) {
   const config = local
     .replace(/^name = ".*"$/m, 'name = "agent-threads-bench-d1-delay"')
     .replace(/^main = ".*"$/m, `main = ${JSON.stringify(D1_DELAY_ENTRY)}`)
-    .replace(/"\.\/(src\/shims\/[^"]+)"/g, (_m, path) => abs(path))
+    // Every alias (the shims, the absent Hyperdrive control plane) names a file under src/.
+    .replace(/"\.\/(src\/[^"]+)"/g, (_m, path) => abs(path))
     // Every D1 binding (the control plane and each shard) names the migrations folder.
     .replace(/^migrations_dir = "(.*)"$/gm, (_m, path) => `migrations_dir = ${abs(path)}`)
     .replace(/^directory = "(.*)"$/gm, (_m, path) => `directory = ${abs(path)}`)

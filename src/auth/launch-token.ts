@@ -31,6 +31,14 @@ export const launchClaimsSchema = z
     preview: z.literal(true).optional(),
     /** A private launch's `sk_` key id: revoking that key stops the token's refreshes and sockets (docs/security.md). */
     apiKeyId: id.optional(),
+    /**
+     * A fresh launch's proof that it minted this thread for this subject (src/auth/owner-proof.ts): the thread object
+     * records its owner from the first request carrying it.
+     */
+    ownerProof: z
+      .string()
+      .regex(/^[0-9a-f]{32}$/)
+      .optional(),
   })
   .transform(({ agentEntityId, ...claims }) => ({ ...claims, agentId: agentEntityId }));
 
@@ -47,6 +55,8 @@ export interface LaunchGrant {
   preview?: true;
   /** The `sk_` key that minted a private launch (kept by every refresh of its tokens). */
   apiKeyId?: string;
+  /** Only in the token of the launch that minted the thread (never a resume's or a refresh's). */
+  ownerProof?: string;
 }
 
 export async function signLaunchToken(env: Env, grant: LaunchGrant, now = new Date()) {

@@ -95,3 +95,57 @@ export async function consumeLaunchQuota(env: Env, tenantId: string, agentId?: s
     { retryAfter: decision.retryAfterSeconds },
   );
 }
+
+/** How long a tenant whose launch a limiter refused has its launches limited before their quota is taken. */
+const REFUSAL_MEMORY_MS = LAUNCH_WINDOW_SECONDS * 1000;
+const REFUSAL_MEMORY_MAX = 10_000;
+/** Tenant id → until when (epoch ms), in this isolate. */
+const refusedTenants = new Map<string, number>();
+
+function refusedRecently(tenantId: string, now: number): boolean {
+  const until = refusedTenants.get(tenantId);
+  if (until === undefined) return false;
+  if (until > now) return true;
+  refusedTenants.delete(tenantId);
+  return false;
+}
+
+function rememberRefusal(tenantId: string, now: number): void {
+  refusedTenants.delete(tenantId);
+  if (refusedTenants.size >= REFUSAL_MEMORY_MAX) {
+    const oldest = refusedTenants.keys().next();
+    if (!oldest.done) refusedTenants.delete(oldest.value);
+  }
+  refusedTenants.set(tenantId, now + REFUSAL_MEMORY_MS);
+}
+
+/**
+ * A new launch's rate limits (`limits`, throwing the refusal) and its quota (`consumeLaunchQuota`), side by side: the
+ * quota taken beside a launch the limits refuse is given back before the refusal is answered, so such a launch
+ * still consumes no quota (docs/decisions.md, "Launch latency"). A limits refusal wins over a quota refusal, as when
+ * they ran in turn. Once a limit refused one of a tenant's launches in this isolate, that tenant's launches run the
+ * limits first again for the rest of the window: a flood the limiter stops costs its quota object nothing.
+ */
+export async function admitNewLaunch(
+  env: Env,
+  tenantId: string,
+  agentId: string | undefined,
+  limits: () => Promise<void>,
+  now: number = Date.now(),
+): Promise<void> {
+  const remember = (error: unknown) => {
+    if (error instanceof AppError && error.code === "rate_limited") rememberRefusal(tenantId, now);
+    throw error;
+  };
+  if (refusedRecently(tenantId, now)) {
+    await limits().catch(remember);
+    await consumeLaunchQuota(env, tenantId, agentId);
+    return;
+  }
+  const [limited, counted] = await Promise.allSettled([limits(), consumeLaunchQuota(env, tenantId, agentId)]);
+  if (limited.status === "rejected") {
+    if (counted.status === "fulfilled") await refundLaunchQuota(env, tenantId, agentId);
+    remember(limited.reason);
+  }
+  if (counted.status === "rejected") throw counted.reason;
+}

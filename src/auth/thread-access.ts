@@ -7,6 +7,7 @@ import { findThreadAndTenantStatus } from "../storage/d1/thread-registry";
 import { GATE_UNAVAILABLE, gateAgentCached } from "./gate-agent-cache";
 import { tokenError } from "./jwt";
 import { type LaunchClaims, verifyLaunchToken } from "./launch-token";
+import { ownerProofHolds } from "./owner-proof";
 
 const PUBLIC_NEEDS_ORIGIN =
   "A public agent's thread is used from a web page: the request needs an Origin header the agent allows. " +
@@ -49,6 +50,12 @@ export async function authorizeLaunch(request: LaunchAccessRequest): Promise<Lau
   if (request.threadId !== null && request.threadId !== claims.threadId) {
     throw new AppError("not_found", "Thread not found.");
   }
+  // A fresh launch's token proves its owner; one whose claims were changed under a valid signature (another subject,
+  // another thread) is refused here, before any thread object is reached or created.
+  if (claims.ownerProof !== undefined && !(await ownerProofValid(request.env, claims, claims.ownerProof))) {
+    console.log(JSON.stringify({ level: "info", requestId: request.requestId, refused: "owner_proof" }));
+    throw new AppError("unauthenticated", "Authentication required.");
+  }
 
   const gate = await gateAgentCached(request.env.DB, claims.tenantId, claims.agentId);
   const origin = request.origin;
@@ -68,6 +75,10 @@ export async function authorizeLaunch(request: LaunchAccessRequest): Promise<Lau
     return origin === undefined ? { claims } : { claims, origin };
   }
   return { claims };
+}
+
+function ownerProofValid(env: Env, claims: LaunchClaims, proof: string): Promise<boolean> {
+  return ownerProofHolds(env.DO_NAME_KEY, { ...claims, subjectKind: claims.subjectKind ?? "visitor" }, proof);
 }
 
 /**

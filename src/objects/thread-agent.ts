@@ -204,20 +204,9 @@ export class ThreadAgent extends Agent<Env> implements ThreadObject {
 
   // --- RPC for a launch ---
 
-  async claimThread(claims: ThreadClaims): Promise<RpcResult<null>> {
-    const claimed = this.#parts.gate.claim(claims);
-    return claimed.ok ? claimed : refusal(claimed);
-  }
-
   async startPreview(claims: ThreadClaims, pin: PreviewPin): Promise<RpcResult<null>> {
     const started = await this.#parts.gate.claimPreview(claims, pin);
     return started.ok ? ok(null) : refusal(started);
-  }
-
-  async abandonThread(claims: ThreadClaims): Promise<RpcResult<null>> {
-    if (!(await this.#parts.gate.abandonable(claims))) return refusal(unauthenticated());
-    this.ctx.waitUntil(this.#vanish());
-    return ok(null);
   }
 
   async vouchForLaunch(

@@ -14,7 +14,7 @@ import { operation } from "../http/openapi";
 import { forgetUnknownOrigins } from "../http/origin-lookup";
 import { deploymentStore } from "../http/store";
 import { requireAdminForWrites, tenantAuth } from "../http/tenant-auth";
-import { invalidateAgentKeys } from "../services/launch/agent-key-cache";
+import { invalidateAgentKeys, invalidateLaunchAgent } from "../services/launch/agent-key-cache";
 import { changeReleaseGate } from "../services/release-gate";
 import { recheckTenantSockets } from "../services/tenant-disconnect";
 import type { AgentResponse } from "../shared/api";
@@ -131,6 +131,7 @@ export const agents = new Hono<AppEnv>()
       if (Object.keys(patch).length === 0) return c.json(withGate(agentView(agent), gate));
       const updated = unwrap(await deploymentStore(c).updateAgent(agent.tenantId, agent.id, patch));
       invalidateAgentKeys(agent.publicKey, updated.publicKey);
+      invalidateLaunchAgent(agent.tenantId, agent.id);
       invalidateGateAgent(agent.tenantId, agent.id);
       invalidateLaunchStanding(agent.tenantId);
       forgetUnknownOrigins();

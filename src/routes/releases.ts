@@ -9,6 +9,7 @@ import { readJson } from "../http/json-body";
 import { loadAgent } from "../http/load-agent";
 import { operation } from "../http/openapi";
 import { deploymentStore } from "../http/store";
+import { invalidateActiveRelease } from "../services/launch/active-release-cache";
 import { enforceGate } from "../services/release-gate";
 import { activationRefusal, releaseRuntime, runtimeRefusal } from "../services/release-runtime";
 import { createReleaseRequest, listResponse, type ReleaseResponse, releaseResponse } from "../shared/api";
@@ -167,6 +168,8 @@ export const releases = new Hono<AppEnv>()
             apiKeyId: c.get("tenant").apiKeyId,
           });
       const release = unwrap(await store.activateRelease(agent.tenantId, agent.id, target.id));
+      // This isolate's launches present the new release at once; others within the cache's 30 s.
+      invalidateActiveRelease(agent.tenantId, agent.id);
       await recordOverride(c, release.id, override);
       return c.json((await releaseViews(c, [release]))[0]);
     },

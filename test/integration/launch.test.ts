@@ -588,6 +588,35 @@ describe("abuse limits", () => {
     expect((await launchRequest({ agentKey: agent.publicKey })).status).toBe(201);
   });
 
+  it("gives back the quota taken beside a launch the limiter refuses: the day counts exactly the launches admitted", async () => {
+    const agent = await liveAgent();
+    const ip = freshIp();
+    let accepted = 0;
+    for (;;) {
+      // The first refusal of this tenant in the isolate: its limiter and quota calls ran side by side.
+      const launched = await launchRequest({ agentKey: agent.publicKey }, { ip });
+      if (launched.status === 429) {
+        await expectError(launched, 429, "rate_limited");
+        break;
+      }
+      expect(launched.status).toBe(201);
+      accepted += 1;
+      expect(accepted).toBeLessThanOrEqual(90);
+    }
+    const quota = tenantQuota(env, agent.tenantId);
+    for (const kind of ["launches", "launches:public", `launches:agent:${agent.agentId}`]) {
+      expect(await quota.usage(kind)).toBe(accepted);
+    }
+    // Later refusals in the window ask the limiter first and never reach the quota; the count stays.
+    await refusedWithoutTrace(
+      agent.tenantId,
+      () => launchRequest({ agentKey: agent.publicKey }, { ip }),
+      429,
+      "rate_limited",
+    );
+    expect(await quota.usage("launches")).toBe(accepted);
+  });
+
   it("limits an IPv6 client by its /64: new addresses in the same /64 do not reset the limit", async () => {
     const agent = await liveAgent();
     const hex = () => Math.floor(Math.random() * 0xffff).toString(16);

@@ -1,5 +1,6 @@
-// The thread object owns who may use it: its owner (recorded at launch), its erasure tombstone, and the one-time
-// registry read of a thread launched before owners were recorded. The registry is no longer the authority.
+// The thread object owns who may use it: its owner (recorded from the first request proving it, src/auth/owner-proof.ts),
+// its erasure tombstone, and the one-time registry read of a thread resumed before its first request or launched
+// before owners were recorded. The registry is no longer the authority.
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
@@ -26,22 +27,69 @@ const threadGet = (threadId: string, token: string) =>
   api(`/v1/threads/${threadId}`, { headers: { Authorization: `Bearer ${token}`, Origin: ORIGIN } });
 
 describe("the thread's own facts", () => {
-  it("records its owner at launch, before any connect, and refuses another subject's signed token", async () => {
+  it("records its owner from the first request with the launch's token, and never admits another subject", async () => {
     const agent = await liveAgent();
     const session = await launch(agent.publicKey);
     const { claims } = readToken(session.token);
+    // Before the thread's first request: another subject's correctly signed token, the launch's proof kept, is refused
+    // on HTTP and on the upgrade, and records nothing.
+    const other = await forgeToken({ claims: { ...claims, sub: "vis_someone_else" } });
+    await expectError(await threadGet(session.threadId, other), 401, "unauthenticated");
+    expect((await upgradeRequest(session.threadId, { token: other })).status).toBe(401);
+    expect(await ownership(agent, session.threadId)).toEqual({
+      owner: undefined,
+      erasedAt: undefined,
+      pinned: 0,
+    });
+    // The same claims reaching the object directly: it checks the proof itself.
+    const stub = await threadStub(agent, session.threadId);
+    const direct = {
+      tenantId: agent.tenantId,
+      environment: "development" as const,
+      agentId: agent.agentId,
+      threadId: session.threadId,
+      sub: "vis_someone_else",
+      subjectKind: "visitor" as const,
+      ownerProof: String(claims.ownerProof),
+    };
+    expect(await stub.threadInfo(direct)).toMatchObject({ ok: false, code: "unauthenticated" });
+    expect(await ownership(agent, session.threadId)).toMatchObject({ owner: undefined, pinned: 0 });
+
+    // The owner's own token works and makes its subject the owner.
+    expect((await threadGet(session.threadId, session.token)).status).toBe(200);
+    expect(await ownership(agent, session.threadId)).toEqual({
+      owner: claims.sub,
+      erasedAt: undefined,
+      pinned: 1,
+    });
+    // From then on no other subject gets in, with or without a proof.
+    const { ownerProof: _proof, ...unproven } = claims;
+    for (const token of [other, await forgeToken({ claims: { ...unproven, sub: "vis_someone_else" } })]) {
+      await expectError(await threadGet(session.threadId, token), 401, "unauthenticated");
+    }
+    expect((await threadGet(session.threadId, session.token)).status).toBe(200);
+  });
+
+  it("learns a thread's owner from the registry when it is resumed before its first request", async () => {
+    const agent = await liveAgent();
+    const session = await launch(agent.publicKey);
+    const { claims } = readToken(session.token);
+    // A resume launch's token carries no proof: the object, never reached yet, asks the registry once.
+    const { ownerProof: _proof, ...unproven } = claims;
+    const other = await forgeToken({ claims: { ...unproven, sub: "vis_someone_else" } });
+    await expectError(await threadGet(session.threadId, other), 401, "unauthenticated");
     expect(await ownership(agent, session.threadId)).toEqual({
       owner: claims.sub,
       erasedAt: undefined,
       pinned: 0,
     });
-    const other = await forgeToken({ claims: { ...claims, sub: "vis_someone_else" } });
-    await expectError(await threadGet(session.threadId, other), 401, "unauthenticated");
-    const upgrade = await upgradeRequest(session.threadId, { token: other });
-    expect(upgrade.status).toBe(401);
-    // The owner's own token still works, and the refusal bound nothing.
-    expect(await ownership(agent, session.threadId)).toMatchObject({ pinned: 0 });
-    expect((await threadGet(session.threadId, session.token)).status).toBe(200);
+    const resumed = await launch(agent.publicKey, {
+      threadId: session.threadId,
+      visitorToken: session.visitorToken,
+    });
+    expect(resumed.threadId).toBe(session.threadId);
+    const again = await connect(resumed);
+    again.ws.close();
   });
 
   it("keeps an erasure tombstone without subject or content that a restored registry row cannot undo", async () => {
@@ -94,7 +142,8 @@ describe("the thread's own facts", () => {
     await runInDurableObject(await threadStub(agent, session.threadId), (_i, state) => {
       state.storage.sql.exec("DELETE FROM meta WHERE key LIKE 'owner_%'");
     });
-    const { claims } = readToken(session.token);
+    // Its tokens carry no owner proof either.
+    const { ownerProof: _proof, ...claims } = readToken(session.token).claims;
     const other = await forgeToken({ claims: { ...claims, sub: "vis_someone_else" } });
     await expectError(await threadGet(session.threadId, other), 401, "unauthenticated");
     expect((await ownership(agent, session.threadId)).owner).toBe(claims.sub);

@@ -281,13 +281,36 @@ describe("tool policy refusals at launch", () => {
 });
 
 describe("the object's copy of the policy", () => {
-  it("reaches a new thread's object with the launch, before any request carries its token", async () => {
+  it("reaches a new thread's object with its first request; one that cannot read it binds and runs nothing", async () => {
     const agent = await toolAgent();
     const session = await launched(agent, { context: { plan: "pro" }, toolPolicy: { allow: ["lookup"] } });
-    const held = await runInDurableObject(await threadStub(agent, session.threadId), (_instance, state) =>
-      readThreadContext(state.storage),
-    );
-    expect(held).toEqual({ version: 1, variables: { plan: "pro" }, toolPolicy: { allow: ["lookup"] } });
+    const network = fakeNetwork([{ kind: "text", deltas: ["Hello."] }]);
+    const stub = await threadStub(agent, session.threadId);
+    const held = () =>
+      runInDurableObject(stub, (_instance, state) => ({
+        context: readThreadContext(state.storage),
+        pinned: Number(state.storage.sql.exec("SELECT COUNT(*) AS n FROM pin").one().n),
+      }));
+    // The launch told the object nothing; its first request must read the registry row, which is away.
+    await env.DB.exec("ALTER TABLE threads RENAME TO threads_away");
+    try {
+      const refused = await api(`/v1/threads/${session.threadId}/messages`, {
+        method: "POST",
+        headers: { Authorization: `Bearer ${session.token}` },
+        body: { clientMessageId: clientMessageId(), text: "Refund A1, please." },
+      });
+      await expectError(refused, 502, "upstream_unavailable");
+      expect(network.offered()).toEqual([]);
+      expect(await held()).toEqual({ context: { version: 0, variables: {} }, pinned: 0 });
+    } finally {
+      await env.DB.exec("ALTER TABLE threads_away RENAME TO threads");
+    }
+    await postMessage(session.threadId, session.token);
+    expect(network.offered()).toEqual([["lookup"]]);
+    expect(await held()).toEqual({
+      context: { version: 1, variables: { plan: "pro" }, toolPolicy: { allow: ["lookup"] } },
+      pinned: 1,
+    });
   });
 
   it("is never undone by a late delivery, survives zero retention's purge, and is kept per version", async () => {

@@ -342,8 +342,8 @@ describe("which thread a socket reaches", () => {
     reader.send({ type: "hello", protocol: 1 });
     const ready = await reader.next("ready");
     expect(ready.threadId).toBe(x.launch.threadId);
-    // Each launch created its thread's object (to record the owner); the connect created none, and Y's stays unbound.
-    expect(await threadObjects()).toBe(objects);
+    // A launch creates no object: the connect created exactly one, its own thread's (X's), and Y's stays unbound.
+    expect(await threadObjects()).toBe(objects + 1);
     const yStub = await threadStub(victim, y.launch.threadId);
     expect(
       await runInDurableObject(

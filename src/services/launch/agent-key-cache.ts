@@ -1,5 +1,5 @@
-// Isolate-local cache of public agent key look-ups: every launch from a site reads the same agent, so a short TTL
-// saves a D1 round trip per launch. Changes made through this isolate invalidate at once; the TTL bounds how long
+// Isolate-local cache of launch agent look-ups (by public key, or by id for a backend): every launch from a site or a
+// backend reads the same agent, so a short TTL saves a D1 round trip per launch. Changes made through this isolate invalidate at once; the TTL bounds how long
 // another isolate may still act on an agent as it was (docs/decisions.md: "Agent key cache").
 import type { DeploymentStore, Environment, LaunchAgent } from "../../control/deployment-store";
 
@@ -26,16 +26,42 @@ export function findLaunchAgentCached(
   environment: Environment,
   now: number = Date.now(),
 ): Promise<LaunchAgent | null> {
-  const hit = byKey.get(publicKey);
-  if (hit !== undefined && hit.expiresAt > now) return hit.agent;
-  if (hit !== undefined) byKey.delete(publicKey);
+  return cached(publicKey, () => store.findLaunchAgent({ publicKey }, environment), now);
+}
 
-  const entry: Cached = {
-    agent: store.findLaunchAgent({ publicKey }, environment),
-    expiresAt: now + AGENT_KEY_TTL_MS,
-  };
+/**
+ * The same for a backend's launch naming its agent by id (the caller checks the agent is the authenticated tenant's):
+ * kept and bounded like a public key's entry.
+ */
+export function findLaunchAgentByIdCached(
+  store: Pick<DeploymentStore, "findLaunchAgent">,
+  tenantId: string,
+  agentId: string,
+  environment: Environment,
+  now: number = Date.now(),
+): Promise<LaunchAgent | null> {
+  return cached(
+    idKey(tenantId, agentId),
+    () => store.findLaunchAgent({ tenantId, agentId }, environment),
+    now,
+  );
+}
+
+/** Public keys start with `pk_`, so an id entry's key never equals one. */
+const idKey = (tenantId: string, agentId: string) => `id\u0000${tenantId}\u0000${agentId}`;
+
+function cached(
+  key: string,
+  read: () => Promise<LaunchAgent | null>,
+  now: number,
+): Promise<LaunchAgent | null> {
+  const hit = byKey.get(key);
+  if (hit !== undefined && hit.expiresAt > now) return hit.agent;
+  if (hit !== undefined) byKey.delete(key);
+
+  const entry: Cached = { agent: read(), expiresAt: now + AGENT_KEY_TTL_MS };
   const forget = () => {
-    if (byKey.get(publicKey) === entry) byKey.delete(publicKey);
+    if (byKey.get(key) === entry) byKey.delete(key);
   };
   entry.agent.then((found) => {
     if (found === null || !found.released) forget();
@@ -44,13 +70,18 @@ export function findLaunchAgentCached(
     const oldest = byKey.keys().next();
     if (!oldest.done) byKey.delete(oldest.value);
   }
-  byKey.set(publicKey, entry);
+  byKey.set(key, entry);
   return entry.agent;
 }
 
 /** Forgets the given keys in this isolate; call it with every key an agent change affects (old and new). */
 export function invalidateAgentKeys(...publicKeys: string[]): void {
   for (const key of publicKeys) byKey.delete(key);
+}
+
+/** Forgets an agent looked up by id in this isolate; call it on every change of the agent. */
+export function invalidateLaunchAgent(tenantId: string, agentId: string): void {
+  byKey.delete(idKey(tenantId, agentId));
 }
 
 /** How many keys this isolate holds (for tests). */

@@ -5,6 +5,7 @@ import type { ContextVariables } from "../../control/context-variables";
 import type { DeploymentStore, Environment } from "../../control/deployment-store";
 import { type PresentationSource, presentationOf, presentationSource } from "../../control/presentation";
 import type { Presentation } from "../../shared/presentation";
+import { activeReleaseCached } from "./active-release-cache";
 
 /** Versions are write-once and digest-checked on read, so what they present never goes stale: no TTL. */
 export const PRESENTATION_CACHE_MAX = 500;
@@ -57,7 +58,7 @@ async function versionIdFor(store: DeploymentStore, target: PresentationTarget):
     const pin = await store.getPin(target.tenantId, target.threadId);
     if (pin !== null) return pin.agentId === target.agentId ? pin.versionId : null;
   }
-  const release = await store.getActiveRelease(target.tenantId, target.agentId, target.environment);
+  const release = await activeReleaseCached(store, target.tenantId, target.agentId, target.environment);
   if (release === null || release.allocations.length === 0) return null;
   const { tenantId, agentId, environment, threadId } = target;
   const chosen = await selectAllocation(

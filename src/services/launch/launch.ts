@@ -4,13 +4,14 @@
 import { enforceSubjectLaunchLimit } from "../../auth/abuse-limits";
 import { GATE_UNAVAILABLE, gateAgentCached } from "../../auth/gate-agent-cache";
 import { signLaunchToken } from "../../auth/launch-token";
-import { consumeLaunchQuota, enforceLaunchRateLimit, refundLaunchQuota } from "../../auth/rate-limit";
+import { ownerProof } from "../../auth/owner-proof";
+import { admitNewLaunch, enforceLaunchRateLimit, refundLaunchQuota } from "../../auth/rate-limit";
 import { newThreadId } from "../../auth/thread-ids";
 import { visitorHash } from "../../auth/visitor-revocation";
 import { newVisitorId, signVisitorToken, verifyVisitorToken } from "../../auth/visitor-token";
 import { type ContextVariables, contextText } from "../../control/context-variables";
 import type { AgentEntity, Environment } from "../../control/deployment-store";
-import { normalToolPolicy, type ToolPolicy, toolPolicyText } from "../../control/tool-policy";
+import { type ToolPolicy, toolPolicyText } from "../../control/tool-policy";
 import { AppError, databaseUnavailable, fromDatabase } from "../../errors";
 import { deploymentStoreOf } from "../../http/store";
 import { originAllowed } from "../../shared/origin-policy";
@@ -18,7 +19,7 @@ import type { Presentation } from "../../shared/presentation";
 import { visitorRevoked } from "../../storage/d1/erasures";
 import { insertThread } from "../../storage/d1/thread-registry";
 import { threadStub } from "../../thread/contract";
-import { findLaunchAgentCached } from "./agent-key-cache";
+import { findLaunchAgentByIdCached, findLaunchAgentCached } from "./agent-key-cache";
 import { type LaunchContext, type ResumedThread, relaunchContext } from "./launch-context";
 import { launchPresentation } from "./launch-presentation";
 
@@ -140,7 +141,7 @@ async function resolvePrivate(env: Env, body: PrivateLaunch): Promise<LaunchTarg
   const found = await fromDatabase(
     body.agentKey !== undefined
       ? findLaunchAgentCached(store, body.agentKey, launchEnvironment(env))
-      : store.findLaunchAgent({ tenantId: body.tenantId, agentId: body.agentId! }, launchEnvironment(env)),
+      : findLaunchAgentByIdCached(store, body.tenantId, body.agentId!, launchEnvironment(env)),
   );
   const agent = found?.agent ?? null;
   if (found === null || agent === null || agent.tenantId !== body.tenantId || agent.status !== "active")
@@ -202,65 +203,42 @@ async function resumable(
   };
 }
 
-function claimAddress(env: Env, agent: AgentEntity, threadId: string, target: LaunchTarget) {
-  const address = {
-    tenantId: agent.tenantId,
-    environment: env.ENVIRONMENT as Environment,
-    agentId: agent.id,
-    threadId,
-  };
-  return { address, claims: { ...address, sub: target.subject, subjectKind: target.subjectKind } };
-}
-
 /**
- * Tells a new thread's object whom it belongs to; resolves to its stub, or null when the claim failed. Best effort:
- * an object that missed it learns its owner from the registry row on its first request (one D1 read), so a failure
- * here costs that read, never access. A tool policy goes with the claim as context version 1 (docs/tools.md#tool-policy):
- * the first turn then hides the tools even if its catch-up read of the registry fails.
+ * The launch token (with, for a new thread — `ownerProofIn` set to its environment — the proof of its owner: its object
+ * records the owner from the first request carrying it and reads the context and tool policy from the registry row
+ * then, docs/decisions.md "Launch latency") and, for a new visitor, the visitor token.
  */
-async function claimOwner(env: Env, agent: AgentEntity, threadId: string, target: LaunchTarget) {
-  const { address, claims } = claimAddress(env, agent, threadId, target);
-  try {
-    const stub = await threadStub(env, address);
-    const claimed = await stub.claimThread(claims);
-    if (!claimed.ok) throw new Error(claimed.code);
-    const toolPolicy = normalToolPolicy(target.context?.toolPolicy);
-    if (toolPolicy !== null) {
-      const adopted = await stub.adoptLaunchContext(address, {
-        version: 1,
-        variables: target.context?.variables ?? {},
-        toolPolicy,
-      });
-      // The claim stands either way; the first turn's catch-up from the registry is then the policy's way in.
-      if (!adopted.ok) {
-        console.error(
-          JSON.stringify({ level: "error", message: "context delivery failed", code: adopted.code }),
-        );
-      }
-    }
-    return stub;
-  } catch (error) {
-    console.error(JSON.stringify({ level: "error", message: "thread claim failed", error: String(error) }));
-    return null;
-  }
-}
-
-/** The launch failed after its claim: the object, never bound, keeps nothing. Best effort. */
-async function abandonClaim(
+async function signTokens(
   env: Env,
-  stub: Awaited<ReturnType<typeof claimOwner>>,
-  agent: AgentEntity,
-  threadId: string,
   target: LaunchTarget,
-): Promise<void> {
-  if (stub === null) return;
-  try {
-    await stub.abandonThread(claimAddress(env, agent, threadId, target).claims);
-  } catch (error) {
-    console.error(
-      JSON.stringify({ level: "error", message: "thread claim not abandoned", error: String(error) }),
-    );
-  }
+  threadId: string,
+  contextVersion: number,
+  ownerProofIn: Environment | undefined,
+) {
+  const { agent } = target;
+  const claims = { tenantId: agent.tenantId, agentId: agent.id, threadId, sub: target.subject };
+  const proof =
+    ownerProofIn === undefined
+      ? undefined
+      : await ownerProof(env.DO_NAME_KEY, {
+          ...claims,
+          environment: ownerProofIn,
+          subjectKind: target.subjectKind,
+        });
+  const [launchToken, visitor] = await Promise.all([
+    signLaunchToken(env, {
+      ...claims,
+      subjectKind: target.subjectKind,
+      ...(target.origin !== undefined ? { origin: target.origin } : {}),
+      ...(contextVersion > 0 ? { contextVersion } : {}),
+      ...(target.apiKeyId !== undefined ? { apiKeyId: target.apiKeyId } : {}),
+      ...(proof !== undefined ? { ownerProof: proof } : {}),
+    }),
+    target.issueVisitorToken
+      ? signVisitorToken(env, { sub: target.subject, tenantId: agent.tenantId, agentId: agent.id })
+      : undefined,
+  ]);
+  return { launchToken, visitorToken: visitor?.token };
 }
 
 /** Launches a new thread or refreshes the token of an existing one; throws the refusal as an AppError. */
@@ -279,18 +257,24 @@ export async function launchThread(env: Env, request: LaunchRequest, hooks: Laun
 
   const existing = target.threadId === undefined ? null : await resumable(env, target, target.threadId);
 
-  // One after another, in this order: a launch the limiter refuses consumes no quota, and one that either refuses
-  // stores no thread (docs/decisions.md, "Launch latency"). A backend serves all its users from one address, so its
-  // launches are limited per subject; a browser's per (agent key, client network), and a refresh also per visitor.
+  // A backend serves all its users from one address, so its launches are limited per subject; a browser's per (agent
+  // key, client network), and a refresh also per visitor. A refresh (a new token for a thread found above) is not a
+  // new launch: it takes no quota. A new launch takes the tenant's quota (and a public one its agent's share of it) in
+  // one call, beside the limits; a launch they refuse gets it back, and nothing is stored before both admitted it
+  // (docs/decisions.md, "Launch latency", "Launch budgets").
   const refresh = target.threadId !== undefined;
-  if (isBackend) {
-    await enforceSubjectLaunchLimit(env, agent.tenantId, target.subjectKind, target.subject);
-  } else {
-    await enforceLaunchRateLimit(env, agent.publicKey, request.clientIp);
-    if (refresh) await enforceSubjectLaunchLimit(env, agent.tenantId, target.subjectKind, target.subject);
-  }
+  const limits = async () => {
+    if (isBackend) {
+      await enforceSubjectLaunchLimit(env, agent.tenantId, target.subjectKind, target.subject);
+    } else {
+      await enforceLaunchRateLimit(env, agent.publicKey, request.clientIp);
+      if (refresh) await enforceSubjectLaunchLimit(env, agent.tenantId, target.subjectKind, target.subject);
+    }
+  };
+  if (refresh) await limits();
+  else await admitNewLaunch(env, agent.tenantId, isBackend ? undefined : agent.id, limits);
   const threadId = target.threadId ?? newThreadId();
-  // Read beside the quota and registry writes, once the limiter admitted the launch. Best effort: the thread's
+  // Read beside the registry write, once the limits admitted the launch. Best effort: the thread's
   // `ready` frame carries the same presentation, so a failed read leaves it out rather than failing the launch.
   const presentation = launchPresentation(
     deploymentStoreOf(env),
@@ -309,17 +293,14 @@ export async function launchThread(env: Env, request: LaunchRequest, hooks: Laun
     );
     return undefined;
   });
-  // A refresh (a new token for a thread found above) is not a new launch: it takes no quota. A new public launch
-  // takes the tenant's quota and its agent's share of it in one call (docs/decisions.md, "Launch budgets").
-  if (!refresh) {
-    await consumeLaunchQuota(env, agent.tenantId, isBackend ? undefined : agent.id);
-  }
-
   const context = contextText(target.context?.variables ?? null);
   const toolPolicy = toolPolicyText(target.context?.toolPolicy);
-  // A new thread's object learns its owner while its registry row is written (both before the token exists).
-  const claimed = target.threadId === undefined ? claimOwner(env, agent, threadId, target) : undefined;
-  if (target.threadId === undefined) {
+  const tokens = (contextVersion: number) =>
+    signTokens(env, target, threadId, contextVersion, refresh ? undefined : environment);
+  // A new thread's tokens are signed while its registry row is written, and handed out only once it is.
+  const fresh = refresh ? undefined : tokens(context === null && toolPolicy === null ? 0 : 1);
+  fresh?.catch(() => undefined);
+  if (!refresh) {
     try {
       await insertThread(env.DB, {
         tenantId: agent.tenantId,
@@ -333,43 +314,17 @@ export async function launchThread(env: Env, request: LaunchRequest, hooks: Laun
         toolPolicy,
       });
     } catch (error) {
-      // Nothing may stay: the launch it counted is given back, the object forgets the claim, and the browser
-      // retries after Retry-After.
-      await Promise.all([
-        refundLaunchQuota(env, agent.tenantId, isBackend ? undefined : agent.id),
-        claimed?.then((stub) => abandonClaim(env, stub, agent, threadId, target)),
-      ]);
+      // Nothing may stay: the launch it counted is given back, no token leaves (the thread's object was never
+      // reached), and the browser retries after Retry-After.
+      await refundLaunchQuota(env, agent.tenantId, isBackend ? undefined : agent.id);
       throw databaseUnavailable(error);
     }
   }
-  const contextVersion =
+  const { launchToken, visitorToken } =
     existing === null
-      ? context === null && toolPolicy === null
-        ? 0
-        : 1
-      : await fromDatabase(relaunchContext(env, existing, target.context));
+      ? await fresh!
+      : await tokens(await fromDatabase(relaunchContext(env, existing, target.context)));
 
-  const launchToken = await signLaunchToken(env, {
-    tenantId: agent.tenantId,
-    agentId: agent.id,
-    threadId,
-    sub: target.subject,
-    subjectKind: target.subjectKind,
-    ...(target.origin !== undefined ? { origin: target.origin } : {}),
-    ...(contextVersion > 0 ? { contextVersion } : {}),
-    ...(target.apiKeyId !== undefined ? { apiKeyId: target.apiKeyId } : {}),
-  });
-  const visitorToken = target.issueVisitorToken
-    ? (
-        await signVisitorToken(env, {
-          sub: target.subject,
-          tenantId: agent.tenantId,
-          agentId: agent.id,
-        })
-      ).token
-    : undefined;
-
-  await claimed;
   const shown = await presentation;
   return {
     token: launchToken.token,

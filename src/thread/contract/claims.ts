@@ -18,6 +18,8 @@ const claimsObject = z.strictObject({
   origin: z.string().max(2048).optional(),
   /** The `sk_` key a private launch was minted with: the socket lives only while that key is not revoked. */
   apiKeyId: z.string().min(1).max(256).optional(),
+  /** The launch that minted the thread proves its owner with it (src/auth/owner-proof.ts); checked, never trusted. */
+  ownerProof: z.string().min(1).max(64).optional(),
 });
 
 /**
@@ -56,6 +58,7 @@ export function threadClaimsFrom(claims: LaunchClaims): ThreadClaims {
     ...(claims.contextVersion !== undefined ? { contextVersion: claims.contextVersion } : {}),
     ...(claims.origin !== undefined ? { origin: claims.origin } : {}),
     ...(claims.apiKeyId !== undefined ? { apiKeyId: claims.apiKeyId } : {}),
+    ...(claims.ownerProof !== undefined ? { ownerProof: claims.ownerProof } : {}),
   };
 }
 

@@ -75,15 +75,11 @@ export interface ThreadObject extends Rpc.DurableObjectBranded {
   attachmentOf(claims: ThreadClaims, id: string): Promise<RpcResult<AttachmentRef | null>>;
 
   // For a launch.
-  /** A fresh launch: the new thread's owner is the launch's subject, recorded before its token is handed out. */
-  claimThread(claims: ThreadClaims): Promise<RpcResult<null>>;
   /**
    * `POST /v1/agents/:id/draft/preview-session`: a new preview thread's owner and pin, the artifact the console
    * previews; its digest is checked again inside.
    */
   startPreview(claims: ThreadClaims, pin: PreviewPin): Promise<RpcResult<null>>;
-  /** A fresh launch whose registry write failed after its claim: the never-used object keeps nothing. */
-  abandonThread(claims: ThreadClaims): Promise<RpcResult<null>>;
   /**
    * A launch resuming the thread: whether the claims' subject may use it (the thread's own owner and state decide), the
    * context copy the object holds, and the version of its current leaf (null before the first bind).

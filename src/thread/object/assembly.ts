@@ -62,6 +62,7 @@ export function assembleThread(hooks: ObjectHooks): ThreadParts {
   const gate: ThreadGate = new ThreadGate({
     storage: ctx.storage,
     db: env.DB,
+    ownerProofKey: env.DO_NAME_KEY,
     store: hooks.store,
     now: settings.now,
     unknownThread: () => ctx.waitUntil(hooks.vanish()),

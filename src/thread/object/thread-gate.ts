@@ -1,5 +1,6 @@
 // Which runtime a caller reaches, decided by the thread itself: its binding (tenant, agent, environment), its owner
 // (the subject) and its state (active, or an erasure tombstone), checked against verified claims; bound on first use.
+import { ownerProofHolds } from "../../auth/owner-proof";
 import { digestOf } from "../../control/canonical-json";
 import type { DeploymentStore } from "../../control/deployment-store";
 import { fail, ok, type Result, type RpcResult, refusal } from "../../errors";
@@ -27,6 +28,8 @@ export interface GateDeps {
    * bound before threads recorded their owner.
    */
   db: D1Database;
+  /** The secret a fresh launch's owner proof is made with (`DO_NAME_KEY`, src/auth/owner-proof.ts). */
+  ownerProofKey: string;
   store: () => DeploymentStore;
   now: () => number;
   /**
@@ -69,23 +72,22 @@ export class ThreadGate {
     if (verified === null || readTombstone(this.#deps.storage) !== null) return unauthenticated();
     const runtime = await this.stored();
     if (runtime !== null && !claimsMatch(runtime.binding, verified)) return forbidden();
-    const owned = await this.#owned(verified);
+    const owned = await this.#owned(verified, runtime === null);
     if (!owned.ok) return owned;
-    if (runtime !== null) {
-      await this.#catchUp(verified);
-      return ok(runtime);
-    }
+    // Before binding: a first request that cannot get the launch's context and tool policy binds nothing.
+    const caughtUp = await this.#catchUp(verified);
+    if (!caughtUp.ok) return caughtUp;
+    if (runtime !== null) return ok(runtime);
     const bound = await bindThread(this.#deps.storage, verified, this.#deps.store(), this.#deps.now);
     if (!bound.ok) return bound;
-    await this.#catchUp(verified);
     const installed = this.#install(bound.value);
     await installed.prepare();
     return ok(installed);
   }
 
   /**
-   * A fresh launch: the thread learns its owner before any token for it is handed out. Idempotent for the same
-   * subject; an erased thread or another owner → unauthenticated.
+   * A new preview thread's owner, recorded before its first token is handed out. Idempotent for the same subject; an
+   * erased thread or another owner → unauthenticated.
    */
   claim(claims: unknown): Result<null> {
     const verified = readThreadClaims(claims);
@@ -117,14 +119,6 @@ export class ThreadGate {
     return ok(installed);
   }
 
-  /** A fresh launch that failed after its claim: true when the thread is unbound and these claims own it. */
-  async abandonable(claims: unknown): Promise<boolean> {
-    const verified = readThreadClaims(claims);
-    const owner = readOwner(this.#deps.storage);
-    if (verified === null || owner === null || owner.subject !== verified.sub) return false;
-    return (await this.stored()) === null;
-  }
-
   /**
    * A launch resuming the thread: whether these claims may use it, without binding it. A preview thread is resumed
    * only through the preview route, never by a launch.
@@ -135,7 +129,7 @@ export class ThreadGate {
     const runtime = await this.stored();
     if (runtime !== null && !claimsMatch(runtime.binding, verified)) return forbidden();
     if (runtime?.binding.preview !== undefined) return unauthenticated();
-    const owned = await this.#owned(verified);
+    const owned = await this.#owned(verified, runtime === null);
     if (!owned.ok) return owned;
     // The context copy the object holds, and the version of its current leaf: the pin until an upgrade (null before
     // the first bind); the launch's presentation is that version's.
@@ -171,13 +165,26 @@ export class ThreadGate {
   }
 
   /**
-   * The claims' subject is the thread's owner. A thread launched before threads recorded their owner learns it once
-   * from the registry row (the launch's record of it), and never asks again.
+   * The claims' subject is the thread's owner. A thread not yet bound records it from the first claims that prove it
+   * (the token of the launch that minted the thread, src/auth/owner-proof.ts); claims with a proof that fails are
+   * refused without a read. A thread without either — resumed before its first connect, or launched before threads
+   * recorded their owner — learns it once from the registry row (the launch's record of it), and never asks again.
    */
-  async #owned(claims: ThreadClaims): Promise<Result<null>> {
+  async #owned(claims: ThreadClaims, unbound: boolean): Promise<Result<null>> {
     const storage = this.#deps.storage;
     const owner = readOwner(storage);
     if (owner !== null) return owner.subject === claims.sub ? ok(null) : unauthenticated();
+    if (claims.ownerProof !== undefined) {
+      if (!(await ownerProofHolds(this.#deps.ownerProofKey, claims, claims.ownerProof)))
+        return unauthenticated();
+      // Another request may have recorded an owner while this one computed the proof.
+      const first = readOwner(storage);
+      if (first !== null) return first.subject === claims.sub ? ok(null) : unauthenticated();
+      if (unbound) {
+        writeOwner(storage, { subject: claims.sub, subjectKind: claims.subjectKind });
+        return ok(null);
+      }
+    }
     let row: Awaited<ReturnType<typeof findThread>>;
     try {
       row = await findThread(this.#deps.db, claims.tenantId, claims.threadId);
@@ -196,8 +203,8 @@ export class ThreadGate {
     return row.subject === claims.sub ? ok(null) : unauthenticated();
   }
 
-  /** Only after the claims matched the binding: a refused caller makes the object read nothing. */
-  #catchUp(claims: ThreadClaims): Promise<void> {
+  /** Only after the claims matched the binding and the owner: a refused caller makes the object read nothing. */
+  #catchUp(claims: ThreadClaims): Promise<Result<null>> {
     return catchUpContext(this.#deps.storage, this.#deps.db, claims);
   }
 
