@@ -143,7 +143,10 @@ export const RULES = {
       unit: "src/storage/projection/",
       says: "the outbox, its drain into D1, the daily reconciliation, their lane",
     },
-    { unit: "src/storage/quota/", says: "the TenantQuota object's tables: counters, settings, run leases" },
+    {
+      unit: "src/storage/quota/",
+      says: "the TenantQuota object's tables: counters, settings, run leases, socket rounds",
+    },
     { unit: "src/storage/events/", says: "the TenantEvents object's tables: events, endpoints, deliveries" },
     {
       unit: "src/storage/attachments/",

@@ -24,7 +24,8 @@ export function activityMark(now: number): { at: string; staleBefore: string } {
 /**
  * How often a thread with open sockets re-reads what they rest on (its tenant or agent disabled, the `sk_` key that
  * minted them revoked, its visitor revoked) when nothing asked it to: with the activity mark, in the same D1 batch.
- * A change made through the API reaches the sockets at once (the fan-out); this is the backstop for one that did not.
+ * A change made through the API reaches the sockets within 60 s, durably (a round the tenant's quota object records
+ * and works through, src/services/tenant-disconnect.ts); this is the backstop for one written outside the API.
  */
 export const SOCKET_STANDING_RECHECK_MS = SOCKET_ACTIVITY_REFRESH_MS;
 

@@ -1,8 +1,10 @@
 // Exact per-tenant quotas and the tenant's on/off switch, in one small Durable Object per tenant: launches and tokens
 // per UTC day, and runs in progress at once (leases that expire, so a dead holder frees its slot by itself); and the
-// ledger of the tenant's attachment objects, by SHA-256, with the threads referencing each (docs/api.md).
+// ledger of the tenant's attachment objects, by SHA-256, with the threads referencing each (docs/api.md); and the
+// rounds that close or re-check the tenant's open sockets, worked through from its alarm (docs/security.md).
 import { DurableObject } from "cloudflare:workers";
 import { launchBudget } from "../auth/launch-budget";
+import { activitySince } from "../auth/socket-activity";
 import {
   type AttachmentClaim,
   DEFAULT_STORAGE_BYTES,
@@ -13,6 +15,7 @@ import {
   type RunGrant,
   SETTINGS_REVALIDATE_MS,
 } from "../auth/tenant-quota";
+import { DISCONNECT_BATCH, type SocketRoundRequest, workSocketRounds } from "../services/tenant-disconnect";
 import type { TenantQuotas, TenantStatus } from "../shared/api";
 import { deleteAttachmentObjects } from "../storage/attachments";
 import { getTenantSettings } from "../storage/d1/tenants";
@@ -38,9 +41,12 @@ import {
   uncountQuotaUse,
   writeTenantSettings,
 } from "../storage/quota/quota-counters";
+import { createSocketRounds, storeSocketRound } from "../storage/quota/socket-rounds";
 
 /** A concurrency refusal's Retry-After: runs end at any moment, so a client may try again soon. */
 const CONCURRENCY_RETRY_SECONDS = 5;
+/** A socket round's step that threw (D1 unreadable) is tried again this much later. */
+const SOCKET_ROUND_RETRY_MS = 5_000;
 
 const DEFAULT_SETTINGS: Omit<StoredTenantSettings, "loadedAt"> = {
   status: "active",
@@ -67,13 +73,22 @@ export class TenantQuota extends DurableObject<Env> {
   #readStored = 0;
   /** Deletions of attachment bytes under way, by SHA-256 (a claim of the same bytes waits for its deletion). */
   readonly #deletions = new Map<string, Promise<void>>();
+  /** Threads a socket round asks per step. */
+  readonly #socketBatch: () => number;
 
-  /** The runtime constructs with `(ctx, env)`; only a test-only subclass passes another clock. */
-  constructor(ctx: DurableObjectState, env: Env, clock: QuotaClock = { now: () => Date.now() }) {
+  /** The runtime constructs with `(ctx, env)`; only a test-only subclass passes another clock or batch size. */
+  constructor(
+    ctx: DurableObjectState,
+    env: Env,
+    clock: QuotaClock = { now: () => Date.now() },
+    socketBatch: () => number = () => DISCONNECT_BATCH,
+  ) {
     super(ctx, env);
     this.#clock = clock;
+    this.#socketBatch = socketBatch;
     createQuotaCounters(ctx.storage.sql);
     createAttachmentLedger(ctx.storage.sql);
+    createSocketRounds(ctx.storage.sql);
   }
 
   /**
@@ -241,6 +256,33 @@ export class TenantQuota extends DurableObject<Env> {
   /** The tenant's attachment storage: bytes and count of its distinct objects. */
   async attachmentStorage(): Promise<{ bytes: number; objects: number }> {
     return attachmentStorageUsed(this.ctx.storage.sql);
+  }
+
+  /**
+   * Records a round over the tenant's live threads (src/services/tenant-disconnect.ts): stored before this answers,
+   * merged with a pending round of the same scope, and started at once by waking the alarm. A disconnect stops by
+   * itself once the tenant is enabled again (each step reads its status first).
+   */
+  async queueSocketRound(request: SocketRoundRequest): Promise<void> {
+    const now = Date.now();
+    const agentId = request.kind === "recheck" ? (request.agentId ?? null) : null;
+    storeSocketRound(this.ctx.storage.sql, { kind: request.kind, agentId, since: activitySince(now), now });
+    const due = await this.ctx.storage.getAlarm();
+    if (due === null || due > now) await this.ctx.storage.setAlarm(now);
+  }
+
+  /** Works through the socket rounds a step at a time; an eviction resumes from the stored cursor. */
+  override async alarm(): Promise<void> {
+    let next: number | null;
+    try {
+      next = await workSocketRounds(this.env, this.#tenantId(), this.ctx.storage.sql, this.#socketBatch());
+    } catch (error) {
+      console.error(
+        JSON.stringify({ level: "error", message: "socket round step failed", error: String(error) }),
+      );
+      next = Date.now() + SOCKET_ROUND_RETRY_MS;
+    }
+    if (next !== null) await this.ctx.storage.setAlarm(next);
   }
 
   #tenantId(): string {

@@ -293,7 +293,10 @@ export class ThreadAgent extends Agent<Env> implements ThreadObject {
 
   async recheckSockets(address: ThreadAddress): Promise<RpcResult<{ open: number }>> {
     const runtime = await this.#parts.gate.addressed(address);
-    return runtime.ok ? ok(await this.#parts.host.recheck(runtime.value)) : runtime;
+    if (!runtime.ok) return runtime;
+    const { open, read } = await this.#parts.host.recheck(runtime.value);
+    if (read) return ok({ open });
+    return refusal(fail("upstream_unavailable", "The sockets' standing could not be read; ask again."));
   }
 
   async closeSocketsOfDisabledTenant(address: ThreadAddress): Promise<RpcResult<{ closed: number }>> {

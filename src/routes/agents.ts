@@ -135,10 +135,9 @@ export const agents = new Hono<AppEnv>()
       invalidateGateAgent(agent.tenantId, agent.id);
       invalidateLaunchStanding(agent.tenantId);
       forgetUnknownOrigins();
-      // Its open sockets close 4403 now; each thread's own idle sweep closes any this misses (docs/security.md).
-      if (patch.status === "disabled") {
-        c.executionCtx.waitUntil(recheckTenantSockets(c.env, agent.tenantId, { agentId: agent.id }));
-      }
+      // Its open sockets close 4403 within the minute: the round is recorded before this answers (docs/security.md).
+      if (patch.status === "disabled")
+        await recheckTenantSockets(c.env, agent.tenantId, { agentId: agent.id });
       return c.json(withGate(agentView(updated), gate));
     },
   );

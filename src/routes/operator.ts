@@ -176,8 +176,9 @@ export const operator = new Hono<AppEnv>()
       // In force for launches and runs once this answers: the tenant's quota object re-reads the row now. A failure
       // here is a 500 the operator retries (the patch is idempotent); meanwhile the object re-reads on its own.
       await tenantQuota(c.env, tenantId).refreshSettings();
-      // Keys, launches and new sockets are refused from here on; open sockets are closed in the background.
-      if (patch.status === "disabled") c.executionCtx.waitUntil(disconnectTenant(c.env, tenantId));
+      // Keys, launches and new sockets are refused from here on; open sockets close within the minute, by a round
+      // the quota object records before this answers (a failure is a 500 the operator retries, as above).
+      if (patch.status === "disabled") await disconnectTenant(c.env, tenantId);
       return c.json(tenantView(c.env, tenant));
     },
   )

@@ -2,6 +2,7 @@
 // class, only its clock and its R2 bucket's `delete` replaced.
 import { runInDurableObject } from "cloudflare:test";
 import { TenantQuota } from "../../src/objects/tenant-quota";
+import { DISCONNECT_BATCH } from "../../src/services/tenant-disconnect";
 import { TestClock } from "./test-thread-agent";
 
 /** The bucket as the object sees it: the real one, except that `delete` throws while `failing.on` is set. */
@@ -26,14 +27,34 @@ export class TestTenantQuota extends TenantQuota {
   };
   readonly #failingDeletes: { on: boolean };
 
+  /** Threads a socket round asks per alarm (the production batch until a test lowers it); gone with an eviction. */
+  readonly socketRounds: { batch: number; alarmsLeft: number | null; held: boolean };
+
   constructor(ctx: DurableObjectState, env: Env) {
     const clock = new TestClock();
     const failing = { on: false };
     const withBucket: Env = Object.create(env);
     Object.defineProperty(withBucket, "ATTACHMENTS", { value: failableBucket(env.ATTACHMENTS, failing) });
-    super(ctx, withBucket, clock);
+    const rounds = { batch: DISCONNECT_BATCH, alarmsLeft: null as number | null, held: false };
+    super(ctx, withBucket, clock, () => rounds.batch);
     this.clock = clock;
     this.#failingDeletes = failing;
+    this.socketRounds = rounds;
+  }
+
+  /**
+   * With `socketRounds.alarmsLeft` set, that many alarms run; the next one stops before its step, leaving the work
+   * and an alarm an hour off in storage (`held`), as an object that died between two batches.
+   */
+  override async alarm() {
+    const rounds = this.socketRounds;
+    if (rounds.alarmsLeft === 0) {
+      rounds.held = true;
+      await this.ctx.storage.setAlarm(Date.now() + 3_600_000);
+      return;
+    }
+    if (rounds.alarmsLeft !== null) rounds.alarmsLeft -= 1;
+    return super.alarm();
   }
 
   override startRun(...args: Parameters<TenantQuota["startRun"]>) {

@@ -95,6 +95,18 @@ export class TestThreadAgent extends ThreadAgent {
     this.#window.ms = ms;
   }
 
+  /** Asks to re-check sockets this instance received, and how many of the next ones throw (as an RPC cut off). */
+  readonly rechecks = { asked: 0, failNext: 0 };
+
+  override async recheckSockets(address: ThreadAddress) {
+    this.rechecks.asked += 1;
+    if (this.rechecks.failNext > 0) {
+      this.rechecks.failNext -= 1;
+      throw new Error("the ask was cut off (test)");
+    }
+    return super.recheckSockets(address);
+  }
+
   /** A test marks an object with `failErasure` to stand for the Worker being cut off while erasing it. */
   override async eraseThread(address: ThreadAddress) {
     if ((await this.ctx.storage.get(FAIL_ERASURE_KEY)) === true) throw new Error("cut off mid-erasure");

@@ -1,17 +1,19 @@
 // An open socket and its token refreshes last only while what its launch checked still stands: a disabled agent or
 // tenant, a revoked minting `sk_` key, a revoked visitor stop refreshes and close live sockets 4403: at once when the
 // change goes through the API, within the standing recheck (with its retry) when nothing told the thread.
-import { runInDurableObject } from "cloudflare:test";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { verifyLaunchToken } from "../../src/auth/launch-token";
 import { SOCKET_STANDING_BOUND_MS, SOCKET_STANDING_RECHECK_MS } from "../../src/auth/socket-activity";
+import { tenantQuota } from "../../src/auth/tenant-quota";
 import { visitorHash } from "../../src/auth/visitor-revocation";
 import type { ThreadAgent } from "../../src/objects/thread-agent";
 import { THREAD_SETTINGS } from "../../src/thread/object/thread-settings";
 import { privateLaunchRequest, readToken } from "../helpers/edge-gate";
 import { threadStub } from "../helpers/projection";
 import { api, createApiKey, json } from "../helpers/tenants";
+import { inTestQuota } from "../helpers/test-tenant-quota";
 import { inTestThread } from "../helpers/test-thread-agent";
 import {
   connect,
@@ -23,6 +25,7 @@ import {
   liveAgent,
   upgradeRequest,
 } from "../helpers/threads";
+import { waitFor } from "../helpers/wait-for";
 
 /**
  * The thread's socket alarm once its standing recheck is due: the clock moves on by the recheck period and the socket
@@ -68,6 +71,30 @@ async function disableInD1(agent: { tenantId: string; agentId: string }): Promis
   await env.DB.prepare("UPDATE agents SET status = 'disabled' WHERE tenant_id = ? AND id = ?")
     .bind(agent.tenantId, agent.agentId)
     .run();
+}
+
+/** Waits until every one of the threads has marked itself active in D1 (a round reaches only marked threads). */
+async function activityMarked(tenantId: string, threadIds: string[]): Promise<void> {
+  for (const threadId of threadIds) {
+    await waitFor(
+      () =>
+        env.DB.prepare("SELECT active_at FROM threads WHERE tenant_id = ? AND id = ?")
+          .bind(tenantId, threadId)
+          .first<{ active_at: string | null }>(),
+      (row) => row?.active_at !== null && row?.active_at !== undefined,
+      { what: "the thread's activity mark" },
+    );
+  }
+}
+
+/** Disables the agent through the API. */
+async function disableByApi(agent: LiveAgent): Promise<void> {
+  const res = await api(`/v1/agents/${agent.agentId}`, {
+    method: "PATCH",
+    key: agent.apiKey,
+    body: { status: "disabled" },
+  });
+  expect(res.status).toBe(200);
 }
 
 describe("open sockets and refreshes re-check what a launch checks", () => {
@@ -178,5 +205,75 @@ describe("open sockets and refreshes re-check what a launch checks", () => {
       .bind(agent.tenantId, hash, now.toISOString(), new Date(now.getTime() + 3_600_000).toISOString())
       .run();
     await refreshRefused(ws, "visitor revoked");
+  });
+});
+
+describe("a change made through the API reaches open sockets durably", () => {
+  it("a recheck round survives its quota object dying between two batches and still closes the socket 4403", async () => {
+    const agent = await liveAgent();
+    const sessions = [await launch(agent.publicKey), await launch(agent.publicKey)];
+    const sockets = [await connect(sessions[0]!), await connect(sessions[1]!)];
+    await activityMarked(
+      agent.tenantId,
+      sessions.map((s) => s.threadId),
+    );
+    const quota = tenantQuota(env, agent.tenantId);
+    // One thread a batch, and the object stops after its first batch, its work and its alarm left in storage.
+    await inTestQuota(quota, (instance) => {
+      instance.socketRounds.batch = 1;
+      instance.socketRounds.alarmsLeft = 1;
+    });
+
+    await disableByApi(agent);
+    await waitFor(
+      () => inTestQuota(quota, (instance) => instance.socketRounds.held),
+      (held) => held,
+      { what: "the round stopped after its first batch" },
+    );
+    await waitFor(
+      async () => sockets.filter((ws) => ws.closed !== null).length,
+      (n) => n > 0,
+      { what: "the first batch's socket closed" },
+    );
+    const first = sockets.findIndex((ws) => ws.closed !== null);
+    const rest = sockets.filter((ws) => ws.closed === null);
+    expect(sockets[first]!.closed).toEqual({ code: 4403, reason: "agent disabled" });
+    expect(rest).toHaveLength(1);
+
+    // The quota object dies (a deploy, a crash): what it held in memory is gone, its storage is not.
+    await runInDurableObject(quota, (_instance, state) => state.abort("dies between batches (test)")).catch(
+      () => undefined,
+    );
+    await waitFor(
+      async () => {
+        // A fresh stub: the old one broke with the object it reached.
+        await runDurableObjectAlarm(tenantQuota(env, agent.tenantId));
+        return rest[0]!.closed;
+      },
+      (closed) => closed !== null,
+      { what: "the rest of the round after the restart" },
+    );
+    expect(rest[0]!.closed).toEqual({ code: 4403, reason: "agent disabled" });
+    // The restart went on from the stored cursor: the first batch's thread was not asked again.
+    const asked = await inTestThread(
+      await threadStub(agent, sessions[first]!.threadId),
+      (instance) => instance.rechecks.asked,
+    );
+    expect(asked).toBe(1);
+  });
+
+  it("a thread whose first ask failed is asked again, and its socket closes 4403", async () => {
+    const agent = await liveAgent();
+    const session = await launch(agent.publicKey);
+    const ws = await connect(session);
+    await activityMarked(agent.tenantId, [session.threadId]);
+    const thread = await threadStub(agent, session.threadId);
+    await inTestThread(thread, (instance) => {
+      instance.rechecks.failNext = 1;
+    });
+
+    await disableByApi(agent);
+    expect(await ws.waitClosed(10_000)).toEqual({ code: 4403, reason: "agent disabled" });
+    expect(await inTestThread(thread, (instance) => instance.rechecks.asked)).toBe(2);
   });
 });

@@ -1,8 +1,9 @@
 // A tenant the operator disables: its keys, launches, tokens and open sockets are cut off, and all work again after.
-import { runInDurableObject } from "cloudflare:test";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { SOCKET_ACTIVITY_REFRESH_MS } from "../../src/auth/socket-activity";
+import { tenantQuota } from "../../src/auth/tenant-quota";
 import type { ThreadAgent } from "../../src/objects/thread-agent";
 import { disconnectTenant } from "../../src/services/tenant-disconnect";
 import { threadObjectName } from "../../src/thread/contract";
@@ -14,6 +15,7 @@ import {
   threadObjects,
 } from "../helpers/edge-gate";
 import { api, createApiKey, createTenant, expectError, operatorHeaders } from "../helpers/tenants";
+import { inTestQuota } from "../helpers/test-tenant-quota";
 import { inTestThread } from "../helpers/test-thread-agent";
 import {
   connect,
@@ -140,8 +142,14 @@ describe("a disabled tenant", () => {
     await env.DB.prepare("UPDATE tenants SET status = 'disabled' WHERE id = ?").bind(agent.tenantId).run();
     const objects = await threadObjects();
 
-    expect(await disconnectTenant(env, agent.tenantId)).toBe(1);
+    await disconnectTenant(env, agent.tenantId);
     expect((await socket.waitClosed()).code).toBe(4403);
+    // The round is over (its object has no alarm left) and woke no other thread.
+    await waitFor(
+      () => inTestQuota(tenantQuota(env, agent.tenantId), (_instance, state) => state.storage.getAlarm()),
+      (alarm) => alarm === null,
+      { what: "the disconnect round finished" },
+    );
     expect(await threadObjects()).toBe(objects);
   });
 
@@ -157,6 +165,50 @@ describe("a disabled tenant", () => {
     await socket.next("pong");
     await runInDurableObject(thread, (instance: ThreadAgent) => instance.sweepIdleConnections());
     expect((await socket.waitClosed()).code).toBe(4403);
+  });
+
+  it("stops its disconnect round part way when it is enabled again: the sockets not yet reached stay", async () => {
+    const agent = await liveAgent();
+    const sessions = [await launch(agent.publicKey), await launch(agent.publicKey)];
+    const sockets = [await connect(sessions[0]!), await connect(sessions[1]!)];
+    for (const session of sessions) {
+      await waitFor(
+        () =>
+          env.DB.prepare("SELECT active_at FROM threads WHERE tenant_id = ? AND id = ?")
+            .bind(agent.tenantId, session.threadId)
+            .first<{ active_at: string | null }>(),
+        (row) => typeof row?.active_at === "string",
+        { what: "the thread's activity mark" },
+      );
+    }
+    const quota = tenantQuota(env, agent.tenantId);
+    // One thread a batch; the round pauses after its first batch, as one still under way.
+    await inTestQuota(quota, (instance) => {
+      instance.socketRounds.batch = 1;
+      instance.socketRounds.alarmsLeft = 1;
+    });
+    await setStatus(agent.tenantId, "disabled");
+    await waitFor(
+      () => inTestQuota(quota, (instance) => instance.socketRounds.held),
+      (held) => held,
+      { what: "the round paused after its first batch" },
+    );
+    const rest = await waitFor(
+      async () => sockets.filter((ws) => ws.closed === null),
+      (open) => open.length === 1,
+      { what: "the first batch's socket closed" },
+    );
+
+    await setStatus(agent.tenantId, "active");
+    await inTestQuota(quota, (instance) => {
+      instance.socketRounds.alarmsLeft = null;
+    });
+    expect(await runDurableObjectAlarm(quota)).toBe(true);
+    expect(await inTestQuota(quota, (_instance, state) => state.storage.getAlarm())).toBeNull();
+    rest[0]!.send({ type: "ping" });
+    await rest[0]!.next("pong");
+    expect(rest[0]!.closed).toBeNull();
+    rest[0]!.ws.close();
   });
 
   it("works again once enabled: its keys, launches, new sockets and tokens minted before", async () => {

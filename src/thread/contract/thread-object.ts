@@ -132,7 +132,10 @@ export interface ThreadObject extends Rpc.DurableObjectBranded {
   eraseThread(address: ThreadAddress): Promise<RpcResult<null>>;
 
   // For the platform: standing of sockets, and the retention job.
-  /** An agent disabled, an `sk_` key or a visitor revoked: sockets that no longer stand are closed 4403. */
+  /**
+   * An agent disabled, an `sk_` key or a visitor revoked: sockets that no longer stand are closed 4403.
+   * `upstream_unavailable` when D1 could not be read (nothing was closed; ask again).
+   */
   recheckSockets(address: ThreadAddress): Promise<RpcResult<{ open: number }>>;
   /** An operator disabled the tenant: every socket of the thread is closed 4403. */
   closeSocketsOfDisabledTenant(address: ThreadAddress): Promise<RpcResult<{ closed: number }>>;

@@ -115,11 +115,14 @@ export class SocketHost {
     this.#deps.sockets.closed();
   }
 
-  /** The thread re-reads what its sockets rest on and closes those that no longer stand (4403). */
-  async recheck(runtime: ThreadRuntime | null): Promise<{ open: number }> {
+  /**
+   * The thread re-reads what its sockets rest on and closes those that no longer stand (4403); `read` false when D1
+   * could not be read (the asker tries again).
+   */
+  async recheck(runtime: ThreadRuntime | null): Promise<{ open: number; read: boolean }> {
     const { sockets, watch } = this.#deps;
-    if (runtime !== null && sockets.count() > 0) await watch.recheck(runtime.binding);
-    return { open: sockets.count() };
+    const read = runtime !== null && sockets.count() > 0 ? await watch.recheck(runtime.binding) : true;
+    return { open: sockets.count(), read };
   }
 
   /**

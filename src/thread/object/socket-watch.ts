@@ -82,9 +82,9 @@ export class SocketWatch {
     return (await this.#check(thread, mark)) !== null;
   }
 
-  /** A disable or revocation elsewhere asked this thread to look again. */
-  async recheck(thread: Thread): Promise<void> {
-    await this.#check(thread, false);
+  /** A disable or revocation elsewhere asked this thread to look again; false when D1 could not be read. */
+  async recheck(thread: Thread): Promise<boolean> {
+    return (await this.#check(thread, false)) !== null;
   }
 
   /**
