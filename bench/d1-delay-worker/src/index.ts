@@ -2,10 +2,11 @@
 // simulated round trip first. The bench sets the wait with POST /__bench/d1-delay?ms=N and measures the same server
 // with and without it, so only the distance to D1 differs between the two figures.
 import { app } from "../../../src/app";
-import { TenantQuota as ProductTenantQuota } from "../../../src/auth/tenant-quota";
+import { TenantQuota as ProductTenantQuota } from "../../../src/objects/tenant-quota";
 import { ThreadAgent as ProductThreadAgent } from "../../../src/objects/thread-agent";
 
-export { TenantEvents } from "../../../src/events/tenant-events";
+export { TenantEvals } from "../../../src/objects/tenant-evals";
+export { TenantEvents } from "../../../src/objects/tenant-events";
 
 /** The simulated one-way-and-back time to D1's primary, in ms; module state, shared by the Worker and its objects. */
 let delayMs = 0;
