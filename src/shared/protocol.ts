@@ -188,21 +188,24 @@ export const approvalDecisionSchema = z.object({
 });
 export type ApprovalDecisionRecord = z.infer<typeof approvalDecisionSchema>;
 
+/** What a thread entry is (docs/protocol.md): the one list the wire schema and the thread's storage both use. */
+export const ENTRY_KINDS = [
+  "message",
+  "event",
+  "model_change",
+  "label",
+  "summary",
+  "custom",
+  "version_change",
+  "approval_request",
+  "approval_decision",
+  "tool_request",
+] as const;
+
 export const entrySchema = z.object({
   id,
   parentId: id.nullable(),
-  kind: z.enum([
-    "message",
-    "event",
-    "model_change",
-    "label",
-    "summary",
-    "custom",
-    "version_change",
-    "approval_request",
-    "approval_decision",
-    "tool_request",
-  ]),
+  kind: z.enum(ENTRY_KINDS),
   role: z.enum(["user", "assistant", "tool", "system", "human_agent"]).nullable(),
   runId: id.nullable(),
   text: z.string(),

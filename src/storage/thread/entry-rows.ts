@@ -1,21 +1,10 @@
 // The shape of a thread entry and how an `entries` row is read back into one: positionally, with plain checks.
 import { z } from "zod";
-import { type AttachmentRef, attachmentRef } from "../../shared/protocol";
+import { type AttachmentRef, attachmentRef, ENTRY_KINDS } from "../../shared/protocol";
 import { parseJsonColumn } from "../json-column";
 import type { JsonValue } from "../redact";
 
-export const ENTRY_KINDS = [
-  "message",
-  "event",
-  "model_change",
-  "label",
-  "summary",
-  "custom",
-  "version_change",
-  "approval_request",
-  "approval_decision",
-  "tool_request",
-] as const;
+export { ENTRY_KINDS };
 export type EntryKind = (typeof ENTRY_KINDS)[number];
 
 /** `human_agent`: a person of the tenant's team answering during a handoff (docs/protocol.md). */
