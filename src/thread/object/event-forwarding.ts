@@ -30,12 +30,39 @@ export interface EventForwardingDeps {
   retryIn: (seconds: number) => Promise<void>;
 }
 
+/** Per thread object: whether a hand-over is running, and whether someone asked for another while it ran. */
+const inFlight = new WeakMap<DurableObjectStorage, { again: boolean }>();
+
 /**
  * Sends the events not yet acknowledged, oldest first, and forgets them only once the tenant's events object has
  * stored them (at least once: a lost answer re-sends, and that object ignores ids it holds). On failure it retries
  * with backoff.
+ *
+ * One hand-over at a time per thread: a call while one runs only asks it to read once more before it ends, and returns.
+ * Two in flight would lose events: an acknowledgement deletes run events above the watermark, a new event may then take
+ * a freed seq, and the other hand-over's acknowledgement — up to the seq it read — would cover that event unsent. The
+ * call does not wait for the running one either: that one may be held until the caller's own critical section (the
+ * object's start) ends.
  */
 export async function forwardThreadEvents(deps: EventForwardingDeps, binding: ThreadBinding): Promise<void> {
+  const running = inFlight.get(deps.storage);
+  if (running !== undefined) {
+    running.again = true;
+    return;
+  }
+  const slot = { again: false };
+  inFlight.set(deps.storage, slot);
+  try {
+    do {
+      slot.again = false;
+      await forwardPending(deps, binding);
+    } while (slot.again);
+  } finally {
+    inFlight.delete(deps.storage);
+  }
+}
+
+async function forwardPending(deps: EventForwardingDeps, binding: ThreadBinding): Promise<void> {
   const { storage } = deps;
   const subscriptions = eventSubscriptionsOf(storage);
   const listener = {
