@@ -31,36 +31,26 @@ export const PROJECTED_ENTRY_SEQ_KEY = "projected_entry_seq";
  * change without its outbox row (or the reverse) can never be committed. A record already waiting keeps its one row
  * as it is, with nothing written: the drain projects the record as it is when it drains, and deletes the row only
  * if the record's revision is still the one it sent (otherwise the row takes the newer revision and waits for the
- * next drain). `fresh`: the record was created in this very transaction, so no row for it can be waiting. Returns
- * the row's seq.
+ * next drain). `fresh`: the record was created in this very transaction, so no row for it can be waiting. One
+ * statement either way: the check for a waiting row is the insert's own condition.
  */
 export function enqueueOutbox(
   storage: DurableObjectStorage,
   item: OutboxItem,
   now: number,
   options: { fresh?: boolean } = {},
-): number {
-  // A record created in this transaction cannot be waiting yet; one that is waiting costs a read, not a write.
-  const waiting = options.fresh
-    ? undefined
-    : storage.sql
-        .exec<{ seq: number }>(
-          "SELECT seq FROM outbox WHERE kind = ? AND ref_id = ? LIMIT 1",
-          item.kind,
-          item.refId,
-        )
-        .toArray()[0];
-  if (waiting !== undefined) return waiting.seq;
-  return storage.sql
-    .exec<{ seq: number }>(
-      "INSERT INTO outbox (kind, ref_id, version, payload_json, attempts, next_attempt_at) VALUES (?, ?, ?, ?, 0, ?) RETURNING seq",
-      item.kind,
-      item.refId,
-      item.version,
-      JSON.stringify(item.payload),
-      now,
-    )
-    .one().seq;
+): void {
+  storage.sql.exec(
+    `INSERT INTO outbox (kind, ref_id, version, payload_json, attempts, next_attempt_at)
+     SELECT ?1, ?2, ?3, ?4, 0, ?5
+     WHERE ?6 OR NOT EXISTS (SELECT 1 FROM outbox WHERE kind = ?1 AND ref_id = ?2)`,
+    item.kind,
+    item.refId,
+    item.version,
+    JSON.stringify(item.payload),
+    now,
+    options.fresh ? 1 : 0,
+  );
 }
 
 /** The thread table holding each kind's records, with a `revision` column, and the column naming the record. */

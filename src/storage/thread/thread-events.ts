@@ -46,6 +46,12 @@ const DROPPED_ON_ACK: readonly ThreadEventType[] = ["run.succeeded", "run.failed
 
 export const newEventId = (): string => `evt_${crypto.randomUUID().replace(/-/g, "")}`;
 
+/**
+ * Per thread object: known to hold no unacknowledged event (a read found none, and nothing was recorded since), so a
+ * turn that records no event costs its hand-over no statement. Unknown at every start.
+ */
+const noneWaiting = new WeakSet<DurableObjectStorage>();
+
 /** Records one event; call it inside the transaction that writes the change it reports. */
 export function recordThreadEvent(
   storage: DurableObjectStorage,
@@ -53,6 +59,7 @@ export function recordThreadEvent(
   now: number,
 ): ThreadEvent {
   const id = newEventId();
+  noneWaiting.delete(storage);
   // Above every seq the watermark covers, even once the acknowledged rows are gone (SQLite would otherwise hand a
   // freed seq out again, below the watermark, and the event would never be forwarded).
   const row = storage.sql
@@ -71,6 +78,17 @@ export function recordThreadEvent(
   return { seq: row.seq, id, type: event.type, createdAt: now, data: event.data };
 }
 
+const toEvent = (r: Record<string, SqlStorageValue>): ThreadEvent => {
+  const row = eventRow.parse(r);
+  return {
+    seq: row.seq,
+    id: row.id,
+    type: row.type,
+    createdAt: row.created_at,
+    data: parseJsonColumn(row.data_json),
+  };
+};
+
 /** Events after `afterSeq`, oldest first: how a consumer drains them by its own watermark. */
 export function threadEventsAfter(storage: DurableObjectStorage, afterSeq = 0, limit = 100): ThreadEvent[] {
   return storage.sql
@@ -80,16 +98,26 @@ export function threadEventsAfter(storage: DurableObjectStorage, afterSeq = 0, l
       limit,
     )
     .toArray()
-    .map((r) => {
-      const row = eventRow.parse(r);
-      return {
-        seq: row.seq,
-        id: row.id,
-        type: row.type,
-        createdAt: row.created_at,
-        data: parseJsonColumn(row.data_json),
-      };
-    });
+    .map(toEvent);
+}
+
+/**
+ * The oldest `limit` events the tenant's events object has not acknowledged, in one statement — or none without a
+ * statement, when a read found none and nothing was recorded since.
+ */
+export function unforwardedThreadEvents(storage: DurableObjectStorage, limit: number): ThreadEvent[] {
+  if (noneWaiting.has(storage)) return [];
+  const events = storage.sql
+    .exec(
+      `SELECT seq, id, type, created_at, data_json FROM thread_events
+       WHERE seq > COALESCE((SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?), 0) ORDER BY seq LIMIT ?`,
+      FORWARDED_KEY,
+      limit,
+    )
+    .toArray()
+    .map(toEvent);
+  if (events.length === 0) noneWaiting.add(storage);
+  return events;
 }
 
 /** Events of `type` recorded at or after `since` among the newest `limit` of that type (a rate check's count). */

@@ -7,11 +7,7 @@ import { eventSubscriptionsOf, subscriptionGrantSchema } from "../../events/subs
 import { eventBody, MAX_EVENTS_PER_ACCEPT, tenantEvents } from "../../events/tenant-events";
 import { backoffMs } from "../../storage/projection/projection-drain";
 import type { ThreadBinding } from "../../storage/thread/pin-store";
-import {
-  forwardedEventSeq,
-  markEventsForwarded,
-  threadEventsAfter,
-} from "../../storage/thread/thread-events";
+import { markEventsForwarded, unforwardedThreadEvents } from "../../storage/thread/thread-events";
 import { deleteMeta, readMetaInteger, writeMeta } from "../../storage/thread/thread-meta";
 
 const FORWARD_FAILURES_KEY = "events_forward_failures";
@@ -72,7 +68,7 @@ async function forwardPending(deps: EventForwardingDeps, binding: ThreadBinding)
     threadId: binding.threadId,
   };
   for (;;) {
-    const events = threadEventsAfter(storage, forwardedEventSeq(storage), MAX_EVENTS_PER_ACCEPT);
+    const events = unforwardedThreadEvents(storage, MAX_EVENTS_PER_ACCEPT);
     const last = events.at(-1);
     if (last === undefined) return;
     // A preview thread is the console's, not a session of the tenant's product: its backend hears nothing of it.
