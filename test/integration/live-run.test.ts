@@ -1,5 +1,6 @@
 // A live run's deltas on a real thread object: each is stored before it is sent, the first at once, the rest of an
-// event-loop turn in one write, packed ten to a chunk row, and never sent once the run has ended.
+// event-loop turn in one write, packed ten to a chunk row, never sent once the run has ended, and at the run's end
+// the rest sent with the seal that stored it in the reply entry.
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
@@ -116,5 +117,34 @@ describe("LiveRun", () => {
       return sent.map((s) => s.frame.text);
     });
     expect(result).toEqual(["kept"]);
+  });
+
+  it("at the run's end sends the unstored rest once the seal stored the reply, without chunk rows, and drops it otherwise", async () => {
+    const sealedWith = (stored: boolean) =>
+      runInDurableObject(newThread(), (_i, state) => {
+        const { live, sent, endTurn, chunkRows } = liveRun(state.storage);
+        live.push("one");
+        live.push(" two");
+        live.push(" three");
+        // The model finished within the turn: the seal takes what was not stored yet.
+        live.settle(stored);
+        const settled = sent.map((s) => [s.frame.seq, s.frame.text]);
+        endTurn();
+        live.push(" four");
+        endTurn();
+        return { settled, sent: sent.length, rows: chunkRows().length };
+      });
+    const stored = await sealedWith(true);
+    expect(stored.settled).toEqual([
+      [1, "one"],
+      [2, " two"],
+      [3, " three"],
+    ]);
+    // Only the first delta's row was written; the rest rode on the reply entry. Nothing follows the end.
+    expect(stored.rows).toBe(1);
+    expect(stored.sent).toBe(3);
+    const refused = await sealedWith(false);
+    expect(refused.settled).toEqual([[1, "one"]]);
+    expect(refused.sent).toBe(1);
   });
 });

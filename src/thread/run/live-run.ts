@@ -205,6 +205,23 @@ export class LiveRun {
     }
   }
 
+  /**
+   * At the run's end, after its seal: the deltas not yet in a chunk row are sent without one when the seal stored their
+   * text in the reply entry (`stored`) — the chunk rows would be deleted by that very seal — and are dropped, never
+   * sent, when it did not. Nothing is stored or sent for this run afterwards.
+   */
+  settle(stored: boolean): void {
+    const pending = this.#pending;
+    this.#pending = [];
+    const wasClosed = this.#closed;
+    this.#closed = true;
+    if (!stored || wasClosed) return;
+    for (const text of pending) {
+      this.#flushedSeq += 1;
+      this.#send({ type: "delta", runId: this.runId, seq: this.#flushedSeq, text });
+    }
+  }
+
   /** Frames a (re)connecting peer missed after `afterSeq`: the stored deltas (pending ones follow when sent). */
   catchUpFrames(afterSeq: number): ServerFrame[] {
     const runId = this.runId;

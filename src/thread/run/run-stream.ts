@@ -162,16 +162,17 @@ export async function streamRun(
     onModelCall: audit.modelCall,
   });
   await audit.settled();
-  // Deltas of the model's last event-loop turn are stored and sent before the reply entry.
-  live.flush();
 
   // The run as it started: nothing but its end changes what the seal reads of it (the seal's own update checks its
   // status, and a seal refused because it ended elsewhere reports the run as it is).
   const current = running.value;
   if (result.status === "requires_action" && !live.controller.signal.aborted) {
+    // Deltas of the model's last event-loop turn are stored and sent before the run waits: its reply goes on after them.
+    live.flush();
     const waiting = park(deps, live, current, result.steps);
     if (waiting !== null) return waiting;
   }
+  // Otherwise the seal stores them in the reply entry and sends them before it (`LiveRun.settle`).
   const stopped = live.controller.signal.reason;
   const end: RunEnd =
     result.status === "succeeded"
