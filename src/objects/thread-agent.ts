@@ -330,6 +330,7 @@ export class ThreadAgent extends Agent<Env> implements ThreadObject {
 
   /** After an eviction inside the projection window: the alarm wakes the object and this drains what still waits. */
   async projectionDue(): Promise<void> {
+    this.#parts.projection.alarmRan();
     await this.#parts.upkeep.drainOutbox();
   }
 

@@ -1,5 +1,5 @@
 // ProjectionWindow's throttle: the first request drains at once, requests inside the window share one drain at its
-// end (armed first), a window of 0 drains on every request, and no drain starts while one is in flight.
+// end (armed first, one alarm at a time), a window of 0 drains on every request, and no drain starts while one is in flight.
 import { describe, expect, it } from "vitest";
 import { ProjectionWindow } from "../../src/storage/projection/projection-lane";
 
@@ -145,6 +145,26 @@ describe("ProjectionWindow", () => {
     finishers[1]?.();
     await second;
     expect(secondDone).toBe(true);
+  });
+
+  it("arms one alarm for every deferred drain until it has run, then arms again", async () => {
+    const h = harness(250);
+    await h.window.request();
+    for (const _ of [1, 2, 3]) {
+      await h.advance(100);
+      const deferred = h.window.request();
+      await h.advance(150);
+      await deferred;
+    }
+    // Three drains put off to their window's end, one alarm armed: the first is still waiting.
+    expect(h.drains).toHaveLength(4);
+    expect(h.armed).toEqual([150]);
+    h.window.alarmRan();
+    await h.advance(100);
+    const next = h.window.request();
+    await h.advance(150);
+    await next;
+    expect(h.armed).toEqual([150, 150]);
   });
 
   it("still drains at the window's end when arming the alarm fails", async () => {

@@ -91,6 +91,8 @@ export class ProjectionWindow {
   /** The drain in flight, if any. */
   #running: Promise<void> | null = null;
   #deferred: Promise<void> | null = null;
+  /** An alarm armed by this window is still waiting (cleared when it runs, `alarmRan`): arming again would change nothing. */
+  #armed = false;
 
   constructor(options: ProjectionWindowOptions) {
     this.#options = options;
@@ -113,11 +115,14 @@ export class ProjectionWindow {
   }
 
   async #defer(wait: number, running: Promise<void> | null): Promise<void> {
-    // Only the window's wait needs the alarm: a drain in flight is kept alive by its caller, as before.
-    if (wait > 0) {
+    // Only the window's wait needs the alarm: a drain in flight is kept alive by its caller, as before. One alarm waiting
+    // covers every deferred drain until it runs: woken by it, the object drains all that waits.
+    if (wait > 0 && !this.#armed) {
       try {
+        this.#armed = true;
         await this.#options.arm(wait);
       } catch (error) {
+        this.#armed = false;
         logProjection("warn", "projection alarm not armed; the timer still drains", { error: String(error) });
       }
     }
@@ -130,6 +135,11 @@ export class ProjectionWindow {
     }
     this.#deferred = null;
     await this.#drainNow();
+  }
+
+  /** The alarm `arm` set has run (the object's `projectionDue`): the next deferred drain arms another. */
+  alarmRan(): void {
+    this.#armed = false;
   }
 
   #drainNow(): Promise<void> {

@@ -41,6 +41,7 @@ export interface ObjectHooks {
 
 export interface ThreadParts {
   sockets: ThreadSockets;
+  projection: ProjectionWindow;
   gate: ThreadGate;
   watch: SocketWatch;
   upkeep: ThreadUpkeep;
@@ -120,7 +121,7 @@ export function assembleThread(hooks: ObjectHooks): ThreadParts {
     return runtime;
   }
 
-  return { sockets, gate, watch, upkeep, host };
+  return { sockets, projection, gate, watch, upkeep, host };
 }
 
 function realAfter(ms: number, fn: () => void): () => void {
