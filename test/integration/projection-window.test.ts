@@ -9,6 +9,7 @@ import {
   DEFAULT_PROJECTION_WINDOW_MS,
   projectionWindowMs,
 } from "../../src/storage/projection/projection-lane";
+import { EntryStore } from "../../src/storage/thread/entry-store";
 import { readMeta } from "../../src/storage/thread/thread-meta";
 import { converse, projectedEntries, threadEntries, threadStub } from "../helpers/projection";
 import { inTestQuota } from "../helpers/test-tenant-quota";
@@ -137,5 +138,35 @@ describe("PROJECTION_WINDOW_MS", () => {
     for (const value of [undefined, "", "soon", "-1", "2.5"]) {
       expect(projectionWindowMs(value)).toBe(DEFAULT_PROJECTION_WINDOW_MS);
     }
+  });
+  it("follows a drain that left entries behind with the window's next drain, not an alarm a second later", async () => {
+    const agent = await liveAgent(agentOptions);
+    const session = await launch(agent.publicKey);
+    const stub = await threadStub(agent, session.threadId);
+    await converse(session, ["first"]);
+    await withMessages(agent.tenantId, session.threadId, 2);
+    // More entries than one drain carries (a batch is 100).
+    await runInDurableObject(stub, (_i, state) => {
+      const entries = new EntryStore(state.storage, { now: () => Date.now() });
+      let parent = entries.latestLeaf()?.id ?? null;
+      for (let i = 0; i < 150; i += 1) {
+        const appended = entries.append({
+          parentId: parent,
+          kind: "message",
+          role: i % 2 === 0 ? "user" : "assistant",
+          body: { text: `message ${i}` },
+        });
+        if (!appended.ok) throw new Error(appended.message);
+        parent = appended.value.entry.id;
+      }
+    });
+    await inTestThread(stub, (thread) => thread.drainOutbox());
+    // The first drain carried 100 and left 50: no alarm of its own for them...
+    const alarms = await inTestThread(stub, (thread) =>
+      thread.getSchedules().filter((s) => s.callback === "drainOutbox"),
+    );
+    expect(alarms).toEqual([]);
+    // ...the drain after it carried them.
+    await withMessages(agent.tenantId, session.threadId, 152);
   });
 });

@@ -85,6 +85,7 @@ export function assembleThread(hooks: ObjectHooks): ThreadParts {
     gate,
     sockets,
     watch,
+    drainSoon: () => projection.request(),
     schedule: hooks.schedule,
   });
   const host = new SocketHost({

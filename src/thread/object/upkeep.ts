@@ -37,6 +37,11 @@ export interface UpkeepDeps {
   gate: ThreadGate;
   sockets: ThreadSockets;
   watch: SocketWatch;
+  /**
+   * Asks the projection window for another drain: at once when its window has passed (after the drain in flight), else
+   * at the window's end with its alarm armed.
+   */
+  drainSoon: () => Promise<void>;
   /** Schedules one of the object's callbacks in whole seconds; idempotent ones replace an earlier schedule. */
   schedule: (seconds: number, callback: UpkeepCallback, idempotent: boolean) => Promise<void>;
 }
@@ -66,7 +71,13 @@ export class ThreadUpkeep {
         now: settings.now,
       }),
     ]);
-    if (outcome.retryInMs !== undefined) {
+    // Entries committed while this drain ran (or more than a batch waiting) go with the window's next drain, which
+    // follows this one without an alarm of ours; what waits for a backoff or a due time waits for the alarm.
+    if (outcome.retryInMs === 0) {
+      this.#deps.drainSoon().catch((error: unknown) => {
+        console.warn(JSON.stringify({ msg: "follow-up drain failed", error: String(error) }));
+      });
+    } else if (outcome.retryInMs !== undefined) {
       await this.#deps.schedule(Math.max(1, Math.ceil(outcome.retryInMs / 1000)), "drainOutbox", true);
     }
   }
