@@ -175,7 +175,8 @@ export class LiveRun {
 
   /**
    * Stores the pending deltas in the open chunk row (starting new rows every DELTAS_PER_CHUNK), then sends them.
-   * Called before the run is sealed too, so every delta produced is sent before the reply entry.
+   * Called before a run parks for a person too, so its continuation resumes after every stored delta (a run that ends
+   * hands its rest to the seal instead: `settle`).
    */
   flush(): void {
     if (this.#pending.length === 0 || this.#closed) return;
